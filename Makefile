@@ -1,0 +1,47 @@
+# dimctl — top-level entry points. Each target installs and builds what it needs.
+#   sudo make run    build and run the controller in shadow mode on this host (metrics on 127.0.0.1)
+#   sudo make test   build and run every test (unit, kernel, e2e, lab)
+#   make bench       benchmarks -> docs/BENCHMARKS.md figures
+#   make lab         the RDMA lab alone (qemu + Debian 6.1 kernel + rxe + NVMe-oF)
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+CONFIG ?= deploy/config/dimctl.yaml
+
+.PHONY: all deps build test unit-test run bench lab format format-check clean
+.DELETE_ON_ERROR:
+
+all: build
+
+deps:
+	@bash scripts/deps.sh
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	bash scripts/test.sh $(BUILD)
+
+unit-test: build
+	ctest --test-dir $(BUILD) -L unit --output-on-failure -j $(JOBS)
+
+run: build
+	bash scripts/run.sh $(BUILD) $(CONFIG)
+
+bench: build
+	bash scripts/bench.sh $(BUILD)
+
+lab: build
+	bash tests/lab/run.sh $(BUILD)
+
+format: $(BUILD)/build.ninja
+	cmake --build $(BUILD) --target format
+
+format-check: $(BUILD)/build.ninja
+	cmake --build $(BUILD) --target format-check
+
+clean:
+	rm -rf $(BUILD)

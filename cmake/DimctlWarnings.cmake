@@ -1,0 +1,9 @@
+# dimctl_warnings(<target>): the warning set for dimctl's own code (never for vendored code).
+function(dimctl_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
+                         -Wno-sign-conversion -Wnon-virtual-dtor -Wold-style-cast
+                         -Wcast-align -Woverloaded-virtual -Wnull-dereference -Wimplicit-fallthrough)
+  if(DIMCTL_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()

@@ -1,0 +1,92 @@
+// ControllerState: an immutable view of everything the controller knows, published once per
+// period. The exporter, `dimctl status` and `dimctl top` read it; none of them decide anything.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dimctl/model/coalesce.h"
+#include "dimctl/model/policy.h"
+#include "dimctl/model/snapshot.h"
+
+namespace dimctl::model {
+
+// One DIM instance (kernel field names; numeric enum values as in dim-spec section 1).
+struct DimView {
+  bool active = false;        // false: algorithm off / static / observe mode
+  uint8_t profile_ix = 0;     // DIM's own index
+  uint8_t applied_ix = 0;     // after policy bounds (what would be / was written)
+  uint8_t tune_state = 0;     // dim_tune_state
+  uint8_t measure_state = 0;  // dim_state
+  uint8_t tired = 0;
+  // Decisions (windows evaluated) by compare verdict: [worse, same, better].
+  uint64_t verdicts_total[3] = {0, 0, 0};
+  uint64_t profile_changes_total = 0;
+  // Stats of the last evaluated window.
+  int32_t ppms = 0, bpms = 0, epms = 0, cpms = 0, cpe_ratio = 0;
+};
+
+struct QueueView {
+  QueueCounters counters;  // device, queue, napi id, irq, cumulative counters
+  std::string direction = "rx";
+  double packets_per_second = 0;
+  double events_per_second = 0;
+  double polls_per_second = 0;
+  DimView dim;
+  uint32_t wanted_usecs = 0;   // moderation of the profile DIM chose for this queue
+  uint32_t wanted_frames = 0;
+};
+
+struct CqView {
+  CqCounters counters;
+  double completions_per_second = 0;
+  double events_per_second = 0;
+  DimView dim;
+  uint16_t wanted_usec = 0;   // RDMA profile DIM chose (cq_period)
+  uint16_t wanted_comps = 0;  // (cq_count)
+};
+
+struct DeviceView {
+  DeviceKind kind = DeviceKind::kNet;
+  std::string name;
+  std::string driver;
+  Mode mode = Mode::kShadow;
+  Algorithm algorithm = Algorithm::kNetEqe;
+  std::string rule;
+  bool allowlisted = false;  // named by a config rule (may be written in enforce mode)
+  std::optional<Coalesce> requested;  // what the controller asked for last
+  std::optional<Coalesce> applied;    // read back from the device
+  std::optional<bool> rdma_dim_enabled;  // RDMA: kernel DIM switch as read back
+  uint64_t applies_ok_total = 0;
+  uint64_t applies_failed_total = 0;
+  uint64_t applies_rate_limited_total = 0;
+  uint64_t drift_total = 0;  // changes by someone else noticed
+  bool drifted = false;      // stopped writing because someone else changed the device
+  std::string last_error;
+};
+
+struct ProgramView {
+  std::string name;
+  bool attached = false;
+  std::string reason;  // why not attached
+  uint64_t run_time_ns = 0;  // kernel.bpf_stats_enabled
+  uint64_t run_count = 0;
+};
+
+struct ControllerState {
+  int64_t time_ns = 0;
+  uint64_t loops_total = 0;
+  double last_loop_seconds = 0;
+  uint64_t sample_errors_total = 0;
+  Mode default_mode = Mode::kShadow;
+  std::string config_path;
+  bool ready = false;  // collector attached, first snapshot taken
+  std::vector<QueueView> queues;
+  std::vector<CqView> cqs;
+  std::vector<DeviceView> devices;
+  std::vector<ProgramView> programs;
+};
+
+}  // namespace dimctl::model

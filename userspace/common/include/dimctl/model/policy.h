@@ -1,0 +1,71 @@
+// DevicePolicy: what the operator's configuration says about one device. Produced by the config
+// layer (PolicySource), consumed by the controller. The controller never looks at YAML.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "dim/profile.h"
+#include "dimctl/common/result.h"
+
+namespace dimctl::model {
+
+// observe: counters and current settings only. shadow: run DIM, export what it would apply,
+// write nothing. enforce: apply (only devices named by a config rule, the allowlist).
+enum class Mode : uint8_t { kObserve = 0, kShadow = 1, kEnforce = 2 };
+
+enum class Algorithm : uint8_t {
+  kNetEqe,  // net DIM, EQE tables (timer starts at the first event)
+  kNetCqe,  // net DIM, CQE tables (timer restarts per completion)
+  kRdma,    // RDMA DIM (9 profiles)
+  kStatic,  // always profile `static_index`
+  kOff,     // no DIM instance, no writes
+};
+
+// How per-queue decisions become one device-wide setting when the driver has no per-queue
+// coalescing.
+enum class CombinePolicy : uint8_t {
+  kBusiestQueue,  // profile of the queue with the highest event rate (default)
+  kMaxProfile,    // most moderation any queue asks for
+  kMinProfile,    // least moderation any queue asks for
+};
+
+enum class DeviceKind : uint8_t { kNet, kRdma };
+
+// What the controller knows about a device when it asks for its policy.
+struct DeviceInfo {
+  DeviceKind kind = DeviceKind::kNet;
+  std::string name;    // ifname or IB device name
+  std::string driver;  // kernel driver ("" when unknown)
+};
+
+struct DevicePolicy {
+  Mode mode = Mode::kShadow;
+  Algorithm algorithm = Algorithm::kNetEqe;
+  uint8_t static_index = 0;
+  // Bounds on the profile index that may be applied. DIM itself runs unmodified (so it stays
+  // comparable to the kernel); the applied index is clamped into [min, max].
+  uint8_t min_profile = 0;
+  uint8_t max_profile = 255;  // clamped to the algorithm's last index
+  // Custom net profile tables (what ethtool rx-profile / tx-profile would set).
+  std::optional<std::array<dim::Profile, 5>> rx_profiles;
+  std::optional<std::array<dim::Profile, 5>> tx_profiles;
+  int64_t rate_limit_ns = 100'000'000;  // minimum time between two writes to the device
+  CombinePolicy combine = CombinePolicy::kBusiestQueue;
+  // Enforce on a device whose driver runs adaptive-rx/tx: turn it off first (recorded and
+  // restored). When false, such a device is left alone and reported.
+  bool take_over_adaptive = true;
+  std::string rule;  // name of the config rule that matched ("" = global default)
+};
+
+class PolicySource {
+ public:
+  virtual ~PolicySource() = default;
+  // The policy for a device. Devices matched by no rule get the global default mode, capped
+  // at shadow: only devices named by a rule are ever written.
+  virtual DevicePolicy policy_for(const DeviceInfo& dev) const = 0;
+};
+
+}  // namespace dimctl::model

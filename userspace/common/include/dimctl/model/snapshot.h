@@ -1,0 +1,71 @@
+// Snapshot: what a CounterSource hands the controller each period. Plain values, cumulative
+// 64-bit counters with stable identities; no BPF or netlink types leak through.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dimctl::model {
+
+// A NAPI instance (in practice one RX/TX queue pair) of a net device.
+struct QueueKey {
+  uint32_t ifindex = 0;
+  uint32_t napi_id = 0;
+  auto operator<=>(const QueueKey&) const = default;
+};
+
+struct QueueCounters {
+  QueueKey key;
+  std::string device;  // ifname at the time of the snapshot
+  int32_t queue = -1;  // RX queue index (netdev netlink queue-get), -1 when unknown
+  int32_t irq = -1;    // IRQ of the NAPI (netdev netlink napi-get), -1 when unknown
+  // Cumulative since the collector first saw this NAPI. napi_poll calls with budget 0
+  // (netpoll) are not counted.
+  uint64_t polls = 0;             // napi_poll events
+  uint64_t packets = 0;           // sum of `work`
+  uint64_t budget_exhausted = 0;  // polls with work >= budget (NAPI stays scheduled)
+  uint64_t empty_polls = 0;       // polls with work == 0
+  uint64_t bytes = 0;             // valid only when has_bytes
+  bool has_bytes = false;
+  // DIM "events": polls that completed NAPI and re-armed interrupts (work < budget), the
+  // BPF-visible analogue of a driver's interrupt episode (dim-spec 4.6, 8.1).
+  uint64_t events() const { return polls - budget_exhausted; }
+};
+
+// Kernel poll context of an ib_core CQ (enum ib_poll_context).
+enum class PollContext : uint8_t { kDirect = 0, kSoftirq = 1, kWorkqueue = 2, kUnboundWorkqueue = 3 };
+
+// An ib_core (kernel ULP) completion queue, keyed by IB device index + restrack id.
+struct CqKey {
+  uint32_t dev_index = 0;  // ib_device->index
+  uint32_t cq_id = 0;      // cq->res.id == `cqn` of `rdma resource show cq`
+  auto operator<=>(const CqKey&) const = default;
+};
+
+struct CqCounters {
+  CqKey key;
+  std::string ibdev;  // IB device name, "" when unknown
+  PollContext poll_ctx = PollContext::kDirect;
+  uint32_t nr_cqe = 0;
+  int32_t comp_vector = -1;
+  uint64_t schedules = 0;    // cq_schedule (completion interrupts)
+  uint64_t reschedules = 0;  // cq_reschedule
+  uint64_t events = 0;       // cq_process: one ib_core poll pass == one rdma_dim() event
+  uint64_t polls = 0;        // cq_poll batches
+  uint64_t completions = 0;  // sum of cq_poll rc > 0
+  uint64_t poll_errors = 0;  // cq_poll rc < 0
+  // Ground truth from the in-kernel RDMA DIM worker (rdma_core:cq_modify).
+  uint64_t kernel_modifies = 0;
+  uint16_t kernel_comps = 0;  // last cq_modify comps (cq_count)
+  uint16_t kernel_usec = 0;   // last cq_modify usec (cq_period)
+};
+
+struct Snapshot {
+  int64_t time_ns = 0;  // CLOCK_MONOTONIC when the snapshot was taken
+  std::vector<QueueCounters> queues;
+  std::vector<CqCounters> cqs;
+};
+
+}  // namespace dimctl::model
