@@ -57,7 +57,12 @@ struct DevicePolicy {
   // Enforce on a device whose driver runs adaptive-rx/tx: turn it off first (recorded and
   // restored). When false, such a device is left alone and reported.
   bool take_over_adaptive = true;
+  // RDMA devices: the kernel RDMA DIM switch to set in enforce mode (nullopt = leave as is).
+  std::optional<bool> rdma_kernel_dim;
   std::string rule;  // name of the config rule that matched ("" = global default)
+  // Non-empty when two rules match this device with conflicting settings: the device is then
+  // refused (observed only, never written) and this text says which rules and why.
+  std::string conflict;
 };
 
 class PolicySource {
