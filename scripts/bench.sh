@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# `make bench`: runs every benchmark once and prints the figures that docs/BENCHMARKS.md reports
+# (medians of repetitions; the ratios are computed from the same run).
+set -uo pipefail
+BUILD=${1:-build}
+cd "$(dirname "$0")/.."
+rc=0
+for exe in $(find "$BUILD/bench" -maxdepth 3 -type f -perm -u+x -name '*_bench' | sort); do
+  echo "== $exe"
+  "$exe" --benchmark_repetitions=10 --benchmark_report_aggregates_only=true || rc=1
+done
+for script in bench/*/run.sh; do
+  [ -f "$script" ] || continue
+  echo "== $script"
+  bash "$script" "$BUILD" || rc=1
+done
+exit $rc

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# `sudo make run`: the controller in shadow mode on this host with the shipped config. It
+# writes nothing (shadow) and serves metrics on 127.0.0.1 only.
+set -euo pipefail
+BUILD=${1:-build}
+CONFIG=${2:-deploy/config/dimctl.yaml}
+cd "$(dirname "$0")/.."
+DIMCTL="$BUILD/userspace/cli/dimctl"
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "run.sh: dimctl loads BPF programs and needs root (try: sudo make run)" >&2
+  exit 1
+fi
+mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null || true
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf 2>/dev/null || true
+
+"$DIMCTL" check-config "$CONFIG"
+listen=$(sed -n 's/^[[:space:]]*listen:[[:space:]]*\([^[:space:]#]*\).*/\1/p' "$CONFIG" | head -n 1)
+listen=${listen:-127.0.0.1:9977}
+cat <<MSG
+dimctl: starting in shadow mode (config $CONFIG); nothing on this host is written.
+  metrics:  curl http://$listen/metrics
+  state:    $DIMCTL status --address $listen
+  live:     $DIMCTL top --address $listen
+  health:   curl http://$listen/healthz
+Stop with Ctrl-C.
+MSG
+exec "$DIMCTL" run --config "$CONFIG"
