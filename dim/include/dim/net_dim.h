@@ -1,0 +1,84 @@
+// NetDim: one net DIM instance (lib/dim/net_dim.c), bit-for-bit: the same decisions, indices
+// and tune states as the kernel for the same samples (dim-spec section 4).
+//
+// Contract:
+//  - on_sample() is one net_dim() call with the queue's cumulative counters. It returns true
+//    when the profile index changed; state() is then kApplyNewProfile and the caller (the
+//    kernel's deferred work) applies profile() and calls profile_applied(). Until then samples
+//    are ignored, as in the kernel.
+//  - A decision needs >= 64 events since the window start (BIT_GAP on u16) and a window of at
+//    least 1 us; a window shorter than that leaves everything untouched.
+//  - Windows are back to back while nothing changes: the deciding sample starts the next one.
+//  - restart_window() is the caller's answer to a counter discontinuity (queue reset, counters
+//    going backwards): the next sample starts a new window; the tuning state is kept.
+// Not thread-safe; one instance per queue, driven by one thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "dim/profile.h"
+#include "dim/sample.h"
+#include "dim/state.h"
+#include "dim/stats.h"
+#include "dim/tune.h"
+
+namespace dim {
+
+class NetDim {
+ public:
+  // start_ix is clamped to the table (drivers start at 0, which the kernel assumes in range).
+  explicit NetDim(CqPeriodMode mode = CqPeriodMode::kEqe, Direction dir = Direction::kRx,
+                  uint8_t start_ix = 0);
+
+  bool on_sample(const Sample& s);
+  // The deferred work ran: the next sample starts a new window. No-op when nothing is pending.
+  void profile_applied();
+  void restart_window();
+  // v6.11+ per-device profiles (ethtool rx-profile / tx-profile): DIM keeps its index.
+  void set_profiles(const NetProfiles& profiles) { profiles_ = profiles; }
+
+  Profile profile() const { return profiles_[tuner_.profile_ix]; }
+  uint8_t profile_ix() const { return tuner_.profile_ix; }
+  const NetProfiles& profiles() const { return profiles_; }
+  CqPeriodMode mode() const { return mode_; }
+  Direction direction() const { return dir_; }
+  TuneState tune_state() const { return tuner_.tune_state; }
+  MeasureState state() const { return state_; }
+  uint8_t tired() const { return tuner_.tired; }
+  uint8_t steps_right() const { return tuner_.steps_right; }
+  uint8_t steps_left() const { return tuner_.steps_left; }
+  const Tuner& tuner() const { return tuner_; }
+  // The reference the next window is compared with (frozen while parked on top).
+  const Stats& prev_stats() const { return prev_stats_; }
+  // Start of the current window (only time, packets, bytes and events are meaningful).
+  const Sample& window_start() const { return start_; }
+  // Verdict of the last evaluated window, nullopt before any. While parked tired the kernel
+  // ignores statistics; the verdict is still computed here for observability only.
+  std::optional<Verdict> last_verdict() const { return last_verdict_; }
+  const std::optional<Stats>& last_stats() const { return last_stats_; }
+  // Windows evaluated so far (decisions, whether or not the index moved).
+  uint64_t windows_evaluated() const { return windows_evaluated_; }
+
+ private:
+  bool decide(const Stats& curr);
+  void exit_parking();
+  enum class StepResult : uint8_t { kStepped, kTooTired, kOnEdge };
+  StepResult step();
+
+  NetProfiles profiles_{};
+  CqPeriodMode mode_ = CqPeriodMode::kEqe;
+  Direction dir_ = Direction::kRx;
+  MeasureState state_ = MeasureState::kStartMeasure;
+  Tuner tuner_{};
+  Stats prev_stats_{};
+  Sample start_{};
+  std::optional<Verdict> last_verdict_;
+  std::optional<Stats> last_stats_;
+  uint64_t windows_evaluated_ = 0;
+};
+
+// net_dim_stats_compare(): throughput first, then packet rate, then (lower is better) event rate.
+Verdict net_compare(const Stats& curr, const Stats& prev);
+
+}  // namespace dim

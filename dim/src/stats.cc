@@ -1,0 +1,45 @@
+#include "dim/stats.h"
+
+#include "dim/profile.h"
+
+namespace dim {
+namespace {
+
+// DIV_ROUND_UP on a non-negative 64-bit numerator, then the implicit conversion to int.
+int32_t rate(uint64_t count, uint32_t delta_us) {
+  return static_cast<int32_t>((count * 1000 + delta_us - 1) / delta_us);
+}
+
+}  // namespace
+
+bool calc_stats(const Sample& start, const Sample& end, Stats* out) {
+  // ktime_us_delta(): signed ns difference divided toward zero, then stored in a u32.
+  const auto delta_us = static_cast<uint32_t>((end.time_ns - start.time_ns) / 1000);
+  const uint32_t npkts = bit_gap32(end.pkt_ctr, start.pkt_ctr);
+  const uint32_t nbytes = bit_gap32(end.byte_ctr, start.byte_ctr);
+  const uint32_t ncomps = bit_gap32(end.comp_ctr, start.comp_ctr);
+  if (delta_us == 0) return false;
+
+  out->ppms = rate(npkts, delta_us);
+  out->bpms = rate(nbytes, delta_us);
+  out->epms = rate(kNEvents, delta_us);
+  out->cpms = rate(ncomps, delta_us);
+  // The int cpms is widened with sign extension before the product, as (u64)cpms does in C.
+  out->cpe_ratio =
+      out->epms != 0 ? static_cast<int32_t>(static_cast<uint64_t>(static_cast<int64_t>(out->cpms)) *
+                                            100 / static_cast<uint32_t>(out->epms))
+                     : 0;
+  return true;
+}
+
+bool is_significant(int val, int ref) {
+  if (ref == 0) return false;
+  // The kernel is built with -fno-strict-overflow: val - ref and abs() wrap in 32 bits.
+  const auto diff = static_cast<int32_t>(static_cast<int64_t>(val) - ref);
+  const auto mag = static_cast<int32_t>(diff < 0 ? -static_cast<int64_t>(diff) : diff);
+  const uint64_t num = 100 * static_cast<uint64_t>(static_cast<int64_t>(mag));
+  const auto den = static_cast<uint64_t>(static_cast<int64_t>(ref));
+  return num / den > 10;
+}
+
+}  // namespace dim
