@@ -1,0 +1,238 @@
+// ConfigPolicy: allowlist cap, rule mapping, matching by glob/driver/kind, conflicts.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "dimctl/config/config.h"
+#include "dimctl/config/config_policy.h"
+
+namespace dimctl::config {
+namespace {
+
+using model::Algorithm;
+using model::CombinePolicy;
+using model::DeviceInfo;
+using model::DeviceKind;
+using model::DevicePolicy;
+using model::Mode;
+
+ConfigPolicy policy(std::string_view yaml) {
+  auto r = parse_config(yaml, "policy.yaml");
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().context());
+  return ConfigPolicy(r.ok() ? std::move(r).value() : Config{});
+}
+
+DeviceInfo net(std::string name, std::string driver = "") {
+  return {DeviceKind::kNet, std::move(name), std::move(driver)};
+}
+DeviceInfo rdma(std::string name, std::string driver = "") {
+  return {DeviceKind::kRdma, std::move(name), std::move(driver)};
+}
+
+TEST(ConfigPolicy, UnnamedDevicesAreCappedAtShadow) {
+  for (auto [global, want] :
+       {std::pair{Mode::kObserve, Mode::kObserve}, std::pair{Mode::kShadow, Mode::kShadow},
+        std::pair{Mode::kEnforce, Mode::kShadow}}) {
+    Config cfg;
+    cfg.mode = global;
+    ConfigPolicy p(cfg);
+    DevicePolicy n = p.policy_for(net("eth0", "virtio_net"));
+    EXPECT_EQ(n.mode, want);
+    EXPECT_EQ(n.algorithm, Algorithm::kNetEqe);
+    EXPECT_EQ(n.rule, "");
+    EXPECT_EQ(n.conflict, "");
+    DevicePolicy r = p.policy_for(rdma("mlx5_0"));
+    EXPECT_EQ(r.mode, want);
+    EXPECT_EQ(r.algorithm, Algorithm::kRdma);
+  }
+}
+
+TEST(ConfigPolicy, EnforceOnlyThroughARule) {
+  ConfigPolicy p = policy(
+      "mode: enforce\n"
+      "devices:\n"
+      "  - name: lab\n"
+      "    match: {interface: [\"dimtap*\"]}\n");
+  EXPECT_EQ(p.policy_for(net("dimtap0", "tun")).mode, Mode::kEnforce);  // inherits global
+  EXPECT_EQ(p.policy_for(net("dimtap0", "tun")).rule, "lab");
+  EXPECT_EQ(p.policy_for(net("eth0", "tun")).mode, Mode::kShadow);  // not named
+  EXPECT_EQ(p.policy_for(net("eth0", "tun")).rule, "");
+}
+
+TEST(ConfigPolicy, RuleFieldsAreMapped) {
+  ConfigPolicy p = policy(
+      "mode: observe\n"
+      "devices:\n"
+      "  - name: lab\n"
+      "    match: {interface: eth0}\n"
+      "    mode: enforce\n"
+      "    algorithm: static:2\n"
+      "    profiles: {min: 1, max: 3}\n"
+      "    rx_profile: [{usec: 1, pkts: 2}, {usec: 3, pkts: 4}, {usec: 5, pkts: 6},\n"
+      "                 {usec: 7, pkts: 8}, {usec: 9, pkts: 10, comps: 11}]\n"
+      "    rate_limit: 250ms\n"
+      "    combine: min\n"
+      "    adaptive: leave\n");
+  DevicePolicy d = p.policy_for(net("eth0"));
+  EXPECT_EQ(d.mode, Mode::kEnforce);
+  EXPECT_EQ(d.algorithm, Algorithm::kStatic);
+  EXPECT_EQ(d.static_index, 2);
+  EXPECT_EQ(d.min_profile, 1);
+  EXPECT_EQ(d.max_profile, 3);
+  ASSERT_TRUE(d.rx_profiles.has_value());
+  EXPECT_EQ((*d.rx_profiles)[0], (dim::Profile{1, 2, 0}));
+  EXPECT_EQ((*d.rx_profiles)[4], (dim::Profile{9, 10, 11}));
+  EXPECT_FALSE(d.tx_profiles.has_value());
+  EXPECT_EQ(d.rate_limit_ns, 250'000'000);
+  EXPECT_EQ(d.combine, CombinePolicy::kMinProfile);
+  EXPECT_FALSE(d.take_over_adaptive);
+  EXPECT_FALSE(d.rdma_kernel_dim.has_value());
+  EXPECT_EQ(d.rule, "lab");
+  EXPECT_EQ(d.conflict, "");
+}
+
+TEST(ConfigPolicy, RuleDefaultsMatchTheContractDefaults) {
+  ConfigPolicy p = policy("devices:\n  - {name: a, match: {driver: tun}}\n");
+  DevicePolicy d = p.policy_for(net("tap0", "tun"));
+  DevicePolicy contract;
+  EXPECT_EQ(d.mode, Mode::kShadow);
+  EXPECT_EQ(d.algorithm, contract.algorithm);
+  EXPECT_EQ(d.min_profile, contract.min_profile);
+  EXPECT_EQ(d.max_profile, contract.max_profile);
+  EXPECT_EQ(d.rate_limit_ns, contract.rate_limit_ns);
+  EXPECT_EQ(d.combine, contract.combine);
+  EXPECT_EQ(d.take_over_adaptive, contract.take_over_adaptive);
+  EXPECT_EQ(d.rule, "a");
+}
+
+TEST(ConfigPolicy, GlobAndDriverMatching) {
+  ConfigPolicy p = policy(
+      "devices:\n"
+      "  - name: nics\n"
+      "    match: {interface: [\"eth[0-1]\", \"ens*\"], driver: [\"mlx5*\", ice]}\n");
+  EXPECT_EQ(p.policy_for(net("eth0", "mlx5_core")).rule, "nics");
+  EXPECT_EQ(p.policy_for(net("eth1", "ice")).rule, "nics");
+  EXPECT_EQ(p.policy_for(net("ens3f0", "mlx5_core")).rule, "nics");
+  EXPECT_EQ(p.policy_for(net("eth2", "mlx5_core")).rule, "");   // name outside the glob
+  EXPECT_EQ(p.policy_for(net("eth0", "virtio_net")).rule, "");  // driver does not match
+  EXPECT_EQ(p.policy_for(net("eth0", "")).rule, "");            // unknown driver never matches
+  EXPECT_EQ(p.policy_for(net("xeth0", "ice")).rule, "");        // globs are anchored
+}
+
+TEST(ConfigPolicy, SelectorsBindDeviceKinds) {
+  ConfigPolicy p = policy(
+      "devices:\n"
+      "  - {name: ib, match: {rdma_device: [\"mlx5_*\"]}, kernel_dim: on, mode: enforce, "
+      "algorithm: rdma}\n"
+      "  - {name: if, match: {interface: [\"mlx5_*\"]}, mode: observe}\n"
+      "  - {name: drv, match: {driver: rdma_rxe}, kernel_dim: off, "
+      "rx_profile: [{usec: 1, pkts: 1}, {usec: 2, pkts: 2}, {usec: 3, pkts: 3}, "
+      "{usec: 4, pkts: 4}, {usec: 5, pkts: 5}]}\n"
+      "  - {name: netonly, match: {driver: virtio_net}, algorithm: net-cqe}\n");
+  // Same name, different kinds: each selector names its own kind only.
+  DevicePolicy ib = p.policy_for(rdma("mlx5_0", "mlx5_core"));
+  EXPECT_EQ(ib.rule, "ib");
+  EXPECT_EQ(ib.mode, Mode::kEnforce);
+  EXPECT_EQ(ib.algorithm, Algorithm::kRdma);
+  EXPECT_EQ(ib.rdma_kernel_dim, true);
+  EXPECT_EQ(p.policy_for(net("mlx5_0", "mlx5_core")).rule, "if");
+
+  // A driver-only rule names both kinds; kind-specific settings land on their kind only.
+  DevicePolicy rxe = p.policy_for(rdma("rxe0", "rdma_rxe"));
+  EXPECT_EQ(rxe.rule, "drv");
+  EXPECT_EQ(rxe.algorithm, Algorithm::kRdma);
+  EXPECT_EQ(rxe.rdma_kernel_dim, false);
+  EXPECT_FALSE(rxe.rx_profiles.has_value());
+  DevicePolicy rxe_net = p.policy_for(net("rxe-net", "rdma_rxe"));
+  EXPECT_EQ(rxe_net.rule, "drv");
+  EXPECT_EQ(rxe_net.algorithm, Algorithm::kNetEqe);
+  EXPECT_TRUE(rxe_net.rx_profiles.has_value());
+  EXPECT_FALSE(rxe_net.rdma_kernel_dim.has_value());
+
+  // A net algorithm narrows a driver-only rule to net devices.
+  EXPECT_EQ(p.policy_for(net("eth0", "virtio_net")).rule, "netonly");
+  EXPECT_EQ(p.policy_for(rdma("rxe1", "virtio_net")).rule, "");
+}
+
+TEST(ConfigPolicy, ConflictingRulesRefuseTheDevice) {
+  ConfigPolicy p = policy(
+      "mode: enforce\n"
+      "devices:\n"
+      "  - {name: a, match: {interface: [\"eth*\"]}}\n"
+      "  - {name: b, match: {driver: virtio_net}, mode: shadow}\n");
+  DevicePolicy d = p.policy_for(net("eth0", "virtio_net"));
+  EXPECT_EQ(d.conflict, "matched by rules 'a' (mode enforce) and 'b' (mode shadow)");
+  EXPECT_EQ(d.mode, Mode::kObserve);
+  EXPECT_EQ(d.rule, "");
+  // Each rule alone is fine.
+  EXPECT_EQ(p.policy_for(net("eth0", "ice")).mode, Mode::kEnforce);
+  EXPECT_EQ(p.policy_for(net("ens1", "virtio_net")).mode, Mode::kShadow);
+  EXPECT_EQ(p.matching_rules(net("eth0", "virtio_net")), (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(ConfigPolicy, ConflictTextNamesEveryDifferenceAndEveryRule) {
+  ConfigPolicy p = policy(
+      "devices:\n"
+      "  - {name: a, match: {interface: eth0}, algorithm: net-eqe, rate_limit: 1s}\n"
+      "  - {name: b, match: {driver: ice}, algorithm: net-cqe, rate_limit: 2s}\n"
+      "  - {name: c, match: {interface: [\"e*\"]}, algorithm: net-eqe, rate_limit: 1s}\n"
+      "  - {name: d, match: {interface: [\"eth?\"]}, algorithm: net-eqe, rate_limit: 1s, "
+      "adaptive: leave}\n");
+  DevicePolicy d = p.policy_for(net("eth0", "ice"));
+  EXPECT_EQ(d.conflict,
+            "matched by rules 'a' (algorithm net-eqe, rate_limit 1s) and 'b' (algorithm net-cqe, "
+            "rate_limit 2s); and by 'a' (adaptive take-over) and 'd' (adaptive leave)");
+}
+
+TEST(ConfigPolicy, IdenticalOverlappingRulesAreFine) {
+  auto r =
+      load_config((std::filesystem::path(DIMCTL_CONFIG_TEST_DIR) / "good/overlap.yaml").string());
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ConfigPolicy p(std::move(*r));
+  DevicePolicy d = p.policy_for(net("dimtap0", "tun"));
+  EXPECT_EQ(d.conflict, "");
+  EXPECT_EQ(d.rule, "by-name");  // the first matching rule is reported
+  EXPECT_EQ(d.mode, Mode::kEnforce);
+  EXPECT_EQ(d.rate_limit_ns, 50'000'000);
+  EXPECT_EQ(p.policy_for(net("tap9", "tun")).rule, "by-driver");
+}
+
+TEST(ConfigPolicy, SameLiteralMatchWithSameSettingsLoads) {
+  // Identical selectors with identical settings are redundant, not an error.
+  ConfigPolicy p = policy(
+      "devices:\n"
+      "  - {name: a, match: {interface: eth0}, mode: enforce}\n"
+      "  - {name: b, match: {interface: [eth0]}, mode: enforce}\n");
+  EXPECT_EQ(p.policy_for(net("eth0")).rule, "a");
+  EXPECT_EQ(p.policy_for(net("eth0")).conflict, "");
+}
+
+TEST(ConfigPolicy, KindSpecificDifferencesOnlyCountForThatKind) {
+  // kernel_dim differs, but it does not apply to net devices: no conflict for eth0.
+  ConfigPolicy p = policy(
+      "devices:\n"
+      "  - {name: a, match: {driver: mlx5_core}, kernel_dim: on}\n"
+      "  - {name: b, match: {driver: mlx5_core, interface: [\"eth*\"]}}\n");
+  EXPECT_EQ(p.policy_for(net("eth0", "mlx5_core")).conflict, "");
+  EXPECT_EQ(p.policy_for(rdma("mlx5_0", "mlx5_core")).rule, "a");
+  EXPECT_EQ(p.policy_for(rdma("mlx5_0", "mlx5_core")).rdma_kernel_dim, true);
+}
+
+TEST(ConfigPolicy, DiffPolicies) {
+  DevicePolicy a, b;
+  EXPECT_TRUE(diff_policies(a, b).empty());
+  b.max_profile = 3;
+  b.rdma_kernel_dim = true;
+  b.rule = "ignored";
+  b.conflict = "ignored";
+  auto d = diff_policies(a, b);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].left, "profiles.max unset");
+  EXPECT_EQ(d[0].right, "profiles.max 3");
+  EXPECT_EQ(d[1].left, "kernel_dim unset");
+  EXPECT_EQ(d[1].right, "kernel_dim on");
+}
+
+}  // namespace
+}  // namespace dimctl::config

@@ -1,0 +1,293 @@
+// Config parsing: defaults, exact field values, helpers, and the shipped configs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "config_internal.h"
+#include "dimctl/config/config.h"
+
+namespace dimctl::config {
+namespace {
+
+namespace fs = std::filesystem;
+using model::Algorithm;
+using model::CombinePolicy;
+using model::Mode;
+
+std::string good(const char* name) {
+  return (fs::path(DIMCTL_CONFIG_TEST_DIR) / "good" / name).string();
+}
+
+Config must_parse(std::string_view yaml) {
+  auto r = parse_config(yaml, "test.yaml");
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().context());
+  return r.ok() ? std::move(r).value() : Config{};
+}
+
+std::vector<Diagnostic> diagnostics(std::string_view yaml) {
+  Config cfg;
+  std::vector<Diagnostic> d;
+  EXPECT_FALSE(parse_config_diagnostics(yaml, "test.yaml", cfg, d));
+  return d;
+}
+
+TEST(ConfigDefaults, EmptyDocumentGivesDocumentedDefaults) {
+  for (const char* text : {"", "# only a comment\n", "{}\n"}) {
+    Config c = must_parse(text);
+    EXPECT_EQ(c.mode, Mode::kShadow);
+    EXPECT_EQ(c.interval_ns, 20'000'000);
+    EXPECT_EQ(c.state_file, "/run/dimctl/state.json");
+    EXPECT_EQ(c.metrics.listen, "127.0.0.1:9977");
+    EXPECT_EQ(c.metrics.listen_host, "127.0.0.1");
+    EXPECT_EQ(c.metrics.listen_port, 9977);
+    EXPECT_EQ(c.metrics.max_queue_series, 4096u);
+    EXPECT_EQ(c.metrics.max_cq_series, 4096u);
+    EXPECT_TRUE(c.collectors.napi);
+    EXPECT_TRUE(c.collectors.rdma);
+    EXPECT_TRUE(c.collectors.skb_bytes.empty());
+    EXPECT_TRUE(c.rules.empty());
+    EXPECT_EQ(c.source, "test.yaml");
+  }
+}
+
+TEST(ConfigDefaults, MinimalFileLoads) {
+  auto r = load_config(good("minimal.yaml"));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_TRUE(r->rules.empty());
+  EXPECT_EQ(r->source, good("minimal.yaml"));
+}
+
+TEST(ConfigFull, EveryFieldHasTheValueWritten) {
+  auto r = load_config(good("full.yaml"));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const Config& c = *r;
+  EXPECT_EQ(c.mode, Mode::kObserve);
+  EXPECT_EQ(c.interval_ns, 250'000'000);
+  EXPECT_EQ(c.state_file, "/var/lib/dimctl/state.json");
+  EXPECT_EQ(c.metrics.listen, "[::1]:9978");
+  EXPECT_EQ(c.metrics.listen_host, "::1");
+  EXPECT_EQ(c.metrics.listen_port, 9978);
+  EXPECT_EQ(c.metrics.max_queue_series, 512u);
+  EXPECT_EQ(c.metrics.max_cq_series, 128u);
+  EXPECT_FALSE(c.collectors.napi);
+  EXPECT_FALSE(c.collectors.rdma);
+  EXPECT_EQ(c.collectors.skb_bytes, (std::vector<std::string>{"eth*", "dimtap0"}));
+  ASSERT_EQ(c.rules.size(), 3u);
+
+  const Rule& a = c.rules[0];
+  EXPECT_EQ(a.name, "lab-tun");
+  EXPECT_EQ(a.match.interface, (std::vector<std::string>{"dimtap*", "tap[0-3]"}));
+  EXPECT_EQ(a.match.driver, (std::vector<std::string>{"tun"}));
+  EXPECT_TRUE(a.match.rdma_device.empty());
+  EXPECT_EQ(a.mode, Mode::kEnforce);
+  EXPECT_EQ(a.algorithm, Algorithm::kNetCqe);
+  EXPECT_EQ(a.min_profile, 1);
+  EXPECT_EQ(a.max_profile, 3);
+  ASSERT_TRUE(a.rx_profile.has_value());
+  ASSERT_TRUE(a.tx_profile.has_value());
+  EXPECT_EQ((*a.rx_profile)[0], (dim::Profile{2, 256, 0}));
+  EXPECT_EQ((*a.rx_profile)[2], (dim::Profile{16, 64, 0}));
+  EXPECT_EQ((*a.rx_profile)[4], (dim::Profile{64, 64, 7}));
+  EXPECT_EQ((*a.tx_profile)[0], (dim::Profile{5, 128, 0}));
+  EXPECT_EQ((*a.tx_profile)[4], (dim::Profile{65535, 65535, 0}));
+  EXPECT_EQ(a.rate_limit_ns, 1'000'000'000);
+  EXPECT_EQ(a.combine, CombinePolicy::kMaxProfile);
+  EXPECT_FALSE(a.take_over_adaptive);
+  EXPECT_FALSE(a.kernel_dim.has_value());
+  EXPECT_EQ(a.mark.line, 15);
+  EXPECT_TRUE(a.applies_to_net());
+  EXPECT_FALSE(a.applies_to_rdma());
+
+  const Rule& b = c.rules[1];
+  EXPECT_EQ(b.name, "storage.rxe");
+  EXPECT_EQ(b.match.rdma_device, (std::vector<std::string>{"rxe*"}));
+  EXPECT_EQ(b.match.driver, (std::vector<std::string>{"rdma_rxe", "mlx5_*"}));
+  EXPECT_EQ(b.mode, Mode::kShadow);
+  EXPECT_EQ(b.algorithm, Algorithm::kStatic);
+  EXPECT_EQ(b.static_index, 8);
+  EXPECT_EQ(b.kernel_dim, false);
+  EXPECT_EQ(b.rate_limit_ns, 0);
+  EXPECT_EQ(b.combine, CombinePolicy::kMinProfile);
+  EXPECT_TRUE(b.take_over_adaptive);
+  EXPECT_FALSE(b.min_profile.has_value());
+  EXPECT_FALSE(b.max_profile.has_value());
+  EXPECT_FALSE(b.applies_to_net());
+  EXPECT_TRUE(b.applies_to_rdma());
+
+  const Rule& p = c.rules[2];
+  EXPECT_EQ(p.name, "pinned");
+  EXPECT_FALSE(p.mode.has_value());  // inherits the global mode at policy time
+  EXPECT_EQ(p.algorithm, Algorithm::kOff);
+  EXPECT_EQ(p.kernel_dim, true);
+  EXPECT_EQ(p.rate_limit_ns, 100'000'000);
+  EXPECT_TRUE(p.applies_to_net());
+  EXPECT_TRUE(p.applies_to_rdma());
+}
+
+TEST(ConfigValues, KernelDimSpellings) {
+  for (auto [text, want] : {std::pair{"on", true}, std::pair{"off", false}, std::pair{"true", true},
+                            std::pair{"false", false}}) {
+    Config c = must_parse(fmt::format(
+        "devices:\n  - name: s\n    match: {{rdma_device: rxe0}}\n    kernel_dim: {}\n", text));
+    ASSERT_EQ(c.rules.size(), 1u);
+    EXPECT_EQ(c.rules[0].kernel_dim, want) << text;
+  }
+}
+
+TEST(ConfigValues, AlgorithmsAndStaticIndex) {
+  Config c = must_parse(
+      "devices:\n"
+      "  - {name: a, match: {interface: eth0}, algorithm: net-eqe}\n"
+      "  - {name: b, match: {interface: eth1}, algorithm: off, mode: shadow}\n"
+      "  - {name: c, match: {interface: eth2}, algorithm: 'static:0'}\n"
+      "  - {name: d, match: {rdma_device: mlx5_0}, algorithm: rdma}\n"
+      "  - {name: e, match: {interface: eth3}}\n");
+  ASSERT_EQ(c.rules.size(), 5u);
+  EXPECT_EQ(c.rules[0].algorithm, Algorithm::kNetEqe);
+  EXPECT_EQ(c.rules[1].algorithm, Algorithm::kOff);
+  EXPECT_EQ(c.rules[2].algorithm, Algorithm::kStatic);
+  EXPECT_EQ(c.rules[2].static_index, 0);
+  EXPECT_EQ(c.rules[3].algorithm, Algorithm::kRdma);
+  EXPECT_FALSE(c.rules[4].algorithm.has_value());
+}
+
+TEST(ConfigValues, ListenForms) {
+  struct Case {
+    const char* listen;
+    const char* host;
+    uint16_t port;
+  };
+  for (const Case& k : {Case{"127.0.0.1:9977", "127.0.0.1", 9977}, Case{"0.0.0.0:1", "0.0.0.0", 1},
+                        Case{"localhost:65535", "localhost", 65535},
+                        Case{"'[::]:9977'", "::", 9977}, Case{"'[fe80::1]:80'", "fe80::1", 80}}) {
+    Config c = must_parse(fmt::format("metrics:\n  listen: {}\n", k.listen));
+    EXPECT_EQ(c.metrics.listen_host, k.host) << k.listen;
+    EXPECT_EQ(c.metrics.listen_port, k.port) << k.listen;
+  }
+  for (const char* bad : {"127.0.0.1", "127.0.0.1:0", "127.0.0.1:x", "[::1]", "[::1]9977",
+                          "[nope]:1", "300.1.1.1:80", "127.0.0.1:+80"}) {
+    auto d = diagnostics(fmt::format("metrics:\n  listen: \"{}\"\n", bad));
+    ASSERT_EQ(d.size(), 1u) << bad;
+    EXPECT_EQ(d[0].path, "metrics.listen") << bad;
+    EXPECT_EQ(d[0].line, 2) << bad;
+  }
+}
+
+TEST(ConfigErrors, EveryProblemIsReportedInFileOrder) {
+  auto d = diagnostics(
+      "mode: bogus\n"
+      "interval: 5\n"
+      "devices:\n"
+      "  - name: a\n"
+      "    match: {interface: eth0}\n"
+      "    profiles: {min: 4, max: 2}\n"
+      "  - name: a\n"
+      "    match: {interface: eth1}\n");
+  ASSERT_EQ(d.size(), 4u);
+  EXPECT_EQ(d[0].line, 1);
+  EXPECT_EQ(d[0].path, "mode");
+  EXPECT_EQ(d[1].line, 2);
+  EXPECT_EQ(d[1].path, "interval");
+  EXPECT_EQ(d[2].line, 6);
+  EXPECT_EQ(d[2].path, "devices[0].profiles.max");
+  EXPECT_EQ(d[3].line, 7);
+  EXPECT_EQ(d[3].path, "devices[1].name");
+  EXPECT_EQ(d[0].to_string().rfind("test.yaml:1:7: mode: ", 0), 0u) << d[0].to_string();
+
+  auto r = parse_config("mode: bogus\ninterval: 5\n", "x.yaml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(std::count(r.error().context().begin(), r.error().context().end(), '\n'), 1);
+}
+
+TEST(ConfigErrors, ErrorCountIsCapped) {
+  std::string text = "devices:\n";
+  for (int i = 0; i < 200; ++i)
+    text += fmt::format("  - {{name: r{}, match: {{interface: eth0}}, mode: x}}\n", i);
+  auto d = diagnostics(text);
+  EXPECT_LE(d.size(), 51u);
+  EXPECT_EQ(d.back().reason, "too many errors, stopping here");
+}
+
+TEST(ConfigErrors, UnreadableFileCarriesErrno) {
+  auto r = load_config("/nonexistent/dimctl.yaml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), ENOENT);
+  EXPECT_NE(r.error().message().find("/nonexistent/dimctl.yaml"), std::string::npos);
+}
+
+TEST(ConfigErrors, YamlTypesFollowTheCoreSchema) {
+  // yaml-cpp alone would read `yes` as true and 123 as a string; the schema would not.
+  EXPECT_EQ(diagnostics("collectors:\n  rdma: on\n")[0].reason,
+            "expected true or false, got string 'on'");
+  EXPECT_EQ(diagnostics("devices:\n  - name: 7\n    match: {driver: x}\n")[0].reason,
+            "expected a string, got integer '7' (quote it: \"7\")");
+  EXPECT_EQ(diagnostics("metrics:\n  max_cq_series: \"12\"\n")[0].reason,
+            "expected an integer, got string '12'");
+  Config c = must_parse("devices:\n  - name: \"7\"\n    match: {driver: \"8139too\"}\n");
+  EXPECT_EQ(c.rules.at(0).name, "7");
+}
+
+TEST(Durations, ParseAndFormat) {
+  EXPECT_EQ(parse_duration("0"), 0);
+  EXPECT_EQ(parse_duration("15ns"), 15);
+  EXPECT_EQ(parse_duration("15us"), 15'000);
+  EXPECT_EQ(parse_duration("20ms"), 20'000'000);
+  EXPECT_EQ(parse_duration("3s"), 3'000'000'000);
+  for (const char* bad : {"", "ms", "20", "20 ms", "-1ms", "1.5s", "20m", "20MS", "99999999999s"})
+    EXPECT_FALSE(parse_duration(bad).has_value()) << bad;
+  EXPECT_EQ(format_duration(0), "0");
+  EXPECT_EQ(format_duration(20'000'000), "20ms");
+  EXPECT_EQ(format_duration(1'500'000), "1500us");
+  EXPECT_EQ(format_duration(10'000'000'000), "10s");
+  EXPECT_EQ(format_duration(7), "7ns");
+}
+
+TEST(Globs, Validation) {
+  std::string why;
+  for (const char* ok : {"eth0", "eth*", "en[ops]*", "tap[!0]", "x[]]", "a\\*b", "*", "?"})
+    EXPECT_TRUE(validate_glob(ok, 15, why)) << ok << ": " << why;
+  for (const char* bad : {"", "eth[0", "eth\\", "a/b", "a b", "x[]"})
+    EXPECT_FALSE(validate_glob(bad, 15, why)) << bad;
+  EXPECT_TRUE(validate_glob("abcdefghijklmno", 15, why));
+  EXPECT_TRUE(validate_glob("abcdefghijklmno*", 15, why));
+  EXPECT_FALSE(validate_glob("abcdefghijklmnop", 15, why));
+  EXPECT_TRUE(validate_glob("abcdefghijklmnop", 0, why));  // drivers: no length limit
+}
+
+TEST(Suggestions, TyposAndPrefixes) {
+  const std::vector<std::string> keys{"interval", "mode", "metrics", "devices"};
+  EXPECT_EQ(suggest("intreval", keys), "interval");
+  EXPECT_EQ(suggest("mdoe", keys), "mode");
+  EXPECT_EQ(suggest("device", keys), "devices");
+  EXPECT_EQ(suggest("zzz", keys), std::nullopt);
+  EXPECT_EQ(suggest("collectors", keys), std::nullopt);
+  EXPECT_EQ(edit_distance("abc", "acb"), 1u);
+  EXPECT_EQ(edit_distance("", "abc"), 3u);
+}
+
+// Every YAML file we ship must load: `sudo make run` and the docs depend on them.
+TEST(ShippedConfigs, AllLoad) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(DIMCTL_DEPLOY_CONFIG_DIR))
+    if (e.path().extension() == ".yaml") files.push_back(e.path());
+  ASSERT_GE(files.size(), 3u) << "expected dimctl.yaml and at least two examples";
+  for (const auto& f : files) {
+    auto r = load_config(f.string());
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message());
+  }
+}
+
+TEST(ShippedConfigs, DefaultConfigIsShadowWithoutEnforceRules) {
+  auto r = load_config((fs::path(DIMCTL_DEPLOY_CONFIG_DIR) / "dimctl.yaml").string());
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->mode, Mode::kShadow);
+  EXPECT_EQ(r->metrics.listen, "127.0.0.1:9977");
+  for (const auto& rule : r->rules)
+    EXPECT_NE(rule.mode.value_or(r->mode), Mode::kEnforce) << rule.name;
+}
+
+}  // namespace
+}  // namespace dimctl::config

@@ -1,0 +1,116 @@
+// Config: the operator's YAML configuration as one plain aggregate, plus its loader.
+//
+// The loader validates everything it can without touching the host (types, ranges, globs,
+// cross-field rules) and reports every problem as "file:line:column: key.path: reason", so a
+// bad config is refused before any device is looked at. The format is documented in
+// docs/CONFIG.md and described by deploy/config/dimctl.schema.json; keep the three in step.
+//
+// Thread-safety: plain values; parsing has no shared state.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dim/profile.h"
+#include "dimctl/common/result.h"
+#include "dimctl/model/policy.h"
+
+namespace dimctl::config {
+
+// Where a value came from, for diagnostics produced after parsing (1-based, 0 = unknown).
+struct SourceMark {
+  int line = 0;
+  int column = 0;
+};
+
+// Device selectors of a rule. A selector that is given must match; selectors that do not apply
+// to a device's kind are ignored for it (see Rule::applies_to_net / applies_to_rdma).
+struct Match {
+  std::vector<std::string> interface;    // net device name globs (fnmatch(3))
+  std::vector<std::string> driver;       // kernel driver name globs, net and RDMA devices
+  std::vector<std::string> rdma_device;  // IB device name globs
+};
+
+// One `devices:` entry. Optional fields left unset fall back to the global mode or to the
+// per-kind defaults of model::DevicePolicy.
+struct Rule {
+  std::string name;  // unique, used as the `rule` label of metrics
+  Match match;
+  std::optional<model::Mode> mode;            // unset: the global `mode`
+  std::optional<model::Algorithm> algorithm;  // unset: net-eqe for net, rdma for RDMA devices
+  uint8_t static_index = 0;                   // with Algorithm::kStatic only
+  std::optional<uint8_t> min_profile;         // profiles.min
+  std::optional<uint8_t> max_profile;         // profiles.max
+  std::optional<std::array<dim::Profile, 5>> rx_profile;  // custom net DIM tables
+  std::optional<std::array<dim::Profile, 5>> tx_profile;
+  int64_t rate_limit_ns = 100'000'000;  // minimum time between two writes to a device
+  model::CombinePolicy combine = model::CombinePolicy::kBusiestQueue;
+  bool take_over_adaptive = true;  // adaptive: take-over (true) | leave (false)
+  std::optional<bool> kernel_dim;  // RDMA only; unset = leave the kernel switch alone
+  SourceMark mark;                 // where the rule starts in the file
+
+  // Which device kinds the rule can match: `interface` names net devices, `rdma_device` names
+  // RDMA devices, a driver-only rule names both; a net or RDMA algorithm narrows it further.
+  bool applies_to_net() const;
+  bool applies_to_rdma() const;
+};
+
+struct MetricsConfig {
+  std::string listen = "127.0.0.1:9977";  // as written; host and port below
+  std::string listen_host = "127.0.0.1";  // IPv4/IPv6 literal without brackets, "localhost"
+  uint16_t listen_port = 9977;
+  uint32_t max_queue_series = 4096;  // per-queue series cap (1..1000000)
+  uint32_t max_cq_series = 4096;     // per-CQ series cap (1..1000000)
+};
+
+struct CollectorsConfig {
+  bool napi = true;                    // napi:napi_poll counters per NIC queue
+  bool rdma = true;                    // rdma_core CQ counters (needs ib_core)
+  std::vector<std::string> skb_bytes;  // net device globs for the per-skb byte counter (costly)
+};
+
+struct Config {
+  // Global default mode: the mode of rules that do not set one. Devices matched by no rule get
+  // this mode capped at shadow, so nothing the operator did not name is ever written.
+  model::Mode mode = model::Mode::kShadow;
+  int64_t interval_ns = 20'000'000;                   // sampling period, 1ms..10s
+  std::string state_file = "/run/dimctl/state.json";  // originals for restore; absolute path
+  MetricsConfig metrics;
+  CollectorsConfig collectors;
+  std::vector<Rule> rules;  // `devices:`, in file order
+  std::string source;       // file name the config was read from (diagnostics, status)
+};
+
+// One validation problem. to_string() is "source:line:column: path: reason".
+struct Diagnostic {
+  std::string source;
+  int line = 0;      // 1-based; 0 when unknown
+  int column = 0;    // 1-based; 0 when unknown
+  std::string path;  // key path, e.g. devices[2].profiles.max ("" for the document)
+  std::string reason;
+  std::string to_string() const;
+};
+
+// Parses and validates; on failure `diags` holds every problem found (in file order, capped),
+// and the returned Config must not be used.
+bool parse_config_diagnostics(std::string_view yaml, std::string_view source_name, Config& out,
+                              std::vector<Diagnostic>& diags);
+
+// Result-style wrappers. On failure the Error's context is the diagnostics' to_string(), one
+// per line (errno 0), or the OS error for an unreadable file (errno set).
+Result<Config> parse_config(std::string_view yaml, std::string_view source_name);
+Result<Config> load_config(const std::string& path);
+
+// Helpers shared with the CLI and docs; exposed for tests.
+// "20ms" -> 20'000'000. Units ns, us, ms, s; a bare 0 is allowed. nullopt on bad syntax.
+std::optional<int64_t> parse_duration(std::string_view text);
+std::string format_duration(int64_t ns);
+std::string_view mode_name(model::Mode m);
+std::string algorithm_name(model::Algorithm a, uint8_t static_index = 0);
+std::string_view combine_name(model::CombinePolicy c);
+
+}  // namespace dimctl::config

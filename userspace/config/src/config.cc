@@ -1,0 +1,995 @@
+// YAML -> Config. Two passes: a structural pass that walks the document with a strict reader
+// (unknown and duplicate keys, YAML 1.2 core scalar types, ranges), then a semantic pass over the
+// resulting rules (kinds, cross-field constraints, duplicates). Every problem is recorded with
+// its position instead of stopping at the first, so an operator fixes a file in one go.
+#include <arpa/inet.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <fstream>
+#include <initializer_list>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "config_internal.h"
+#include "dimctl/config/config.h"
+#include "dimctl/config/config_policy.h"
+
+namespace dimctl::config {
+
+using model::Algorithm;
+using model::CombinePolicy;
+using model::Mode;
+
+std::string Diagnostic::to_string() const {
+  std::string where = source;
+  if (line > 0) where += fmt::format(":{}:{}", line, column);
+  if (path.empty()) return fmt::format("{}: {}", where, reason);
+  return fmt::format("{}: {}: {}", where, path, reason);
+}
+
+std::optional<int64_t> parse_duration(std::string_view text) {
+  if (text == "0") return 0;
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0) return std::nullopt;
+  std::string_view unit = text.substr(digits);
+  int64_t scale = 0;
+  if (unit == "ns") {
+    scale = 1;
+  } else if (unit == "us") {
+    scale = 1'000;
+  } else if (unit == "ms") {
+    scale = 1'000'000;
+  } else if (unit == "s") {
+    scale = 1'000'000'000;
+  } else {
+    return std::nullopt;
+  }
+  int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + digits, value);
+  if (ec != std::errc() || ptr != text.data() + digits) return std::nullopt;
+  if (value > INT64_MAX / scale) return std::nullopt;
+  return value * scale;
+}
+
+std::string format_duration(int64_t ns) {
+  if (ns == 0) return "0";
+  if (ns % 1'000'000'000 == 0) return fmt::format("{}s", ns / 1'000'000'000);
+  if (ns % 1'000'000 == 0) return fmt::format("{}ms", ns / 1'000'000);
+  if (ns % 1'000 == 0) return fmt::format("{}us", ns / 1'000);
+  return fmt::format("{}ns", ns);
+}
+
+std::string_view mode_name(Mode m) {
+  switch (m) {
+    case Mode::kObserve:
+      return "observe";
+    case Mode::kShadow:
+      return "shadow";
+    case Mode::kEnforce:
+      return "enforce";
+  }
+  return "?";
+}
+
+std::string algorithm_name(Algorithm a, uint8_t static_index) {
+  switch (a) {
+    case Algorithm::kNetEqe:
+      return "net-eqe";
+    case Algorithm::kNetCqe:
+      return "net-cqe";
+    case Algorithm::kRdma:
+      return "rdma";
+    case Algorithm::kStatic:
+      return fmt::format("static:{}", static_index);
+    case Algorithm::kOff:
+      return "off";
+  }
+  return "?";
+}
+
+std::string_view combine_name(CombinePolicy c) {
+  switch (c) {
+    case CombinePolicy::kBusiestQueue:
+      return "busiest-queue";
+    case CombinePolicy::kMaxProfile:
+      return "max";
+    case CombinePolicy::kMinProfile:
+      return "min";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr size_t kMaxDiagnostics = 50;
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kS = 1'000'000'000;
+constexpr int64_t kMinInterval = 1 * kMs;
+constexpr int64_t kMaxInterval = 10 * kS;
+constexpr int64_t kMaxRateLimit = 600 * kS;
+constexpr uint32_t kMaxSeries = 1'000'000;
+constexpr size_t kMaxRuleName = 64;
+constexpr size_t kIfNameMax = 15;     // IFNAMSIZ - 1
+constexpr size_t kIbDevNameMax = 63;  // IB_DEVICE_NAME_MAX - 1
+constexpr int kNetLastIndex = 4;      // net DIM tables have 5 entries
+constexpr int kRdmaLastIndex = 8;     // the RDMA DIM table has 9
+
+// The type a YAML 1.2 core-schema loader (and so the JSON schema) sees for a scalar. yaml-cpp
+// itself is type-less and would accept `yes` as a bool or `123` as a string; we do not, so that
+// the parser and the published schema agree on what a file means.
+enum class ScalarKind { kNull, kBool, kInt, kFloat, kString };
+
+ScalarKind scalar_kind(const YAML::Node& n) {
+  if (n.IsNull()) return ScalarKind::kNull;
+  const std::string& tag = n.Tag();
+  if (tag == "!" || tag == "tag:yaml.org,2002:str") return ScalarKind::kString;  // quoted
+  static const std::regex kBool("true|True|TRUE|false|False|FALSE");
+  static const std::regex kNullRe("~|null|Null|NULL|");
+  static const std::regex kInt("[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+");
+  static const std::regex kFloat(
+      "[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|"
+      "NAN)");
+  const std::string& s = n.Scalar();
+  if (std::regex_match(s, kNullRe)) return ScalarKind::kNull;
+  if (std::regex_match(s, kBool)) return ScalarKind::kBool;
+  if (std::regex_match(s, kInt)) return ScalarKind::kInt;
+  if (std::regex_match(s, kFloat)) return ScalarKind::kFloat;
+  return ScalarKind::kString;
+}
+
+std::string_view kind_name(ScalarKind k) {
+  switch (k) {
+    case ScalarKind::kNull:
+      return "null";
+    case ScalarKind::kBool:
+      return "boolean";
+    case ScalarKind::kInt:
+      return "integer";
+    case ScalarKind::kFloat:
+      return "number";
+    case ScalarKind::kString:
+      return "string";
+  }
+  return "?";
+}
+
+// What a node is, for "expected X, got Y" messages.
+std::string describe(const YAML::Node& n) {
+  if (!n.IsDefined() || n.IsNull()) return "nothing (null)";
+  if (n.IsMap()) return "a mapping";
+  if (n.IsSequence()) return "a list";
+  ScalarKind k = scalar_kind(n);
+  if (k == ScalarKind::kNull) return "nothing (null)";
+  return fmt::format("{} '{}'", kind_name(k), n.Scalar());
+}
+
+SourceMark mark_of(const YAML::Node& n) {
+  if (!n.IsDefined()) return {};
+  YAML::Mark m = n.Mark();
+  if (m.is_null()) return {};
+  return {m.line + 1, m.column + 1};
+}
+
+std::string join(const std::vector<std::string>& v, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += sep;
+    out += v[i];
+  }
+  return out;
+}
+
+class Ctx {
+ public:
+  Ctx(std::string_view source, std::vector<Diagnostic>& diags) : source_(source), diags_(diags) {}
+
+  void error(SourceMark at, std::string path, std::string reason) {
+    if (diags_.size() > kMaxDiagnostics) return;
+    if (diags_.size() == kMaxDiagnostics) {
+      diags_.push_back(
+          {std::string(source_), at.line, at.column, "", "too many errors, stopping here"});
+      return;
+    }
+    diags_.push_back(
+        {std::string(source_), at.line, at.column, std::move(path), std::move(reason)});
+  }
+  void error(const YAML::Node& at, std::string path, std::string reason) {
+    error(mark_of(at), std::move(path), std::move(reason));
+  }
+  size_t count() const { return diags_.size(); }
+
+ private:
+  std::string_view source_;
+  std::vector<Diagnostic>& diags_;
+};
+
+struct Entry {
+  YAML::Node key;
+  YAML::Node value;
+  std::string path;
+  // The position to blame for a bad value: the value itself, or the key when the value is
+  // empty (yaml-cpp gives empty values no position).
+  // Block collections start on the next line, so blame their key instead.
+  SourceMark at() const {
+    bool block = (value.IsMap() || value.IsSequence()) && value.Style() != YAML::EmitterStyle::Flow;
+    SourceMark m = block ? SourceMark{} : mark_of(value);
+    return m.line > 0 ? m : mark_of(key);
+  }
+};
+
+std::string child_path(std::string_view parent, std::string_view key) {
+  if (parent.empty()) return std::string(key);
+  return fmt::format("{}.{}", parent, key);
+}
+
+// A strict view of one mapping: rejects non-mappings, non-scalar keys, duplicate and unknown
+// keys (with a suggestion), then hands out the known entries.
+class MapReader {
+ public:
+  MapReader(Ctx& ctx, const YAML::Node& node, SourceMark at, std::string path,
+            std::initializer_list<std::string_view> allowed,
+            std::initializer_list<std::pair<std::string_view, std::string_view>> hints = {})
+      : path_(std::move(path)) {
+    if (!node.IsDefined() || node.IsNull()) return;  // absent or empty: every key defaulted
+    if (!node.IsMap()) {
+      ctx.error(at, path_, fmt::format("expected a mapping, got {}", describe(node)));
+      return;
+    }
+    std::vector<std::string> known(allowed.begin(), allowed.end());
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const YAML::Node& key = it->first;
+      if (!key.IsScalar()) {
+        ctx.error(key, path_, "keys must be plain strings");
+        continue;
+      }
+      const std::string& k = key.Scalar();
+      std::string kp = child_path(path_, k);
+      if (auto dup = entries_.find(k); dup != entries_.end()) {
+        ctx.error(
+            key, kp,
+            fmt::format("duplicate key (first given at line {})", mark_of(dup->second.key).line));
+        continue;
+      }
+      if (std::find(known.begin(), known.end(), k) == known.end()) {
+        std::string reason = fmt::format("unknown key '{}'", k);
+        bool hinted = false;
+        for (const auto& [from, to] : hints) {
+          if (from == k) {
+            reason += fmt::format("; did you mean '{}'?", to);
+            hinted = true;
+          }
+        }
+        if (!hinted) {
+          if (auto s = suggest(k, known)) reason += fmt::format("; did you mean '{}'?", *s);
+        }
+        reason += fmt::format(" (allowed here: {})", join(known, ", "));
+        ctx.error(key, kp, reason);
+        continue;
+      }
+      entries_.emplace(k, Entry{key, it->second, kp});
+    }
+  }
+
+  const Entry* get(std::string_view key) const {
+    auto it = entries_.find(std::string(key));
+    return it == entries_.end() ? nullptr : &it->second;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::map<std::string, Entry> entries_;
+};
+
+// ---- scalar readers: each reports its own error and returns nullopt on failure ----
+
+std::optional<std::string> read_string(Ctx& ctx, const Entry& e) {
+  if (!e.value.IsScalar() || scalar_kind(e.value) != ScalarKind::kString) {
+    std::string hint;
+    if (e.value.IsScalar() && scalar_kind(e.value) != ScalarKind::kNull)
+      hint = fmt::format(" (quote it: \"{}\")", e.value.Scalar());
+    ctx.error(e.at(), e.path, fmt::format("expected a string, got {}{}", describe(e.value), hint));
+    return std::nullopt;
+  }
+  if (e.value.Scalar().empty()) {
+    ctx.error(e.at(), e.path, "must not be empty");
+    return std::nullopt;
+  }
+  return e.value.Scalar();
+}
+
+std::optional<bool> read_bool(Ctx& ctx, const Entry& e) {
+  if (e.value.IsScalar() && scalar_kind(e.value) == ScalarKind::kBool) {
+    char c = e.value.Scalar()[0];
+    return c == 't' || c == 'T';
+  }
+  ctx.error(e.at(), e.path, fmt::format("expected true or false, got {}", describe(e.value)));
+  return std::nullopt;
+}
+
+std::optional<int64_t> read_int(Ctx& ctx, const Entry& e, int64_t lo, int64_t hi) {
+  if (!e.value.IsScalar() || scalar_kind(e.value) != ScalarKind::kInt) {
+    ctx.error(e.at(), e.path, fmt::format("expected an integer, got {}", describe(e.value)));
+    return std::nullopt;
+  }
+  const std::string& s = e.value.Scalar();
+  int64_t v = 0;
+  const char* b = s.data() + (s[0] == '+' ? 1 : 0);
+  auto [ptr, ec] = std::from_chars(b, s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size()) {
+    ctx.error(e.at(), e.path,
+              fmt::format("'{}' is not a decimal integer in range {}..{}", s, lo, hi));
+    return std::nullopt;
+  }
+  if (v < lo || v > hi) {
+    ctx.error(e.at(), e.path, fmt::format("{} is out of range {}..{}", v, lo, hi));
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<int64_t> read_duration(Ctx& ctx, const Entry& e, int64_t lo, int64_t hi) {
+  if (!e.value.IsScalar() || scalar_kind(e.value) == ScalarKind::kNull) {
+    ctx.error(e.at(), e.path,
+              fmt::format("expected a duration such as 20ms, got {}", describe(e.value)));
+    return std::nullopt;
+  }
+  const std::string& s = e.value.Scalar();
+  auto v = parse_duration(s);
+  if (!v) {
+    std::string reason;
+    if (!s.empty() && s[0] == '-')
+      reason = fmt::format("'{}': durations cannot be negative", s);
+    else if (scalar_kind(e.value) == ScalarKind::kInt)
+      reason = fmt::format("'{}' has no unit; write e.g. {}ms (units: ns, us, ms, s)", s, s);
+    else
+      reason =
+          fmt::format("'{}' is not a duration (an integer and one of ns, us, ms, s, e.g. 20ms)", s);
+    ctx.error(e.at(), e.path, reason);
+    return std::nullopt;
+  }
+  if (*v < lo || *v > hi) {
+    ctx.error(
+        e.at(), e.path,
+        fmt::format("{} is out of range {}..{}", s, format_duration(lo), format_duration(hi)));
+    return std::nullopt;
+  }
+  return v;
+}
+
+// One of a fixed set of words, with a suggestion for near misses.
+std::optional<size_t> read_enum(Ctx& ctx, const Entry& e, const std::vector<std::string>& words) {
+  if (e.value.IsScalar() && scalar_kind(e.value) == ScalarKind::kString) {
+    const std::string& s = e.value.Scalar();
+    for (size_t i = 0; i < words.size(); ++i)
+      if (words[i] == s) return i;
+    std::string reason = fmt::format("'{}' is not one of {}", s, join(words, ", "));
+    if (auto sug = suggest(s, words)) reason += fmt::format("; did you mean '{}'?", *sug);
+    ctx.error(e.at(), e.path, reason);
+    return std::nullopt;
+  }
+  ctx.error(e.at(), e.path,
+            fmt::format("expected one of {}, got {}", join(words, ", "), describe(e.value)));
+  return std::nullopt;
+}
+
+std::optional<Mode> read_mode(Ctx& ctx, const Entry& e) {
+  auto i = read_enum(ctx, e, {"observe", "shadow", "enforce"});
+  if (!i) return std::nullopt;
+  return static_cast<Mode>(*i);
+}
+
+enum class GlobKind { kInterface, kDriver, kRdmaDevice };
+
+// A string or a non-empty list of strings, each a valid glob for `kind`.
+std::optional<std::vector<std::string>> read_globs(Ctx& ctx, const Entry& e, GlobKind kind,
+                                                   bool allow_empty) {
+  std::vector<std::pair<YAML::Node, std::string>> items;
+  if (e.value.IsSequence()) {
+    if (e.value.size() == 0 && !allow_empty) {
+      ctx.error(e.at(), e.path, "empty list; give at least one pattern or drop the key");
+      return std::nullopt;
+    }
+    size_t i = 0;
+    for (const auto& item : e.value) {
+      items.emplace_back(item, fmt::format("{}[{}]", e.path, i++));
+    }
+  } else if (e.value.IsNull() && allow_empty) {
+    return std::vector<std::string>{};
+  } else {
+    items.emplace_back(e.value, e.path);
+  }
+  std::vector<std::string> out;
+  bool ok = true;
+  for (const auto& [node, path] : items) {
+    Entry item{e.key, node, path};
+    auto s = read_string(ctx, item);
+    if (!s) {
+      ok = false;
+      continue;
+    }
+    std::string why;
+    size_t max_len = kind == GlobKind::kInterface    ? kIfNameMax
+                     : kind == GlobKind::kRdmaDevice ? kIbDevNameMax
+                                                     : 0;
+    if (!validate_glob(*s, max_len, why)) {
+      ctx.error(item.at(), path, fmt::format("invalid pattern '{}': {}", *s, why));
+      ok = false;
+      continue;
+    }
+    out.push_back(*s);
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+// "host:port" / "[v6]:port".
+bool parse_listen(const std::string& s, std::string& host, uint16_t& port, std::string& why) {
+  std::string port_text;
+  if (!s.empty() && s[0] == '[') {
+    size_t close = s.find(']');
+    if (close == std::string::npos || close + 1 >= s.size() || s[close + 1] != ':') {
+      why = "expected [IPv6]:port, e.g. [::1]:9977";
+      return false;
+    }
+    host = s.substr(1, close - 1);
+    port_text = s.substr(close + 2);
+    in6_addr a6{};
+    if (inet_pton(AF_INET6, host.c_str(), &a6) != 1) {
+      why = fmt::format("'{}' is not an IPv6 address", host);
+      return false;
+    }
+  } else {
+    size_t colon = s.rfind(':');
+    if (colon == std::string::npos) {
+      why = "expected host:port, e.g. 127.0.0.1:9977";
+      return false;
+    }
+    host = s.substr(0, colon);
+    port_text = s.substr(colon + 1);
+    if (host.find(':') != std::string::npos) {
+      why = "IPv6 addresses must be in brackets, e.g. [::1]:9977";
+      return false;
+    }
+    if (host.empty()) {
+      why = "host is missing; use 0.0.0.0:PORT or [::]:PORT to listen on every address";
+      return false;
+    }
+    in_addr a4{};
+    if (host != "localhost" && inet_pton(AF_INET, host.c_str(), &a4) != 1) {
+      // No name resolution at start-up: a metrics endpoint must not depend on DNS.
+      why = fmt::format(
+          "'{}' is not an IPv4 address (host names other than localhost are not "
+          "resolved)",
+          host);
+      return false;
+    }
+  }
+  unsigned value = 0;
+  auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), value);
+  if (port_text.empty() || ec != std::errc() || ptr != port_text.data() + port_text.size() ||
+      value < 1 || value > 65535) {
+    why = fmt::format("port '{}' is not a number in 1..65535", port_text);
+    return false;
+  }
+  port = static_cast<uint16_t>(value);
+  return true;
+}
+
+// ---- sections ----
+
+void read_metrics(Ctx& ctx, const Entry& e, MetricsConfig& m) {
+  MapReader r(ctx, e.value, e.at(), e.path, {"listen", "max_queue_series", "max_cq_series"});
+  if (const Entry* x = r.get("listen")) {
+    if (auto s = read_string(ctx, *x)) {
+      std::string why;
+      if (parse_listen(*s, m.listen_host, m.listen_port, why))
+        m.listen = *s;
+      else
+        ctx.error(x->at(), x->path, fmt::format("bad listen address '{}': {}", *s, why));
+    }
+  }
+  if (const Entry* x = r.get("max_queue_series"))
+    if (auto v = read_int(ctx, *x, 1, kMaxSeries)) m.max_queue_series = static_cast<uint32_t>(*v);
+  if (const Entry* x = r.get("max_cq_series"))
+    if (auto v = read_int(ctx, *x, 1, kMaxSeries)) m.max_cq_series = static_cast<uint32_t>(*v);
+}
+
+void read_collectors(Ctx& ctx, const Entry& e, CollectorsConfig& c) {
+  MapReader r(ctx, e.value, e.at(), e.path, {"napi", "rdma", "skb_bytes"});
+  if (const Entry* x = r.get("napi"))
+    if (auto v = read_bool(ctx, *x)) c.napi = *v;
+  if (const Entry* x = r.get("rdma"))
+    if (auto v = read_bool(ctx, *x)) c.rdma = *v;
+  if (const Entry* x = r.get("skb_bytes"))
+    if (auto v = read_globs(ctx, *x, GlobKind::kInterface, /*allow_empty=*/true))
+      c.skb_bytes = std::move(*v);
+}
+
+std::optional<std::array<dim::Profile, 5>> read_profile_table(Ctx& ctx, const Entry& e) {
+  if (!e.value.IsSequence()) {
+    ctx.error(
+        e.at(), e.path,
+        fmt::format("expected a list of 5 {{usec, pkts}} entries, got {}", describe(e.value)));
+    return std::nullopt;
+  }
+  if (e.value.size() != 5) {
+    ctx.error(e.at(), e.path,
+              fmt::format("net DIM tables have exactly 5 entries (profile 0..4), got {}",
+                          e.value.size()));
+    return std::nullopt;
+  }
+  std::array<dim::Profile, 5> table{};
+  bool ok = true;
+  for (size_t i = 0; i < 5; ++i) {
+    YAML::Node item = e.value[i];
+    std::string path = fmt::format("{}[{}]", e.path, i);
+    MapReader r(ctx, item, mark_of(item), path, {"usec", "pkts", "comps"});
+    if (!item.IsMap()) {
+      ok = false;
+      continue;
+    }
+    const Entry* usec = r.get("usec");
+    const Entry* pkts = r.get("pkts");
+    if (!usec || !pkts) {
+      ctx.error(mark_of(item), path, "each entry needs usec and pkts (comps is optional)");
+      ok = false;
+      continue;
+    }
+    auto u = read_int(ctx, *usec, 0, 65535);
+    auto p = read_int(ctx, *pkts, 0, 65535);
+    std::optional<int64_t> c = 0;
+    if (const Entry* comps = r.get("comps")) c = read_int(ctx, *comps, 0, 65535);
+    if (!u || !p || !c) {
+      ok = false;
+      continue;
+    }
+    table[i].usec = static_cast<uint16_t>(*u);
+    table[i].pkts = static_cast<uint16_t>(*p);
+    table[i].comps = static_cast<uint16_t>(*c);
+  }
+  if (!ok) return std::nullopt;
+  return table;
+}
+
+// Positions of rule fields that the semantic pass may blame.
+struct RuleMarks {
+  SourceMark name, match, mode, algorithm, min, max, rx_profile, tx_profile, kernel_dim;
+  std::string path;
+};
+
+void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& rule,
+               RuleMarks& marks) {
+  rule.mark = mark_of(node);
+  marks = RuleMarks{rule.mark, rule.mark, {}, {}, {}, {}, {}, {}, {}, path};
+  MapReader r(ctx, node, rule.mark, path,
+              {"name", "match", "mode", "algorithm", "profiles", "rx_profile", "tx_profile",
+               "rate_limit", "combine", "adaptive", "kernel_dim"},
+              {{"interface", "match.interface"},
+               {"driver", "match.driver"},
+               {"rdma_device", "match.rdma_device"},
+               {"min", "profiles.min"},
+               {"max", "profiles.max"}});
+  if (!node.IsMap()) return;
+
+  if (const Entry* x = r.get("name")) {
+    marks.name = x->at();
+    if (auto s = read_string(ctx, *x)) {
+      static const std::regex kName("[A-Za-z0-9][A-Za-z0-9_.-]*");
+      if (s->size() > kMaxRuleName || !std::regex_match(*s, kName))
+        ctx.error(x->at(), x->path,
+                  fmt::format("rule name '{}' must be 1..{} characters of A-Z a-z 0-9 _ . - "
+                              "starting with a letter or digit (it becomes a metric label)",
+                              *s, kMaxRuleName));
+      else
+        rule.name = *s;
+    }
+  } else {
+    ctx.error(rule.mark, path, "missing required key 'name'");
+  }
+
+  if (const Entry* x = r.get("match")) {
+    marks.match = x->at();
+    MapReader m(ctx, x->value, x->at(), x->path, {"interface", "driver", "rdma_device"});
+    bool any = false;
+    if (const Entry* y = m.get("interface")) {
+      any = true;
+      if (auto v = read_globs(ctx, *y, GlobKind::kInterface, false)) rule.match.interface = *v;
+    }
+    if (const Entry* y = m.get("driver")) {
+      any = true;
+      if (auto v = read_globs(ctx, *y, GlobKind::kDriver, false)) rule.match.driver = *v;
+    }
+    if (const Entry* y = m.get("rdma_device")) {
+      any = true;
+      if (auto v = read_globs(ctx, *y, GlobKind::kRdmaDevice, false)) rule.match.rdma_device = *v;
+    }
+    if (!any && (x->value.IsMap() || x->value.IsNull()))
+      ctx.error(x->at(), x->path,
+                "needs at least one selector: interface, driver or rdma_device (a rule cannot "
+                "match every device implicitly)");
+  } else {
+    ctx.error(rule.mark, path, "missing required key 'match'");
+  }
+
+  if (const Entry* x = r.get("mode")) {
+    marks.mode = x->at();
+    rule.mode = read_mode(ctx, *x);
+  }
+
+  if (const Entry* x = r.get("algorithm")) {
+    marks.algorithm = x->at();
+    if (x->value.IsScalar() && scalar_kind(x->value) == ScalarKind::kString &&
+        x->value.Scalar().rfind("static:", 0) == 0) {
+      std::string_view ix = std::string_view(x->value.Scalar()).substr(7);
+      unsigned v = 0;
+      auto [ptr, ec] = std::from_chars(ix.data(), ix.data() + ix.size(), v);
+      if (ix.empty() || ec != std::errc() || ptr != ix.data() + ix.size() || v > 255) {
+        ctx.error(
+            x->at(), x->path,
+            fmt::format("'{}': static needs a profile index, e.g. static:2", x->value.Scalar()));
+      } else {
+        rule.algorithm = Algorithm::kStatic;
+        rule.static_index = static_cast<uint8_t>(v);
+      }
+    } else if (x->value.IsScalar() && x->value.Scalar() == "static") {
+      ctx.error(x->at(), x->path, "static needs a profile index, e.g. static:2");
+    } else if (auto i = read_enum(ctx, *x, {"net-eqe", "net-cqe", "rdma", "off"})) {
+      static constexpr Algorithm kAlgos[] = {Algorithm::kNetEqe, Algorithm::kNetCqe,
+                                             Algorithm::kRdma, Algorithm::kOff};
+      rule.algorithm = kAlgos[*i];
+    }
+  }
+
+  if (const Entry* x = r.get("profiles")) {
+    MapReader p(ctx, x->value, x->at(), x->path, {"min", "max"});
+    if (const Entry* y = p.get("min")) {
+      marks.min = y->at();
+      if (auto v = read_int(ctx, *y, 0, kRdmaLastIndex))
+        rule.min_profile = static_cast<uint8_t>(*v);
+    }
+    if (const Entry* y = p.get("max")) {
+      marks.max = y->at();
+      if (auto v = read_int(ctx, *y, 0, kRdmaLastIndex))
+        rule.max_profile = static_cast<uint8_t>(*v);
+    }
+    if (x->value.IsMap() && !p.get("min") && !p.get("max"))
+      ctx.error(x->at(), x->path, "give min, max or both (or drop the key)");
+  }
+
+  if (const Entry* x = r.get("rx_profile")) {
+    marks.rx_profile = x->at();
+    rule.rx_profile = read_profile_table(ctx, *x);
+  }
+  if (const Entry* x = r.get("tx_profile")) {
+    marks.tx_profile = x->at();
+    rule.tx_profile = read_profile_table(ctx, *x);
+  }
+  if (const Entry* x = r.get("rate_limit"))
+    if (auto v = read_duration(ctx, *x, 0, kMaxRateLimit)) rule.rate_limit_ns = *v;
+  if (const Entry* x = r.get("combine")) {
+    static constexpr CombinePolicy kC[] = {CombinePolicy::kBusiestQueue, CombinePolicy::kMaxProfile,
+                                           CombinePolicy::kMinProfile};
+    if (auto i = read_enum(ctx, *x, {"busiest-queue", "max", "min"})) rule.combine = kC[*i];
+  }
+  if (const Entry* x = r.get("adaptive"))
+    if (auto i = read_enum(ctx, *x, {"take-over", "leave"})) rule.take_over_adaptive = *i == 0;
+  if (const Entry* x = r.get("kernel_dim")) {
+    marks.kernel_dim = x->at();
+    // `on`/`off` are what `rdma dev set ... adaptive-moderation on|off` says; YAML 1.2 reads
+    // them as strings, so both spellings are accepted.
+    if (x->value.IsScalar() && scalar_kind(x->value) == ScalarKind::kBool) {
+      rule.kernel_dim = read_bool(ctx, *x);
+    } else if (auto i = read_enum(ctx, *x, {"on", "off"})) {
+      rule.kernel_dim = *i == 0;
+    }
+  }
+}
+
+std::string kinds_text(const Rule& r) {
+  if (!r.match.interface.empty() && r.match.rdma_device.empty())
+    return "only net devices (match.interface)";
+  if (r.match.interface.empty() && !r.match.rdma_device.empty())
+    return "only RDMA devices (match.rdma_device)";
+  return "net and RDMA devices";
+}
+
+bool same_match(const Match& a, const Match& b) {
+  auto canon = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+  };
+  return canon(a.interface) == canon(b.interface) && canon(a.driver) == canon(b.driver) &&
+         canon(a.rdma_device) == canon(b.rdma_device);
+}
+
+void check_rule(Ctx& ctx, const Rule& rule, const RuleMarks& m, Mode global) {
+  const std::string& p = m.path;
+  if (rule.algorithm) {
+    Algorithm a = *rule.algorithm;
+    bool net_algo = a == Algorithm::kNetEqe || a == Algorithm::kNetCqe;
+    if (net_algo && !rule.match.rdma_device.empty())
+      ctx.error(m.algorithm, p + ".algorithm",
+                fmt::format("algorithm {} is for net devices but the rule matches {}; split it "
+                            "into a net rule and an RDMA rule",
+                            algorithm_name(a), kinds_text(rule)));
+    if (a == Algorithm::kRdma && !rule.match.interface.empty())
+      ctx.error(m.algorithm, p + ".algorithm",
+                fmt::format("algorithm rdma is for RDMA devices but the rule matches {}; split it "
+                            "into a net rule and an RDMA rule",
+                            kinds_text(rule)));
+  }
+  const bool net = rule.applies_to_net();
+  const bool rdma = rule.applies_to_rdma();
+  // The largest profile index every device the rule can match understands.
+  const int last = net ? kNetLastIndex : kRdmaLastIndex;
+  const char* last_why = net ? "net DIM has profiles 0..4" : "RDMA DIM has profiles 0..8";
+  if (rule.algorithm == Algorithm::kStatic && rule.static_index > last)
+    ctx.error(m.algorithm, p + ".algorithm",
+              fmt::format("static index {} is out of range 0..{} ({}{})", rule.static_index, last,
+                          last_why, net && rdma ? "; the rule matches net devices too" : ""));
+  if (rule.min_profile && *rule.min_profile > last)
+    ctx.error(m.min, p + ".profiles.min",
+              fmt::format("{} is out of range 0..{} ({})", *rule.min_profile, last, last_why));
+  if (rule.max_profile && *rule.max_profile > last)
+    ctx.error(m.max, p + ".profiles.max",
+              fmt::format("{} is out of range 0..{} ({})", *rule.max_profile, last, last_why));
+  if (rule.min_profile && rule.max_profile && *rule.min_profile > *rule.max_profile)
+    ctx.error(m.max, p + ".profiles.max",
+              fmt::format("max {} is below min {}", *rule.max_profile, *rule.min_profile));
+  for (auto [table, mark, key] : {std::tuple{&rule.rx_profile, m.rx_profile, "rx_profile"},
+                                  std::tuple{&rule.tx_profile, m.tx_profile, "tx_profile"}}) {
+    if (!table->has_value() || net) continue;
+    ctx.error(
+        mark, fmt::format("{}.{}", p, key),
+        rule.algorithm == Algorithm::kRdma
+            ? fmt::format("{} is a net DIM table and cannot be used with algorithm rdma", key)
+            : fmt::format("{} is a net DIM table but the rule matches {}", key, kinds_text(rule)));
+  }
+  if (rule.kernel_dim && !rdma)
+    ctx.error(m.kernel_dim, p + ".kernel_dim",
+              rule.algorithm == Algorithm::kNetEqe || rule.algorithm == Algorithm::kNetCqe
+                  ? fmt::format("kernel_dim switches the kernel's RDMA DIM and applies to RDMA "
+                                "devices only, but algorithm {} limits the rule to net devices",
+                                algorithm_name(*rule.algorithm))
+                  : fmt::format("kernel_dim switches the kernel's RDMA DIM and applies to RDMA "
+                                "devices only, but the rule matches {}",
+                                kinds_text(rule)));
+  const Mode mode = rule.mode.value_or(global);
+  if (mode == Mode::kEnforce && rule.algorithm == Algorithm::kOff && !rule.kernel_dim)
+    ctx.error(rule.mode ? m.mode : m.algorithm, p + (rule.mode ? ".mode" : ".algorithm"),
+              "mode enforce with algorithm off would write nothing; use mode observe or shadow "
+              "(or, for RDMA devices, set kernel_dim)");
+}
+
+void read_document(Ctx& ctx, const YAML::Node& root, Config& cfg) {
+  MapReader r(ctx, root, mark_of(root), "",
+              {"version", "mode", "interval", "state_file", "metrics", "collectors", "devices"},
+              {{"rules", "devices"}});
+  if (const Entry* x = r.get("version")) {
+    // Only one format exists; the key lets a future format be refused cleanly by old binaries.
+    if (x->value.IsScalar() && scalar_kind(x->value) == ScalarKind::kInt &&
+        x->value.Scalar() != "1")
+      ctx.error(x->at(), x->path,
+                fmt::format("unsupported config version {} (this dimctl reads version 1)",
+                            x->value.Scalar()));
+    else
+      (void)read_int(ctx, *x, 1, 1);
+  }
+  if (const Entry* x = r.get("mode"))
+    if (auto v = read_mode(ctx, *x)) cfg.mode = *v;
+  if (const Entry* x = r.get("interval"))
+    if (auto v = read_duration(ctx, *x, kMinInterval, kMaxInterval)) cfg.interval_ns = *v;
+  if (const Entry* x = r.get("state_file")) {
+    if (auto s = read_string(ctx, *x)) {
+      if ((*s)[0] != '/' || s->back() == '/')
+        ctx.error(x->at(), x->path,
+                  fmt::format("'{}' must be an absolute file path (it is read at start-up from "
+                              "wherever the daemon runs)",
+                              *s));
+      else
+        cfg.state_file = *s;
+    }
+  }
+  if (const Entry* x = r.get("metrics")) read_metrics(ctx, *x, cfg.metrics);
+  if (const Entry* x = r.get("collectors")) read_collectors(ctx, *x, cfg.collectors);
+
+  const Entry* devices = r.get("devices");
+  if (!devices || devices->value.IsNull()) return;
+  if (!devices->value.IsSequence()) {
+    ctx.error(devices->at(), "devices",
+              fmt::format("expected a list of rules, got {}", describe(devices->value)));
+    return;
+  }
+  std::vector<RuleMarks> marks;
+  size_t i = 0;
+  for (const auto& node : devices->value) {
+    Rule rule;
+    RuleMarks m;
+    size_t before = ctx.count();
+    read_rule(ctx, node, fmt::format("devices[{}]", i++), rule, m);
+    // Cross-field checks only on rules that parsed cleanly, so one typo yields one error.
+    if (ctx.count() == before) check_rule(ctx, rule, m, cfg.mode);
+    cfg.rules.push_back(std::move(rule));
+    marks.push_back(std::move(m));
+  }
+
+  for (size_t b = 0; b < cfg.rules.size(); ++b) {
+    const Rule& rb = cfg.rules[b];
+    if (rb.name.empty()) continue;
+    for (size_t a = 0; a < b; ++a) {
+      const Rule& ra = cfg.rules[a];
+      if (ra.name == rb.name) {
+        ctx.error(marks[b].name, marks[b].path + ".name",
+                  fmt::format("duplicate rule name '{}' (first used by the rule at line {})",
+                              rb.name, ra.mark.line));
+        break;
+      }
+      if (ra.name.empty() || !same_match(ra.match, rb.match)) continue;
+      // Same selectors: every device one names, the other names too. Different settings would
+      // refuse all of them at run time, which is never what the author meant.
+      for (auto kind : {model::DeviceKind::kNet, model::DeviceKind::kRdma}) {
+        bool applies = kind == model::DeviceKind::kNet
+                           ? ra.applies_to_net() && rb.applies_to_net()
+                           : ra.applies_to_rdma() && rb.applies_to_rdma();
+        if (!applies) continue;
+        auto diffs = diff_policies(policy_from_rule(ra, kind, cfg.mode),
+                                   policy_from_rule(rb, kind, cfg.mode));
+        if (diffs.empty()) continue;
+        std::vector<std::string> what;
+        for (const auto& d : diffs) what.push_back(fmt::format("{} vs {}", d.left, d.right));
+        ctx.error(marks[b].match, marks[b].path + ".match",
+                  fmt::format("rule '{}' has the same match as rule '{}' (line {}) but different "
+                              "settings ({}); every device it names would be refused",
+                              rb.name, ra.name, ra.mark.line, join(what, ", ")));
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// Damerau-Levenshtein (optimal string alignment) distance; a transposition counts as 1.
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+std::optional<std::string> suggest(std::string_view word,
+                                   const std::vector<std::string>& candidates) {
+  std::optional<std::string> best;
+  size_t best_d = SIZE_MAX;
+  // Short words tolerate one edit, longer ones two: enough for typos, not for unrelated keys.
+  const size_t limit = word.size() <= 4 ? 1 : 2;
+  for (const auto& c : candidates) {
+    size_t d = edit_distance(word, c);
+    // A long shared prefix catches inflections and abbreviations ("enforcing", "busiest")
+    // that are many edits away.
+    size_t lcp = 0;
+    while (lcp < word.size() && lcp < c.size() && word[lcp] == c[lcp]) ++lcp;
+    bool prefix_like = lcp >= 4 && lcp + 1 >= std::min(word.size(), c.size());
+    if ((d <= limit || prefix_like) && d < best_d) {
+      best = c;
+      best_d = d;
+    }
+  }
+  return best;
+}
+
+bool validate_glob(std::string_view p, size_t max_name_len, std::string& why) {
+  if (p.empty()) {
+    why = "empty pattern";
+    return false;
+  }
+  size_t min_len = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    char c = p[i];
+    if (c == '/' || c == ' ' || c == '\t' || c == '\n') {
+      why = "device names cannot contain '/' or whitespace, so it can never match";
+      return false;
+    }
+    if (c == '\\') {
+      if (i + 1 == p.size()) {
+        why = "trailing backslash";
+        return false;
+      }
+      ++i;
+      ++min_len;
+    } else if (c == '[') {
+      size_t j = i + 1;
+      if (j < p.size() && (p[j] == '!' || p[j] == '^')) ++j;
+      if (j < p.size() && p[j] == ']') ++j;  // a leading ']' is a member, not the end
+      while (j < p.size() && p[j] != ']') ++j;
+      if (j >= p.size()) {
+        why = "unterminated '[' (write \\[ for a literal bracket)";
+        return false;
+      }
+      i = j;
+      ++min_len;
+    } else if (c != '*') {
+      ++min_len;
+    }
+  }
+  if (max_name_len > 0 && min_len > max_name_len) {
+    why = fmt::format("matches only names longer than {} characters, which cannot exist",
+                      max_name_len);
+    return false;
+  }
+  return true;
+}
+
+bool Rule::applies_to_net() const {
+  bool sel = !match.interface.empty() || match.rdma_device.empty();
+  return sel && algorithm != Algorithm::kRdma;
+}
+
+bool Rule::applies_to_rdma() const {
+  bool sel = !match.rdma_device.empty() || match.interface.empty();
+  return sel && algorithm != Algorithm::kNetEqe && algorithm != Algorithm::kNetCqe;
+}
+
+bool parse_config_diagnostics(std::string_view yaml, std::string_view source_name, Config& out,
+                              std::vector<Diagnostic>& diags) {
+  diags.clear();
+  out = Config{};
+  out.source = std::string(source_name);
+  Ctx ctx(source_name, diags);
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(std::string(yaml));
+  } catch (const YAML::Exception& e) {
+    SourceMark m{};
+    if (!e.mark.is_null()) m = {e.mark.line + 1, e.mark.column + 1};
+    ctx.error(m, "", fmt::format("YAML syntax error: {}", e.msg));
+    return false;
+  }
+  if (docs.size() > 1) {
+    ctx.error(mark_of(docs[1]), "",
+              "more than one YAML document ('---'); a config is one document");
+    return false;
+  }
+  if (!docs.empty()) read_document(ctx, docs[0], out);
+  std::stable_sort(diags.begin(), diags.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    return std::tie(a.line, a.column) < std::tie(b.line, b.column);
+  });
+  return diags.empty();
+}
+
+Result<Config> parse_config(std::string_view yaml, std::string_view source_name) {
+  Config cfg;
+  std::vector<Diagnostic> diags;
+  if (parse_config_diagnostics(yaml, source_name, cfg, diags)) return cfg;
+  std::vector<std::string> lines;
+  for (const auto& d : diags) lines.push_back(d.to_string());
+  return DIMCTL_FAIL(0, "{}", join(lines, "\n"));
+}
+
+Result<Config> load_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return DIMCTL_FAIL(errno ? errno : ENOENT, "{}: cannot open config", path);
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) return DIMCTL_FAIL(errno ? errno : EIO, "{}: cannot read config", path);
+  return parse_config(buf.str(), path);
+}
+
+}  // namespace dimctl::config
