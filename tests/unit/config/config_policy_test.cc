@@ -155,6 +155,23 @@ TEST(ConfigPolicy, SelectorsBindDeviceKinds) {
   EXPECT_EQ(p.policy_for(rdma("rxe1", "virtio_net")).rule, "");
 }
 
+TEST(ConfigPolicy, RuleNamingBothKindsUsesTheSelectorOfEachKind) {
+  ConfigPolicy p = policy(
+      "devices:\n"
+      "  - name: nic\n"
+      "    match: {interface: [\"ens1f*\"], rdma_device: [\"mlx5_*\"], driver: mlx5_core}\n"
+      "    kernel_dim: on\n"
+      "    tx_profile: [{usec: 1, pkts: 1}, {usec: 2, pkts: 2}, {usec: 3, pkts: 3}, "
+      "{usec: 4, pkts: 4}, {usec: 5, pkts: 5}]\n");
+  EXPECT_EQ(p.policy_for(net("ens1f0", "mlx5_core")).rule, "nic");
+  EXPECT_TRUE(p.policy_for(net("ens1f0", "mlx5_core")).tx_profiles.has_value());
+  EXPECT_EQ(p.policy_for(rdma("mlx5_1", "mlx5_core")).rule, "nic");
+  EXPECT_EQ(p.policy_for(rdma("mlx5_1", "mlx5_core")).rdma_kernel_dim, true);
+  EXPECT_EQ(p.policy_for(net("mlx5_1", "mlx5_core")).rule, "");   // interface glob decides
+  EXPECT_EQ(p.policy_for(rdma("ens1f0", "mlx5_core")).rule, "");  // rdma_device glob decides
+  EXPECT_EQ(p.policy_for(rdma("mlx5_1", "")).rule, "");           // driver unknown
+}
+
 TEST(ConfigPolicy, ConflictingRulesRefuseTheDevice) {
   ConfigPolicy p = policy(
       "mode: enforce\n"

@@ -202,6 +202,18 @@ TEST(ConfigErrors, EveryProblemIsReportedInFileOrder) {
   EXPECT_EQ(std::count(r.error().context().begin(), r.error().context().end(), '\n'), 1);
 }
 
+TEST(ConfigErrors, KeysInTheWrongSectionPointToTheRightOne) {
+  EXPECT_NE(diagnostics("listen: 127.0.0.1:1\n")[0].reason.find("did you mean 'metrics.listen'?"),
+            std::string::npos);
+  EXPECT_NE(diagnostics("rules: []\n")[0].reason.find("did you mean 'devices'?"),
+            std::string::npos);
+  auto d = diagnostics("devices:\n  - name: a\n    match: {driver: x}\n    max: 3\n");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d[0].reason.find("did you mean 'profiles.max'?"), std::string::npos);
+  EXPECT_EQ(d[0].line, 4);
+  EXPECT_EQ(d[0].column, 5);
+}
+
 TEST(ConfigErrors, ErrorCountIsCapped) {
   std::string text = "devices:\n";
   for (int i = 0; i < 200; ++i)

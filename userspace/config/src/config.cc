@@ -773,7 +773,11 @@ void check_rule(Ctx& ctx, const Rule& rule, const RuleMarks& m, Mode global) {
 void read_document(Ctx& ctx, const YAML::Node& root, Config& cfg) {
   MapReader r(ctx, root, mark_of(root), "",
               {"version", "mode", "interval", "state_file", "metrics", "collectors", "devices"},
-              {{"rules", "devices"}});
+              {{"rules", "devices"},
+               {"listen", "metrics.listen"},
+               {"napi", "collectors.napi"},
+               {"rdma", "collectors.rdma"},
+               {"skb_bytes", "collectors.skb_bytes"}});
   if (const Entry* x = r.get("version")) {
     // Only one format exists; the key lets a future format be refused cleanly by old binaries.
     if (x->value.IsScalar() && scalar_kind(x->value) == ScalarKind::kInt &&
