@@ -1,0 +1,289 @@
+// In-memory fakes of the model:: interfaces the Controller is built on, for unit tests and
+// benchmarks: scripted counter snapshots, a settable clock, an originals store and a policy
+// source with failure injection, and recording actuators that behave like the kernel where it
+// matters to the controller (reject unsupported fields, read back, notify every change).
+//
+// Header-only, no shared state between instances; not thread-safe (tests drive one thread).
+#pragma once
+
+#include <cerrno>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dimctl/common/result.h"
+#include "dimctl/model/clock.h"
+#include "dimctl/model/coalesce.h"
+#include "dimctl/model/counter_source.h"
+#include "dimctl/model/net_actuator.h"
+#include "dimctl/model/originals_store.h"
+#include "dimctl/model/policy.h"
+#include "dimctl/model/rdma_actuator.h"
+#include "dimctl/model/snapshot.h"
+
+namespace dimctl::fakes {
+
+// Returns `current` (which the test edits between steps), or the next scripted result first.
+class FakeCounterSource final : public model::CounterSource {
+ public:
+  Result<model::Snapshot> sample() override {
+    ++calls;
+    if (!script.empty()) {
+      auto r = std::move(script.front());
+      script.pop_front();
+      return r;
+    }
+    if (fail_next) {
+      fail_next = false;
+      return DIMCTL_FAIL(EIO, "fake counter source: injected failure");
+    }
+    return current;
+  }
+
+  // The queue with `key`, or null.
+  model::QueueCounters* queue(const model::QueueKey& key) {
+    for (auto& q : current.queues) {
+      if (q.key == key) return &q;
+    }
+    return nullptr;
+  }
+  model::CqCounters* cq(const model::CqKey& key) {
+    for (auto& c : current.cqs) {
+      if (c.key == key) return &c;
+    }
+    return nullptr;
+  }
+
+  model::Snapshot current;
+  std::deque<Result<model::Snapshot>> script;
+  bool fail_next = false;
+  int calls = 0;
+};
+
+class FakeClock final : public model::Clock {
+ public:
+  int64_t now_ns() const override { return now; }
+  void advance(int64_t ns) { now += ns; }
+  int64_t now = 1'000'000'000;
+};
+
+// Records like a persistent store: first value per key wins (the true original).
+class FakeOriginalsStore final : public model::OriginalsStore {
+ public:
+  Result<void> record_net(const std::string& dev, const model::Coalesce& original) override {
+    ++net_calls;
+    if (on_record) on_record(dev);
+    if (fail_net) return DIMCTL_FAIL(EIO, "fake originals store: cannot persist {}", dev);
+    net.emplace(dev, original);
+    return ok();
+  }
+  Result<void> record_net_queue(const std::string& dev, uint32_t queue,
+                                const model::Coalesce& original) override {
+    ++queue_calls;
+    if (on_record) on_record(dev);
+    if (fail_queue) return DIMCTL_FAIL(EIO, "fake originals store: cannot persist {}", dev);
+    queues.emplace(std::make_pair(dev, queue), original);
+    return ok();
+  }
+  Result<void> record_rdma_dim(const std::string& ibdev, bool original) override {
+    ++rdma_calls;
+    if (on_record) on_record(ibdev);
+    if (fail_rdma) return DIMCTL_FAIL(EIO, "fake originals store: cannot persist {}", ibdev);
+    rdma.emplace(ibdev, original);
+    return ok();
+  }
+
+  std::map<std::string, model::Coalesce> net;
+  std::map<std::pair<std::string, uint32_t>, model::Coalesce> queues;
+  std::map<std::string, bool> rdma;
+  bool fail_net = false, fail_queue = false, fail_rdma = false;
+  std::function<void(const std::string& dev)> on_record;  // observes call order
+  int net_calls = 0, queue_calls = 0, rdma_calls = 0;
+};
+
+// Per-device policies by name; everything else gets `fallback`.
+class FakePolicySource final : public model::PolicySource {
+ public:
+  model::DevicePolicy policy_for(const model::DeviceInfo& dev) const override {
+    asked.push_back(dev);
+    auto it = by_name.find(dev.name);
+    return it != by_name.end() ? it->second : fallback;
+  }
+  std::map<std::string, model::DevicePolicy> by_name;
+  model::DevicePolicy fallback;  // shadow, net-eqe, no rule
+  mutable std::vector<model::DeviceInfo> asked;
+};
+
+// A NIC's coalescing as the kernel presents it: GET reports only supported fields, SET of an
+// unreported field fails with EINVAL (and is counted as a contract violation), values may be
+// quantized, every successful SET is notified (ETHTOOL_MSG_COALESCE_NTF), and someone else can
+// change settings too.
+class RecordingNetActuator final : public model::NetActuator {
+ public:
+  struct Device {
+    model::Coalesce state;  // present fields = supported fields
+    bool per_queue = false;
+    std::map<uint32_t, model::Coalesce> queues;
+    std::optional<int> get_errno, set_errno;
+    std::function<uint32_t(uint32_t)> quantize_usecs;  // driver rounding, e.g. ENA
+  };
+  struct SetCall {
+    std::string dev;
+    std::optional<uint32_t> queue;
+    model::Coalesce req;
+  };
+
+  // A typical mlx5-like device: rx/tx usecs and frames, adaptive rx/tx, CQE mode rx/tx.
+  static model::Coalesce full_coalesce(uint32_t rx_usecs = 8, uint32_t rx_frames = 128,
+                                       bool adaptive_rx = false) {
+    model::Coalesce c;
+    c.rx_usecs = rx_usecs;
+    c.rx_max_frames = rx_frames;
+    c.tx_usecs = 16;
+    c.tx_max_frames = 32;
+    c.use_adaptive_rx = adaptive_rx;
+    c.use_adaptive_tx = false;
+    c.use_cqe_mode_rx = false;
+    c.use_cqe_mode_tx = false;
+    return c;
+  }
+
+  Result<model::Coalesce> get(const std::string& dev) override {
+    ++gets;
+    auto it = devices.find(dev);
+    if (it == devices.end()) return DIMCTL_FAIL(ENODEV, "fake: no device {}", dev);
+    if (it->second.get_errno) return DIMCTL_FAIL(*it->second.get_errno, "fake: get {}", dev);
+    return it->second.state;
+  }
+
+  Result<model::Coalesce> set(const std::string& dev, const model::Coalesce& req) override {
+    sets.push_back({dev, std::nullopt, req});
+    auto it = devices.find(dev);
+    if (it == devices.end()) return DIMCTL_FAIL(ENODEV, "fake: no device {}", dev);
+    if (it->second.set_errno) return DIMCTL_FAIL(*it->second.set_errno, "fake: set {}", dev);
+    auto r = apply(it->second, it->second.state, req);
+    if (!r) return std::move(r).error();
+    changes.push_back({dev, it->second.state});
+    return it->second.state;
+  }
+
+  bool supports_per_queue(const std::string& dev) override {
+    auto it = devices.find(dev);
+    return it != devices.end() && it->second.per_queue;
+  }
+
+  Result<model::Coalesce> get_queue(const std::string& dev, uint32_t queue) override {
+    ++queue_gets;
+    auto it = devices.find(dev);
+    if (it == devices.end() || !it->second.per_queue) {
+      return DIMCTL_FAIL(EOPNOTSUPP, "fake: no per-queue coalescing on {}", dev);
+    }
+    auto q = it->second.queues.find(queue);
+    if (q == it->second.queues.end()) return it->second.state;  // queues start as the device
+    return q->second;
+  }
+
+  Result<model::Coalesce> set_queue(const std::string& dev, uint32_t queue,
+                                    const model::Coalesce& req) override {
+    sets.push_back({dev, queue, req});
+    auto it = devices.find(dev);
+    if (it == devices.end() || !it->second.per_queue) {
+      return DIMCTL_FAIL(EOPNOTSUPP, "fake: no per-queue coalescing on {}", dev);
+    }
+    if (it->second.set_errno) return DIMCTL_FAIL(*it->second.set_errno, "fake: set {}", dev);
+    auto q = it->second.queues.try_emplace(queue, it->second.state).first;
+    auto r = apply(it->second, q->second, req);
+    if (!r) return std::move(r).error();
+    return q->second;  // the per-queue ioctl sends no netlink notification
+  }
+
+  std::vector<model::CoalesceChange> drain_changes() override { return std::exchange(changes, {}); }
+
+  // Someone else (tuned, an operator's ethtool -C) changes the device: notified like ours.
+  void external_set(const std::string& dev, const model::Coalesce& req) {
+    auto& d = devices.at(dev);
+    (void)apply(d, d.state, req);
+    changes.push_back({dev, d.state});
+  }
+
+  // Calls of set()/set_queue() for `dev` (queue = nullopt: device-wide only).
+  std::vector<SetCall> sets_for(const std::string& dev) const {
+    std::vector<SetCall> out;
+    for (const auto& s : sets) {
+      if (s.dev == dev) out.push_back(s);
+    }
+    return out;
+  }
+
+  std::map<std::string, Device> devices;
+  std::vector<SetCall> sets;
+  std::vector<model::CoalesceChange> changes;
+  int gets = 0, queue_gets = 0;
+  int unsupported_sends = 0;  // SET requests naming a field the device does not report
+
+ private:
+  Result<void> apply(Device& d, model::Coalesce& target, const model::Coalesce& req) {
+    bool bad = false;
+    auto set_field = [&](auto field) {
+      if (!(req.*field).has_value()) return;
+      if (!(d.state.*field).has_value()) {
+        bad = true;
+        return;
+      }
+      target.*field = req.*field;
+    };
+    // Validate everything first: the kernel rejects the whole request.
+    model::Coalesce before = target;
+    set_field(&model::Coalesce::rx_usecs);
+    set_field(&model::Coalesce::rx_max_frames);
+    set_field(&model::Coalesce::tx_usecs);
+    set_field(&model::Coalesce::tx_max_frames);
+    set_field(&model::Coalesce::use_adaptive_rx);
+    set_field(&model::Coalesce::use_adaptive_tx);
+    set_field(&model::Coalesce::use_cqe_mode_rx);
+    set_field(&model::Coalesce::use_cqe_mode_tx);
+    if (bad) {
+      target = before;
+      ++unsupported_sends;
+      return DIMCTL_FAIL(EINVAL, "fake: cannot modify an unsupported parameter");
+    }
+    if (d.quantize_usecs && target.rx_usecs) target.rx_usecs = d.quantize_usecs(*target.rx_usecs);
+    return ok();
+  }
+};
+
+class RecordingRdmaDimSwitch final : public model::RdmaDimSwitch {
+ public:
+  Result<std::vector<model::RdmaDevice>> list() override {
+    if (list_errno) return DIMCTL_FAIL(*list_errno, "fake: rdma dev list");
+    return devices;
+  }
+  Result<bool> get_dim(const std::string& ibdev) override {
+    for (const auto& d : devices) {
+      if (d.name == ibdev) return d.dim_enabled;
+    }
+    return DIMCTL_FAIL(ENODEV, "fake: no IB device {}", ibdev);
+  }
+  Result<bool> set_dim(const std::string& ibdev, bool enabled) override {
+    set_calls.emplace_back(ibdev, enabled);
+    if (set_errno) return DIMCTL_FAIL(*set_errno, "fake: rdma dev set {}", ibdev);
+    for (auto& d : devices) {
+      if (d.name == ibdev) {
+        d.dim_enabled = enabled;
+        return d.dim_enabled;
+      }
+    }
+    return DIMCTL_FAIL(ENODEV, "fake: no IB device {}", ibdev);
+  }
+
+  std::vector<model::RdmaDevice> devices;
+  std::vector<std::pair<std::string, bool>> set_calls;
+  std::optional<int> list_errno, set_errno;
+};
+
+}  // namespace dimctl::fakes

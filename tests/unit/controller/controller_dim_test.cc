@@ -1,0 +1,265 @@
+// The controller runs net DIM exactly as the library alone does on the same samples, combines
+// per-queue decisions by policy, and restarts windows on counter discontinuities.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "controller_fixture.h"
+#include "dim/net_dim.h"
+
+namespace dimctl::controller::testing {
+namespace {
+
+const dim::NetProfiles& kEqe = dim::net_profiles(dim::CqPeriodMode::kEqe, dim::Direction::kRx);
+
+// A standalone NetDim fed what the controller is fed, with the profile applied at once (what
+// the controller does in shadow mode and in enforce mode without a rate limit).
+struct Reference {
+  dim::NetDim dim;
+  uint64_t verdicts[3] = {0, 0, 0};
+  void feed(int64_t t, const model::QueueCounters& q) {
+    const uint64_t before = dim.windows_evaluated();
+    dim.on_sample(dim::Sample::from_counters(t, q.events(), q.packets, q.bytes));
+    if (dim.windows_evaluated() != before) ++verdicts[static_cast<size_t>(*dim.last_verdict())];
+    if (dim.state() == dim::MeasureState::kApplyNewProfile) dim.profile_applied();
+  }
+};
+
+void expect_same(const model::DimView& v, const Reference& ref, int step) {
+  EXPECT_EQ(v.profile_ix, ref.dim.profile_ix()) << "step " << step;
+  EXPECT_EQ(v.tune_state, static_cast<uint8_t>(ref.dim.tune_state())) << "step " << step;
+  EXPECT_EQ(v.measure_state, static_cast<uint8_t>(ref.dim.state())) << "step " << step;
+  EXPECT_EQ(v.tired, ref.dim.tired()) << "step " << step;
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(v.verdicts_total[i], ref.verdicts[i]) << "step " << step;
+  const auto& s = ref.dim.last_stats();
+  EXPECT_EQ(v.bpms, s ? s->bpms : 0) << "step " << step;
+  EXPECT_EQ(v.ppms, s ? s->ppms : 0) << "step " << step;
+}
+
+// Deterministic noise.
+struct Lcg {
+  uint64_t x = 12345;
+  uint32_t next(uint32_t mod) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<uint32_t>((x >> 33) % mod);
+  }
+};
+
+class RampTest : public ControllerTest, public ::testing::WithParamInterface<model::Mode> {};
+
+// A realistic ramp: load rises from idle to ~150k pps with noise, plateaus, falls back; events
+// per period follow the packet rate (interrupt coalescing merges packets), some periods have
+// fewer than 64 events, packet sizes vary.
+TEST_P(RampTest, MovesTheProfileExactlyAsTheLibraryAlone) {
+  add_device("eth0", 2, 1, fakes::RecordingNetActuator::full_coalesce(3, 32));
+  policy.by_name["eth0"] = enforce();
+  policy.by_name["eth0"].mode = GetParam();
+  Reference ref;
+  Lcg rng;
+  int changes = 0;
+  uint8_t last_ix = 0;
+  for (int step_no = 0; step_no < 200; ++step_no) {
+    const int phase = step_no < 80 ? step_no : (step_no < 120 ? 80 : 200 - step_no);
+    const uint64_t pps_base = 200 + static_cast<uint64_t>(phase) * phase * 25;
+    const uint64_t packets = pps_base / 20 + rng.next(static_cast<uint32_t>(pps_base / 40 + 1));
+    const uint64_t events = std::clamp<uint64_t>(packets / 8, 3, 4000) + rng.next(7);
+    const uint64_t bytes = packets * (64 + rng.next(1400));
+    traffic(key(2, 0), events, packets, bytes);
+    ASSERT_TRUE(step().ok());
+    ref.feed(source.current.time_ns, *source.queue(key(2, 0)));
+    const auto* q = queue(key(2, 0));
+    ASSERT_NE(q, nullptr);
+    expect_same(q->dim, ref, step_no);
+    if (ref.dim.profile_ix() != last_ix) ++changes;
+    last_ix = ref.dim.profile_ix();
+    if (GetParam() == model::Mode::kEnforce) {
+      EXPECT_EQ(net.devices["eth0"].state.rx_usecs, kEqe[ref.dim.profile_ix()].usec)
+          << "step " << step_no;
+    }
+  }
+  EXPECT_GE(changes, 4) << "the ramp must exercise DIM";
+  if (GetParam() == model::Mode::kShadow) {
+    EXPECT_TRUE(net.sets.empty());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, RampTest,
+                         ::testing::Values(model::Mode::kShadow, model::Mode::kEnforce));
+
+class CombineTest : public ControllerTest,
+                    public ::testing::WithParamInterface<model::CombinePolicy> {};
+
+// Three queues with different traffic hold different indices; the device gets the combination
+// the policy names, checked against three standalone NetDims.
+TEST_P(CombineTest, DeviceGetsThePolicysCombinationOfPerQueueDecisions) {
+  add_device("eth0", 2, 3, fakes::RecordingNetActuator::full_coalesce(3, 32));
+  policy.by_name["eth0"] = enforce();
+  policy.by_name["eth0"].combine = GetParam();
+  std::vector<Reference> refs(3);
+  std::vector<uint64_t> prev_events(3, 0);
+  std::optional<size_t> busiest;
+  std::set<uint8_t> seen_device_ix;
+  for (int p = 0; p < 40; ++p) {
+    uint64_t ramp = 1000;
+    for (int i = 0; i < p % 12; ++i) ramp = ramp * 6 / 5;
+    traffic(key(2, 0), p < 20 ? 100 : 400, ramp, ramp * 1000);                          // ramps
+    traffic(key(2, 1), 300, (p % 3 == 0) ? 900 : 500, (p % 3 == 0) ? 900000 : 500000);  // noisy
+    traffic(key(2, 2), 70, 200 + 10 * static_cast<uint64_t>(p), 200000);                // slow
+    ASSERT_TRUE(step().ok());
+
+    std::vector<uint8_t> ix(3);
+    std::vector<uint64_t> ev(3);
+    for (size_t i = 0; i < 3; ++i) {
+      const auto* q = source.queue(key(2, static_cast<int>(i)));
+      refs[i].feed(source.current.time_ns, *q);
+      ix[i] = refs[i].dim.profile_ix();
+      ev[i] = p == 0 ? 0 : q->events() - prev_events[i];
+      prev_events[i] = q->events();
+    }
+    // Busiest: most events; ties to the previous busiest, then the smallest key.
+    size_t b = busiest.value_or(0);
+    for (size_t i = 0; i < 3; ++i) {
+      if (ev[i] > ev[b]) b = i;
+    }
+    busiest = b;
+    uint8_t expected = 0;
+    switch (GetParam()) {
+      case model::CombinePolicy::kBusiestQueue:
+        expected = ix[b];
+        break;
+      case model::CombinePolicy::kMaxProfile:
+        expected = *std::max_element(ix.begin(), ix.end());
+        break;
+      case model::CombinePolicy::kMinProfile:
+        expected = *std::min_element(ix.begin(), ix.end());
+        break;
+    }
+    seen_device_ix.insert(expected);
+    const auto* d = device("eth0");
+    ASSERT_NE(d, nullptr);
+    ASSERT_TRUE(d->requested.has_value());
+    EXPECT_EQ(d->requested->rx_usecs, kEqe[expected].usec) << "period " << p;
+    EXPECT_EQ(net.devices["eth0"].state.rx_usecs, kEqe[expected].usec) << "period " << p;
+    for (size_t i = 0; i < 3; ++i) {
+      const auto* q = queue(key(2, static_cast<int>(i)));
+      EXPECT_EQ(q->dim.profile_ix, ix[i]) << "period " << p << " queue " << i;
+      EXPECT_EQ(q->dim.applied_ix, expected) << "period " << p << " queue " << i;
+    }
+  }
+  EXPECT_GE(seen_device_ix.size(), 2u) << "the scenario must move the device";
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, CombineTest,
+                         ::testing::Values(model::CombinePolicy::kBusiestQueue,
+                                           model::CombinePolicy::kMaxProfile,
+                                           model::CombinePolicy::kMinProfile));
+
+TEST_F(ControllerTest, CombinePoliciesDisagreeOnTheSameQueues) {
+  // Sanity for the parameterised test: the three policies really pick different queues here.
+  add_device("eth0", 2, 2, fakes::RecordingNetActuator::full_coalesce(3, 32));
+  policy.by_name["eth0"] = shadow();
+  for (int p = 0; p < 6; ++p) {
+    traffic(key(2, 1), 1000, 100, 100000);  // busiest by events, constant load
+    ramp_step(key(2, 0), p);                // climbs to index 3
+  }
+  EXPECT_EQ(queue(key(2, 0))->dim.profile_ix, 3);
+  const uint8_t busy_ix = queue(key(2, 1))->dim.profile_ix;
+  EXPECT_NE(busy_ix, 3);
+  EXPECT_EQ(device("eth0")->requested->rx_usecs, kEqe[busy_ix].usec);
+}
+
+TEST_F(ControllerTest, CounterResetRestartsTheWindow) {
+  add_device("eth0", 2, 1);
+  policy.by_name["eth0"] = shadow();
+  traffic(key(2, 0), 1000, 50000, 50000000);
+  ASSERT_TRUE(step().ok());  // window start
+
+  // The queue is reset (driver reload, collector restart): every counter goes backwards. DIM's
+  // wrap arithmetic would read 64,546 events and a huge rate and decide (dim-spec N12).
+  auto* q = source.queue(key(2, 0));
+  q->polls = 10;
+  q->packets = 100;
+  q->bytes = 100000;
+  ASSERT_TRUE(step().ok());
+  const auto* v = queue(key(2, 0));
+  EXPECT_EQ(v->dim.profile_ix, 0);
+  EXPECT_EQ(v->dim.verdicts_total[0] + v->dim.verdicts_total[1] + v->dim.verdicts_total[2], 0u);
+  EXPECT_EQ(v->packets_per_second, 0.0);  // no rate from a negative delta
+
+  // The reset sample started a new window: the next real window decides normally.
+  traffic(key(2, 0), 100, 1000, 1000000);
+  ASSERT_TRUE(step().ok());
+  v = queue(key(2, 0));
+  EXPECT_EQ(v->dim.verdicts_total[2], 1u);
+  EXPECT_EQ(v->dim.profile_ix, 1);
+  EXPECT_EQ(v->dim.bpms, 20000);  // 1e6 bytes over 50 ms, not over the reset
+}
+
+TEST_F(ControllerTest, QueueRecreatedUnderTheSameKeyRestartsTheWindow) {
+  add_device("eth0", 2, 1);
+  policy.by_name["eth0"] = shadow();
+  ASSERT_TRUE(step().ok());
+  traffic(key(2, 0), 100, 1000, 1000000);
+  source.queue(key(2, 0))->queue = 7;  // same NAPI id, now serving another queue
+  ASSERT_TRUE(step().ok());
+  const auto* v = queue(key(2, 0));
+  EXPECT_EQ(v->dim.verdicts_total[0] + v->dim.verdicts_total[1] + v->dim.verdicts_total[2], 0u);
+}
+
+TEST_F(ControllerTest, FewerThan64EventsNeverDecide) {
+  add_device("eth0", 2, 1);
+  policy.by_name["eth0"] = shadow();
+  ASSERT_TRUE(step().ok());  // window starts at 0 events
+  for (int p = 0; p < 10; ++p) {
+    traffic(key(2, 0), 6, 60000, 60000000);  // 60 events after 10 periods
+    ASSERT_TRUE(step().ok());
+  }
+  const auto* v = queue(key(2, 0));
+  EXPECT_EQ(v->dim.verdicts_total[0] + v->dim.verdicts_total[1] + v->dim.verdicts_total[2], 0u);
+  traffic(key(2, 0), 6, 60000, 60000000);  // 66 events in the window: decides
+  ASSERT_TRUE(step().ok());
+  v = queue(key(2, 0));
+  EXPECT_EQ(v->dim.verdicts_total[2], 1u);
+}
+
+TEST_F(ControllerTest, QueuesReorderedInTheSnapshotKeepTheirDim) {
+  add_device("eth0", 2, 3);
+  policy.by_name["eth0"] = shadow();
+  for (int p = 0; p < 4; ++p) ramp_step(key(2, 1), p);
+  ASSERT_EQ(queue(key(2, 1))->dim.profile_ix, 2);
+  std::reverse(source.current.queues.begin(), source.current.queues.end());
+  ASSERT_TRUE(step().ok());
+  EXPECT_EQ(queue(key(2, 1))->dim.profile_ix, 2);
+  EXPECT_EQ(queue(key(2, 0))->dim.profile_ix, 0);
+  EXPECT_EQ(st()->queues.front().counters.key, key(2, 2));
+}
+
+TEST_F(ControllerTest, RatesComeFromSnapshotDeltas) {
+  add_device("eth0", 2, 1);
+  ASSERT_TRUE(step().ok());
+  traffic(key(2, 0), 50, 5000, 5000000);
+  source.queue(key(2, 0))->budget_exhausted += 10;  // 60 polls, 50 re-armed
+  source.queue(key(2, 0))->polls += 10;
+  ASSERT_TRUE(step(100'000'000).ok());
+  const auto* v = queue(key(2, 0));
+  EXPECT_DOUBLE_EQ(v->packets_per_second, 50000.0);
+  EXPECT_DOUBLE_EQ(v->events_per_second, 500.0);
+  EXPECT_DOUBLE_EQ(v->polls_per_second, 600.0);
+}
+
+TEST_F(ControllerTest, ReloadRecreatesDimWhenTheAlgorithmChanges) {
+  add_device("eth0", 2, 1);
+  policy.by_name["eth0"] = shadow();
+  for (int p = 0; p < 4; ++p) ramp_step(key(2, 0), p);
+  ASSERT_EQ(queue(key(2, 0))->dim.profile_ix, 2);
+  policy.by_name["eth0"].algorithm = model::Algorithm::kNetCqe;
+  ctl().reload_policies();
+  ASSERT_TRUE(step().ok());
+  EXPECT_EQ(queue(key(2, 0))->dim.profile_ix, 0);  // fresh instance on the CQE table
+  EXPECT_EQ(device("eth0")->algorithm, model::Algorithm::kNetCqe);
+}
+
+}  // namespace
+}  // namespace dimctl::controller::testing

@@ -1,0 +1,48 @@
+// How a DIM profile becomes ethtool coalesce values, and the field bookkeeping the controller
+// needs around a write (what to send, what to restore, whether a notification is ours).
+//
+// Mapping (dim-spec 4.6, 8.3): RX_USECS = usec, RX_MAX_FRAMES = pkts, USE_CQE_MODE_RX = the
+// table's period mode. Only fields the device reported in its GET are ever sent: the kernel
+// rejects a SET naming an unsupported parameter (EINVAL), so an unreported field is simply
+// not ours to manage.
+//
+// Pure functions over plain values.
+#pragma once
+
+#include <cstdint>
+
+#include "dim/profile.h"
+#include "dimctl/model/coalesce.h"
+#include "dimctl/model/policy.h"
+
+namespace dimctl::controller {
+
+// The index policy allows for a table of `num_profiles` entries: clamp into
+// [min_profile, max_profile], both capped at the last index (min wins if the bounds cross).
+uint8_t clamp_profile(uint8_t ix, const model::DevicePolicy& policy, uint8_t num_profiles);
+
+// What the device should hold for `profile`: the RX fields `reported` has, set from the
+// profile; use_cqe_mode_rx = cqe_mode when reported. Everything else absent.
+model::Coalesce net_target(const dim::Profile& profile, bool cqe_mode,
+                           const model::Coalesce& reported);
+
+// The request that moves a device from `current` to `target`: the value fields always (cheap
+// and idempotent), mode fields only when they change (a mode change makes the kernel call the
+// driver twice and some drivers pause traffic while switching), plus use_adaptive_rx = false
+// when the driver's own DIM is on and `take_over_adaptive` (else its work would overwrite us).
+model::Coalesce net_request(const model::Coalesce& target, const model::Coalesce& current,
+                            bool take_over_adaptive);
+
+// `values` restricted to the fields present in `mask`.
+model::Coalesce only_fields(const model::Coalesce& values, const model::Coalesce& mask);
+
+// Marks in `mask` every field present in `sent` (the mask's values are meaningless).
+void mark_fields(model::Coalesce& mask, const model::Coalesce& sent);
+
+// Copies every field present in `from` into `into` (a notification onto what we knew).
+void overlay(model::Coalesce& into, const model::Coalesce& from);
+
+// True when every field present in `mask` and in both `a` and `b` is equal in `a` and `b`.
+bool agrees(const model::Coalesce& a, const model::Coalesce& b, const model::Coalesce& mask);
+
+}  // namespace dimctl::controller

@@ -1,0 +1,49 @@
+// ProfileCombiner: collapses the per-queue profile indices DIM wants into one device-wide index
+// for drivers that only have device-wide coalescing (ethtool netlink COALESCE_SET is per
+// device; dim-spec 8.3, ecosystem-research 0.3).
+//
+// Indices are compared, not usec values: "right" (a higher index) means more moderation in
+// every kernel table, and custom tables are expected to keep that order.
+//
+// kBusiestQueue picks the queue with the most events in this period (all queues of a snapshot
+// share one period, so the event count orders them exactly like the event rate). Ties go to
+// the queue that was busiest last time (so an idle device does not flip between queues), then
+// to the smallest QueueKey, so the result never depends on snapshot order.
+//
+// Plain value type, no shared state.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "dimctl/model/policy.h"
+#include "dimctl/model/snapshot.h"
+
+namespace dimctl::controller {
+
+class ProfileCombiner {
+ public:
+  explicit ProfileCombiner(model::CombinePolicy policy = model::CombinePolicy::kBusiestQueue,
+                           std::optional<model::QueueKey> previous_busiest = std::nullopt)
+      : policy_(policy), previous_busiest_(previous_busiest) {}
+
+  // One queue's wish: the profile index its DIM holds and its events in this period.
+  void add(const model::QueueKey& key, uint8_t profile_ix, uint64_t events);
+
+  // The device-wide index; nullopt when no queue was added.
+  std::optional<uint8_t> result() const;
+  // The busiest queue seen (whatever the policy, for the next period's tie-break and export).
+  std::optional<model::QueueKey> busiest() const;
+
+ private:
+  model::CombinePolicy policy_;
+  std::optional<model::QueueKey> previous_busiest_;
+  bool any_ = false;
+  uint8_t max_ix_ = 0;
+  uint8_t min_ix_ = 0;
+  model::QueueKey busiest_key_{};
+  uint64_t busiest_events_ = 0;
+  uint8_t busiest_ix_ = 0;
+};
+
+}  // namespace dimctl::controller

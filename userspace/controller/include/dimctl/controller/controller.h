@@ -1,0 +1,171 @@
+// Controller: dimctl's control loop, one period per step():
+//
+//   sample → per RX queue one NetDim, per CQ one RdmaDim (kernel-exact, dim/) → per device
+//   combine (or per queue where the driver has per-queue coalescing) → policy bounds → mode
+//   gate (observe / shadow / enforce + allowlist + conflicts) → drift check → rate limit →
+//   record original → write → read back → publish an immutable ControllerState.
+//
+// Safety contract (docs/CONTROLLER.md):
+//  - Only enforce-mode devices named by a config rule (allowlisted) and without a rule conflict
+//    are ever written; everything else behaves like shadow mode.
+//  - Before the first write to a device (or queue) its current settings are read and recorded
+//    in the OriginalsStore; when recording fails nothing is written.
+//  - Only fields the device reported are sent; mode fields only when they change.
+//  - A device whose driver runs adaptive-rx is taken over (adaptive-rx off in the same write,
+//    recorded and restored) only when the policy says take_over_adaptive, else left alone.
+//  - Writes happen only when the wanted values change, at most once per rate_limit_ns.
+//  - A coalesce change by someone else (ETHTOOL_MSG_COALESCE_NTF that does not match what we
+//    applied) stops writes to that device for the life of the process (drift); DIM keeps running.
+//  - restore() puts back every original this controller recorded.
+//
+// Shadow "virtual apply": where nothing is written (shadow, observe-capped devices, a refused or
+// failed write) a DIM instance that asked for a new profile gets profile_applied() at once, as
+// if the kernel's work had run. DIM therefore evolves exactly as it would on the device and
+// shadow exports what enforce would do. A rate-limited write keeps the instance pending (its
+// samples are ignored, like the kernel's while the work is queued) until the write happens.
+//
+// Thread-safety: step(), restore(), reload_policies() and set_programs() must be called from
+// one thread (the control loop). state() may be called from any thread at any time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dim/net_dim.h"
+#include "dim/rdma_dim.h"
+#include "dimctl/common/result.h"
+#include "dimctl/model/clock.h"
+#include "dimctl/model/controller_state.h"
+#include "dimctl/model/counter_source.h"
+#include "dimctl/model/net_actuator.h"
+#include "dimctl/model/originals_store.h"
+#include "dimctl/model/policy.h"
+#include "dimctl/model/rdma_actuator.h"
+
+namespace dimctl::controller {
+
+struct ControllerOptions {
+  // The loop period the daemon runs step() at. The controller takes rates from snapshot time
+  // deltas, not from this; it is kept here so the daemon, `dimctl status` and the benchmark
+  // share one value.
+  int64_t period_ns = 50'000'000;  // 20 Hz
+  // Exported as-is in ControllerState (the config layer owns their meaning).
+  model::Mode default_mode = model::Mode::kShadow;
+  std::string config_path;
+  // Kernel driver of a net device, for DeviceInfo.driver (policy selectors). The daemon reads
+  // /sys/class/net/<dev>/device/driver; empty function = unknown ("").
+  std::function<std::string(const std::string& ifname)> net_driver;
+};
+
+class Controller {
+ public:
+  // `rdma` may be null (no RDMA netlink). Every reference must outlive the controller.
+  Controller(model::CounterSource& source, model::NetActuator& net, model::RdmaDimSwitch* rdma,
+             model::OriginalsStore& originals, const model::PolicySource& policy,
+             const model::Clock& clock, ControllerOptions options = {});
+  ~Controller();
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  // One period. Fails only when no snapshot could be taken (counted in sample_errors_total);
+  // per-device problems are reported in DeviceView.last_error and never fail the step.
+  // The state is published in every case.
+  Result<void> step();
+
+  // Puts back every original recorded by this controller (devices, queues, RDMA DIM switch),
+  // except on drifted devices (someone else owns them now; the OriginalsStore still has the
+  // record for `dimctl restore`). Afterwards no further writes happen. Attempts all, returns
+  // the first error with the number of failures.
+  Result<void> restore();
+
+  // Re-reads every known device's policy (config reload). DIM instances are re-created for
+  // devices whose mode, algorithm or profiles changed; drift stays.
+  void reload_policies();
+
+  // BPF program status, published with the next state (the collector knows it, not us).
+  void set_programs(std::vector<model::ProgramView> programs);
+
+  // The last published state; never null.
+  std::shared_ptr<const model::ControllerState> state() const;
+
+  const ControllerOptions& options() const { return options_; }
+
+ private:
+  struct Original;
+  struct Apply;
+  struct NetDevice;
+  struct RdmaDevice;
+  struct QueueSlot;
+  struct CqSlot;
+
+  void drain_changes();
+  NetDevice& net_device_for(const model::QueueCounters& q);
+  RdmaDevice& rdma_device_for(const std::string& name);
+  void reconcile_queues(const model::Snapshot& snap);
+  void reconcile_cqs(const model::Snapshot& snap);
+  void feed_queue(QueueSlot& slot, const model::QueueCounters& q, int64_t now_ns, double dt_s);
+  void decide_device(NetDevice& dev, int64_t now_ns);
+  void apply_queue(QueueSlot& slot, NetDevice& dev, const model::QueueCounters& q, int64_t now_ns);
+  void feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_time_ns, int64_t now_ns,
+               double dt_s);
+  void update_rdma_devices(int64_t now_ns);
+  void retire_devices();
+  void publish(const model::Snapshot* snap, int64_t loop_start_ns);
+  void set_error(NetDevice& dev, std::string msg);
+  void set_error(RdmaDevice& dev, std::string msg);
+  bool may_write(const NetDevice& dev) const;
+  void refresh_policy(NetDevice& dev);
+  void refresh_policy(RdmaDevice& dev);
+  void ensure_dim(QueueSlot& slot, const NetDevice& dev);
+  void ensure_dim(CqSlot& slot, const RdmaDevice& dev);
+  enum class WriteResult : uint8_t { kUnchanged, kWritten, kFailed, kRateLimited, kRefused };
+  WriteResult write_net(NetDevice& dev, Apply& apply, std::optional<uint32_t> queue,
+                        const dim::Profile& profile, int64_t now_ns);
+
+  model::CounterSource& source_;
+  model::NetActuator& net_;
+  model::RdmaDimSwitch* rdma_;
+  model::OriginalsStore& originals_;
+  const model::PolicySource& policy_;
+  const model::Clock& clock_;
+  ControllerOptions options_;
+
+  // Net devices by ifname (std::map: stable addresses for QueueSlot::dev, sorted export).
+  std::map<std::string, std::unique_ptr<NetDevice>> net_devices_;
+  std::map<std::string, std::unique_ptr<RdmaDevice>> rdma_devices_;
+  // Queues in the order of the last snapshot, so a stable snapshot costs no lookups.
+  std::vector<QueueSlot> queues_;
+  std::unordered_map<uint64_t, size_t> queue_index_;
+  std::vector<CqSlot> cqs_;
+  std::unordered_map<uint64_t, size_t> cq_index_;
+  model::Snapshot prev_snapshot_;
+  bool have_prev_ = false;
+
+  // Originals recorded by this controller, kept across device disappearance so a device that
+  // comes back is never re-recorded with our own values, and restore() finds them.
+  std::map<std::string, Original> net_originals_;
+  std::map<std::pair<std::string, uint32_t>, Original> queue_originals_;
+  std::map<std::string, bool> rdma_originals_;
+  // Devices someone else changed after we wrote them: never written again by this process.
+  std::set<std::string> drifted_;
+  bool writes_disabled_ = false;  // after restore()
+
+  uint64_t loops_total_ = 0;
+  uint64_t sample_errors_total_ = 0;
+  bool ready_ = false;
+  std::vector<model::ProgramView> programs_;
+
+  mutable std::mutex state_mu_;
+  std::shared_ptr<model::ControllerState> published_;  // guarded by state_mu_
+  std::shared_ptr<model::ControllerState> spare_;      // control thread only: reused buffers
+};
+
+}  // namespace dimctl::controller

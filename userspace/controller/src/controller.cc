@@ -1,0 +1,1002 @@
+#include "dimctl/controller/controller.h"
+
+#include <algorithm>
+#include <utility>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "dim/sample.h"
+#include "dimctl/controller/coalesce_mapping.h"
+#include "dimctl/controller/combine.h"
+#include "dimctl/controller/discontinuity.h"
+
+namespace dimctl::controller {
+
+namespace {
+
+uint64_t pack(const model::QueueKey& k) {
+  return (uint64_t{k.ifindex} << 32) | k.napi_id;
+}
+uint64_t pack(const model::CqKey& k) {
+  return (uint64_t{k.dev_index} << 32) | k.cq_id;
+}
+
+bool runs_net_dim(const model::DevicePolicy& p) {
+  return p.mode != model::Mode::kObserve &&
+         (p.algorithm == model::Algorithm::kNetEqe || p.algorithm == model::Algorithm::kNetCqe);
+}
+
+// RDMA devices have one algorithm; a net-* algorithm from a generic rule means "DIM on".
+bool runs_rdma_dim(const model::DevicePolicy& p) {
+  return p.mode != model::Mode::kObserve && p.algorithm != model::Algorithm::kOff &&
+         p.algorithm != model::Algorithm::kStatic;
+}
+
+bool allowlisted(const model::DevicePolicy& p) {
+  return !p.rule.empty();
+}
+
+// Fields a device is assumed to report before its first GET succeeded (export only).
+model::Coalesce assumed_reported() {
+  model::Coalesce c;
+  c.rx_usecs = 0;
+  c.rx_max_frames = 0;
+  return c;
+}
+
+double per_second(uint64_t delta, double dt_s) {
+  return dt_s > 0 ? static_cast<double>(delta) / dt_s : 0.0;
+}
+
+template <typename Dim>
+void fill_dim_view(model::DimView& v, const Dim* dim, uint8_t applied_ix,
+                   const uint64_t (&verdicts)[3], uint64_t changes) {
+  v.active = dim != nullptr;
+  v.applied_ix = applied_ix;
+  v.verdicts_total[0] = verdicts[0];
+  v.verdicts_total[1] = verdicts[1];
+  v.verdicts_total[2] = verdicts[2];
+  v.profile_changes_total = changes;
+  if (dim == nullptr) {
+    v.profile_ix = applied_ix;
+    v.tune_state = v.measure_state = v.tired = 0;
+    v.ppms = v.bpms = v.epms = v.cpms = v.cpe_ratio = 0;
+    return;
+  }
+  v.profile_ix = dim->profile_ix();
+  v.tune_state = static_cast<uint8_t>(dim->tune_state());
+  v.measure_state = static_cast<uint8_t>(dim->state());
+  v.tired = dim->tired();
+  const auto& s = dim->last_stats();
+  v.ppms = s ? s->ppms : 0;
+  v.bpms = s ? s->bpms : 0;
+  v.epms = s ? s->epms : 0;
+  v.cpms = s ? s->cpms : 0;
+  v.cpe_ratio = s ? s->cpe_ratio : 0;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Internal state.
+
+struct Controller::Original {
+  model::Coalesce values;   // as read right before our first write
+  model::Coalesce touched;  // fields we have sent since (a mask): what restore() puts back
+};
+
+// Write-side state of one coalesce target: a device, or a queue on per-queue devices.
+struct Controller::Apply {
+  std::optional<model::Coalesce> current;  // what the device holds (GET, SET read-back, NTF)
+  std::optional<model::Coalesce> wanted;   // what DIM wants now (exported as `requested`)
+  std::optional<model::Coalesce> target;   // what we last wrote successfully
+};
+
+struct Controller::NetDevice {
+  std::string name;
+  std::string driver;
+  model::DevicePolicy policy;
+  uint32_t generation = 1;  // bumped when DIM instances must be re-created
+  dim::NetProfiles profiles{};
+  bool per_queue = false;
+  bool seen = false;  // has a queue in this snapshot
+
+  Apply apply;                                        // device-wide path
+  std::map<uint32_t, model::Coalesce> queue_applied;  // per-queue path: read-back per queue
+  std::vector<model::Coalesce> recent;                // read-backs since the last drain
+  model::Coalesce touched;                            // fields we ever sent (drift compare)
+  std::optional<int64_t> last_attempt_ns;
+  bool attempted_this_step = false;
+
+  // Per step.
+  ProfileCombiner combiner;
+  std::optional<model::QueueKey> busiest;
+  std::optional<uint8_t> combined_ix;
+  bool release = true;     // pending DIM instances get profile_applied() this step
+  int32_t rep_queue = -1;  // per-queue path: lowest queue index, represents the device
+  std::optional<model::Coalesce> rep_wanted, rep_current;
+
+  uint64_t applies_ok = 0, applies_failed = 0, applies_rate_limited = 0, drift_total = 0;
+  bool drifted = false;
+  std::string last_error;
+};
+
+struct Controller::RdmaDevice {
+  std::string name;
+  model::DevicePolicy policy;
+  uint32_t generation = 1;
+  bool listed = false;  // reported by RdmaDimSwitch::list() this step
+  bool has_cqs = false;
+  std::optional<bool> dim_enabled;  // kernel switch as last read
+  std::optional<bool> last_set;     // what we set (read back)
+  std::optional<int64_t> last_attempt_ns;
+  uint64_t applies_ok = 0, applies_failed = 0, applies_rate_limited = 0, drift_total = 0;
+  bool drifted = false;
+  std::string last_error;
+};
+
+struct Controller::QueueSlot {
+  model::QueueKey key;
+  NetDevice* dev = nullptr;
+  uint32_t generation = 0;  // != dev->generation: (re)create the DIM instance
+  std::optional<dim::NetDim> dim;
+  bool have_prev = false;  // prev counters are prev_snapshot_.queues[prev_pos]
+  size_t prev_pos = 0;
+  // This period.
+  uint64_t d_events = 0;
+  double pps = 0, eps = 0, polls_ps = 0;
+  std::optional<uint8_t> wanted_ix;
+  uint8_t applied_ix = 0;
+  // Totals.
+  uint64_t verdicts[3] = {0, 0, 0};
+  uint64_t changes = 0;
+  Apply apply;  // per-queue path only
+};
+
+struct Controller::CqSlot {
+  model::CqKey key;
+  RdmaDevice* dev = nullptr;
+  uint32_t generation = 0;
+  std::optional<dim::RdmaDim> dim;
+  bool have_prev = false;
+  size_t prev_pos = 0;
+  double cps = 0, eps = 0;
+  std::optional<uint8_t> wanted_ix;
+  uint8_t applied_ix = 0;
+  uint64_t verdicts[3] = {0, 0, 0};
+  uint64_t changes = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+
+Controller::Controller(model::CounterSource& source, model::NetActuator& net,
+                       model::RdmaDimSwitch* rdma, model::OriginalsStore& originals,
+                       const model::PolicySource& policy, const model::Clock& clock,
+                       ControllerOptions options)
+    : source_(source),
+      net_(net),
+      rdma_(rdma),
+      originals_(originals),
+      policy_(policy),
+      clock_(clock),
+      options_(std::move(options)),
+      published_(std::make_shared<model::ControllerState>()) {
+  published_->default_mode = options_.default_mode;
+  published_->config_path = options_.config_path;
+}
+
+Controller::~Controller() = default;
+
+std::shared_ptr<const model::ControllerState> Controller::state() const {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  return published_;
+}
+
+void Controller::set_programs(std::vector<model::ProgramView> programs) {
+  programs_ = std::move(programs);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The loop.
+
+Result<void> Controller::step() {
+  const int64_t loop_start = clock_.now_ns();
+  ++loops_total_;
+  auto sampled = source_.sample();
+  if (!sampled) {
+    ++sample_errors_total_;
+    publish(nullptr, loop_start);
+    return fail(std::move(sampled).error().wrap("taking a counter snapshot"));
+  }
+  model::Snapshot snap = std::move(sampled).value();
+  ready_ = true;
+  const int64_t now = clock_.now_ns();  // rate limits are on the controller's clock
+
+  drain_changes();
+
+  for (auto& [name, dev] : net_devices_) {
+    dev->seen = false;
+    dev->attempted_this_step = false;
+    dev->combiner = ProfileCombiner(dev->policy.combine, dev->busiest);
+    dev->combined_ix.reset();
+    dev->release = true;
+    dev->rep_queue = -1;
+    dev->rep_wanted.reset();
+    dev->rep_current.reset();
+  }
+  for (auto& [name, dev] : rdma_devices_) {
+    dev->has_cqs = false;
+    dev->listed = false;
+  }
+
+  reconcile_queues(snap);
+  const bool time_backwards = have_prev_ && snap.time_ns < prev_snapshot_.time_ns;
+  const double dt_s = have_prev_ && !time_backwards
+                          ? static_cast<double>(snap.time_ns - prev_snapshot_.time_ns) / 1e9
+                          : 0.0;
+  for (size_t i = 0; i < queues_.size(); ++i) {
+    feed_queue(queues_[i], snap.queues[i], snap.time_ns, time_backwards ? -1.0 : dt_s);
+  }
+  for (auto& [name, dev] : net_devices_) {
+    if (dev->seen && !dev->per_queue) decide_device(*dev, now);
+  }
+  for (size_t i = 0; i < queues_.size(); ++i) {
+    apply_queue(queues_[i], *queues_[i].dev, snap.queues[i], now);
+  }
+  for (auto& [name, dev] : net_devices_) {
+    if (dev->attempted_this_step) dev->last_attempt_ns = now;
+  }
+
+  reconcile_cqs(snap);
+  const int64_t prev_time = have_prev_ ? prev_snapshot_.time_ns : snap.time_ns;
+  for (size_t i = 0; i < cqs_.size(); ++i) {
+    feed_cq(cqs_[i], snap.cqs[i], time_backwards ? snap.time_ns : prev_time, snap.time_ns,
+            time_backwards ? -1.0 : dt_s);
+  }
+  update_rdma_devices(now);
+  retire_devices();
+
+  publish(&snap, loop_start);
+  prev_snapshot_ = std::move(snap);
+  have_prev_ = true;
+  return ok();
+}
+
+// Coalesce notifications: keep `current` true to the device, and notice other writers.
+void Controller::drain_changes() {
+  for (auto& change : net_.drain_changes()) {
+    auto it = net_devices_.find(change.device);
+    if (it == net_devices_.end()) continue;
+    NetDevice& dev = *it->second;
+    const bool managed = dev.apply.target.has_value() || !dev.queue_applied.empty();
+    if (managed) {
+      // Ours when it matches a read-back of one of our writes (the NTF carries what a GET
+      // after the SET returns) on the fields we manage.
+      bool ours = false;
+      auto check = [&](const model::Coalesce& c) {
+        ours = ours || agrees(change.values, c, dev.touched);
+      };
+      if (dev.apply.current) check(*dev.apply.current);
+      for (const auto& c : dev.recent) check(c);
+      for (const auto& [q, c] : dev.queue_applied) check(c);
+      if (!ours) {
+        ++dev.drift_total;
+        if (!dev.drifted) {
+          dev.drifted = true;
+          drifted_.insert(dev.name);
+          spdlog::warn(
+              "{}: coalesce settings changed by someone else; dimctl stops writing this device "
+              "(DIM keeps running in shadow)",
+              dev.name);
+          set_error(dev, "drift: coalesce settings changed by another writer; writes stopped");
+        }
+      }
+    }
+    if (!dev.per_queue) {
+      model::Coalesce merged = dev.apply.current.value_or(model::Coalesce{});
+      overlay(merged, change.values);
+      dev.apply.current = merged;
+    }
+  }
+  for (auto& [name, dev] : net_devices_) dev->recent.clear();
+}
+
+Controller::NetDevice& Controller::net_device_for(const model::QueueCounters& q) {
+  auto it = net_devices_.find(q.device);
+  if (it != net_devices_.end()) return *it->second;
+  auto dev = std::make_unique<NetDevice>();
+  dev->name = q.device;
+  if (options_.net_driver) dev->driver = options_.net_driver(q.device);
+  dev->drifted = drifted_.count(q.device) != 0;
+  refresh_policy(*dev);
+  dev->per_queue = net_.supports_per_queue(q.device);
+  // Read what the device holds now: observe mode exports it, writes need its field set.
+  auto current = net_.get(q.device);
+  if (current) {
+    dev->apply.current = *current;
+  } else {
+    set_error(*dev, fmt::format("reading coalesce settings: {}", current.error().message()));
+  }
+  spdlog::info("{}: new net device (driver '{}', rule '{}', {}{})", dev->name, dev->driver,
+               dev->policy.rule, dev->per_queue ? "per-queue coalescing" : "device-wide",
+               dev->drifted ? ", drifted earlier: not written" : "");
+  NetDevice& ref = *dev;
+  net_devices_.emplace(q.device, std::move(dev));
+  return ref;
+}
+
+Controller::RdmaDevice& Controller::rdma_device_for(const std::string& name) {
+  auto it = rdma_devices_.find(name);
+  if (it != rdma_devices_.end()) return *it->second;
+  auto dev = std::make_unique<RdmaDevice>();
+  dev->name = name;
+  dev->drifted = drifted_.count("rdma:" + name) != 0;
+  refresh_policy(*dev);
+  RdmaDevice& ref = *dev;
+  rdma_devices_.emplace(name, std::move(dev));
+  return ref;
+}
+
+void Controller::refresh_policy(NetDevice& dev) {
+  model::DeviceInfo info;
+  info.kind = model::DeviceKind::kNet;
+  info.name = dev.name;
+  info.driver = dev.driver;
+  model::DevicePolicy p = policy_.policy_for(info);
+  const model::DevicePolicy& old = dev.policy;
+  if (runs_net_dim(p) != runs_net_dim(old) || p.algorithm != old.algorithm ||
+      p.rx_profiles != old.rx_profiles || p.mode != old.mode) {
+    ++dev.generation;
+  }
+  dev.policy = std::move(p);
+  const bool cqe = dev.policy.algorithm == model::Algorithm::kNetCqe;
+  dev.profiles = dev.policy.rx_profiles
+                     ? *dev.policy.rx_profiles
+                     : dim::net_profiles(cqe ? dim::CqPeriodMode::kCqe : dim::CqPeriodMode::kEqe,
+                                         dim::Direction::kRx);
+  if (!dev.policy.conflict.empty()) {
+    set_error(dev, "refused, conflicting rules: " + dev.policy.conflict);
+  } else if (dev.policy.algorithm == model::Algorithm::kRdma) {
+    set_error(dev, "algorithm rdma applies to RDMA devices only; no DIM on this net device");
+  }
+}
+
+void Controller::refresh_policy(RdmaDevice& dev) {
+  model::DeviceInfo info;
+  info.kind = model::DeviceKind::kRdma;
+  info.name = dev.name;
+  model::DevicePolicy p = policy_.policy_for(info);
+  if (runs_rdma_dim(p) != runs_rdma_dim(dev.policy) || p.algorithm != dev.policy.algorithm ||
+      p.mode != dev.policy.mode) {
+    ++dev.generation;
+  }
+  dev.policy = std::move(p);
+  if (!dev.policy.conflict.empty()) {
+    set_error(dev, "refused, conflicting rules: " + dev.policy.conflict);
+  }
+}
+
+void Controller::reload_policies() {
+  for (auto& [name, dev] : net_devices_) refresh_policy(*dev);
+  for (auto& [name, dev] : rdma_devices_) refresh_policy(*dev);
+}
+
+void Controller::set_error(NetDevice& dev, std::string msg) {
+  if (msg == dev.last_error) return;
+  if (!msg.empty()) spdlog::warn("{}: {}", dev.name, msg);
+  dev.last_error = std::move(msg);
+}
+
+void Controller::set_error(RdmaDevice& dev, std::string msg) {
+  if (msg == dev.last_error) return;
+  if (!msg.empty()) spdlog::warn("{}: {}", dev.name, msg);
+  dev.last_error = std::move(msg);
+}
+
+bool Controller::may_write(const NetDevice& dev) const {
+  return !writes_disabled_ && dev.policy.mode == model::Mode::kEnforce && allowlisted(dev.policy) &&
+         dev.policy.conflict.empty() && !dev.drifted &&
+         dev.policy.algorithm != model::Algorithm::kOff &&
+         dev.policy.algorithm != model::Algorithm::kRdma;
+}
+
+// Slots follow the snapshot's order. The common case (same queues, same order) is checked with
+// one pass of key compares and costs no lookups; otherwise slots are moved by key, new queues
+// get fresh slots and queues absent from the snapshot are dropped.
+void Controller::reconcile_queues(const model::Snapshot& snap) {
+  const size_t n = snap.queues.size();
+  bool same = have_prev_ && queues_.size() == n;
+  for (size_t i = 0; same && i < n; ++i) same = queues_[i].key == snap.queues[i].key;
+  if (same) {
+    for (size_t i = 0; i < n; ++i) {
+      queues_[i].have_prev = true;
+      queues_[i].prev_pos = i;
+    }
+  } else {
+    std::vector<QueueSlot> next;
+    next.reserve(n);
+    std::vector<bool> taken(queues_.size(), false);
+    for (size_t i = 0; i < n; ++i) {
+      auto it = queue_index_.find(pack(snap.queues[i].key));
+      if (it != queue_index_.end() && !taken[it->second]) {
+        taken[it->second] = true;
+        next.push_back(std::move(queues_[it->second]));
+        next.back().have_prev = have_prev_;
+        next.back().prev_pos = it->second;
+      } else {
+        next.emplace_back();
+        next.back().key = snap.queues[i].key;
+      }
+    }
+    queues_ = std::move(next);
+    queue_index_.clear();
+    queue_index_.reserve(n);
+    for (size_t i = 0; i < n; ++i) queue_index_.emplace(pack(queues_[i].key), i);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    QueueSlot& slot = queues_[i];
+    const model::QueueCounters& q = snap.queues[i];
+    if (slot.dev == nullptr || slot.dev->name != q.device) {
+      slot.dev = &net_device_for(q);
+      slot.generation = 0;  // another device: another policy
+      slot.apply = Apply{};
+    }
+    slot.dev->seen = true;
+  }
+}
+
+void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
+  if (slot.generation == dev.generation) return;
+  slot.generation = dev.generation;
+  slot.dim.reset();
+  if (!runs_net_dim(dev.policy)) return;
+  const auto mode = dev.policy.algorithm == model::Algorithm::kNetCqe ? dim::CqPeriodMode::kCqe
+                                                                      : dim::CqPeriodMode::kEqe;
+  // Index 0 like the drivers (dim-spec 2: zeroed struct dim).
+  slot.dim.emplace(mode, dim::Direction::kRx, 0);
+  if (dev.policy.rx_profiles) slot.dim->set_profiles(*dev.policy.rx_profiles);
+}
+
+void Controller::feed_queue(QueueSlot& slot, const model::QueueCounters& q, int64_t now_ns,
+                            double dt_s) {
+  NetDevice& dev = *slot.dev;
+  ensure_dim(slot, dev);
+  const model::QueueCounters* prev =
+      slot.have_prev ? &prev_snapshot_.queues[slot.prev_pos] : nullptr;
+  const bool time_backwards = dt_s < 0;
+  const bool reset = time_backwards || (prev != nullptr && is_discontinuity(*prev, q));
+  slot.d_events = 0;
+  slot.pps = slot.eps = slot.polls_ps = 0;
+  if (prev != nullptr && !reset) {
+    slot.d_events = q.events() - prev->events();
+    slot.eps = per_second(slot.d_events, dt_s);
+    slot.pps = per_second(q.packets - prev->packets, dt_s);
+    slot.polls_ps = per_second(q.polls - prev->polls, dt_s);
+  }
+  if (slot.dim) {
+    // A discontinuity restarts the window at this sample (dim-spec N12); tuning state stays.
+    if (reset) slot.dim->restart_window();
+    const uint64_t windows_before = slot.dim->windows_evaluated();
+    // Without a byte counter bytes stay 0: bpms is 0 on both sides, compare falls to ppms.
+    const bool changed = slot.dim->on_sample(
+        dim::Sample::from_counters(now_ns, q.events(), q.packets, q.has_bytes ? q.bytes : 0));
+    if (slot.dim->windows_evaluated() != windows_before && slot.dim->last_verdict()) {
+      ++slot.verdicts[static_cast<size_t>(*slot.dim->last_verdict())];
+    }
+    if (changed) ++slot.changes;
+    slot.wanted_ix = slot.dim->profile_ix();
+  } else if (dev.policy.algorithm == model::Algorithm::kStatic &&
+             dev.policy.mode != model::Mode::kObserve) {
+    slot.wanted_ix = dev.policy.static_index;
+  } else {
+    slot.wanted_ix.reset();
+  }
+  if (!dev.per_queue && slot.wanted_ix) dev.combiner.add(q.key, *slot.wanted_ix, slot.d_events);
+}
+
+void Controller::decide_device(NetDevice& dev, int64_t now_ns) {
+  const auto combined = dev.combiner.result();
+  dev.busiest = dev.combiner.busiest();
+  if (!combined) {
+    dev.apply.wanted.reset();
+    return;
+  }
+  const uint8_t ix = clamp_profile(*combined, dev.policy, dim::kNetNumProfiles);
+  dev.combined_ix = ix;
+  const WriteResult r = write_net(dev, dev.apply, std::nullopt, dev.profiles[ix], now_ns);
+  // A rate-limited change keeps the instances pending (their samples are ignored, like the
+  // kernel's while its work is queued) until it is written.
+  dev.release = r != WriteResult::kRateLimited;
+}
+
+void Controller::apply_queue(QueueSlot& slot, NetDevice& dev, const model::QueueCounters& q,
+                             int64_t now_ns) {
+  bool release = dev.release;
+  if (dev.per_queue) {
+    release = true;
+    if (slot.wanted_ix) {
+      const uint8_t ix = clamp_profile(*slot.wanted_ix, dev.policy, dim::kNetNumProfiles);
+      slot.applied_ix = ix;
+      if (q.queue < 0) {
+        const model::Coalesce& reported =
+            slot.apply.current ? *slot.apply.current
+                               : (dev.apply.current ? *dev.apply.current : assumed_reported());
+        slot.apply.wanted = net_target(dev.profiles[ix],
+                                       dev.policy.algorithm == model::Algorithm::kNetCqe, reported);
+        if (may_write(dev))
+          set_error(dev, fmt::format("napi {} has no queue index: not written", q.key.napi_id));
+      } else {
+        const WriteResult r =
+            write_net(dev, slot.apply, static_cast<uint32_t>(q.queue), dev.profiles[ix], now_ns);
+        release = r != WriteResult::kRateLimited;
+      }
+    } else {
+      slot.applied_ix = 0;
+      slot.apply.wanted.reset();
+    }
+    if (q.queue >= 0 && (dev.rep_queue < 0 || q.queue < dev.rep_queue)) {
+      dev.rep_queue = q.queue;
+      dev.rep_wanted = slot.apply.wanted;
+      dev.rep_current = slot.apply.current ? slot.apply.current : dev.apply.current;
+    }
+  } else {
+    slot.applied_ix = dev.combined_ix.value_or(slot.wanted_ix.value_or(0));
+  }
+  if (slot.dim && release && slot.dim->state() == dim::MeasureState::kApplyNewProfile) {
+    slot.dim->profile_applied();
+  }
+}
+
+// The write path of one target. Order matters: gate, read fields, adaptive check, unchanged
+// check, rate limit, record the original (durably) and only then write, then read back.
+Controller::WriteResult Controller::write_net(NetDevice& dev, Apply& apply,
+                                              std::optional<uint32_t> queue,
+                                              const dim::Profile& profile, int64_t now_ns) {
+  const bool cqe = dev.policy.algorithm == model::Algorithm::kNetCqe;
+  const model::Coalesce* reported_ptr = apply.current                  ? &*apply.current
+                                        : (queue && dev.apply.current) ? &*dev.apply.current
+                                                                       : nullptr;
+  const model::Coalesce assumed = assumed_reported();
+  apply.wanted = net_target(profile, cqe, reported_ptr ? *reported_ptr : assumed);
+  if (!may_write(dev)) return WriteResult::kRefused;
+
+  const std::string where = queue ? fmt::format("{} queue {}", dev.name, *queue) : dev.name;
+  auto read = [&]() { return queue ? net_.get_queue(dev.name, *queue) : net_.get(dev.name); };
+  if (!apply.current) {
+    dev.attempted_this_step = true;
+    auto cur = read();
+    if (!cur) {
+      ++dev.applies_failed;
+      set_error(dev, fmt::format("reading {}: {}", where, cur.error().message()));
+      return WriteResult::kFailed;
+    }
+    apply.current = *cur;
+    apply.wanted = net_target(profile, cqe, *apply.current);
+  }
+  if (apply.wanted->empty()) {
+    set_error(dev, fmt::format("{} reports neither rx-usecs nor rx-frames: nothing to set", where));
+    return WriteResult::kRefused;
+  }
+  if (apply.current->use_adaptive_rx.value_or(false) && !dev.policy.take_over_adaptive) {
+    set_error(dev, fmt::format("{}: the driver's adaptive-rx is on and take_over_adaptive is "
+                               "false: left alone",
+                               where));
+    return WriteResult::kRefused;
+  }
+  if (cqe && !apply.current->use_cqe_mode_rx && apply.target != apply.wanted) {
+    spdlog::debug("{}: no CQE mode reported; CQE-table values applied in the device's mode", where);
+  }
+  if (apply.target == apply.wanted) return WriteResult::kUnchanged;
+  if (dev.last_attempt_ns && dev.policy.rate_limit_ns > 0 &&
+      now_ns - *dev.last_attempt_ns < dev.policy.rate_limit_ns) {
+    ++dev.applies_rate_limited;
+    return WriteResult::kRateLimited;
+  }
+  dev.attempted_this_step = true;
+
+  // The original, durably, before the first write; a failure to record means no write.
+  Original* original = nullptr;
+  if (queue) {
+    auto it = queue_originals_.find({dev.name, *queue});
+    if (it != queue_originals_.end()) original = &it->second;
+  } else {
+    auto it = net_originals_.find(dev.name);
+    if (it != net_originals_.end()) original = &it->second;
+  }
+  if (original == nullptr) {
+    auto fresh = read();
+    if (!fresh) {
+      ++dev.applies_failed;
+      set_error(dev, fmt::format("reading {} before the first write: {}", where,
+                                 fresh.error().message()));
+      return WriteResult::kFailed;
+    }
+    auto recorded = queue ? originals_.record_net_queue(dev.name, *queue, *fresh)
+                          : originals_.record_net(dev.name, *fresh);
+    if (!recorded) {
+      ++dev.applies_failed;
+      set_error(dev, fmt::format("not writing {}: recording its original settings failed: {}",
+                                 where, recorded.error().message()));
+      return WriteResult::kFailed;
+    }
+    Original o;
+    o.values = *fresh;
+    original = queue ? &queue_originals_.emplace(std::make_pair(dev.name, *queue), o).first->second
+                     : &net_originals_.emplace(dev.name, o).first->second;
+    apply.current = *fresh;
+    apply.wanted = net_target(profile, cqe, *apply.current);
+    if (apply.current->use_adaptive_rx.value_or(false) && !dev.policy.take_over_adaptive) {
+      return WriteResult::kRefused;  // changed since we last looked; reported next period
+    }
+  }
+
+  const model::Coalesce req =
+      net_request(*apply.wanted, *apply.current, dev.policy.take_over_adaptive);
+  // Marked before the write: a partly applied failed write is still restored.
+  mark_fields(original->touched, req);
+  mark_fields(dev.touched, req);
+  auto readback = queue ? net_.set_queue(dev.name, *queue, req) : net_.set(dev.name, req);
+  if (!readback) {
+    ++dev.applies_failed;
+    set_error(dev, fmt::format("writing {}: {}", where, readback.error().message()));
+    return WriteResult::kFailed;
+  }
+  ++dev.applies_ok;
+  apply.current = *readback;
+  apply.target = apply.wanted;
+  dev.recent.push_back(*readback);
+  if (queue) dev.queue_applied[*queue] = *readback;
+  if (!dev.drifted) set_error(dev, "");
+  return WriteResult::kWritten;
+}
+
+// ---------------------------------------------------------------------------------------------
+// RDMA.
+
+void Controller::reconcile_cqs(const model::Snapshot& snap) {
+  const size_t n = snap.cqs.size();
+  bool same = have_prev_ && cqs_.size() == n;
+  for (size_t i = 0; same && i < n; ++i) same = cqs_[i].key == snap.cqs[i].key;
+  if (same) {
+    for (size_t i = 0; i < n; ++i) {
+      cqs_[i].have_prev = true;
+      cqs_[i].prev_pos = i;
+    }
+  } else {
+    std::vector<CqSlot> next;
+    next.reserve(n);
+    std::vector<bool> taken(cqs_.size(), false);
+    for (size_t i = 0; i < n; ++i) {
+      auto it = cq_index_.find(pack(snap.cqs[i].key));
+      if (it != cq_index_.end() && !taken[it->second]) {
+        taken[it->second] = true;
+        next.push_back(std::move(cqs_[it->second]));
+        next.back().have_prev = have_prev_;
+        next.back().prev_pos = it->second;
+      } else {
+        next.emplace_back();
+        next.back().key = snap.cqs[i].key;
+      }
+    }
+    cqs_ = std::move(next);
+    cq_index_.clear();
+    cq_index_.reserve(n);
+    for (size_t i = 0; i < n; ++i) cq_index_.emplace(pack(cqs_[i].key), i);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    CqSlot& slot = cqs_[i];
+    const model::CqCounters& c = snap.cqs[i];
+    if (slot.dev == nullptr || slot.dev->name != c.ibdev) {
+      slot.dev = &rdma_device_for(c.ibdev);
+      slot.generation = 0;
+    }
+    slot.dev->has_cqs = true;
+  }
+}
+
+void Controller::ensure_dim(CqSlot& slot, const RdmaDevice& dev) {
+  if (slot.generation == dev.generation) return;
+  slot.generation = dev.generation;
+  slot.dim.reset();
+  if (runs_rdma_dim(dev.policy)) slot.dim.emplace();
+}
+
+void Controller::feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_time_ns,
+                         int64_t now_ns, double dt_s) {
+  RdmaDevice& dev = *slot.dev;
+  ensure_dim(slot, dev);
+  // The kernel never runs DIM on IB_POLL_DIRECT CQs (dim-spec 5.5); neither do we.
+  if (c.poll_ctx == model::PollContext::kDirect) slot.dim.reset();
+  const model::CqCounters* prev = slot.have_prev ? &prev_snapshot_.cqs[slot.prev_pos] : nullptr;
+  const bool reset = dt_s < 0 || (prev != nullptr && is_discontinuity(*prev, c));
+  slot.cps = slot.eps = 0;
+  uint64_t d_events = 0, d_comps = 0;
+  if (prev != nullptr && !reset) {
+    d_events = c.events - prev->events;
+    d_comps = c.completions - prev->completions;
+    slot.eps = per_second(d_events, dt_s);
+    slot.cps = per_second(d_comps, dt_s);
+  }
+  if (slot.dim) {
+    if (reset) {
+      slot.dim->restart_window();
+    } else if (d_events > 0) {
+      // Per-period approximation: the period's events spread evenly over (prev, now].
+      const uint64_t windows_before = slot.dim->windows_evaluated();
+      const bool changed = slot.dim->on_events(prev_time_ns, now_ns, d_events, d_comps);
+      const uint64_t windows = slot.dim->windows_evaluated() - windows_before;
+      // Only the last window's verdict is visible: the total is exact, the split approximate
+      // when several windows close within one period.
+      if (windows > 0 && slot.dim->last_verdict()) {
+        slot.verdicts[static_cast<size_t>(*slot.dim->last_verdict())] += windows;
+      }
+      if (changed) ++slot.changes;
+    }
+    // Kernel ULP CQs cannot be moderated from user space (dim-spec 8.4): every change is a
+    // virtual apply, as if ib_cq_rdma_dim_work had run.
+    slot.dim->profile_applied();
+    slot.wanted_ix = slot.dim->profile_ix();
+  } else if (dev.policy.algorithm == model::Algorithm::kStatic &&
+             dev.policy.mode != model::Mode::kObserve) {
+    slot.wanted_ix = dev.policy.static_index;
+  } else {
+    slot.wanted_ix.reset();
+  }
+  slot.applied_ix =
+      slot.wanted_ix ? clamp_profile(*slot.wanted_ix, dev.policy, dim::kRdmaNumProfiles) : 0;
+}
+
+void Controller::update_rdma_devices(int64_t now_ns) {
+  if (rdma_ == nullptr) return;
+  auto listed = rdma_->list();
+  if (!listed) {
+    // Keep what we know; a failed dump is not a device disappearing.
+    for (auto& [name, dev] : rdma_devices_) {
+      dev->listed = dev->dim_enabled.has_value();
+      set_error(*dev, fmt::format("listing RDMA devices: {}", listed.error().message()));
+    }
+    return;
+  }
+  for (const model::RdmaDevice& info : *listed) {
+    RdmaDevice& dev = rdma_device_for(info.name);
+    dev.listed = true;
+    if (dev.last_set && info.dim_enabled != *dev.last_set) {
+      ++dev.drift_total;
+      if (!dev.drifted) {
+        dev.drifted = true;
+        drifted_.insert("rdma:" + dev.name);
+        spdlog::warn("{}: RDMA DIM switch changed by someone else; dimctl stops writing it",
+                     dev.name);
+        set_error(dev, "drift: RDMA DIM switch changed by another writer; writes stopped");
+      }
+      dev.last_set = info.dim_enabled;
+    }
+    dev.dim_enabled = info.dim_enabled;
+
+    const auto& want = dev.policy.rdma_kernel_dim;
+    if (writes_disabled_ || dev.policy.mode != model::Mode::kEnforce || !allowlisted(dev.policy) ||
+        !dev.policy.conflict.empty() || dev.drifted || !want || *want == info.dim_enabled) {
+      continue;
+    }
+    if (dev.last_attempt_ns && dev.policy.rate_limit_ns > 0 &&
+        now_ns - *dev.last_attempt_ns < dev.policy.rate_limit_ns) {
+      ++dev.applies_rate_limited;
+      continue;
+    }
+    dev.last_attempt_ns = now_ns;
+    if (rdma_originals_.count(dev.name) == 0) {
+      auto recorded = originals_.record_rdma_dim(dev.name, info.dim_enabled);
+      if (!recorded) {
+        ++dev.applies_failed;
+        set_error(dev, fmt::format("not writing: recording the original RDMA DIM switch failed: {}",
+                                   recorded.error().message()));
+        continue;
+      }
+      rdma_originals_.emplace(dev.name, info.dim_enabled);
+    }
+    auto readback = rdma_->set_dim(dev.name, *want);
+    if (!readback) {
+      ++dev.applies_failed;
+      set_error(dev, fmt::format("setting RDMA DIM {}: {}", *want ? "on" : "off",
+                                 readback.error().message()));
+      continue;
+    }
+    ++dev.applies_ok;
+    dev.dim_enabled = *readback;
+    dev.last_set = *readback;
+    set_error(dev, *readback == *want
+                       ? ""
+                       : fmt::format("device kept RDMA DIM {}", *readback ? "on" : "off"));
+  }
+}
+
+void Controller::retire_devices() {
+  for (auto it = net_devices_.begin(); it != net_devices_.end();) {
+    if (it->second->seen) {
+      ++it;
+    } else {
+      spdlog::info("{}: net device gone", it->first);
+      it = net_devices_.erase(it);
+    }
+  }
+  for (auto it = rdma_devices_.begin(); it != rdma_devices_.end();) {
+    if (it->second->listed || it->second->has_cqs) {
+      ++it;
+    } else {
+      it = rdma_devices_.erase(it);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Restore.
+
+Result<void> Controller::restore() {
+  writes_disabled_ = true;
+  size_t failures = 0;
+  std::optional<Error> first;
+  auto failed = [&](Error e) {
+    ++failures;
+    spdlog::warn("restore: {}", e.message());
+    if (!first) first = std::move(e);
+  };
+  for (const auto& [name, o] : net_originals_) {
+    if (drifted_.count(name) != 0) {
+      spdlog::warn("restore: {} changed by another writer since; left as it is", name);
+      continue;
+    }
+    const model::Coalesce req = only_fields(o.values, o.touched);
+    if (req.empty()) continue;
+    auto r = net_.set(name, req);
+    if (!r) {
+      failed(std::move(r).error().wrap(fmt::format("restoring {}", name)));
+      continue;
+    }
+    auto dev = net_devices_.find(name);
+    if (dev != net_devices_.end()) dev->second->apply.current = *r;
+  }
+  for (const auto& [key, o] : queue_originals_) {
+    if (drifted_.count(key.first) != 0) continue;
+    const model::Coalesce req = only_fields(o.values, o.touched);
+    if (req.empty()) continue;
+    auto r = net_.set_queue(key.first, key.second, req);
+    if (!r) {
+      failed(
+          std::move(r).error().wrap(fmt::format("restoring {} queue {}", key.first, key.second)));
+    }
+  }
+  for (const auto& [name, original] : rdma_originals_) {
+    if (drifted_.count("rdma:" + name) != 0 || rdma_ == nullptr) continue;
+    auto r = rdma_->set_dim(name, original);
+    if (!r) failed(std::move(r).error().wrap(fmt::format("restoring RDMA DIM of {}", name)));
+  }
+  if (first) {
+    return fail(std::move(*first).wrap(fmt::format("{} restore(s) failed", failures)));
+  }
+  return ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Publishing.
+
+void Controller::publish(const model::Snapshot* snap, int64_t loop_start_ns) {
+  // Reuse the previous buffer when no reader holds it any more: a 10k-queue state is a few MB,
+  // and assigning into existing strings and vectors avoids reallocating it every period.
+  std::shared_ptr<model::ControllerState> st;
+  if (spare_ && spare_.use_count() == 1) {
+    st = std::move(spare_);
+  } else {
+    st = std::make_shared<model::ControllerState>();
+  }
+  spare_.reset();
+  std::shared_ptr<model::ControllerState> prev;
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    prev = published_;
+  }
+
+  if (snap == nullptr) {
+    *st = *prev;  // a failed sample: same view, updated loop counters
+  } else {
+    st->time_ns = snap->time_ns;
+    st->queues.resize(queues_.size());
+    for (size_t i = 0; i < queues_.size(); ++i) {
+      const QueueSlot& slot = queues_[i];
+      model::QueueView& v = st->queues[i];
+      v.counters = snap->queues[i];
+      if (v.direction != "rx") v.direction = "rx";
+      v.packets_per_second = slot.pps;
+      v.events_per_second = slot.eps;
+      v.polls_per_second = slot.polls_ps;
+      fill_dim_view(v.dim, slot.dim ? &*slot.dim : nullptr, slot.applied_ix, slot.verdicts,
+                    slot.changes);
+      if (slot.wanted_ix) {
+        const dim::Profile& p = slot.dev->profiles[std::min<uint8_t>(
+            *slot.wanted_ix, static_cast<uint8_t>(dim::kNetNumProfiles - 1))];
+        v.wanted_usecs = p.usec;
+        v.wanted_frames = p.pkts;
+      } else {
+        v.wanted_usecs = v.wanted_frames = 0;
+      }
+    }
+    st->cqs.resize(cqs_.size());
+    for (size_t i = 0; i < cqs_.size(); ++i) {
+      const CqSlot& slot = cqs_[i];
+      model::CqView& v = st->cqs[i];
+      v.counters = snap->cqs[i];
+      v.completions_per_second = slot.cps;
+      v.events_per_second = slot.eps;
+      fill_dim_view(v.dim, slot.dim ? &*slot.dim : nullptr, slot.applied_ix, slot.verdicts,
+                    slot.changes);
+      if (slot.wanted_ix) {
+        const dim::Profile& p = dim::rdma_profiles()[std::min<uint8_t>(
+            *slot.wanted_ix, static_cast<uint8_t>(dim::kRdmaNumProfiles - 1))];
+        v.wanted_usec = p.usec;
+        v.wanted_comps = p.comps;
+      } else {
+        v.wanted_usec = v.wanted_comps = 0;
+      }
+    }
+    st->devices.resize(net_devices_.size() + rdma_devices_.size());
+    size_t d = 0;
+    for (const auto& [name, dev] : net_devices_) {
+      model::DeviceView& v = st->devices[d++];
+      v.kind = model::DeviceKind::kNet;
+      v.name = dev->name;
+      v.driver = dev->driver;
+      v.mode = dev->policy.mode;
+      v.algorithm = dev->policy.algorithm;
+      v.rule = dev->policy.rule;
+      v.allowlisted = allowlisted(dev->policy);
+      if (dev->per_queue) {
+        v.requested = dev->rep_wanted;
+        v.applied = dev->rep_current;
+      } else {
+        v.requested = dev->apply.wanted;
+        v.applied = dev->apply.current;
+      }
+      v.rdma_dim_enabled.reset();
+      v.applies_ok_total = dev->applies_ok;
+      v.applies_failed_total = dev->applies_failed;
+      v.applies_rate_limited_total = dev->applies_rate_limited;
+      v.drift_total = dev->drift_total;
+      v.drifted = dev->drifted;
+      v.last_error = dev->last_error;
+    }
+    for (const auto& [name, dev] : rdma_devices_) {
+      model::DeviceView& v = st->devices[d++];
+      v.kind = model::DeviceKind::kRdma;
+      v.name = dev->name;
+      v.driver.clear();
+      v.mode = dev->policy.mode;
+      v.algorithm = dev->policy.algorithm;
+      v.rule = dev->policy.rule;
+      v.allowlisted = allowlisted(dev->policy);
+      v.requested.reset();
+      v.applied.reset();
+      v.rdma_dim_enabled = dev->dim_enabled;
+      v.applies_ok_total = dev->applies_ok;
+      v.applies_failed_total = dev->applies_failed;
+      v.applies_rate_limited_total = dev->applies_rate_limited;
+      v.drift_total = dev->drift_total;
+      v.drifted = dev->drifted;
+      v.last_error = dev->last_error;
+    }
+  }
+  st->loops_total = loops_total_;
+  st->sample_errors_total = sample_errors_total_;
+  st->default_mode = options_.default_mode;
+  st->config_path = options_.config_path;
+  st->ready = ready_;
+  st->programs = programs_;
+  st->last_loop_seconds = static_cast<double>(clock_.now_ns() - loop_start_ns) / 1e9;
+
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    published_ = st;
+  }
+  spare_ = std::move(prev);
+}
+
+}  // namespace dimctl::controller
