@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0
+/* napi.bpf.c: per-NAPI poll counters from napi:napi_poll (dim-spec 8.1).
+ *
+ * One update per poll, never per packet in the default configuration. Two twins of the same
+ * handler exist; the loader enables exactly one with bpf_program__set_autoload():
+ *   tp_btf/napi_poll  BTF-typed arguments, direct (trusted) loads: preferred;
+ *   raw_tp/napi_poll  for kernels/hosts where tp_btf cannot attach; reads via CO-RE probe reads.
+ * The optional byte counter (tp_btf/netif_receive_skb, per skb) is off by default
+ * (autoload false in the loader unless CollectorOptions::count_bytes).
+ */
+#include "vmlinux/vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "shared/dimctl_bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Network namespace filter: only devices whose netns inode equals this are counted (ifindex is
+ * per netns, so foreign devices would be mislabelled). 0 = all namespaces. Set before load. */
+const volatile __u32 targ_netns_ino = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct dimctl_napi_key);
+	__type(value, struct dimctl_napi_value);
+} napi_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, DIMCTL_DROP_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} napi_drops SEC(".maps");
+
+static __always_inline void count_drop(__u32 what)
+{
+	__u64 *v = bpf_map_lookup_elem(&napi_drops, &what);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline struct dimctl_napi_value *napi_value(__u32 ifindex, __u32 napi_id)
+{
+	struct dimctl_napi_key key = { .ifindex = ifindex, .napi_id = napi_id };
+	struct dimctl_napi_value *v;
+
+	v = bpf_map_lookup_elem(&napi_stats, &key);
+	if (v)
+		return v;
+	/* First poll of this NAPI on this CPU (or ever): create the entry. */
+	struct dimctl_napi_value zero = {};
+
+	/* EEXIST from a racing CPU is fine: the lookup below finds its entry. */
+	bpf_map_update_elem(&napi_stats, &key, &zero, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(&napi_stats, &key);
+	if (!v)
+		count_drop(DIMCTL_DROP_NAPI_MAP_FULL);
+	return v;
+}
+
+static __always_inline void count_poll(__u32 ifindex, __u32 napi_id, int work, int budget)
+{
+	struct dimctl_napi_value *v;
+
+	/* budget 0 = netpoll (poll_one_napi): not a NAPI episode. */
+	if (budget <= 0 || ifindex == 0)
+		return;
+	v = napi_value(ifindex, napi_id);
+	if (!v)
+		return;
+	v->polls += 1;
+	if (work > 0)
+		v->packets += (__u64)work;
+	else
+		v->empty_polls += 1;
+	if (work >= budget)
+		v->budget_exhausted += 1;
+}
+
+SEC("tp_btf/napi_poll")
+int BPF_PROG(dimctl_napi_poll_btf, struct napi_struct *napi, int work, int budget)
+{
+	struct net_device *dev = napi->dev;
+
+	/* The per-CPU backlog NAPI (process_backlog) has no device: not a device queue. */
+	if (!dev)
+		return 0;
+	if (targ_netns_ino && dev->nd_net.net->ns.inum != targ_netns_ino)
+		return 0;
+	count_poll(dev->ifindex, napi->napi_id, work, budget);
+	return 0;
+}
+
+SEC("raw_tp/napi_poll")
+int BPF_PROG(dimctl_napi_poll_raw, struct napi_struct *napi, int work, int budget)
+{
+	struct net_device *dev = BPF_CORE_READ(napi, dev);
+
+	if (!dev)
+		return 0;
+	if (targ_netns_ino && BPF_CORE_READ(dev, nd_net.net, ns.inum) != targ_netns_ino)
+		return 0;
+	count_poll(BPF_CORE_READ(dev, ifindex), BPF_CORE_READ(napi, napi_id), work, budget);
+	return 0;
+}
+
+/* Optional, per packet: bytes per NAPI for devices without netdev qstats. skb->napi_id is set
+ * by skb_mark_napi_id() in the GRO/receive path of NAPI drivers (CONFIG_NET_RX_BUSY_POLL). */
+SEC("tp_btf/netif_receive_skb")
+int BPF_PROG(dimctl_napi_skb_bytes, struct sk_buff *skb)
+{
+	struct net_device *dev = skb->dev;
+	struct dimctl_napi_key key;
+	struct dimctl_napi_value *v;
+
+	if (!dev)
+		return 0;
+	key.ifindex = dev->ifindex;
+	key.napi_id = skb->napi_id;
+	/* Only NAPIs already seen by napi_poll: no entry creation on the per-packet path. */
+	v = bpf_map_lookup_elem(&napi_stats, &key);
+	if (!v)
+		return 0;
+	v->bytes += skb->len;
+	v->skbs += 1;
+	return 0;
+}

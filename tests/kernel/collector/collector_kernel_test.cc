@@ -1,0 +1,265 @@
+// Kernel tests of the BPF collector (label kernel, root): real programs on the running kernel,
+// real veth traffic in private network namespaces (never eth0).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <numeric>
+#include <thread>
+
+#include "dimctl/collector/bpf_collector.h"
+#include "dimctl/collector/feature_probe.h"
+#include "kernel/collector/veth_lab.h"
+
+namespace dimctl::collector {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr int kPackets = 1000;
+
+class CollectorKernelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root (CAP_BPF, CAP_NET_ADMIN)";
+    auto probe = make_kernel_feature_probe();
+    if (!probe->vmlinux_btf()) GTEST_SKIP() << "kernel has no BTF (/sys/kernel/btf/vmlinux)";
+    ASSERT_TRUE(testing::enter_private_netns().ok());
+  }
+
+  static std::unique_ptr<BpfCollector> open(CollectorOptions o = {}) {
+    auto c = BpfCollector::open(o);
+    EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().detailed());
+    return c.ok() ? std::move(*c) : nullptr;
+  }
+
+  static const ProgramStatus* find(const std::vector<ProgramStatus>& ps, const std::string& name) {
+    for (const auto& p : ps) {
+      if (p.view.name == name) return &p;
+    }
+    return nullptr;
+  }
+
+  struct Totals {
+    uint64_t polls = 0, packets = 0;
+    std::map<uint32_t, uint64_t> packets_by_napi;
+  };
+
+  static Totals totals(const model::Snapshot& s, uint32_t ifindex) {
+    Totals t;
+    for (const auto& q : s.queues) {
+      if (q.key.ifindex != ifindex) continue;
+      EXPECT_EQ(q.device, "va");
+      t.polls += q.polls;
+      t.packets += q.packets;
+      t.packets_by_napi[q.key.napi_id] += q.packets;
+    }
+    return t;
+  }
+
+  // Samples until va has seen `want` packets (or 5 s), then once more after a quiet period so
+  // an over-count would show.
+  static model::Snapshot settle(BpfCollector& c, uint32_t ifindex, uint64_t want) {
+    model::Snapshot s;
+    for (int i = 0; i < 100; ++i) {
+      auto r = c.sample();
+      EXPECT_TRUE(r.ok());
+      if (!r.ok()) return s;
+      s = std::move(*r);
+      if (totals(s, ifindex).packets >= want) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    auto r = c.sample();
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? std::move(*r) : s;
+  }
+
+  void exact_count(CollectorOptions o, const std::string& want_type) {
+    testing::VethLab lab;
+    auto made = lab.create(1);
+    ASSERT_TRUE(made.ok()) << made.error().message();
+    auto c = open(o);
+    ASSERT_NE(c, nullptr);
+    const auto* prog = find(c->program_status(), "napi:napi_poll");
+    ASSERT_NE(prog, nullptr);
+    ASSERT_TRUE(prog->view.attached) << prog->view.reason;
+    EXPECT_EQ(prog->attach_type, want_type);
+
+    auto before = c->sample();
+    ASSERT_TRUE(before.ok());
+    const uint32_t ifindex = lab.rx_ifindex();
+    const Totals t0 = totals(*before, ifindex);
+    ASSERT_TRUE(lab.send_udp(kPackets, 1).ok());
+    const model::Snapshot after = settle(*c, ifindex, t0.packets + kPackets);
+    const Totals t1 = totals(after, ifindex);
+    EXPECT_EQ(t1.packets - t0.packets, static_cast<uint64_t>(kPackets));
+    EXPECT_GE(t1.polls - t0.polls, 1u);
+    EXPECT_EQ(c->drops(), 0u);
+  }
+};
+
+TEST_F(CollectorKernelTest, CountsExactlyTheUdpPacketsOnTheReceiverVethNapiTpBtf) {
+  exact_count({}, "tp_btf");
+}
+
+TEST_F(CollectorKernelTest, CountsExactlyWithTheRawTpTwin) {
+  CollectorOptions o;
+  o.force_raw_tp = true;
+  exact_count(o, "raw_tp");
+}
+
+TEST_F(CollectorKernelTest, FourQueueVethSpreadsFlowsAndPerQueueWorkSumsToN) {
+  testing::VethLab lab;
+  auto made = lab.create(4);
+  ASSERT_TRUE(made.ok()) << made.error().message();
+  auto c = open();
+  ASSERT_NE(c, nullptr);
+  auto before = c->sample();
+  ASSERT_TRUE(before.ok());
+  const uint32_t ifindex = lab.rx_ifindex();
+  const Totals t0 = totals(*before, ifindex);
+  ASSERT_TRUE(lab.send_udp(kPackets, 16).ok());
+  const model::Snapshot after = settle(*c, ifindex, t0.packets + kPackets);
+  const Totals t1 = totals(after, ifindex);
+  uint64_t sum = 0;
+  int busy = 0;
+  for (const auto& [napi, packets] : t1.packets_by_napi) {
+    const uint64_t base = t0.packets_by_napi.count(napi) ? t0.packets_by_napi.at(napi) : 0;
+    sum += packets - base;
+    if (packets > base) ++busy;
+  }
+  EXPECT_EQ(sum, static_cast<uint64_t>(kPackets));
+  EXPECT_GT(busy, 1) << "all flows landed on one RX queue";
+  EXPECT_GE(t1.packets_by_napi.size(), 2u);
+}
+
+TEST_F(CollectorKernelTest, NoPerPacketProgramInTheDefaultConfig) {
+  auto c = open();
+  ASSERT_NE(c, nullptr);
+  const auto status = c->program_status();
+  const auto* bytes = find(status, "net:netif_receive_skb");
+  ASSERT_NE(bytes, nullptr);
+  EXPECT_FALSE(bytes->view.attached);
+  EXPECT_THAT(bytes->view.reason, HasSubstr("disabled"));
+}
+
+TEST_F(CollectorKernelTest, OptionalByteCounterCountsBytesPerNapi) {
+  testing::VethLab lab;
+  ASSERT_TRUE(lab.create(1).ok());
+  CollectorOptions o;
+  o.count_bytes = true;
+  auto c = open(o);
+  ASSERT_NE(c, nullptr);
+  const auto* bytes = find(c->program_status(), "net:netif_receive_skb");
+  ASSERT_NE(bytes, nullptr);
+  ASSERT_TRUE(bytes->view.attached) << bytes->view.reason;
+  const uint32_t ifindex = lab.rx_ifindex();
+  // First packets create the NAPI entry (bytes are only added to NAPIs already polled).
+  ASSERT_TRUE(lab.send_udp(10, 1).ok());
+  settle(*c, ifindex, 10);
+  auto before = c->sample();
+  ASSERT_TRUE(before.ok());
+  uint64_t b0 = 0;
+  for (const auto& q : before->queues) {
+    if (q.key.ifindex == ifindex) b0 += q.bytes;
+  }
+  ASSERT_TRUE(lab.send_udp(kPackets, 1).ok());
+  const model::Snapshot after = settle(*c, ifindex, totals(*before, ifindex).packets + kPackets);
+  uint64_t b1 = 0;
+  for (const auto& q : after.queues) {
+    if (q.key.ifindex != ifindex) continue;
+    EXPECT_TRUE(q.has_bytes);
+    b1 += q.bytes;
+  }
+  // skb->len at netif_receive_skb = IP header (20) + UDP header (8) + 32 payload bytes.
+  EXPECT_EQ(b1 - b0, static_cast<uint64_t>(kPackets) * (20 + 8 + 32));
+}
+
+TEST_F(CollectorKernelTest, DeletedDeviceIsRetiredFromSnapshotAndMap) {
+  auto c = open();
+  ASSERT_NE(c, nullptr);
+  uint32_t ifindex = 0;
+  {
+    testing::VethLab lab;
+    ASSERT_TRUE(lab.create(1).ok());
+    ifindex = lab.rx_ifindex();
+    ASSERT_TRUE(lab.send_udp(50, 1).ok());
+    auto s = settle(*c, ifindex, 50);
+    ASSERT_EQ(totals(s, ifindex).packets, 50u);
+  }  // lab destroyed: va deleted
+  auto s = c->sample();
+  ASSERT_TRUE(s.ok());
+  for (const auto& q : s->queues) EXPECT_NE(q.key.ifindex, ifindex);
+}
+
+TEST_F(CollectorKernelTest, WithoutIbCoreTheRdmaProgramsAreReportedUnattached) {
+  auto probe = make_kernel_feature_probe();
+  if (probe->module_loaded("ib_core") || probe->btf_tracepoint("", "cq_poll")) {
+    GTEST_SKIP() << "ib_core is present on this kernel; covered by the qemu lab";
+  }
+  auto c = open();
+  ASSERT_NE(c, nullptr);  // loading without ib_core succeeds
+  const auto status = c->program_status();
+  int rdma = 0;
+  for (const auto& p : status) {
+    if (p.view.name.rfind("rdma_core:", 0) != 0) continue;
+    ++rdma;
+    EXPECT_FALSE(p.view.attached) << p.view.name;
+    EXPECT_THAT(p.view.reason, HasSubstr("module ib_core not loaded")) << p.view.name;
+    EXPECT_THAT(p.view.reason, HasSubstr(p.view.name)) << p.view.name;
+  }
+  EXPECT_EQ(rdma, 7);
+  const auto* napi = find(status, "napi:napi_poll");
+  ASSERT_NE(napi, nullptr);
+  EXPECT_TRUE(napi->view.attached);
+  auto s = c->sample();
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(s->cqs.empty());
+}
+
+// Claims ib_core is there with BTF but without btf_trace_* types, which makes the collector
+// load the raw_tp twins of rdma.bpf.c for real: the verifier must accept them on this kernel
+// (the ib_cq CO-RE reads are guarded), and only the attach fails for want of the tracepoints.
+class IbCoreClaimingProbe final : public FeatureProbe {
+ public:
+  bool vmlinux_btf() const override { return real_->vmlinux_btf(); }
+  bool module_loaded(std::string_view m) const override {
+    return m == "ib_core" || real_->module_loaded(m);
+  }
+  bool module_btf(std::string_view m) const override {
+    return m == "ib_core" || real_->module_btf(m);
+  }
+  bool btf_tracepoint(std::string_view m, std::string_view tp) const override {
+    return m == "ib_core" ? false : real_->btf_tracepoint(m, tp);
+  }
+  bool tracepoint_exists(std::string_view, std::string_view) const override { return true; }
+  bool bpf_stats_enabled() const override { return false; }
+
+ private:
+  std::unique_ptr<FeatureProbe> real_ = make_kernel_feature_probe();
+};
+
+TEST_F(CollectorKernelTest, RdmaRawTpObjectPassesTheVerifierWithoutIbCore) {
+  auto probe = make_kernel_feature_probe();
+  if (probe->module_loaded("ib_core")) GTEST_SKIP() << "ib_core loaded: attach would succeed";
+  CollectorOptions o;
+  o.enable_napi = false;
+  o.probe = std::make_shared<IbCoreClaimingProbe>();
+  auto c = open(o);
+  ASSERT_NE(c, nullptr);
+  int rdma = 0;
+  for (const auto& p : c->program_status()) {
+    if (p.view.name.rfind("rdma_core:", 0) != 0) continue;
+    ++rdma;
+    EXPECT_FALSE(p.view.attached);
+    // Not "load BPF object ...": the object loaded; the raw tracepoint is missing.
+    EXPECT_THAT(p.view.reason, StartsWith("raw_tp attach failed")) << p.view.name;
+  }
+  EXPECT_EQ(rdma, 7);
+}
+
+}  // namespace
+}  // namespace dimctl::collector

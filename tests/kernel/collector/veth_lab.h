@@ -1,0 +1,188 @@
+// VethLab: a veth pair across two network namespaces for kernel tests, never touching eth0.
+// The test process moves itself into a fresh netns ("A", unshare(CLONE_NEWNET), once per
+// process), where the receiver `va` lives and the collector runs; the sender `vb` lives in a
+// named netns B (`ip netns add`), used by a sender thread through setns(). TSO is off on the
+// sender and GRO on on the receiver: only then does veth poll its own NAPI (otherwise the
+// traffic lands in the per-CPU backlog NAPI). IPv6 is disabled and neighbours are static so
+// that exactly the packets a test sends cross the link.
+#pragma once
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "dimctl/common/fd.h"
+#include "dimctl/common/result.h"
+
+namespace dimctl::testing {
+
+inline Result<void> sh(const std::string& cmd) {
+  const std::string full = cmd + " >/tmp/dimctl-kt-sh.log 2>&1";
+  int rc = std::system(full.c_str());
+  if (rc != 0) {
+    std::ifstream f("/tmp/dimctl-kt-sh.log");
+    std::string out((std::istreambuf_iterator<char>(f)), {});
+    return DIMCTL_FAIL(0, "`{}` failed ({}): {}", cmd, rc, out);
+  }
+  return ok();
+}
+
+inline Result<std::string> sh_out(const std::string& cmd) {
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return DIMCTL_FAIL(errno, "popen {}", cmd);
+  std::string out;
+  char buf[256];
+  while (std::fgets(buf, sizeof(buf), p) != nullptr) out += buf;
+  ::pclose(p);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+// Enter a private network namespace once per process.
+inline Result<void> enter_private_netns() {
+  static bool done = false;
+  if (done) return ok();
+  if (::unshare(CLONE_NEWNET) != 0) return DIMCTL_FAIL(errno, "unshare(CLONE_NEWNET)");
+  done = true;
+  return sh("ip link set lo up");
+}
+
+class VethLab {
+ public:
+  static constexpr const char* kRxAddr = "10.77.0.1";
+  static constexpr const char* kTxAddr = "10.77.0.2";
+
+  ~VethLab() {
+    if (!ns_.empty()) {
+      (void)sh(fmt::format("ip link del va"));
+      (void)sh(fmt::format("ip netns del {}", ns_));
+    }
+  }
+
+  // queues: RX/TX queue count of both ends (veth channels).
+  Result<void> create(int queues) {
+    if (auto r = enter_private_netns(); !r) return r;
+    ns_ = fmt::format("dimctl-kt-{}", ::getpid());
+    (void)sh(fmt::format("ip netns del {}", ns_));
+    std::ofstream("/proc/sys/net/ipv6/conf/default/disable_ipv6") << "1";
+    std::ofstream("/proc/sys/net/ipv6/conf/all/disable_ipv6") << "1";
+    const std::string in_b = fmt::format("ip netns exec {} ", ns_);
+    const char* steps[] = {
+        "ip netns add {ns}",
+        "{b}sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1",
+        "ip link add va numrxqueues {q} numtxqueues {q} type veth peer name vb numrxqueues {q} "
+        "numtxqueues {q} netns {ns}",
+        "ip addr add 10.77.0.1/24 dev va",
+        "{b}ip addr add 10.77.0.2/24 dev vb",
+        "ethtool -K va gro on",
+        "{b}ethtool -K vb tso off gso off",
+        "ip link set va up",
+        "{b}ip link set vb up",
+        "{b}ip link set lo up",
+    };
+    for (const char* step : steps) {
+      if (auto r = sh(fmt::format(fmt::runtime(step), fmt::arg("ns", ns_), fmt::arg("b", in_b),
+                                  fmt::arg("q", queues)));
+          !r) {
+        return r;
+      }
+    }
+    if (queues > 1) {
+      if (auto r = sh(fmt::format("ethtool -L va rx {0} tx {0}", queues)); !r) return r;
+      if (auto r = sh(fmt::format("{}ethtool -L vb rx {} tx {}", in_b, queues, queues)); !r) {
+        return r;
+      }
+    }
+    // Not /sys/class/net: sysfs shows the netns of whoever mounted it, not ours.
+    auto va_mac = sh_out("ip link show dev va | awk '/link\\/ether/ {print $2}'");
+    auto vb_mac = sh_out(in_b + "ip link show dev vb | awk '/link\\/ether/ {print $2}'");
+    if (!va_mac || !vb_mac || va_mac->empty() || vb_mac->empty()) {
+      return DIMCTL_FAIL(0, "read veth MAC addresses");
+    }
+    if (auto r =
+            sh(fmt::format("ip neigh replace 10.77.0.2 lladdr {} dev va nud permanent", *vb_mac));
+        !r) {
+      return r;
+    }
+    if (auto r = sh(fmt::format("{}ip neigh replace 10.77.0.1 lladdr {} dev vb nud permanent", in_b,
+                                *va_mac));
+        !r) {
+      return r;
+    }
+    // A listening socket on the receiver: no ICMP port-unreachable goes back.
+    rx_sock_ = Fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(kPort);
+    ::inet_pton(AF_INET, kRxAddr, &a.sin_addr);
+    if (!rx_sock_.valid() ||
+        ::bind(rx_sock_.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+      return DIMCTL_FAIL(errno, "bind receiver socket");
+    }
+    return ok();
+  }
+
+  uint32_t rx_ifindex() const { return ::if_nametoindex("va"); }
+
+  // Sends `count` UDP datagrams from netns B, round-robin over `flows` source ports (different
+  // flow hashes spread them over the TX queues of vb, hence the RX queues of va).
+  Result<void> send_udp(int count, int flows) {
+    Result<void> result;
+    std::thread t([&] {
+      Fd ns(::open(fmt::format("/run/netns/{}", ns_).c_str(), O_RDONLY | O_CLOEXEC));
+      if (!ns.valid() || ::setns(ns.get(), CLONE_NEWNET) != 0) {
+        result = DIMCTL_ERR(errno, "setns {}", ns_);
+        return;
+      }
+      std::vector<Fd> socks;
+      for (int f = 0; f < flows; ++f) {
+        Fd s(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+        sockaddr_in src{};
+        src.sin_family = AF_INET;
+        src.sin_port = htons(static_cast<uint16_t>(41000 + f));
+        ::inet_pton(AF_INET, kTxAddr, &src.sin_addr);
+        if (!s.valid() || ::bind(s.get(), reinterpret_cast<sockaddr*>(&src), sizeof(src)) != 0) {
+          result = DIMCTL_ERR(errno, "bind sender socket {}", f);
+          return;
+        }
+        socks.push_back(std::move(s));
+      }
+      sockaddr_in dst{};
+      dst.sin_family = AF_INET;
+      dst.sin_port = htons(kPort);
+      ::inet_pton(AF_INET, kRxAddr, &dst.sin_addr);
+      const char payload[32] = "dimctl kernel test";
+      for (int i = 0; i < count; ++i) {
+        const Fd& s = socks[static_cast<size_t>(i % flows)];
+        if (::sendto(s.get(), payload, sizeof(payload), 0, reinterpret_cast<sockaddr*>(&dst),
+                     sizeof(dst)) != static_cast<ssize_t>(sizeof(payload))) {
+          result = DIMCTL_ERR(errno, "sendto #{}", i);
+          return;
+        }
+        // veth (noqueue) drops when the peer's 256-slot NAPI ring is full: pace the bursts.
+        if (i % 32 == 31) ::usleep(300);
+      }
+    });
+    t.join();
+    return result;
+  }
+
+ private:
+  static constexpr uint16_t kPort = 9999;
+  std::string ns_;
+  Fd rx_sock_;
+};
+
+}  // namespace dimctl::testing

@@ -1,0 +1,60 @@
+// CounterAggregator: turns raw per-CPU BPF map contents into model::Snapshot counters.
+// Pure logic over the MapReader / NetdevDirectory interfaces (unit-tested with fakes):
+//   - sums the per-CPU values of each key;
+//   - labels NAPIs (device, RX queue, IRQ, qstats bytes) and CQs (ibdev, poll ctx ...);
+//   - retires keys whose NAPI or CQ disappeared: drops them from the snapshot and erases them
+//     from the maps so they neither leak nor come back with stale counters.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <vector>
+
+#include "dimctl/collector/map_reader.h"
+#include "dimctl/collector/netdev_directory.h"
+#include "dimctl/common/result.h"
+#include "dimctl/model/snapshot.h"
+#include "shared/dimctl_bpf.h"
+
+namespace dimctl::collector {
+
+using NapiMap = PerCpuMapReader<dimctl_napi_key, dimctl_napi_value>;
+using CqStatsMap = PerCpuMapReader<dimctl_cq_key, dimctl_cq_value>;
+using CqInfoMap = MapReader<dimctl_cq_key, dimctl_cq_info>;
+
+// Sums of per-CPU values (wrap-free: every per-CPU counter is a u64 and so is the sum).
+dimctl_napi_value sum_per_cpu(std::span<const dimctl_napi_value> per_cpu);
+dimctl_cq_value sum_per_cpu(std::span<const dimctl_cq_value> per_cpu);
+
+model::PollContext poll_context_from_code(uint32_t code);
+
+struct AggregatorStats {
+  uint64_t queues_retired = 0;
+  uint64_t cqs_retired = 0;
+};
+
+class CounterAggregator {
+ public:
+  // count_bytes: the per-skb byte program is attached (bytes come from the map, not qstats).
+  CounterAggregator(NetdevDirectory& dir, bool count_bytes)
+      : dir_(dir), count_bytes_(count_bytes) {}
+
+  // Queues from napi_stats. The directory must have been refreshed by the caller.
+  Result<std::vector<model::QueueCounters>> queues(NapiMap& map);
+  // CQs from cq_stats + cq_info; `events` = lifecycle events drained from the ring buffer since
+  // the previous call (a freed CQ is retired after its final counters were read).
+  Result<std::vector<model::CqCounters>> cqs(CqStatsMap& stats, CqInfoMap& info,
+                                             std::span<const dimctl_cq_event> events);
+
+  const AggregatorStats& stats() const { return stats_; }
+
+ private:
+  NetdevDirectory& dir_;
+  bool count_bytes_;
+  AggregatorStats stats_;
+  // qstats rx-bytes at first sight of each NAPI, so bytes are cumulative since then.
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> bytes_base_;
+};
+
+}  // namespace dimctl::collector

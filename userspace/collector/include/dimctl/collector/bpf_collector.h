@@ -1,0 +1,65 @@
+// BpfCollector: the kernel-facing CounterSource. Loads napi.bpf.c / rdma.bpf.c (CO-RE),
+// attaches what the running kernel has, and samples the per-CPU maps into model::Snapshot.
+// A missing tracepoint/module never fails open(): that program is reported unattached with the
+// reason (programs()), logged once, and everything else runs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dimctl/collector/feature_probe.h"
+#include "dimctl/collector/netdev_directory.h"
+#include "dimctl/common/result.h"
+#include "dimctl/model/controller_state.h"
+#include "dimctl/model/counter_source.h"
+
+namespace dimctl::collector {
+
+struct CollectorOptions {
+  bool enable_napi = true;
+  bool enable_rdma = true;
+  // Optional per-skb byte counter (tp_btf/netif_receive_skb). Off: zero per-packet programs.
+  bool count_bytes = false;
+  // Use raw_tp twins even where tp_btf would work (tests, or kernels with broken tp_btf).
+  bool force_raw_tp = false;
+  // Count only NAPIs of devices in the collector's network namespace (ifindex is per netns).
+  bool own_netns_only = true;
+  // Injected for tests; nullptr = the real kernel (make_kernel_feature_probe()).
+  std::shared_ptr<const FeatureProbe> probe;
+  // nullptr = NetlinkNetdevDirectory.
+  std::shared_ptr<NetdevDirectory> directory;
+};
+
+// Attach status of one tracepoint program, richer than model::ProgramView.
+struct ProgramStatus {
+  model::ProgramView view;  // name = "<system>:<tracepoint>", reason when not attached
+  std::string attach_type;  // "tp_btf", "raw_tp" or "" when not attached
+  std::string bpf_name;     // BPF program name (bpftool prog show)
+  int prog_fd = -1;
+};
+
+class BpfCollector final : public model::CounterSource {
+ public:
+  static Result<std::unique_ptr<BpfCollector>> open(const CollectorOptions& options);
+  ~BpfCollector() override;
+  BpfCollector(const BpfCollector&) = delete;
+  BpfCollector& operator=(const BpfCollector&) = delete;
+
+  Result<model::Snapshot> sample() override;
+
+  // Every program dimctl knows, attached or not (run_time_ns/run_count refreshed on each call
+  // when kernel.bpf_stats_enabled=1).
+  std::vector<model::ProgramView> programs() const;
+  std::vector<ProgramStatus> program_status() const;
+  // Events the BPF side could not record (map full, ring buffer full), summed over CPUs.
+  uint64_t drops() const;
+
+ private:
+  struct Impl;
+  explicit BpfCollector(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dimctl::collector

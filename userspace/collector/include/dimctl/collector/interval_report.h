@@ -1,0 +1,32 @@
+// IntervalReport: what `dimctl list` shows — counters of every queue and CQ over one interval
+// (delta of two snapshots of one attached collector), rates, and program attach status.
+// Rendering as a table or as JSON lives here so it is unit-testable and the CLI stays thin.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dimctl/collector/bpf_collector.h"
+#include "dimctl/model/snapshot.h"
+
+namespace dimctl::collector {
+
+struct IntervalReport {
+  double interval_s = 0;
+  std::vector<ProgramStatus> programs;
+  std::vector<model::QueueCounters> queues;  // counters = deltas over the interval
+  std::vector<model::CqCounters> cqs;        // counters = deltas (kernel_comps/usec: last value)
+  uint64_t drops = 0;
+};
+
+// Deltas after - before per key. A key absent from `before` counts from zero (the collector was
+// attached before `before` was taken and its entries start at zero); a key absent from `after`
+// is gone and not reported.
+IntervalReport make_interval_report(const model::Snapshot& before, const model::Snapshot& after,
+                                    std::vector<ProgramStatus> programs, uint64_t drops = 0);
+
+std::string poll_context_name(model::PollContext ctx);
+std::string render_json(const IntervalReport& report);
+std::string render_table(const IntervalReport& report);
+
+}  // namespace dimctl::collector

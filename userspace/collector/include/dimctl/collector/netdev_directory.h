@@ -1,0 +1,60 @@
+// NetdevDirectory: names and queue topology of the net devices in the collector's network
+// namespace. The real one uses if_indextoname + netdev generic netlink (libmnl); tests fake it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "dimctl/common/result.h"
+
+namespace dimctl::collector {
+
+struct NapiInfo {
+  int32_t queue = -1;                // RX queue served by this NAPI (lowest index if several)
+  int32_t irq = -1;                  // NETDEV_A_NAPI_IRQ
+  std::optional<uint64_t> rx_bytes;  // NETDEV_CMD_QSTATS_GET per-queue rx-bytes (cumulative)
+};
+
+class NetdevDirectory {
+ public:
+  virtual ~NetdevDirectory() = default;
+  // Re-read the kernel's view; called once per sample.
+  virtual Result<void> refresh() = 0;
+  // Device name, nullopt when the ifindex no longer exists (the NAPI is gone).
+  virtual std::optional<std::string> ifname(uint32_t ifindex) const = 0;
+  // True when netlink listed the NAPIs of this device (absence of one then means it is gone).
+  virtual bool lists_napis(uint32_t ifindex) const = 0;
+  virtual std::optional<NapiInfo> napi(uint32_t ifindex, uint32_t napi_id) const = 0;
+};
+
+// What the netdev family offered on the last refresh (for logs and docs).
+struct NetdevCapabilities {
+  bool family = false;      // "netdev" genl family resolved (v6.3+ for dev-get)
+  bool queue_get = false;   // NETDEV_CMD_QUEUE_GET (v6.8)
+  bool napi_get = false;    // NETDEV_CMD_NAPI_GET (v6.8)
+  bool qstats_get = false;  // NETDEV_CMD_QSTATS_GET (v6.9) answered
+};
+
+class NetlinkNetdevDirectory final : public NetdevDirectory {
+ public:
+  NetlinkNetdevDirectory();
+  ~NetlinkNetdevDirectory() override;
+  Result<void> refresh() override;
+  std::optional<std::string> ifname(uint32_t ifindex) const override;
+  bool lists_napis(uint32_t ifindex) const override;
+  std::optional<NapiInfo> napi(uint32_t ifindex, uint32_t napi_id) const override;
+  const NetdevCapabilities& capabilities() const { return caps_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  NetdevCapabilities caps_;
+  std::map<uint32_t, std::string> names_;
+  std::map<std::pair<uint32_t, uint32_t>, NapiInfo> napis_;
+  std::map<uint32_t, bool> listed_;
+};
+
+}  // namespace dimctl::collector

@@ -1,0 +1,424 @@
+#include "dimctl/collector/bpf_collector.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <cstdarg>
+#include <cstddef>
+#include <cstdio>
+#include <mutex>
+
+#include "bpf_maps.h"
+#include "dimctl/collector/aggregator.h"
+#include "dimctl/model/clock.h"
+#include "napi.skel.h"
+#include "rdma.skel.h"
+#include "shared/dimctl_bpf.h"
+
+namespace dimctl::collector {
+
+// ---- The BPF <-> C++ contract, checked (bpf/include/shared/dimctl_bpf.h) --------------------
+static_assert(sizeof(dimctl_napi_key) == 8 && offsetof(dimctl_napi_key, napi_id) == 4);
+static_assert(sizeof(dimctl_napi_value) == 48 && offsetof(dimctl_napi_value, bytes) == 32 &&
+              offsetof(dimctl_napi_value, skbs) == 40);
+static_assert(sizeof(dimctl_cq_key) == 8 && offsetof(dimctl_cq_key, cq_id) == 4);
+static_assert(sizeof(dimctl_cq_value) == 72 && offsetof(dimctl_cq_value, modifies) == 48 &&
+              offsetof(dimctl_cq_value, last_modify_ns) == 56 &&
+              offsetof(dimctl_cq_value, last_comps) == 64 &&
+              offsetof(dimctl_cq_value, last_usec) == 68);
+static_assert(sizeof(dimctl_cq_info) == 24 + DIMCTL_IBDEV_NAME_LEN &&
+              offsetof(dimctl_cq_info, comp_vector) == 12 &&
+              offsetof(dimctl_cq_info, poll_ctx) == 16 && offsetof(dimctl_cq_info, ibdev) == 24);
+static_assert(sizeof(dimctl_cq_event) == 16 + sizeof(dimctl_cq_info) &&
+              offsetof(dimctl_cq_event, time_ns) == 8 && offsetof(dimctl_cq_event, info) == 16);
+static_assert(DIMCTL_POLL_DIRECT == static_cast<int>(model::PollContext::kDirect) &&
+              DIMCTL_POLL_SOFTIRQ == static_cast<int>(model::PollContext::kSoftirq) &&
+              DIMCTL_POLL_WORKQUEUE == static_cast<int>(model::PollContext::kWorkqueue) &&
+              DIMCTL_POLL_UNBOUND_WORKQUEUE ==
+                  static_cast<int>(model::PollContext::kUnboundWorkqueue));
+
+namespace {
+
+int libbpf_log(enum libbpf_print_level level, const char* fmt, va_list args) {
+  if (level == LIBBPF_DEBUG && !spdlog::should_log(spdlog::level::trace)) return 0;
+  char buf[1024];
+  int n = std::vsnprintf(buf, sizeof(buf), fmt, args);
+  std::string_view msg(buf, n > 0 ? std::min(static_cast<size_t>(n), sizeof(buf) - 1) : 0);
+  while (!msg.empty() && msg.back() == '\n') msg.remove_suffix(1);
+  spdlog::debug("libbpf: {}", msg);
+  return n;
+}
+
+struct LinkDeleter {
+  void operator()(bpf_link* l) const { bpf_link__destroy(l); }
+};
+using LinkPtr = std::unique_ptr<bpf_link, LinkDeleter>;
+
+struct RingDeleter {
+  void operator()(ring_buffer* r) const { ring_buffer__free(r); }
+};
+using RingPtr = std::unique_ptr<ring_buffer, RingDeleter>;
+
+// RAII over a bpftool-generated skeleton: open -> (configure) -> load -> destroy.
+template <typename S, S* (*OpenFn)(const bpf_object_open_opts*), int (*LoadFn)(S*),
+          void (*DestroyFn)(S*)>
+class Skeleton {
+ public:
+  static Result<std::unique_ptr<Skeleton>> open(const char* what) {
+    S* s = OpenFn(nullptr);
+    if (s == nullptr) return DIMCTL_FAIL(errno, "open BPF skeleton {}", what);
+    return std::unique_ptr<Skeleton>(new Skeleton(s));
+  }
+  ~Skeleton() { DestroyFn(skel_); }
+  Skeleton(const Skeleton&) = delete;
+  Skeleton& operator=(const Skeleton&) = delete;
+  Result<void> load(const char* what) {
+    if (int rc = LoadFn(skel_); rc != 0) return DIMCTL_FAIL(-rc, "load BPF object {}", what);
+    return ok();
+  }
+  S* operator->() const { return skel_; }
+  S* get() const { return skel_; }
+
+ private:
+  explicit Skeleton(S* s) : skel_(s) {}
+  S* skel_;
+};
+
+using NapiSkel = Skeleton<napi_bpf, napi_bpf__open_opts, napi_bpf__load, napi_bpf__destroy>;
+using RdmaSkel = Skeleton<rdma_bpf, rdma_bpf__open_opts, rdma_bpf__load, rdma_bpf__destroy>;
+
+// One tracepoint and its twin programs.
+struct Slot {
+  std::string system;
+  std::string tp;
+  std::string module;  // "" = core kernel
+  bpf_program* btf = nullptr;
+  bpf_program* raw = nullptr;
+  bool enabled = true;
+  std::string disabled_reason;
+  AttachChoice choice;
+  bpf_program* chosen = nullptr;
+  LinkPtr link;
+  std::string reason;  // final reason when not attached
+
+  std::string name() const { return system + ":" + tp; }
+};
+
+Slot make_slot(std::string system, std::string tp, std::string module, bpf_program* btf,
+               bpf_program* raw) {
+  Slot s;
+  s.system = std::move(system);
+  s.tp = std::move(tp);
+  s.module = std::move(module);
+  s.btf = btf;
+  s.raw = raw;
+  return s;
+}
+
+// Decide for every slot, set autoload on both twins. Returns true when anything will load.
+bool plan(std::vector<Slot>& slots, const FeatureProbe& probe, bool prefer_raw) {
+  bool any = false;
+  for (auto& s : slots) {
+    s.chosen = nullptr;
+    if (!s.enabled) {
+      s.choice = {AttachKind::kNone, s.disabled_reason};
+    } else {
+      s.choice = choose_attach(probe, s.module, s.system, s.tp, prefer_raw && s.raw != nullptr);
+      if (s.choice.kind == AttachKind::kRawTp && s.raw == nullptr) {
+        s.choice = {AttachKind::kNone, "tp_btf not available and no raw_tp variant"};
+      }
+    }
+    if (s.choice.kind == AttachKind::kTpBtf) s.chosen = s.btf;
+    if (s.choice.kind == AttachKind::kRawTp) s.chosen = s.raw;
+    if (s.btf != nullptr) bpf_program__set_autoload(s.btf, s.chosen == s.btf);
+    if (s.raw != nullptr) bpf_program__set_autoload(s.raw, s.chosen == s.raw);
+    any = any || s.chosen != nullptr;
+  }
+  return any;
+}
+
+bool uses_tp_btf(const std::vector<Slot>& slots) {
+  for (const auto& s : slots) {
+    if (s.chosen != nullptr && s.chosen == s.btf) return true;
+  }
+  return false;
+}
+
+// Slots that will not attach take the reason of their choice.
+void settle_unattached(std::vector<Slot>& slots) {
+  for (auto& s : slots) {
+    if (!s.link) s.reason = s.choice.reason;
+  }
+}
+
+void attach_all(std::vector<Slot>& slots) {
+  for (auto& s : slots) {
+    if (s.chosen == nullptr) {
+      s.reason = s.choice.reason;
+      continue;
+    }
+    bpf_link* l = bpf_program__attach(s.chosen);
+    if (l == nullptr) {
+      const int err = errno;
+      s.reason =
+          fmt::format("{} attach failed: {}", attach_kind_name(s.choice.kind), std::strerror(err));
+      continue;
+    }
+    s.link.reset(l);
+    s.reason.clear();
+  }
+}
+
+uint32_t own_netns_inode() {
+  struct stat st {};
+  if (::stat("/proc/self/ns/net", &st) != 0) return 0;
+  return static_cast<uint32_t>(st.st_ino);
+}
+
+uint64_t sum_percpu_array(int fd, uint32_t entries, int ncpus) {
+  uint64_t total = 0;
+  std::vector<uint64_t> vals(static_cast<size_t>(ncpus));
+  for (uint32_t i = 0; i < entries; ++i) {
+    if (bpf_map_lookup_elem(fd, &i, vals.data()) != 0) continue;
+    for (uint64_t v : vals) total += v;
+  }
+  return total;
+}
+
+}  // namespace
+
+struct BpfCollector::Impl {
+  CollectorOptions options;
+  std::shared_ptr<const FeatureProbe> probe;
+  std::shared_ptr<NetdevDirectory> directory;
+  int ncpus = 1;
+  model::MonotonicClock clock;
+
+  std::unique_ptr<NapiSkel> napi;
+  std::vector<Slot> napi_slots;
+  std::unique_ptr<BpfPerCpuHash<dimctl_napi_key, dimctl_napi_value>> napi_map;
+
+  std::unique_ptr<RdmaSkel> rdma;
+  std::vector<Slot> rdma_slots;
+  std::unique_ptr<BpfPerCpuHash<dimctl_cq_key, dimctl_cq_value>> cq_map;
+  std::unique_ptr<BpfHash<dimctl_cq_key, dimctl_cq_info>> cq_info_map;
+  RingPtr ring;
+  std::vector<dimctl_cq_event> pending_events;
+
+  std::unique_ptr<CounterAggregator> aggregator;
+
+  static int on_cq_event(void* ctx, void* data, size_t size) {
+    auto* self = static_cast<Impl*>(ctx);
+    if (size < sizeof(dimctl_cq_event)) return 0;
+    dimctl_cq_event ev{};
+    std::memcpy(&ev, data, sizeof(ev));
+    self->pending_events.push_back(ev);
+    return 0;
+  }
+
+  Result<void> open_napi() {
+    auto make_slots = [&](NapiSkel& s) {
+      napi_slots.clear();
+      napi_slots.push_back(make_slot("napi", "napi_poll", "", s->progs.dimctl_napi_poll_btf,
+                                     s->progs.dimctl_napi_poll_raw));
+      Slot bytes =
+          make_slot("net", "netif_receive_skb", "", s->progs.dimctl_napi_skb_bytes, nullptr);
+      bytes.enabled = options.count_bytes;
+      bytes.disabled_reason = "disabled: per-packet byte counter (--count-bytes)";
+      napi_slots.push_back(std::move(bytes));
+    };
+    for (bool prefer_raw : {options.force_raw_tp, true}) {
+      auto s = NapiSkel::open("napi");
+      if (!s) return std::move(s).error();
+      make_slots(**s);
+      (**s)->rodata->targ_netns_ino = options.own_netns_only ? own_netns_inode() : 0;
+      if (!plan(napi_slots, *probe, prefer_raw)) {  // nothing attachable
+        settle_unattached(napi_slots);
+        return ok();
+      }
+      auto loaded = (*s)->load("napi.bpf.o");
+      if (!loaded) {
+        if (!prefer_raw && uses_tp_btf(napi_slots)) {
+          spdlog::warn("collector: {}; retrying with raw_tp", loaded.error().message());
+          continue;
+        }
+        for (auto& slot : napi_slots) {
+          if (slot.chosen != nullptr) slot.choice = {AttachKind::kNone, loaded.error().message()};
+          slot.chosen = nullptr;
+        }
+        settle_unattached(napi_slots);
+        return ok();
+      }
+      napi = std::move(*s);
+      break;
+    }
+    if (!napi) return ok();
+    attach_all(napi_slots);
+    napi_map = std::make_unique<BpfPerCpuHash<dimctl_napi_key, dimctl_napi_value>>(
+        bpf_map__fd(napi->get()->maps.napi_stats), "napi_stats", ncpus);
+    return ok();
+  }
+
+  Result<void> open_rdma() {
+    auto make_slots = [&](RdmaSkel& s) {
+      auto& p = s->progs;
+      rdma_slots.clear();
+      auto add = [&](const char* tp, bpf_program* b, bpf_program* r) {
+        rdma_slots.push_back(make_slot("rdma_core", tp, "ib_core", b, r));
+      };
+      add("cq_schedule", p.dimctl_cq_schedule_btf, p.dimctl_cq_schedule_raw);
+      add("cq_reschedule", p.dimctl_cq_reschedule_btf, p.dimctl_cq_reschedule_raw);
+      add("cq_process", p.dimctl_cq_process_btf, p.dimctl_cq_process_raw);
+      add("cq_poll", p.dimctl_cq_poll_btf, p.dimctl_cq_poll_raw);
+      add("cq_modify", p.dimctl_cq_modify_btf, p.dimctl_cq_modify_raw);
+      add("cq_alloc", p.dimctl_cq_alloc_btf, p.dimctl_cq_alloc_raw);
+      add("cq_free", p.dimctl_cq_free_btf, p.dimctl_cq_free_raw);
+    };
+    for (bool prefer_raw : {options.force_raw_tp, true}) {
+      auto s = RdmaSkel::open("rdma");
+      if (!s) return std::move(s).error();
+      make_slots(**s);
+      if (!plan(rdma_slots, *probe, prefer_raw)) {
+        settle_unattached(rdma_slots);
+        return ok();
+      }
+      auto loaded = (*s)->load("rdma.bpf.o");
+      if (!loaded) {
+        if (!prefer_raw && uses_tp_btf(rdma_slots)) {
+          spdlog::warn("collector: {}; retrying with raw_tp", loaded.error().message());
+          continue;
+        }
+        for (auto& slot : rdma_slots) {
+          if (slot.chosen != nullptr) slot.choice = {AttachKind::kNone, loaded.error().message()};
+          slot.chosen = nullptr;
+        }
+        settle_unattached(rdma_slots);
+        return ok();
+      }
+      rdma = std::move(*s);
+      break;
+    }
+    if (!rdma) return ok();
+    attach_all(rdma_slots);
+    auto& maps = rdma->get()->maps;
+    cq_map = std::make_unique<BpfPerCpuHash<dimctl_cq_key, dimctl_cq_value>>(
+        bpf_map__fd(maps.cq_stats), "cq_stats", ncpus);
+    cq_info_map = std::make_unique<BpfHash<dimctl_cq_key, dimctl_cq_info>>(
+        bpf_map__fd(maps.cq_info), "cq_info");
+    ring_buffer* rb =
+        ring_buffer__new(bpf_map__fd(maps.cq_events), &Impl::on_cq_event, this, nullptr);
+    if (rb == nullptr) return DIMCTL_FAIL(errno, "ring buffer cq_events");
+    ring.reset(rb);
+    return ok();
+  }
+
+  void log_unattached() const {
+    for (const auto* slots : {&napi_slots, &rdma_slots}) {
+      for (const auto& s : *slots) {
+        if (s.link) {
+          spdlog::debug("collector: {} attached ({})", s.name(), attach_kind_name(s.choice.kind));
+        } else {
+          spdlog::info("collector: {} not attached: {}", s.name(), s.reason);
+        }
+      }
+    }
+  }
+};
+
+BpfCollector::BpfCollector(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+BpfCollector::~BpfCollector() = default;
+
+Result<std::unique_ptr<BpfCollector>> BpfCollector::open(const CollectorOptions& options) {
+  static std::once_flag log_once;
+  std::call_once(log_once, [] { libbpf_set_print(libbpf_log); });
+
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->probe = options.probe ? options.probe
+                              : std::shared_ptr<const FeatureProbe>(make_kernel_feature_probe());
+  impl->directory =
+      options.directory ? options.directory : std::make_shared<NetlinkNetdevDirectory>();
+  impl->ncpus = libbpf_num_possible_cpus();
+  if (impl->ncpus <= 0) return DIMCTL_FAIL(-impl->ncpus, "libbpf_num_possible_cpus");
+
+  if (options.enable_napi) {
+    if (auto r = impl->open_napi(); !r) return std::move(r).error().wrap("collector napi");
+  }
+  if (options.enable_rdma) {
+    if (auto r = impl->open_rdma(); !r) return std::move(r).error().wrap("collector rdma");
+  }
+  impl->aggregator = std::make_unique<CounterAggregator>(*impl->directory, options.count_bytes);
+  impl->log_unattached();
+  return std::unique_ptr<BpfCollector>(new BpfCollector(std::move(impl)));
+}
+
+Result<model::Snapshot> BpfCollector::sample() {
+  model::Snapshot snap;
+  if (impl_->napi_map) {
+    if (auto r = impl_->directory->refresh(); !r)
+      return std::move(r).error().wrap("netdev directory");
+    auto q = impl_->aggregator->queues(*impl_->napi_map);
+    if (!q) return std::move(q).error();
+    snap.queues = std::move(*q);
+  }
+  if (impl_->cq_map) {
+    impl_->pending_events.clear();
+    if (int rc = ring_buffer__consume(impl_->ring.get()); rc < 0) {
+      return DIMCTL_FAIL(-rc, "ring buffer cq_events: consume");
+    }
+    auto c = impl_->aggregator->cqs(*impl_->cq_map, *impl_->cq_info_map, impl_->pending_events);
+    if (!c) return std::move(c).error();
+    snap.cqs = std::move(*c);
+  }
+  snap.time_ns = impl_->clock.now_ns();
+  return snap;
+}
+
+std::vector<ProgramStatus> BpfCollector::program_status() const {
+  std::vector<ProgramStatus> out;
+  const bool stats = impl_->probe->bpf_stats_enabled();
+  for (const auto* slots : {&impl_->napi_slots, &impl_->rdma_slots}) {
+    for (const auto& s : *slots) {
+      ProgramStatus st;
+      st.view.name = s.name();
+      st.view.attached = s.link != nullptr;
+      st.view.reason = s.link ? "" : s.reason;
+      if (s.link) {
+        st.attach_type = std::string(attach_kind_name(s.choice.kind));
+        st.bpf_name = bpf_program__name(s.chosen);
+        st.prog_fd = bpf_program__fd(s.chosen);
+        if (stats) {
+          bpf_prog_info info{};
+          uint32_t len = sizeof(info);
+          if (bpf_obj_get_info_by_fd(st.prog_fd, &info, &len) == 0) {
+            st.view.run_time_ns = info.run_time_ns;
+            st.view.run_count = info.run_cnt;
+          }
+        }
+      }
+      out.push_back(std::move(st));
+    }
+  }
+  return out;
+}
+
+std::vector<model::ProgramView> BpfCollector::programs() const {
+  std::vector<model::ProgramView> out;
+  for (auto& st : program_status()) out.push_back(std::move(st.view));
+  return out;
+}
+
+uint64_t BpfCollector::drops() const {
+  uint64_t total = 0;
+  if (impl_->napi)
+    total += sum_percpu_array(bpf_map__fd(impl_->napi->get()->maps.napi_drops), DIMCTL_DROP_MAX,
+                              impl_->ncpus);
+  if (impl_->rdma)
+    total += sum_percpu_array(bpf_map__fd(impl_->rdma->get()->maps.rdma_drops), DIMCTL_DROP_MAX,
+                              impl_->ncpus);
+  return total;
+}
+
+}  // namespace dimctl::collector

@@ -1,0 +1,203 @@
+#include <libmnl/libmnl.h>
+#include <linux/genetlink.h>
+#include <net/if.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <functional>
+#include <vector>
+
+#include "dimctl/collector/netdev_directory.h"
+#include "netdev_uapi.h"
+
+namespace dimctl::collector {
+namespace nu = netdev_uapi;
+
+namespace {
+
+struct MnlDeleter {
+  void operator()(mnl_socket* s) const { mnl_socket_close(s); }
+};
+
+using MsgFn = std::function<void(const nlattr* const* tb)>;
+
+struct ParseCtx {
+  int max;
+  const MsgFn* fn;
+};
+
+int attr_cb(const nlattr* attr, void* data) {
+  auto* tb = static_cast<std::vector<const nlattr*>*>(data);
+  // Attributes newer than what we know are ignored.
+  const auto type = static_cast<size_t>(mnl_attr_get_type(attr));
+  if (type > 0 && type < tb->size()) (*tb)[type] = attr;
+  return MNL_CB_OK;
+}
+
+int msg_cb(const nlmsghdr* nlh, void* data) {
+  auto* ctx = static_cast<ParseCtx*>(data);
+  std::vector<const nlattr*> tb(static_cast<size_t>(ctx->max) + 1, nullptr);
+  mnl_attr_parse(nlh, sizeof(genlmsghdr), attr_cb, &tb);
+  (*ctx->fn)(tb.data());
+  return MNL_CB_OK;
+}
+
+// NLA_UINT attributes (qstats) are 4 or 8 bytes.
+uint64_t get_uint(const nlattr* a) {
+  return mnl_attr_get_payload_len(a) == 8 ? mnl_attr_get_u64(a) : mnl_attr_get_u32(a);
+}
+
+}  // namespace
+
+struct NetlinkNetdevDirectory::Impl {
+  std::unique_ptr<mnl_socket, MnlDeleter> sock;
+  uint32_t portid = 0;
+  uint32_t seq = 1;
+  uint16_t family = 0;  // 0 = not resolved / absent
+  bool family_tried = false;
+  std::vector<char> buf = std::vector<char>(64 * 1024);
+
+  Result<void> open() {
+    if (sock) return ok();
+    mnl_socket* s = mnl_socket_open(NETLINK_GENERIC);
+    if (s == nullptr) return DIMCTL_FAIL(errno, "netlink socket (generic)");
+    sock.reset(s);
+    if (mnl_socket_bind(s, 0, MNL_SOCKET_AUTOPID) < 0) {
+      return DIMCTL_FAIL(errno, "bind generic netlink socket");
+    }
+    portid = mnl_socket_get_portid(s);
+    return ok();
+  }
+
+  // Sends one request and runs `fn` on every reply message. Returns the netlink error, if any.
+  Result<void> request(uint16_t type, uint8_t cmd, uint8_t version, bool dump,
+                       const std::function<void(nlmsghdr*)>& add_attrs, int max, const MsgFn& fn) {
+    nlmsghdr* nlh = mnl_nlmsg_put_header(buf.data());
+    nlh->nlmsg_type = type;
+    nlh->nlmsg_flags = static_cast<uint16_t>(NLM_F_REQUEST | (dump ? NLM_F_DUMP : NLM_F_ACK));
+    nlh->nlmsg_seq = ++seq;
+    auto* genl = static_cast<genlmsghdr*>(mnl_nlmsg_put_extra_header(nlh, sizeof(genlmsghdr)));
+    genl->cmd = cmd;
+    genl->version = version;
+    if (add_attrs) add_attrs(nlh);
+    if (mnl_socket_sendto(sock.get(), nlh, nlh->nlmsg_len) < 0) {
+      return DIMCTL_FAIL(errno, "netlink send (cmd {})", cmd);
+    }
+    ParseCtx ctx{max, &fn};
+    const uint32_t want_seq = nlh->nlmsg_seq;
+    for (;;) {
+      ssize_t n = mnl_socket_recvfrom(sock.get(), buf.data(), buf.size());
+      if (n < 0) return DIMCTL_FAIL(errno, "netlink recv (cmd {})", cmd);
+      int rc = mnl_cb_run(buf.data(), static_cast<size_t>(n), want_seq, portid, msg_cb, &ctx);
+      if (rc < 0) return DIMCTL_FAIL(errno, "netlink cmd {}", cmd);
+      if (rc == MNL_CB_STOP) return ok();
+    }
+  }
+
+  void resolve_family() {
+    if (family_tried) return;
+    family_tried = true;
+    MsgFn fn = [this](const nlattr* const* tb) {
+      if (tb[CTRL_ATTR_FAMILY_ID] != nullptr) family = mnl_attr_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
+    };
+    auto r = request(
+        GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1, false,
+        [](nlmsghdr* nlh) { mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, nu::kFamilyName); },
+        CTRL_ATTR_FAMILY_ID, fn);
+    if (!r) family = 0;  // ENOENT: kernel older than v6.3
+  }
+};
+
+NetlinkNetdevDirectory::NetlinkNetdevDirectory() : impl_(std::make_unique<Impl>()) {}
+NetlinkNetdevDirectory::~NetlinkNetdevDirectory() = default;
+
+Result<void> NetlinkNetdevDirectory::refresh() {
+  napis_.clear();
+  listed_.clear();
+  if (auto r = impl_->open(); !r) return r;
+  impl_->resolve_family();
+  caps_.family = impl_->family != 0;
+  if (!caps_.family) return ok();  // label by napi id only
+
+  // RX queue -> NAPI (v6.8). A NAPI may serve several RX queues: keep them all.
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> napi_rxqs;
+  {
+    MsgFn fn = [&](const nlattr* const* tb) {
+      if (!tb[nu::kAQueueIfindex] || !tb[nu::kAQueueId] || !tb[nu::kAQueueType]) return;
+      if (mnl_attr_get_u32(tb[nu::kAQueueType]) != nu::kQueueTypeRx) return;
+      if (!tb[nu::kAQueueNapiId]) return;
+      napi_rxqs[{mnl_attr_get_u32(tb[nu::kAQueueIfindex]), mnl_attr_get_u32(tb[nu::kAQueueNapiId])}]
+          .push_back(mnl_attr_get_u32(tb[nu::kAQueueId]));
+    };
+    auto r = impl_->request(impl_->family, nu::kCmdQueueGet, nu::kFamilyVersion, true, {},
+                            nu::kAQueueMax, fn);
+    caps_.queue_get = r.ok();
+  }
+  // NAPI -> IRQ (v6.8); also the authoritative list of live NAPIs per device.
+  {
+    MsgFn fn = [&](const nlattr* const* tb) {
+      if (!tb[nu::kANapiIfindex] || !tb[nu::kANapiId]) return;
+      const uint32_t ifindex = mnl_attr_get_u32(tb[nu::kANapiIfindex]);
+      NapiInfo& info = napis_[{ifindex, mnl_attr_get_u32(tb[nu::kANapiId])}];
+      if (tb[nu::kANapiIrq]) info.irq = static_cast<int32_t>(mnl_attr_get_u32(tb[nu::kANapiIrq]));
+      listed_[ifindex] = true;
+    };
+    auto r = impl_->request(impl_->family, nu::kCmdNapiGet, nu::kFamilyVersion, true, {},
+                            nu::kANapiMax, fn);
+    caps_.napi_get = r.ok();
+  }
+  for (const auto& [key, qs] : napi_rxqs) {
+    NapiInfo& info = napis_[key];
+    info.queue = static_cast<int32_t>(*std::min_element(qs.begin(), qs.end()));
+  }
+  // Per-queue rx-bytes (v6.9, drivers with netdev_stat_ops; EOPNOTSUPP elsewhere).
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> rxq_bytes;
+  {
+    MsgFn fn = [&](const nlattr* const* tb) {
+      if (!tb[nu::kAQstatsIfindex] || !tb[nu::kAQstatsQueueId] || !tb[nu::kAQstatsQueueType] ||
+          !tb[nu::kAQstatsRxBytes]) {
+        return;
+      }
+      if (get_uint(tb[nu::kAQstatsQueueType]) != nu::kQueueTypeRx) return;
+      rxq_bytes[{mnl_attr_get_u32(tb[nu::kAQstatsIfindex]),
+                 static_cast<uint32_t>(get_uint(tb[nu::kAQstatsQueueId]))}] =
+          get_uint(tb[nu::kAQstatsRxBytes]);
+    };
+    auto r = impl_->request(
+        impl_->family, nu::kCmdQstatsGet, nu::kFamilyVersion, true,
+        [](nlmsghdr* nlh) { mnl_attr_put_u32(nlh, nu::kAQstatsScope, nu::kQstatsScopeQueue); },
+        nu::kAQstatsMax, fn);
+    caps_.qstats_get = r.ok();
+  }
+  for (const auto& [key, qs] : napi_rxqs) {
+    uint64_t sum = 0;
+    bool any = false;
+    for (uint32_t q : qs) {
+      if (auto it = rxq_bytes.find({key.first, q}); it != rxq_bytes.end()) {
+        sum += it->second;
+        any = true;
+      }
+    }
+    if (any) napis_[key].rx_bytes = sum;
+  }
+  return ok();
+}
+
+std::optional<std::string> NetlinkNetdevDirectory::ifname(uint32_t ifindex) const {
+  char name[IF_NAMESIZE] = {};
+  if (if_indextoname(ifindex, name) == nullptr) return std::nullopt;
+  return std::string(name);
+}
+
+bool NetlinkNetdevDirectory::lists_napis(uint32_t ifindex) const {
+  return caps_.napi_get && listed_.count(ifindex) != 0;
+}
+
+std::optional<NapiInfo> NetlinkNetdevDirectory::napi(uint32_t ifindex, uint32_t napi_id) const {
+  auto it = napis_.find({ifindex, napi_id});
+  if (it == napis_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace dimctl::collector
