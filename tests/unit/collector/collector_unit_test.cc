@@ -1,0 +1,403 @@
+// Unit tests of the collector's kernel-independent logic: per-CPU summation, labelling,
+// retirement, attach policy and the `dimctl list` report.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "dimctl/collector/aggregator.h"
+#include "dimctl/collector/feature_probe.h"
+#include "dimctl/collector/interval_report.h"
+#include "unit/collector/fakes.h"
+
+namespace dimctl::collector {
+namespace {
+
+using ::testing::HasSubstr;
+
+dimctl_napi_value napi_v(uint64_t polls, uint64_t packets, uint64_t exhausted = 0,
+                         uint64_t empty = 0, uint64_t bytes = 0) {
+  dimctl_napi_value v{};
+  v.polls = polls;
+  v.packets = packets;
+  v.budget_exhausted = exhausted;
+  v.empty_polls = empty;
+  v.bytes = bytes;
+  return v;
+}
+
+dimctl_cq_info cq_info(uint32_t dev, uint32_t id, const char* name, uint32_t ctx) {
+  dimctl_cq_info i{};
+  i.dev_index = dev;
+  i.cq_id = id;
+  i.nr_cqe = 256;
+  i.comp_vector = 3;
+  i.poll_ctx = ctx;
+  std::snprintf(i.ibdev, sizeof(i.ibdev), "%s", name);
+  return i;
+}
+
+dimctl_cq_event cq_event(uint32_t type, uint32_t dev, uint32_t id) {
+  dimctl_cq_event e{};
+  e.type = type;
+  e.info.dev_index = dev;
+  e.info.cq_id = id;
+  return e;
+}
+
+struct NapiFixture : ::testing::Test {
+  fakes::FakePerCpuMap<dimctl_napi_key, dimctl_napi_value> map;
+  fakes::FakeDirectory dir;
+};
+
+TEST(SumPerCpu, AddsEveryCounterOfEveryCpu) {
+  const std::vector<dimctl_napi_value> v{napi_v(3, 100, 1, 0, 7), napi_v(5, 20, 0, 2, 1),
+                                         napi_v(0, 0)};
+  const auto s = sum_per_cpu(v);
+  EXPECT_EQ(s.polls, 8u);
+  EXPECT_EQ(s.packets, 120u);
+  EXPECT_EQ(s.budget_exhausted, 1u);
+  EXPECT_EQ(s.empty_polls, 2u);
+  EXPECT_EQ(s.bytes, 8u);
+}
+
+TEST(SumPerCpu, SumsNear64BitLimitWithoutTruncation) {
+  const std::vector<dimctl_napi_value> v{napi_v(1ull << 62, 1ull << 62), napi_v(1ull << 62, 5)};
+  EXPECT_EQ(sum_per_cpu(v).polls, 1ull << 63);
+  EXPECT_EQ(sum_per_cpu(v).packets, (1ull << 62) + 5);
+}
+
+TEST(SumPerCpu, CqLastModifyComesFromTheMostRecentCpu) {
+  dimctl_cq_value a{}, b{};
+  a.modifies = 2;
+  a.last_modify_ns = 500;
+  a.last_comps = 32;
+  a.last_usec = 8;
+  b.modifies = 1;
+  b.last_modify_ns = 900;
+  b.last_comps = 64;
+  b.last_usec = 16;
+  b.completions = 10;
+  a.completions = 5;
+  const std::vector<dimctl_cq_value> v{a, b, dimctl_cq_value{}};
+  const auto s = sum_per_cpu(v);
+  EXPECT_EQ(s.modifies, 3u);
+  EXPECT_EQ(s.completions, 15u);
+  EXPECT_EQ(s.last_comps, 64u);
+  EXPECT_EQ(s.last_usec, 16u);
+}
+
+TEST_F(NapiFixture, LabelsAndSumsEachNapi) {
+  map.entries[{7, 300}] = {napi_v(10, 640, 2, 1), napi_v(5, 10, 0, 0)};
+  map.entries[{7, 301}] = {napi_v(1, 1), napi_v(0, 0)};
+  dir.names[7] = "eth9";
+  dir.listed.insert(7);
+  dir.napis[{7, 300}] = NapiInfo{.queue = 0, .irq = 42, .rx_bytes = std::nullopt};
+  dir.napis[{7, 301}] = NapiInfo{.queue = 1, .irq = 43, .rx_bytes = std::nullopt};
+  CounterAggregator agg(dir, false);
+  auto q = agg.queues(map);
+  ASSERT_TRUE(q.ok());
+  ASSERT_EQ(q->size(), 2u);
+  const auto& a = (*q)[0];
+  EXPECT_EQ(a.device, "eth9");
+  EXPECT_EQ(a.key.napi_id, 300u);
+  EXPECT_EQ(a.queue, 0);
+  EXPECT_EQ(a.irq, 42);
+  EXPECT_EQ(a.polls, 15u);
+  EXPECT_EQ(a.packets, 650u);
+  EXPECT_EQ(a.budget_exhausted, 2u);
+  EXPECT_EQ(a.events(), 13u);
+  EXPECT_FALSE(a.has_bytes);
+  EXPECT_EQ((*q)[1].irq, 43);
+  EXPECT_TRUE(map.erased.empty());
+}
+
+TEST_F(NapiFixture, RetiresNapisOfDeletedDevicesAndErasesThem) {
+  map.entries[{7, 300}] = {napi_v(1, 1)};
+  map.entries[{8, 400}] = {napi_v(2, 2)};
+  dir.names[8] = "eth8";  // ifindex 7 is gone
+  CounterAggregator agg(dir, false);
+  auto q = agg.queues(map);
+  ASSERT_TRUE(q.ok());
+  ASSERT_EQ(q->size(), 1u);
+  EXPECT_EQ((*q)[0].key.ifindex, 8u);
+  ASSERT_EQ(map.erased.size(), 1u);
+  EXPECT_EQ(map.erased[0].ifindex, 7u);
+  EXPECT_EQ(agg.stats().queues_retired, 1u);
+  EXPECT_EQ(map.entries.size(), 1u);
+}
+
+TEST_F(NapiFixture, RetiresANapiNetlinkNoLongerListsButKeepsUnlistedDevices) {
+  map.entries[{7, 300}] = {napi_v(1, 1)};
+  map.entries[{7, 301}] = {napi_v(1, 1)};
+  map.entries[{9, 500}] = {napi_v(1, 1)};
+  dir.names = {{7, "eth7"}, {9, "old0"}};
+  dir.listed = {7};  // netlink lists eth7's NAPIs; old0's driver/kernel lists none
+  dir.napis[{7, 300}] = NapiInfo{};
+  CounterAggregator agg(dir, false);
+  auto q = agg.queues(map);
+  ASSERT_TRUE(q.ok());
+  ASSERT_EQ(q->size(), 2u);
+  EXPECT_EQ((*q)[0].key.napi_id, 300u);
+  EXPECT_EQ((*q)[1].key.napi_id, 500u);
+  EXPECT_EQ((*q)[1].queue, -1);
+  ASSERT_EQ(map.erased.size(), 1u);
+  EXPECT_EQ(map.erased[0].napi_id, 301u);
+}
+
+TEST_F(NapiFixture, QstatsBytesAreCumulativeSinceFirstSight) {
+  map.entries[{7, 300}] = {napi_v(1, 1)};
+  dir.names[7] = "eth7";
+  dir.napis[{7, 300}] = NapiInfo{.queue = 0, .irq = -1, .rx_bytes = 1'000'000};
+  CounterAggregator agg(dir, false);
+  auto q1 = agg.queues(map);
+  ASSERT_TRUE(q1.ok());
+  EXPECT_TRUE((*q1)[0].has_bytes);
+  EXPECT_EQ((*q1)[0].bytes, 0u);
+  dir.napis[{7, 300}].rx_bytes = 1'001'500;
+  auto q2 = agg.queues(map);
+  ASSERT_TRUE(q2.ok());
+  EXPECT_EQ((*q2)[0].bytes, 1500u);
+}
+
+TEST_F(NapiFixture, ByteProgramBytesWinOverQstats) {
+  map.entries[{7, 300}] = {napi_v(1, 1, 0, 0, 60), napi_v(1, 1, 0, 0, 40)};
+  dir.names[7] = "eth7";
+  CounterAggregator agg(dir, true);
+  auto q = agg.queues(map);
+  ASSERT_TRUE(q.ok());
+  EXPECT_TRUE((*q)[0].has_bytes);
+  EXPECT_EQ((*q)[0].bytes, 100u);
+}
+
+TEST_F(NapiFixture, MapErrorsNameTheMap) {
+  map.fail = true;
+  CounterAggregator agg(dir, false);
+  auto q = agg.queues(map);
+  ASSERT_FALSE(q.ok());
+  EXPECT_THAT(q.error().message(), HasSubstr("napi_stats"));
+  EXPECT_EQ(q.error().code(), EPERM);
+}
+
+struct CqFixture : ::testing::Test {
+  fakes::FakePerCpuMap<dimctl_cq_key, dimctl_cq_value> stats;
+  fakes::FakeMap<dimctl_cq_key, dimctl_cq_info> info;
+  fakes::FakeDirectory dir;
+  CounterAggregator agg{dir, false};
+
+  static dimctl_cq_value v(uint64_t events, uint64_t completions) {
+    dimctl_cq_value x{};
+    x.events = events;
+    x.completions = completions;
+    x.polls = events;
+    return x;
+  }
+};
+
+TEST_F(CqFixture, LabelsFromCqInfoAndSums) {
+  stats.entries[{1, 5}] = {v(3, 30), v(1, 2)};
+  info.entries[{1, 5}] = cq_info(1, 5, "mlx5_0", DIMCTL_POLL_SOFTIRQ);
+  auto c = agg.cqs(stats, info, {});
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c->size(), 1u);
+  EXPECT_EQ((*c)[0].ibdev, "mlx5_0");
+  EXPECT_EQ((*c)[0].poll_ctx, model::PollContext::kSoftirq);
+  EXPECT_EQ((*c)[0].nr_cqe, 256u);
+  EXPECT_EQ((*c)[0].comp_vector, 3);
+  EXPECT_EQ((*c)[0].events, 4u);
+  EXPECT_EQ((*c)[0].completions, 32u);
+}
+
+TEST_F(CqFixture, SameRestrackIdOnTwoDevicesAreTwoCqs) {
+  stats.entries[{1, 5}] = {v(1, 1)};
+  stats.entries[{2, 5}] = {v(2, 2)};
+  auto c = agg.cqs(stats, info, {});
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c->size(), 2u);
+  EXPECT_EQ((*c)[1].events, 2u);
+}
+
+TEST_F(CqFixture, FreedCqIsLeftOutAndErasedFromBothMaps) {
+  stats.entries[{1, 5}] = {v(1, 1)};
+  stats.entries[{1, 6}] = {v(1, 1)};
+  info.entries[{1, 5}] = cq_info(1, 5, "rxe0", DIMCTL_POLL_WORKQUEUE);
+  const std::vector<dimctl_cq_event> ev{cq_event(DIMCTL_CQ_EVENT_FREE, 1, 5)};
+  auto c = agg.cqs(stats, info, ev);
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c->size(), 1u);
+  EXPECT_EQ((*c)[0].key.cq_id, 6u);
+  EXPECT_EQ(stats.entries.count({1, 5}), 0u);
+  EXPECT_EQ(info.entries.count({1, 5}), 0u);
+  EXPECT_EQ(agg.stats().cqs_retired, 1u);
+}
+
+TEST_F(CqFixture, FreedThenReallocatedIdIsSkippedOnceButKept) {
+  stats.entries[{1, 5}] = {v(1, 1)};
+  info.entries[{1, 5}] = cq_info(1, 5, "rxe0", DIMCTL_POLL_DIRECT);
+  const std::vector<dimctl_cq_event> ev{cq_event(DIMCTL_CQ_EVENT_FREE, 1, 5),
+                                        cq_event(DIMCTL_CQ_EVENT_ALLOC, 1, 5)};
+  auto c = agg.cqs(stats, info, ev);
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->empty());
+  EXPECT_EQ(stats.entries.count({1, 5}), 1u);
+  EXPECT_EQ(info.entries.count({1, 5}), 1u);
+  auto again = agg.cqs(stats, info, {});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->size(), 1u);
+}
+
+TEST_F(CqFixture, FreeOfACqNeverPolledIsNotAnError) {
+  const std::vector<dimctl_cq_event> ev{cq_event(DIMCTL_CQ_EVENT_FREE, 1, 9)};
+  auto c = agg.cqs(stats, info, ev);
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->empty());
+}
+
+TEST(PollContext, DimctlCodesMapToTheModel) {
+  EXPECT_EQ(poll_context_from_code(DIMCTL_POLL_DIRECT), model::PollContext::kDirect);
+  EXPECT_EQ(poll_context_from_code(DIMCTL_POLL_SOFTIRQ), model::PollContext::kSoftirq);
+  EXPECT_EQ(poll_context_from_code(DIMCTL_POLL_WORKQUEUE), model::PollContext::kWorkqueue);
+  EXPECT_EQ(poll_context_from_code(DIMCTL_POLL_UNBOUND_WORKQUEUE),
+            model::PollContext::kUnboundWorkqueue);
+}
+
+// ---- attach policy --------------------------------------------------------------------------
+
+TEST(ChooseAttach, PrefersTpBtfForCoreTracepoints) {
+  fakes::FakeProbe p;
+  p.btf_tps = {"/napi_poll"};
+  p.tracepoints = {"napi:napi_poll"};
+  EXPECT_EQ(choose_attach(p, "", "napi", "napi_poll", false).kind, AttachKind::kTpBtf);
+  EXPECT_EQ(choose_attach(p, "", "napi", "napi_poll", true).kind, AttachKind::kRawTp);
+}
+
+TEST(ChooseAttach, FallsBackToRawTpWithoutBtfTraceType) {
+  fakes::FakeProbe p;
+  p.tracepoints = {"napi:napi_poll"};
+  auto c = choose_attach(p, "", "napi", "napi_poll", false);
+  EXPECT_EQ(c.kind, AttachKind::kRawTp);
+  EXPECT_THAT(c.reason, HasSubstr("btf_trace_napi_poll"));
+}
+
+TEST(ChooseAttach, NoVmlinuxBtfMeansNothing) {
+  fakes::FakeProbe p;
+  p.vmlinux = false;
+  p.tracepoints = {"napi:napi_poll"};
+  auto c = choose_attach(p, "", "napi", "napi_poll", false);
+  EXPECT_EQ(c.kind, AttachKind::kNone);
+  EXPECT_THAT(c.reason, HasSubstr("BTF"));
+}
+
+TEST(ChooseAttach, MissingModuleIsReported) {
+  fakes::FakeProbe p;
+  auto c = choose_attach(p, "ib_core", "rdma_core", "cq_poll", false);
+  EXPECT_EQ(c.kind, AttachKind::kNone);
+  EXPECT_EQ(c.reason, "module ib_core not loaded: no rdma_core:cq_poll tracepoint");
+}
+
+TEST(ChooseAttach, ModuleWithoutBtfIsReported) {
+  fakes::FakeProbe p;
+  p.modules = {"ib_core"};
+  p.tracepoints = {"rdma_core:cq_poll"};
+  auto c = choose_attach(p, "ib_core", "rdma_core", "cq_poll", false);
+  EXPECT_EQ(c.kind, AttachKind::kNone);
+  EXPECT_THAT(c.reason, HasSubstr("CONFIG_DEBUG_INFO_BTF_MODULES"));
+}
+
+TEST(ChooseAttach, ModuleTracepointUsesModuleBtf) {
+  fakes::FakeProbe p;
+  p.modules = {"ib_core"};
+  p.modules_btf = {"ib_core"};
+  p.btf_tps = {"ib_core/cq_poll"};
+  p.tracepoints = {"rdma_core:cq_poll", "rdma_core:cq_modify"};
+  EXPECT_EQ(choose_attach(p, "ib_core", "rdma_core", "cq_poll", false).kind, AttachKind::kTpBtf);
+  // A tracepoint the module's BTF lacks but the kernel has: raw_tp.
+  EXPECT_EQ(choose_attach(p, "ib_core", "rdma_core", "cq_modify", false).kind, AttachKind::kRawTp);
+  // A tracepoint this kernel does not have at all.
+  auto none = choose_attach(p, "ib_core", "rdma_core", "cq_drain", false);
+  EXPECT_EQ(none.kind, AttachKind::kNone);
+  EXPECT_THAT(none.reason, HasSubstr("not present"));
+}
+
+TEST(ChooseAttach, BuiltInIbCoreUsesVmlinuxBtf) {
+  fakes::FakeProbe p;  // CONFIG_INFINIBAND=y: no module, types in vmlinux
+  p.btf_tps = {"/cq_poll"};
+  EXPECT_EQ(choose_attach(p, "ib_core", "rdma_core", "cq_poll", false).kind, AttachKind::kTpBtf);
+}
+
+// ---- interval report --------------------------------------------------------------------------
+
+model::QueueCounters queue(uint32_t napi, uint64_t polls, uint64_t packets, uint64_t exhausted) {
+  model::QueueCounters q;
+  q.key = {3, napi};
+  q.device = "va";
+  q.polls = polls;
+  q.packets = packets;
+  q.budget_exhausted = exhausted;
+  return q;
+}
+
+TEST(IntervalReport, DeltasRatesAndJson) {
+  model::Snapshot a, b;
+  a.time_ns = 1'000'000'000;
+  b.time_ns = 3'000'000'000;
+  a.queues = {queue(300, 10, 100, 1)};
+  b.queues = {queue(300, 110, 2100, 11), queue(301, 4, 8, 0)};
+  model::CqCounters c0;
+  c0.key = {0, 5};
+  c0.ibdev = "rxe0";
+  c0.events = 10;
+  c0.completions = 40;
+  model::CqCounters c1 = c0;
+  c1.events = 30;
+  c1.completions = 120;
+  c1.kernel_modifies = 2;
+  a.cqs = {c0};
+  b.cqs = {c1};
+  ProgramStatus ps;
+  ps.view = {"napi:napi_poll", true, "", 2000, 100};
+  ps.attach_type = "tp_btf";
+  auto r = make_interval_report(a, b, {ps});
+  EXPECT_DOUBLE_EQ(r.interval_s, 2.0);
+  ASSERT_EQ(r.queues.size(), 2u);
+  EXPECT_EQ(r.queues[0].polls, 100u);
+  EXPECT_EQ(r.queues[0].packets, 2000u);
+  EXPECT_EQ(r.queues[0].events(), 90u);
+  EXPECT_EQ(r.queues[1].packets, 8u);  // new key: from zero
+  ASSERT_EQ(r.cqs.size(), 1u);
+  EXPECT_EQ(r.cqs[0].events, 20u);
+  EXPECT_EQ(r.cqs[0].completions, 80u);
+
+  const auto j = nlohmann::json::parse(render_json(r));
+  EXPECT_DOUBLE_EQ(j["interval_s"].get<double>(), 2.0);
+  EXPECT_EQ(j["queues"][0]["packets"].get<uint64_t>(), 2000u);
+  EXPECT_EQ(j["queues"][0]["events"].get<uint64_t>(), 90u);
+  EXPECT_EQ(j["queues"][0]["budget_exhausted"].get<uint64_t>(), 10u);
+  EXPECT_DOUBLE_EQ(j["queues"][0]["packets_per_second"].get<double>(), 1000.0);
+  EXPECT_FALSE(j["queues"][0].contains("bytes"));
+  EXPECT_EQ(j["cqs"][0]["completions"].get<uint64_t>(), 80u);
+  EXPECT_DOUBLE_EQ(j["cqs"][0]["completions_per_event"].get<double>(), 4.0);
+  EXPECT_EQ(j["cqs"][0]["poll_ctx"], "direct");
+  EXPECT_EQ(j["programs"][0]["name"], "napi:napi_poll");
+  EXPECT_DOUBLE_EQ(j["programs"][0]["ns_per_run"].get<double>(), 20.0);
+  EXPECT_EQ(j["devices"][0]["queues"].get<int>(), 2);
+
+  const std::string table = render_table(r);
+  EXPECT_THAT(table, HasSubstr("va"));
+  EXPECT_THAT(table, HasSubstr("rxe0"));
+  EXPECT_THAT(table, HasSubstr("napi:napi_poll"));
+}
+
+TEST(IntervalReport, CountersGoingBackwardsAreANewIncarnation) {
+  model::Snapshot a, b;
+  a.time_ns = 0;
+  b.time_ns = 1'000'000'000;
+  a.queues = {queue(300, 100, 1000, 0)};
+  b.queues = {queue(300, 5, 50, 0)};
+  auto r = make_interval_report(a, b, {});
+  ASSERT_EQ(r.queues.size(), 1u);
+  EXPECT_EQ(r.queues[0].packets, 50u);
+}
+
+}  // namespace
+}  // namespace dimctl::collector

@@ -1,0 +1,99 @@
+// In-memory fakes of the collector's kernel-facing interfaces.
+#pragma once
+
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "dimctl/collector/feature_probe.h"
+#include "dimctl/collector/map_reader.h"
+#include "dimctl/collector/netdev_directory.h"
+
+namespace dimctl::collector::fakes {
+
+template <typename K>
+struct KeyLess {
+  bool operator()(const K& a, const K& b) const { return std::memcmp(&a, &b, sizeof(K)) < 0; }
+};
+
+template <typename K, typename V>
+class FakePerCpuMap final : public PerCpuMapReader<K, V> {
+ public:
+  std::map<K, std::vector<V>, KeyLess<K>> entries;
+  std::vector<K> erased;
+  bool fail = false;
+
+  Result<std::vector<PerCpuEntry<K, V>>> read_all() override {
+    if (fail) return DIMCTL_FAIL(EPERM, "fake read");
+    std::vector<PerCpuEntry<K, V>> out;
+    for (const auto& [k, v] : entries) out.push_back({k, v});
+    return out;
+  }
+  Result<void> erase(const K& key) override {
+    if (entries.erase(key) == 0) return DIMCTL_FAIL(ENOENT, "fake erase");
+    erased.push_back(key);
+    return ok();
+  }
+};
+
+template <typename K, typename V>
+class FakeMap final : public MapReader<K, V> {
+ public:
+  std::map<K, V, KeyLess<K>> entries;
+  std::vector<K> erased;
+
+  Result<std::vector<std::pair<K, V>>> read_all() override {
+    return std::vector<std::pair<K, V>>(entries.begin(), entries.end());
+  }
+  Result<void> erase(const K& key) override {
+    if (entries.erase(key) == 0) return DIMCTL_FAIL(ENOENT, "fake erase");
+    erased.push_back(key);
+    return ok();
+  }
+};
+
+class FakeDirectory final : public NetdevDirectory {
+ public:
+  std::map<uint32_t, std::string> names;
+  std::set<uint32_t> listed;  // devices whose NAPIs netlink lists
+  std::map<std::pair<uint32_t, uint32_t>, NapiInfo> napis;
+
+  Result<void> refresh() override { return ok(); }
+  std::optional<std::string> ifname(uint32_t ifindex) const override {
+    auto it = names.find(ifindex);
+    if (it == names.end()) return std::nullopt;
+    return it->second;
+  }
+  bool lists_napis(uint32_t ifindex) const override { return listed.count(ifindex) != 0; }
+  std::optional<NapiInfo> napi(uint32_t ifindex, uint32_t napi_id) const override {
+    auto it = napis.find({ifindex, napi_id});
+    if (it == napis.end()) return std::nullopt;
+    return it->second;
+  }
+};
+
+// Every answer forced by the test.
+class FakeProbe final : public FeatureProbe {
+ public:
+  bool vmlinux = true;
+  std::set<std::string> modules;      // loaded
+  std::set<std::string> modules_btf;  // with BTF
+  std::set<std::string> btf_tps;      // "module/tp" ("" module = vmlinux)
+  std::set<std::string> tracepoints;  // "system:tp"
+  bool stats = false;
+
+  bool vmlinux_btf() const override { return vmlinux; }
+  bool module_loaded(std::string_view m) const override { return modules.count(std::string(m)); }
+  bool module_btf(std::string_view m) const override { return modules_btf.count(std::string(m)); }
+  bool btf_tracepoint(std::string_view m, std::string_view tp) const override {
+    return btf_tps.count(std::string(m) + "/" + std::string(tp)) != 0;
+  }
+  bool tracepoint_exists(std::string_view s, std::string_view tp) const override {
+    return tracepoints.count(std::string(s) + ":" + std::string(tp)) != 0;
+  }
+  bool bpf_stats_enabled() const override { return stats; }
+};
+
+}  // namespace dimctl::collector::fakes
