@@ -88,20 +88,24 @@ void NetDim::exit_parking() {
 bool NetDim::decide(const Stats& curr) {
   const TuneState old_tune = tuner_.tune_state;
   const uint8_t old_ix = tuner_.profile_ix;
-  const Verdict verdict = net_compare(curr, prev_stats_);
   ++windows_evaluated_;
-  last_verdict_ = verdict;
   last_stats_ = curr;
 
   switch (old_tune) {
-    case TuneState::kParkingOnTop:
+    case TuneState::kParkingOnTop: {
+      const Verdict verdict = net_compare(curr, prev_stats_);
+      last_verdict_ = verdict;
       if (verdict != Verdict::kSame) exit_parking();
       break;
+    }
     case TuneState::kParkingTired:
+      last_verdict_.reset();  // the kernel does not compare while parked tired
       if (--tuner_.tired == 0) exit_parking();
       break;
     case TuneState::kGoingRight:
-    case TuneState::kGoingLeft:
+    case TuneState::kGoingLeft: {
+      const Verdict verdict = net_compare(curr, prev_stats_);
+      last_verdict_ = verdict;
       if (verdict != Verdict::kBetter) tuner_.turn();
       if (tuner_.on_top()) {
         tuner_.park_on_top();
@@ -118,6 +122,7 @@ bool NetDim::decide(const Stats& curr) {
           break;
       }
       break;
+    }
   }
 
   // Staying parked on top keeps the reference that put it there, so slow drift cannot

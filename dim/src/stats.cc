@@ -32,14 +32,4 @@ bool calc_stats(const Sample& start, const Sample& end, Stats* out) {
   return true;
 }
 
-bool is_significant(int val, int ref) {
-  if (ref == 0) return false;
-  // The kernel is built with -fno-strict-overflow: val - ref and abs() wrap in 32 bits.
-  const auto diff = static_cast<int32_t>(static_cast<int64_t>(val) - ref);
-  const auto mag = static_cast<int32_t>(diff < 0 ? -static_cast<int64_t>(diff) : diff);
-  const uint64_t num = 100 * static_cast<uint64_t>(static_cast<int64_t>(mag));
-  const auto den = static_cast<uint64_t>(static_cast<int64_t>(ref));
-  return num / den > 10;
-}
-
 }  // namespace dim

@@ -53,8 +53,8 @@ class NetDim {
   const Stats& prev_stats() const { return prev_stats_; }
   // Start of the current window (only time, packets, bytes and events are meaningful).
   const Sample& window_start() const { return start_; }
-  // Verdict of the last evaluated window, nullopt before any. While parked tired the kernel
-  // ignores statistics; the verdict is still computed here for observability only.
+  // Verdict of the last evaluated window; nullopt before any, and for a window evaluated while
+  // parked tired (the kernel does not compare statistics then).
   std::optional<Verdict> last_verdict() const { return last_verdict_; }
   const std::optional<Stats>& last_stats() const { return last_stats_; }
   // Windows evaluated so far (decisions, whether or not the index moved).

@@ -24,7 +24,16 @@ struct Stats {
 bool calc_stats(const Sample& start, const Sample& end, Stats* out);
 
 // IS_SIGNIFICANT_DIFF(val, ref): ref != 0 and floor(100*|val-ref| / ref) > 10, evaluated in
-// unsigned long exactly as the macro does (so a negative ref is never significant).
-bool is_significant(int val, int ref);
+// unsigned long exactly as the macro does (so a negative ref is never significant). Inline: it
+// runs up to three times per decision.
+constexpr bool is_significant(int val, int ref) {
+  if (ref == 0) return false;
+  // The kernel is built with -fno-strict-overflow: val - ref and abs() wrap in 32 bits.
+  const auto diff = static_cast<int32_t>(static_cast<int64_t>(val) - ref);
+  const auto mag = static_cast<int32_t>(diff < 0 ? -static_cast<int64_t>(diff) : diff);
+  const uint64_t num = 100 * static_cast<uint64_t>(static_cast<int64_t>(mag));
+  const auto den = static_cast<uint64_t>(static_cast<int64_t>(ref));
+  return num / den > 10;
+}
 
 }  // namespace dim

@@ -1,0 +1,131 @@
+// ns per net_dim() / rdma_dim() call: the C++ library against the C reference (ref_dim.c, the
+// kernel's shape) on the same pre-generated stream. Changes are applied at once, as the kernel
+// worker would; the instance restarts when the stream wraps (amortised over 64 Ki calls).
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+#include "dim/net_dim.h"
+#include "dim/rdma_dim.h"
+#include "ref_dim.h"
+#include "streams.h"
+
+namespace {
+
+constexpr size_t kStreamLen = 1 << 16;
+
+const std::vector<dim::Sample>& net_stream() {
+  static const auto s = dim::bench::make_net_stream(kStreamLen, 42);
+  return s;
+}
+
+const std::vector<ref_dim_sample>& net_stream_c() {
+  static const auto s = [] {
+    std::vector<ref_dim_sample> out;
+    for (const dim::Sample& x : net_stream()) {
+      out.push_back({x.time_ns, x.pkt_ctr, x.byte_ctr, x.event_ctr, x.comp_ctr});
+    }
+    return out;
+  }();
+  return s;
+}
+
+const std::vector<dim::bench::RdmaEvent>& rdma_stream() {
+  static const auto s = dim::bench::make_rdma_stream(kStreamLen, 43);
+  return s;
+}
+
+void report(benchmark::State& state, uint64_t changes) {
+  state.counters["changes_per_1k_calls"] = benchmark::Counter(
+      static_cast<double>(changes) * 1000.0 / static_cast<double>(state.iterations()));
+}
+
+void BM_NetDim_Cpp(benchmark::State& state) {
+  const auto& stream = net_stream();
+  dim::NetDim d;
+  size_t i = 0;
+  uint64_t changes = 0;
+  for (auto _ : state) {
+    const bool changed = d.on_sample(stream[i]);
+    benchmark::DoNotOptimize(changed);
+    if (changed) {
+      d.profile_applied();
+      ++changes;
+    }
+    if (++i == stream.size()) {
+      i = 0;
+      d = dim::NetDim();
+    }
+  }
+  report(state, changes);
+}
+BENCHMARK(BM_NetDim_Cpp);
+
+void BM_NetDim_C(benchmark::State& state) {
+  const auto& stream = net_stream_c();
+  ref_dim d;
+  ref_net_dim_init(&d, 0);
+  size_t i = 0;
+  uint64_t changes = 0;
+  for (auto _ : state) {
+    const int changed = ref_net_dim(&d, &stream[i]);
+    benchmark::DoNotOptimize(changed);
+    if (changed) {
+      ref_dim_work_done(&d);
+      ++changes;
+    }
+    if (++i == stream.size()) {
+      i = 0;
+      ref_net_dim_init(&d, 0);
+    }
+  }
+  report(state, changes);
+}
+BENCHMARK(BM_NetDim_C);
+
+void BM_RdmaDim_Cpp(benchmark::State& state) {
+  const auto& stream = rdma_stream();
+  dim::RdmaDim d;
+  size_t i = 0;
+  uint64_t changes = 0;
+  for (auto _ : state) {
+    const bool changed = d.on_event(stream[i].time_ns, stream[i].completions);
+    benchmark::DoNotOptimize(changed);
+    if (changed) {
+      d.profile_applied();
+      ++changes;
+    }
+    if (++i == stream.size()) {
+      i = 0;
+      d = dim::RdmaDim();
+    }
+  }
+  report(state, changes);
+}
+BENCHMARK(BM_RdmaDim_Cpp);
+
+void BM_RdmaDim_C(benchmark::State& state) {
+  const auto& stream = rdma_stream();
+  ref_dim d;
+  ref_rdma_dim_init(&d);
+  size_t i = 0;
+  uint64_t changes = 0;
+  for (auto _ : state) {
+    const int changed = ref_rdma_dim(&d, stream[i].completions, stream[i].time_ns);
+    benchmark::DoNotOptimize(changed);
+    if (changed) {
+      ref_dim_work_done(&d);
+      ++changes;
+    }
+    if (++i == stream.size()) {
+      i = 0;
+      ref_rdma_dim_init(&d);
+    }
+  }
+  report(state, changes);
+}
+BENCHMARK(BM_RdmaDim_C);
+
+}  // namespace
+
+BENCHMARK_MAIN();
