@@ -49,7 +49,7 @@ bool RdmaDim::on_event(int64_t time_ns, uint32_t completions) {
 bool RdmaDim::on_events(int64_t t_begin_ns, int64_t t_end_ns, uint64_t events,
                         uint64_t completions) {
   if (events == 0) return false;
-  const auto span = static_cast<uint64_t>(t_end_ns - t_begin_ns);
+  const uint64_t span = t_end_ns > t_begin_ns ? static_cast<uint64_t>(t_end_ns - t_begin_ns) : 0;
   // Bresenham-style interpolation: exact floor(span * (i + 1) / events) without a 128-bit
   // product.
   const uint64_t t_step = span / events;
@@ -73,7 +73,7 @@ bool RdmaDim::on_events(int64_t t_begin_ns, int64_t t_end_ns, uint64_t events,
       const uint64_t left_extra = extra > i ? extra - i : 0;
       measuring_.event_ctr = static_cast<uint16_t>(measuring_.event_ctr + left);
       measuring_.comp_ctr += static_cast<uint32_t>(left * per_event + left_extra);
-      measuring_.time_ns = t_end_ns;
+      measuring_.time_ns = t_begin_ns + static_cast<int64_t>(span);
       break;
     }
     const uint64_t comps = per_event + (i < extra ? 1 : 0);

@@ -40,7 +40,7 @@ class RdmaDim {
   // can differ from the kernel's where a window boundary falls inside the period. Once a
   // change is pending the remaining events only advance the running counters (exactly what
   // the kernel does with them). Returns true if a change became pending during this call.
-  // REQUIRES: t_end_ns >= t_begin_ns.
+  // A period with t_end_ns < t_begin_ns places every event at t_begin_ns.
   bool on_events(int64_t t_begin_ns, int64_t t_end_ns, uint64_t events, uint64_t completions);
 
   // ib_cq_rdma_dim_work ran: the next event starts a new window. No-op when nothing is pending.

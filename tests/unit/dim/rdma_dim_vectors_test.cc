@@ -263,6 +263,9 @@ TEST(RdmaDim, OnEventsSpreadsCompletionsAndTime) {
   EXPECT_EQ(d.measuring_sample().time_ns, 4000);
   EXPECT_EQ(d.window_start().time_ns, 2000);  // the first event started the window
   EXPECT_EQ(d.window_start().comp_ctr, 3u);
+  EXPECT_FALSE(d.on_events(9000, 5000, 2, 2));  // backwards period: events at its start
+  EXPECT_EQ(d.measuring_sample().time_ns, 9000);
+  EXPECT_EQ(d.measuring_sample().event_ctr, 5);
 }
 
 }  // namespace
