@@ -31,6 +31,13 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, DIMCTL_NAPI_SLOTS);
+	__type(key, __u32);
+	__type(value, struct dimctl_napi_slot);
+} napi_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, DIMCTL_DROP_MAX);
 	__type(key, __u32);
 	__type(value, __u64);
@@ -44,13 +51,29 @@ static __always_inline void count_drop(__u32 what)
 		*v += 1;
 }
 
-static __always_inline struct dimctl_napi_value *napi_value(__u32 ifindex, __u32 napi_id)
+/* The counters of (ifindex, napi_id) on this CPU; create = claim/insert when missing. */
+static __always_inline struct dimctl_napi_value *napi_value(__u32 ifindex, __u32 napi_id,
+							    bool create)
 {
 	struct dimctl_napi_key key = { .ifindex = ifindex, .napi_id = napi_id };
+	__u32 idx = napi_id & (DIMCTL_NAPI_SLOTS - 1);
+	struct dimctl_napi_slot *slot;
 	struct dimctl_napi_value *v;
 
+	slot = bpf_map_lookup_elem(&napi_slots, &idx);
+	if (slot) {
+		if (slot->key.napi_id == napi_id && slot->key.ifindex == ifindex)
+			return &slot->v;
+		if (slot->key.ifindex == 0 && create) {
+			/* Userspace zeroes retired slots entirely: the counters start at 0. */
+			slot->key.ifindex = ifindex;
+			slot->key.napi_id = napi_id;
+			return &slot->v;
+		}
+	}
+	/* Slot taken by another NAPI: the hash map. */
 	v = bpf_map_lookup_elem(&napi_stats, &key);
-	if (v)
+	if (v || !create)
 		return v;
 	/* First poll of this NAPI on this CPU (or ever): create the entry. */
 	struct dimctl_napi_value zero = {};
@@ -70,7 +93,7 @@ static __always_inline void count_poll(__u32 ifindex, __u32 napi_id, int work, i
 	/* budget 0 = netpoll (poll_one_napi): not a NAPI episode. */
 	if (budget <= 0 || ifindex == 0)
 		return;
-	v = napi_value(ifindex, napi_id);
+	v = napi_value(ifindex, napi_id, true);
 	if (!v)
 		return;
 	v->polls += 1;
@@ -115,15 +138,12 @@ SEC("tp_btf/netif_receive_skb")
 int BPF_PROG(dimctl_napi_skb_bytes, struct sk_buff *skb)
 {
 	struct net_device *dev = skb->dev;
-	struct dimctl_napi_key key;
 	struct dimctl_napi_value *v;
 
 	if (!dev)
 		return 0;
-	key.ifindex = dev->ifindex;
-	key.napi_id = skb->napi_id;
-	/* Only NAPIs already seen by napi_poll: no entry creation on the per-packet path. */
-	v = bpf_map_lookup_elem(&napi_stats, &key);
+	/* Only NAPIs already seen by napi_poll on this CPU: no entry creation per packet. */
+	v = napi_value(dev->ifindex, skb->napi_id, false);
 	if (!v)
 		return 0;
 	v->bytes += skb->len;

@@ -35,6 +35,20 @@ struct dimctl_napi_value {
 	__u64 skbs;             /* skbs seen by the optional byte program */
 };
 
+/* Map napi_slots (BPF_MAP_TYPE_PERCPU_ARRAY, DIMCTL_NAPI_SLOTS entries): the fast path.
+ * A per-CPU array lookup is inlined by the verifier, a per-CPU hash lookup is a helper call
+ * with jhash and a bucket walk (~100 ns measured on the reference VM, docs/benchmarks/bpf.md).
+ * Slot = napi_id & (DIMCTL_NAPI_SLOTS - 1); a CPU claims an empty slot for its key; a key whose
+ * slot holds another key (rare: napi ids are allocated sequentially) uses napi_stats instead.
+ * Userspace sums both, per key, and zeroes a slot when its NAPI is retired. 64 bytes = one
+ * cache line. */
+#define DIMCTL_NAPI_SLOTS 512
+struct dimctl_napi_slot {
+	struct dimctl_napi_key key; /* ifindex 0 = free */
+	struct dimctl_napi_value v;
+	__u64 pad;
+};
+
 /* ---- rdma.bpf.c -------------------------------------------------------------------------- */
 
 /* restrack ids are per ib_device, so the key carries the device index. */

@@ -261,6 +261,69 @@ TEST(PollContext, DimctlCodesMapToTheModel) {
             model::PollContext::kUnboundWorkqueue);
 }
 
+class FakeSlots final : public NapiSlotArray {
+ public:
+  std::vector<PerCpuEntry<uint32_t, dimctl_napi_slot>> slots;
+  Result<std::vector<PerCpuEntry<uint32_t, dimctl_napi_slot>>> read_all() override { return slots; }
+  Result<void> clear(uint32_t index, const dimctl_napi_key& key) override {
+    for (auto& e : slots) {
+      if (e.key != index) continue;
+      for (auto& s : e.per_cpu) {
+        if (s.key.ifindex == key.ifindex && s.key.napi_id == key.napi_id) s = dimctl_napi_slot{};
+      }
+    }
+    return ok();
+  }
+};
+
+dimctl_napi_slot slot(uint32_t ifindex, uint32_t napi, uint64_t polls, uint64_t packets) {
+  dimctl_napi_slot s{};
+  s.key = {ifindex, napi};
+  s.v = napi_v(polls, packets);
+  return s;
+}
+
+TEST(NapiSources, MergesSlotsOfEveryCpuWithTheOverflowHash) {
+  FakeSlots slots;
+  fakes::FakePerCpuMap<dimctl_napi_key, dimctl_napi_value> hash;
+  // Slot 300 % 512: CPU0 holds napi 300, CPU1 holds napi 812 (same slot, other NAPI).
+  slots.slots.push_back({300, {slot(7, 300, 2, 20), slot(7, 812, 1, 1)}});
+  slots.slots.push_back({301, {dimctl_napi_slot{}, dimctl_napi_slot{}}});  // free
+  // napi 300 overflowed to the hash on CPU1 (its slot there is taken by 812).
+  hash.entries[{7, 300}] = {napi_v(0, 0), napi_v(3, 30)};
+  NapiSources src(slots, hash, 2);
+  auto all = src.read_all();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 2u);
+  const auto& a = (*all)[0];
+  EXPECT_EQ(a.key.napi_id, 300u);
+  ASSERT_EQ(a.per_cpu.size(), 2u);
+  EXPECT_EQ(a.per_cpu[0].packets, 20u);
+  EXPECT_EQ(a.per_cpu[1].packets, 30u);
+  EXPECT_EQ(sum_per_cpu(a.per_cpu).polls, 5u);
+  EXPECT_EQ((*all)[1].key.napi_id, 812u);
+  EXPECT_EQ(sum_per_cpu((*all)[1].per_cpu).packets, 1u);
+
+  // Retiring napi 300 clears its slot copy and its hash entry, not napi 812.
+  ASSERT_TRUE(src.erase({7, 300}).ok());
+  EXPECT_TRUE(hash.entries.empty());
+  auto after = src.read_all();
+  ASSERT_TRUE(after.ok());
+  ASSERT_EQ(after->size(), 1u);
+  EXPECT_EQ((*after)[0].key.napi_id, 812u);
+}
+
+TEST(NapiSources, RetiringASlotOnlyKeyIsNotAnError) {
+  FakeSlots slots;
+  fakes::FakePerCpuMap<dimctl_napi_key, dimctl_napi_value> hash;
+  slots.slots.push_back({5, {slot(2, 5, 1, 1)}});
+  NapiSources src(slots, hash, 1);
+  EXPECT_TRUE(src.erase({2, 5}).ok());
+  auto all = src.read_all();
+  ASSERT_TRUE(all.ok());
+  EXPECT_TRUE(all->empty());
+}
+
 // ---- attach policy --------------------------------------------------------------------------
 
 TEST(ChooseAttach, PrefersTpBtfForCoreTracepoints) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <set>
+#include <tuple>
 
 namespace dimctl::collector {
 
@@ -50,6 +51,55 @@ model::PollContext poll_context_from_code(uint32_t code) {
     default:
       return model::PollContext::kDirect;
   }
+}
+
+namespace {
+void add_into(dimctl_napi_value& to, const dimctl_napi_value& v) {
+  to.polls += v.polls;
+  to.packets += v.packets;
+  to.budget_exhausted += v.budget_exhausted;
+  to.empty_polls += v.empty_polls;
+  to.bytes += v.bytes;
+  to.skbs += v.skbs;
+}
+struct KeyLess {
+  bool operator()(const dimctl_napi_key& a, const dimctl_napi_key& b) const {
+    return std::tie(a.ifindex, a.napi_id) < std::tie(b.ifindex, b.napi_id);
+  }
+};
+}  // namespace
+
+Result<std::vector<PerCpuEntry<dimctl_napi_key, dimctl_napi_value>>> NapiSources::read_all() {
+  auto slots = slots_.read_all();
+  if (!slots) return std::move(slots).error().wrap("napi_slots");
+  auto hash = overflow_.read_all();
+  if (!hash) return std::move(hash).error();
+  std::map<dimctl_napi_key, std::vector<dimctl_napi_value>, KeyLess> merged;
+  auto per_cpu_of = [&](const dimctl_napi_key& k) -> std::vector<dimctl_napi_value>& {
+    auto& v = merged[k];
+    if (v.size() < ncpus_) v.resize(ncpus_);
+    return v;
+  };
+  for (const auto& e : *slots) {
+    for (size_t c = 0; c < e.per_cpu.size() && c < ncpus_; ++c) {
+      const dimctl_napi_slot& s = e.per_cpu[c];
+      if (s.key.ifindex == 0) continue;  // free on this CPU
+      add_into(per_cpu_of(s.key)[c], s.v);
+    }
+  }
+  for (const auto& e : *hash) {
+    auto& v = per_cpu_of(e.key);
+    for (size_t c = 0; c < e.per_cpu.size() && c < ncpus_; ++c) add_into(v[c], e.per_cpu[c]);
+  }
+  std::vector<PerCpuEntry<dimctl_napi_key, dimctl_napi_value>> out;
+  out.reserve(merged.size());
+  for (auto& [k, v] : merged) out.push_back({k, std::move(v)});
+  return out;
+}
+
+Result<void> NapiSources::erase(const dimctl_napi_key& key) {
+  if (auto r = overflow_.erase(key); !r && r.error().code() != ENOENT) return r;
+  return slots_.clear(key.napi_id & (DIMCTL_NAPI_SLOTS - 1), key);
 }
 
 Result<std::vector<model::QueueCounters>> CounterAggregator::queues(NapiMap& map) {

@@ -23,6 +23,8 @@ namespace dimctl::collector {
 static_assert(sizeof(dimctl_napi_key) == 8 && offsetof(dimctl_napi_key, napi_id) == 4);
 static_assert(sizeof(dimctl_napi_value) == 48 && offsetof(dimctl_napi_value, bytes) == 32 &&
               offsetof(dimctl_napi_value, skbs) == 40);
+static_assert(sizeof(dimctl_napi_slot) == 64 && offsetof(dimctl_napi_slot, v) == 8);
+static_assert((DIMCTL_NAPI_SLOTS & (DIMCTL_NAPI_SLOTS - 1)) == 0);
 static_assert(sizeof(dimctl_cq_key) == 8 && offsetof(dimctl_cq_key, cq_id) == 4);
 static_assert(sizeof(dimctl_cq_value) == 72 && offsetof(dimctl_cq_value, modifies) == 48 &&
               offsetof(dimctl_cq_value, last_modify_ns) == 56 &&
@@ -198,7 +200,9 @@ struct BpfCollector::Impl {
 
   std::unique_ptr<NapiSkel> napi;
   std::vector<Slot> napi_slots;
-  std::unique_ptr<BpfPerCpuHash<dimctl_napi_key, dimctl_napi_value>> napi_map;
+  std::unique_ptr<BpfPerCpuHash<dimctl_napi_key, dimctl_napi_value>> napi_hash;
+  std::unique_ptr<BpfNapiSlotArray> napi_slot_array;
+  std::unique_ptr<NapiSources> napi_map;
 
   std::unique_ptr<RdmaSkel> rdma;
   std::vector<Slot> rdma_slots;
@@ -256,8 +260,12 @@ struct BpfCollector::Impl {
     }
     if (!napi) return ok();
     attach_all(napi_slots);
-    napi_map = std::make_unique<BpfPerCpuHash<dimctl_napi_key, dimctl_napi_value>>(
+    napi_hash = std::make_unique<BpfPerCpuHash<dimctl_napi_key, dimctl_napi_value>>(
         bpf_map__fd(napi->get()->maps.napi_stats), "napi_stats", ncpus);
+    napi_slot_array =
+        std::make_unique<BpfNapiSlotArray>(bpf_map__fd(napi->get()->maps.napi_slots), ncpus);
+    napi_map =
+        std::make_unique<NapiSources>(*napi_slot_array, *napi_hash, static_cast<size_t>(ncpus));
     return ok();
   }
 

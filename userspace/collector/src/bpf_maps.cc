@@ -73,4 +73,25 @@ Result<void> BpfMapBase::erase_raw(const void* key) {
   return ok();
 }
 
+Result<void> BpfNapiSlotArray::clear(uint32_t index, const dimctl_napi_key& key) {
+  std::vector<dimctl_napi_slot> per_cpu(static_cast<size_t>(ncpus_));
+  if (bpf_map_lookup_elem(fd_, &index, per_cpu.data()) != 0) {
+    return DIMCTL_FAIL(errno, "map {}: lookup slot {}", name_, index);
+  }
+  bool any = false;
+  for (auto& s : per_cpu) {
+    if (s.key.ifindex == key.ifindex && s.key.napi_id == key.napi_id) {
+      s = dimctl_napi_slot{};
+      any = true;
+    }
+  }
+  if (!any) return ok();
+  // Racy only against a NAPI claiming this slot on another CPU within this instant, which
+  // needs DIMCTL_NAPI_SLOTS newer NAPI ids to have been allocated (ids are sequential).
+  if (bpf_map_update_elem(fd_, &index, per_cpu.data(), BPF_EXIST) != 0) {
+    return DIMCTL_FAIL(errno, "map {}: clear slot {}", name_, index);
+  }
+  return ok();
+}
+
 }  // namespace dimctl::collector

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "dimctl/collector/aggregator.h"
 #include "dimctl/collector/map_reader.h"
 
 namespace dimctl::collector {
@@ -75,6 +76,20 @@ class BpfHash final : public MapReader<K, V>, private BpfMapBase {
     return out;
   }
   Result<void> erase(const K& key) override { return erase_raw(&key); }
+};
+
+// napi_slots (PERCPU_ARRAY of dimctl_napi_slot).
+class BpfNapiSlotArray final : public NapiSlotArray, private BpfMapBase {
+ public:
+  BpfNapiSlotArray(int fd, int ncpus) : BpfMapBase(fd, "napi_slots"), ncpus_(ncpus) {}
+  Result<std::vector<PerCpuEntry<uint32_t, dimctl_napi_slot>>> read_all() override {
+    BpfPerCpuHash<uint32_t, dimctl_napi_slot> reader(fd_, name_, ncpus_);  // same layout
+    return reader.read_all();
+  }
+  Result<void> clear(uint32_t index, const dimctl_napi_key& key) override;
+
+ private:
+  int ncpus_;
 };
 
 }  // namespace dimctl::collector

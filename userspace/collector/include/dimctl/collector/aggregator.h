@@ -29,6 +29,30 @@ dimctl_cq_value sum_per_cpu(std::span<const dimctl_cq_value> per_cpu);
 
 model::PollContext poll_context_from_code(uint32_t code);
 
+// The per-CPU slot array of napi.bpf.c (fast path, see dimctl_bpf.h). Index = slot.
+class NapiSlotArray {
+ public:
+  virtual ~NapiSlotArray() = default;
+  virtual Result<std::vector<PerCpuEntry<uint32_t, dimctl_napi_slot>>> read_all() = 0;
+  // Zero the per-CPU copies of slot `index` that hold `key` (the NAPI was retired).
+  virtual Result<void> clear(uint32_t index, const dimctl_napi_key& key) = 0;
+};
+
+// Folds slot array + overflow hash into one entry per key with one value per CPU: what the
+// aggregator reads as napi_stats. Erasing a key clears its slots and its hash entry.
+class NapiSources final : public NapiMap {
+ public:
+  NapiSources(NapiSlotArray& slots, NapiMap& overflow, size_t ncpus)
+      : slots_(slots), overflow_(overflow), ncpus_(ncpus) {}
+  Result<std::vector<PerCpuEntry<dimctl_napi_key, dimctl_napi_value>>> read_all() override;
+  Result<void> erase(const dimctl_napi_key& key) override;
+
+ private:
+  NapiSlotArray& slots_;
+  NapiMap& overflow_;
+  size_t ncpus_;
+};
+
 struct AggregatorStats {
   uint64_t queues_retired = 0;
   uint64_t cqs_retired = 0;

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# overhead.sh: cost of dimctl's BPF programs on real veth traffic, in private network
+# namespaces (never eth0).
+#
+#   bench/bpf/overhead.sh [--dimctl PATH] [--runs N] [--seconds S] [--flows F] [--count-bytes]
+#                         [--raw-tp] [--all-netns]   (passed to dimctl list)
+#
+# For each run: a bounded UDP flood (F flows, at most 20M datagrams, S seconds) from netns B to
+# netns A over a veth pair (TSO off on the sender, GRO on on the receiver, so veth polls its own
+# NAPI); first without dimctl, then with `dimctl list --interval S --json` attached in netns A.
+# Reports receiver packets/s for both, and ns per run (run_time_ns / run_cnt, with
+# kernel.bpf_stats_enabled=1, restored on exit) of every attached program, plus the median over
+# the runs. Needs root, ip, ethtool, python3.
+set -euo pipefail
+
+DIMCTL=""
+RUNS=5
+SECONDS_PER_RUN=3
+FLOWS=8
+EXTRA=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --dimctl) DIMCTL="$2"; shift 2 ;;
+    --runs) RUNS="$2"; shift 2 ;;
+    --seconds) SECONDS_PER_RUN="$2"; shift 2 ;;
+    --flows) FLOWS="$2"; shift 2 ;;
+    --count-bytes) EXTRA+=(--count-bytes); shift ;;
+    --raw-tp) EXTRA+=(--raw-tp); shift ;;
+    --all-netns) EXTRA+=(--all-netns); shift ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+if [[ -z "$DIMCTL" ]]; then
+  for c in "$ROOT"/build-bpf/userspace/cli/dimctl "$ROOT"/build/userspace/cli/dimctl; do
+    [[ -x "$c" ]] && DIMCTL="$c" && break
+  done
+fi
+[[ -x "$DIMCTL" ]] || { echo "dimctl binary not found (use --dimctl)" >&2; exit 2; }
+[[ $(id -u) -eq 0 ]] || { echo "needs root" >&2; exit 2; }
+
+NSA="dimctl-bench-a-$$"
+NSB="dimctl-bench-b-$$"
+OLD_STATS="$(cat /proc/sys/kernel/bpf_stats_enabled)"
+WORK="$(mktemp -d)"
+cleanup() {
+  echo "$OLD_STATS" > /proc/sys/kernel/bpf_stats_enabled
+  ip netns del "$NSA" 2>/dev/null || true
+  ip netns del "$NSB" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+echo 1 > /proc/sys/kernel/bpf_stats_enabled
+
+A=(ip netns exec "$NSA")
+B=(ip netns exec "$NSB")
+ip netns add "$NSA"
+ip netns add "$NSB"
+for ns in "$NSA" "$NSB"; do
+  ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+  ip netns exec "$ns" ip link set lo up
+done
+ip link add va netns "$NSA" type veth peer name vb netns "$NSB"
+"${A[@]}" ip addr add 10.78.0.1/24 dev va
+"${B[@]}" ip addr add 10.78.0.2/24 dev vb
+"${A[@]}" ethtool -K va gro on >/dev/null
+"${B[@]}" ethtool -K vb tso off gso off >/dev/null
+"${A[@]}" ip link set va up
+"${B[@]}" ip link set vb up
+VA_MAC=$("${A[@]}" ip link show dev va | awk '/link\/ether/ {print $2}')
+VB_MAC=$("${B[@]}" ip link show dev vb | awk '/link\/ether/ {print $2}')
+"${A[@]}" ip neigh replace 10.78.0.2 lladdr "$VB_MAC" dev va nud permanent
+"${B[@]}" ip neigh replace 10.78.0.1 lladdr "$VA_MAC" dev vb nud permanent
+# Drop at the receiver's netfilter-free UDP layer is fine: the NAPI has already polled.
+
+cat > "$WORK/flood.py" <<'PY'
+import socket, sys, time
+seconds, flows = float(sys.argv[1]), int(sys.argv[2])
+limit = 20_000_000
+socks = []
+for f in range(flows):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("10.78.0.2", 42000 + f))
+    socks.append(s)
+payload = b"x" * 32
+dst = ("10.78.0.1", 9)
+sent, end = 0, time.monotonic() + seconds
+while sent < limit and time.monotonic() < end:
+    for s in socks:
+        for _ in range(64):
+            try:
+                s.sendto(payload, dst)
+            except OSError:
+                pass
+        sent += 64
+print(sent)
+PY
+
+rx_packets() { "${A[@]}" cat /sys/class/net/va/statistics/rx_packets; }
+
+flood_pps() {  # prints received packets/s over the flood
+  local before after t0 t1
+  before=$(rx_packets); t0=$(date +%s.%N)
+  "${B[@]}" python3 "$WORK/flood.py" "$SECONDS_PER_RUN" "$FLOWS" >/dev/null
+  t1=$(date +%s.%N); after=$(rx_packets)
+  python3 -c "print(f'{($after-$before)/($t1-$t0):.0f}')"
+}
+
+median() { python3 -c "import statistics,sys; v=[float(x) for x in sys.argv[1:]]; print(f'{statistics.median(v):.1f}' if v else 'n/a')" "$@"; }
+
+echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)  kernel: $(uname -r)  cpus: $(nproc)  dimctl: $DIMCTL ${EXTRA[*]:-}"
+echo "runs: $RUNS x ${SECONDS_PER_RUN}s, flows: $FLOWS"
+printf '%-4s %14s %14s %14s %12s %s\n' run pps_without pps_with napi_polls ns_per_poll others
+PPS_OFF=(); PPS_ON=(); NS=()
+for run in $(seq 1 "$RUNS"); do
+  off=$(flood_pps)
+  "${A[@]}" "$DIMCTL" list --interval "$(python3 -c "print($SECONDS_PER_RUN + 1.5)")" --json "${EXTRA[@]}" \
+      > "$WORK/list.json" 2>"$WORK/list.err" &
+  pid=$!
+  sleep 0.7   # attached before the flood starts
+  on=$(flood_pps)
+  wait "$pid"
+  read -r polls ns others < <(python3 - "$WORK/list.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+polls = sum(q["polls"] for q in d["queues"] if q["device"] == "va")
+ns, others = "n/a", []
+for p in d["programs"]:
+    if not p["attached"]:
+        continue
+    per = p["run_time_ns"] / p["run_count"] if p["run_count"] else 0.0
+    if p["name"] == "napi:napi_poll":
+        ns = f"{per:.1f}"
+    else:
+        others.append(f"{p['name']}={per:.1f}ns")
+print(polls, ns, ",".join(others) or "-")
+PY
+  )
+  printf '%-4s %14s %14s %14s %12s %s\n' "$run" "$off" "$on" "$polls" "$ns" "$others"
+  PPS_OFF+=("$off"); PPS_ON+=("$on"); [[ "$ns" != n/a ]] && NS+=("$ns")
+done
+echo "median: pps_without=$(median "${PPS_OFF[@]}") pps_with=$(median "${PPS_ON[@]}") ns_per_napi_poll=$(median "${NS[@]}")"
+per_packet=$(python3 -c "
+import json; d=json.load(open('$WORK/list.json'))
+print(sum(1 for p in d['programs'] if p['attached'] and p['name']=='net:netif_receive_skb'))")
+echo "per-packet programs attached: $per_packet"
