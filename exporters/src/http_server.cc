@@ -1,0 +1,203 @@
+#include "dimctl/exporters/http_server.h"
+
+#include <httplib.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <charconv>
+#include <thread>
+
+#include "dimctl/exporters/state_json.h"
+#include "dimctl/model/clock.h"
+
+namespace dimctl::exporters {
+
+std::string ListenAddress::to_string() const {
+  if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
+  return fmt::format("{}:{}", host, port);
+}
+
+Result<ListenAddress> parse_listen_address(std::string_view text) {
+  ListenAddress a;
+  std::string_view port;
+  if (!text.empty() && text.front() == '[') {
+    auto close = text.find(']');
+    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+      return DIMCTL_FAIL(0, "address \"{}\": expected [ipv6]:port", text);
+    }
+    a.host = std::string(text.substr(1, close - 1));
+    port = text.substr(close + 2);
+  } else {
+    auto colon = text.rfind(':');
+    if (colon == std::string_view::npos) {
+      return DIMCTL_FAIL(0, "address \"{}\": expected host:port", text);
+    }
+    a.host = std::string(text.substr(0, colon));
+    if (a.host.find(':') != std::string::npos) {
+      return DIMCTL_FAIL(0, "address \"{}\": IPv6 addresses need brackets, [addr]:port", text);
+    }
+    port = text.substr(colon + 1);
+    if (a.host.empty()) a.host = "0.0.0.0";
+  }
+  unsigned value = 0;
+  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (port.empty() || ec != std::errc() || end != port.data() + port.size() || value > 65535) {
+    return DIMCTL_FAIL(0, "address \"{}\": bad port \"{}\"", text, port);
+  }
+  a.port = static_cast<uint16_t>(value);
+  return a;
+}
+
+struct HttpServer::Impl {
+  HttpServerOptions options;
+  ListenAddress address;
+  httplib::Server server;
+  std::thread thread;
+
+  std::shared_ptr<const model::ControllerState> state() const {
+    return options.state ? options.state() : nullptr;
+  }
+  bool alive() const { return options.alive ? options.alive() : state() != nullptr; }
+
+  void routes();
+};
+
+namespace {
+
+constexpr const char* kLanding = R"(<!doctype html>
+<html><head><title>dimctl</title></head>
+<body>
+<h1>dimctl</h1>
+<p>Interrupt moderation (net DIM, RDMA DIM) per queue and per CQ.</p>
+<ul>
+<li><a href="/metrics">/metrics</a> Prometheus metrics</li>
+<li><a href="/healthz">/healthz</a> liveness (control loop running)</li>
+<li><a href="/readyz">/readyz</a> readiness (collector attached, first snapshot taken)</li>
+<li><a href="/api/v1/state">/api/v1/state</a> controller state as JSON (dimctl status, dimctl top)</li>
+</ul>
+</body></html>
+)";
+
+}  // namespace
+
+void HttpServer::Impl::routes() {
+  server.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    try {
+      res.set_content(render_text(options.collectables), std::string(kMetricsContentType));
+    } catch (const std::exception& e) {
+      // A throwing collectable must not take the server down; Prometheus records the failure.
+      res.status = 500;
+      res.set_content(std::string("metrics rendering failed: ") + e.what() + "\n", "text/plain");
+    }
+  });
+  auto healthz = [this](const httplib::Request&, httplib::Response& res) {
+    bool ok = alive();
+    res.status = ok ? 200 : 503;
+    res.set_content(ok ? "ok\n" : "control loop has not published a state recently\n",
+                    "text/plain");
+  };
+  server.Get("/healthz", healthz);
+  server.Get("/-/healthy", healthz);
+  auto readyz = [this](const httplib::Request&, httplib::Response& res) {
+    auto s = state();
+    bool ok = s && s->ready;
+    res.status = ok ? 200 : 503;
+    res.set_content(ok ? "ready\n" : "not ready\n", "text/plain");
+  };
+  server.Get("/readyz", readyz);
+  server.Get("/-/ready", readyz);
+  server.Get("/api/v1/state", [this](const httplib::Request&, httplib::Response& res) {
+    auto s = state();
+    if (!s) {
+      res.status = 503;
+      res.set_content(R"({"error":"no state published yet"})", "application/json");
+      return;
+    }
+    res.set_content(state_to_json(*s).dump() + "\n", "application/json");
+  });
+  server.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(kLanding, "text/html; charset=utf-8");
+  });
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options) {
+  auto addr = parse_listen_address(options.address);
+  if (!addr) return fail(std::move(addr).error().wrap("http server"));
+  auto impl = std::make_unique<Impl>();
+  impl->options = std::move(options);
+  impl->address = *addr;
+  const int threads = std::max(1, impl->options.threads);
+  impl->server.new_task_queue = [threads] {
+    return new httplib::ThreadPool(static_cast<std::size_t>(threads));
+  };
+  // Scrapers and probes reconnect anyway; short timeouts bound how long stop() can wait on an
+  // idle keep-alive connection.
+  impl->server.set_keep_alive_timeout(2);
+  // httplib's default sets SO_REUSEPORT, which lets a second daemon bind the same port and the
+  // kernel split scrapes between the two. SO_REUSEADDR alone still allows a quick restart.
+  impl->server.set_socket_options([](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  impl->server.set_read_timeout(5, 0);
+  impl->server.set_write_timeout(5, 0);
+  impl->routes();
+
+  errno = 0;
+  if (addr->port == 0) {
+    int port = impl->server.bind_to_any_port(addr->host);
+    if (port <= 0) {
+      return DIMCTL_FAIL(errno, "http server: cannot listen on {}", addr->to_string());
+    }
+    impl->address.port = static_cast<uint16_t>(port);
+  } else if (!impl->server.bind_to_port(addr->host, addr->port)) {
+    return DIMCTL_FAIL(errno, "http server: cannot listen on {}", addr->to_string());
+  }
+
+  Impl* raw = impl.get();
+  impl->thread = std::thread([raw] { raw->server.listen_after_bind(); });
+  // httplib's stop() is a no-op until the accept loop runs, so a stop() racing the thread start
+  // would hang the join; wait (bounded) until it is running.
+  for (int i = 0; i < 500 && !raw->server.is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!raw->server.is_running()) {
+    raw->server.stop();
+    if (raw->thread.joinable()) raw->thread.detach();  // cannot happen in practice; never hang
+    return DIMCTL_FAIL(0, "http server: accept loop on {} did not start", raw->address.to_string());
+  }
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+}
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpServer::~HttpServer() {
+  stop();
+}
+
+void HttpServer::stop() {
+  if (!impl_) return;
+  impl_->server.stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+uint16_t HttpServer::port() const {
+  return impl_->address.port;
+}
+std::string HttpServer::bound_address() const {
+  return impl_->address.to_string();
+}
+
+std::function<bool()> liveness_from_state(StateGetter state, std::chrono::nanoseconds period,
+                                          int periods, std::function<int64_t()> now_ns) {
+  if (!now_ns) now_ns = [] { return model::MonotonicClock().now_ns(); };
+  const int64_t started = now_ns();
+  const int64_t limit = period.count() * std::max(1, periods);
+  return [state = std::move(state), now_ns = std::move(now_ns), started, limit] {
+    auto s = state ? state() : nullptr;
+    int64_t last = s ? std::max(s->time_ns, started) : started;
+    return now_ns() - last <= limit;
+  };
+}
+
+}  // namespace dimctl::exporters

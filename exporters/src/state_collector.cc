@@ -1,0 +1,625 @@
+#include "dimctl/exporters/state_collector.h"
+
+#include <prometheus/check_names.h>
+#include <prometheus/text_serializer.h>
+
+#include <algorithm>
+#include <cassert>
+#include <map>
+#include <numeric>
+#include <sstream>
+#include <tuple>
+
+#include "dimctl/exporters/names.h"
+#include "dimctl/model/clock.h"
+
+#ifndef DIMCTL_EXPORTERS_VERSION
+#define DIMCTL_EXPORTERS_VERSION "unknown"
+#endif
+
+namespace dimctl::exporters {
+namespace {
+
+using prometheus::MetricType;
+
+// Index into the catalogue. Order must match kCatalogue below (checked by a static_assert on the
+// count and by the unit test that renders every family).
+enum M : std::size_t {
+  // self
+  kBuildInfo,
+  kReady,
+  kLoops,
+  kLastLoopDuration,
+  kSampleErrors,
+  kStateAge,
+  kConfigInfo,
+  kBpfAttached,
+  kBpfRunSeconds,
+  kBpfRuns,
+  kSeriesDropped,
+  kSeriesDroppedTotal,
+  kSeriesLimit,
+  // per queue
+  kQueueInfo,
+  kNapiPolls,
+  kNapiEvents,
+  kNapiPackets,
+  kNapiBytes,
+  kNapiBudgetExhausted,
+  kNapiEmptyPolls,
+  kDimActive,
+  kDimProfileIndex,
+  kDimTuneState,
+  kDimTired,
+  kDimDecisions,
+  kDimProfileChanges,
+  kDimWantedUsecs,
+  kDimWantedFrames,
+  // per device
+  kDeviceInfo,
+  kDeviceAllowlisted,
+  kDeviceError,
+  kCoalesceRxUsecs,
+  kCoalesceRxFrames,
+  kCoalesceTxUsecs,
+  kCoalesceTxFrames,
+  kCoalesceAdaptiveRx,
+  kCoalesceAdaptiveTx,
+  kApply,
+  kDrift,
+  kDrifted,
+  kRdmaDimEnabled,
+  // per CQ
+  kCqInfo,
+  kCqEvents,
+  kCqPolls,
+  kCqCompletions,
+  kCqSchedules,
+  kCqReschedules,
+  kCqPollErrors,
+  kCqKernelModifies,
+  kCqKernelUsecs,
+  kCqKernelComps,
+  kCqDimActive,
+  kCqDimProfileIndex,
+  kCqDimTuneState,
+  kCqDimDecisions,
+  kCqDimProfileChanges,
+  kCqDimWantedUsecs,
+  kCqDimWantedComps,
+  kCount,
+};
+
+#define Q "device", "queue", "direction"
+#define C "device", "cq"
+const std::vector<MetricSpec>& catalogue() {
+  static const std::vector<MetricSpec> k{
+      {"dimctl_build_info", MetricType::Gauge, "dimctl build information (value 1).", {"version"}},
+      {"dimctl_ready",
+       MetricType::Gauge,
+       "1 when the collector is attached and the first snapshot was taken.",
+       {}},
+      {"dimctl_loops_total", MetricType::Counter, "Control loop iterations completed.", {}},
+      {"dimctl_last_loop_duration_seconds",
+       MetricType::Gauge,
+       "Duration of the last control loop iteration.",
+       {}},
+      {"dimctl_sample_errors_total",
+       MetricType::Counter,
+       "Snapshots the collector failed to take.",
+       {}},
+      {"dimctl_state_age_seconds",
+       MetricType::Gauge,
+       "Time since the control loop published the state this scrape rendered.",
+       {}},
+      {"dimctl_config_info",
+       MetricType::Gauge,
+       "Configuration in use (value 1): file and default mode.",
+       {"path", "default_mode"}},
+      {"dimctl_bpf_program_attached",
+       MetricType::Gauge,
+       "1 when the BPF program is attached, 0 when it could not be (see `dimctl status`).",
+       {"program"}},
+      {"dimctl_bpf_program_run_seconds_total",
+       MetricType::Counter,
+       "Kernel run time of the BPF program (needs kernel.bpf_stats_enabled=1, else 0).",
+       {"program"}},
+      {"dimctl_bpf_program_runs_total",
+       MetricType::Counter,
+       "Runs of the BPF program (needs kernel.bpf_stats_enabled=1, else 0).",
+       {"program"}},
+      {"dimctl_series_dropped",
+       MetricType::Gauge,
+       "Queues or CQs not exported at this scrape (beyond the series cap or duplicate labels).",
+       {"kind"}},
+      {"dimctl_series_dropped_total",
+       MetricType::Counter,
+       "Times a queue or CQ became dropped from export, as seen by successive scrapes.",
+       {"kind"}},
+      {"dimctl_series_limit",
+       MetricType::Gauge,
+       "Maximum queues or CQs exported per scrape.",
+       {"kind"}},
+
+      {"dimctl_queue_info",
+       MetricType::Gauge,
+       "NAPI instance of a queue (value 1): napi_id and irq (\"-1\" when unknown).",
+       {Q, "napi_id", "irq"}},
+      {"dimctl_napi_polls_total", MetricType::Counter, "napi_poll calls (budget > 0).", {Q}},
+      {"dimctl_napi_events_total",
+       MetricType::Counter,
+       "DIM events: polls that completed NAPI and re-armed interrupts (work < budget).",
+       {Q}},
+      {"dimctl_napi_packets_total", MetricType::Counter, "Packets processed (sum of work).", {Q}},
+      {"dimctl_napi_bytes_total",
+       MetricType::Counter,
+       "Bytes processed (only for queues whose driver reports bytes).",
+       {Q}},
+      {"dimctl_napi_budget_exhausted_total",
+       MetricType::Counter,
+       "Polls that used their whole budget (NAPI stayed scheduled).",
+       {Q}},
+      {"dimctl_napi_empty_polls_total", MetricType::Counter, "Polls that found no work.", {Q}},
+      {"dimctl_dim_active",
+       MetricType::Gauge,
+       "1 when a DIM instance runs for the queue (0: algorithm off/static, observe mode).",
+       {Q}},
+      {"dimctl_dim_profile_index",
+       MetricType::Gauge,
+       "DIM profile index: DIM's own choice (source=dim) and after policy bounds (source=applied).",
+       {Q, "source"}},
+      {"dimctl_dim_tune_state",
+       MetricType::Gauge,
+       "DIM tune state: 0 parking_on_top, 1 parking_tired, 2 going_right, 3 going_left.",
+       {Q}},
+      {"dimctl_dim_tired", MetricType::Gauge, "DIM tired counter.", {Q}},
+      {"dimctl_dim_decisions_total",
+       MetricType::Counter,
+       "DIM windows evaluated, by the verdict of comparing with the previous window.",
+       {Q, "verdict"}},
+      {"dimctl_dim_profile_changes_total",
+       MetricType::Counter,
+       "Times DIM changed the profile index of the queue.",
+       {Q}},
+      {"dimctl_dim_wanted_usecs",
+       MetricType::Gauge,
+       "Moderation time (ethtool usecs) of the profile DIM chose for the queue.",
+       {Q}},
+      {"dimctl_dim_wanted_frames",
+       MetricType::Gauge,
+       "Moderation frame count (ethtool frames) of the profile DIM chose for the queue.",
+       {Q}},
+
+      {"dimctl_device_info",
+       MetricType::Gauge,
+       "Device policy (value 1): kind, driver, mode, algorithm and matching config rule.",
+       {"device", "kind", "driver", "mode", "algorithm", "rule"}},
+      {"dimctl_device_allowlisted",
+       MetricType::Gauge,
+       "1 when a config rule names the device (it may be written in enforce mode).",
+       {"device"}},
+      {"dimctl_device_error",
+       MetricType::Gauge,
+       "1 when the last operation on the device failed (message in `dimctl status`).",
+       {"device"}},
+      {"dimctl_coalesce_rx_usecs",
+       MetricType::Gauge,
+       "ethtool rx-usecs: last requested by dimctl and read back from the device.",
+       {"device", "source"}},
+      {"dimctl_coalesce_rx_frames",
+       MetricType::Gauge,
+       "ethtool rx-frames: last requested by dimctl and read back from the device.",
+       {"device", "source"}},
+      {"dimctl_coalesce_tx_usecs",
+       MetricType::Gauge,
+       "ethtool tx-usecs: last requested by dimctl and read back from the device.",
+       {"device", "source"}},
+      {"dimctl_coalesce_tx_frames",
+       MetricType::Gauge,
+       "ethtool tx-frames: last requested by dimctl and read back from the device.",
+       {"device", "source"}},
+      {"dimctl_coalesce_adaptive_rx",
+       MetricType::Gauge,
+       "ethtool adaptive-rx (the driver's own DIM), requested and read back.",
+       {"device", "source"}},
+      {"dimctl_coalesce_adaptive_tx",
+       MetricType::Gauge,
+       "ethtool adaptive-tx (the driver's own DIM), requested and read back.",
+       {"device", "source"}},
+      {"dimctl_apply_total",
+       MetricType::Counter,
+       "Moderation writes to the device by result (ok, failed, rate_limited).",
+       {"device", "result"}},
+      {"dimctl_drift_total",
+       MetricType::Counter,
+       "Moderation changes made by someone else that dimctl noticed.",
+       {"device"}},
+      {"dimctl_drifted",
+       MetricType::Gauge,
+       "1 when dimctl stopped writing because someone else changed the device.",
+       {"device"}},
+      {"dimctl_rdma_dim_enabled",
+       MetricType::Gauge,
+       "Kernel RDMA DIM switch (adaptive-moderation) as read back from the IB device.",
+       {"device"}},
+
+      {"dimctl_rdma_cq_info",
+       MetricType::Gauge,
+       "ib_core CQ (value 1): poll context, completion vector, size.",
+       {C, "poll_ctx", "comp_vector", "nr_cqe"}},
+      {"dimctl_rdma_cq_events_total",
+       MetricType::Counter,
+       "CQ process passes (one rdma_dim event each).",
+       {C}},
+      {"dimctl_rdma_cq_polls_total", MetricType::Counter, "CQ poll batches.", {C}},
+      {"dimctl_rdma_cq_completions_total", MetricType::Counter, "Completions polled.", {C}},
+      {"dimctl_rdma_cq_schedules_total",
+       MetricType::Counter,
+       "CQ schedules (completion interrupts).",
+       {C}},
+      {"dimctl_rdma_cq_reschedules_total",
+       MetricType::Counter,
+       "CQ reschedules (poll budget used up).",
+       {C}},
+      {"dimctl_rdma_cq_poll_errors_total", MetricType::Counter, "CQ polls that failed.", {C}},
+      {"dimctl_rdma_cq_kernel_modifies_total",
+       MetricType::Counter,
+       "Moderation changes made by the in-kernel RDMA DIM (rdma_core:cq_modify).",
+       {C}},
+      {"dimctl_rdma_cq_kernel_usecs",
+       MetricType::Gauge,
+       "Last moderation period (usec) the kernel RDMA DIM set.",
+       {C}},
+      {"dimctl_rdma_cq_kernel_comps",
+       MetricType::Gauge,
+       "Last moderation completion count the kernel RDMA DIM set.",
+       {C}},
+      {"dimctl_rdma_cq_dim_active",
+       MetricType::Gauge,
+       "1 when a DIM instance runs for the CQ.",
+       {C}},
+      {"dimctl_rdma_cq_dim_profile_index",
+       MetricType::Gauge,
+       "RDMA DIM profile index: DIM's own choice (source=dim) and after bounds (source=applied).",
+       {C, "source"}},
+      {"dimctl_rdma_cq_dim_tune_state",
+       MetricType::Gauge,
+       "RDMA DIM tune state: 0 parking_on_top, 1 parking_tired, 2 going_right, 3 going_left.",
+       {C}},
+      {"dimctl_rdma_cq_dim_decisions_total",
+       MetricType::Counter,
+       "RDMA DIM windows evaluated, by verdict.",
+       {C, "verdict"}},
+      {"dimctl_rdma_cq_dim_profile_changes_total",
+       MetricType::Counter,
+       "Times RDMA DIM changed the profile index of the CQ.",
+       {C}},
+      {"dimctl_rdma_cq_dim_wanted_usecs",
+       MetricType::Gauge,
+       "Moderation period (usec) of the profile RDMA DIM chose for the CQ.",
+       {C}},
+      {"dimctl_rdma_cq_dim_wanted_comps",
+       MetricType::Gauge,
+       "Moderation completion count of the profile RDMA DIM chose for the CQ.",
+       {C}},
+  };
+  return k;
+}
+#undef Q
+#undef C
+
+using Labels = std::vector<std::string_view>;
+
+// Builds the families of one scrape. Label values are passed in the catalogue's label order.
+class Builder {
+ public:
+  Builder() : fams_(kCount) {
+    const auto& cat = catalogue();
+    for (std::size_t i = 0; i < kCount; ++i) {
+      fams_[i].name = cat[i].name;
+      fams_[i].help = cat[i].help;
+      fams_[i].type = cat[i].type;
+    }
+  }
+
+  void add(M id, const Labels& values, double v) {
+    const MetricSpec& spec = catalogue()[id];
+    assert(values.size() == spec.labels.size());
+    prometheus::ClientMetric m;
+    m.label.reserve(values.size());
+    std::size_t i = 0;
+    for (std::string_view value : values) {
+      m.label.push_back({spec.labels[i++], std::string(value)});
+    }
+    if (spec.type == MetricType::Counter) {
+      m.counter.value = v;
+    } else {
+      m.gauge.value = v;
+    }
+    fams_[id].metric.push_back(std::move(m));
+  }
+
+  // Families without samples are left out: an empty family is noise in the exposition.
+  std::vector<prometheus::MetricFamily> take() && {
+    std::vector<prometheus::MetricFamily> out;
+    out.reserve(fams_.size());
+    for (auto& f : fams_) {
+      if (!f.metric.empty()) out.push_back(std::move(f));
+    }
+    return out;
+  }
+
+ private:
+  std::vector<prometheus::MetricFamily> fams_;
+};
+
+double b(bool v) {
+  return v ? 1.0 : 0.0;
+}
+double d(uint64_t v) {
+  return static_cast<double>(v);
+}
+
+// Selects the entries to export: sorted by `key`, first `cap` unique label sets. Returns indices
+// into the input and fills `dropped` with the label-set strings of what was cut.
+template <typename T, typename KeyFn, typename IdFn>
+std::vector<std::size_t> select(const std::vector<T>& items, std::size_t cap, KeyFn key, IdFn id,
+                                std::set<std::string>& dropped, std::size_t& n_dropped) {
+  std::vector<std::size_t> order(items.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t bb) { return key(items[a]) < key(items[bb]); });
+  std::vector<std::size_t> keep;
+  std::set<std::string> seen;
+  for (std::size_t i : order) {
+    std::string ident = id(items[i]);
+    if (seen.count(ident) != 0 || keep.size() >= cap) {
+      // A duplicate keeps the first entry's series; the duplicate is recorded under a distinct
+      // key so it is counted even when its label set is also exported.
+      dropped.insert(seen.count(ident) != 0 ? ident + "#dup" : ident);
+      ++n_dropped;
+      continue;
+    }
+    seen.insert(ident);
+    keep.push_back(i);
+  }
+  return keep;
+}
+
+// DIM series of one queue (labels device, queue, direction) or CQ (labels device, cq).
+void render_dim(Builder& out, const model::DimView& dim, bool cq, const Labels& labels) {
+  auto with = [&labels](std::string_view extra) {
+    Labels l = labels;
+    l.push_back(extra);
+    return l;
+  };
+  out.add(cq ? kCqDimActive : kDimActive, labels, b(dim.active));
+  // An inactive DIM has no meaningful profile or state: leave its series out rather than
+  // export zeros that look like "profile 0".
+  if (!dim.active) return;
+  const M profile = cq ? kCqDimProfileIndex : kDimProfileIndex;
+  out.add(profile, with("dim"), dim.profile_ix);
+  out.add(profile, with("applied"), dim.applied_ix);
+  out.add(cq ? kCqDimTuneState : kDimTuneState, labels, dim.tune_state);
+  // RDMA DIM has no tired counter (dim-spec: no parking on the RDMA side).
+  if (!cq) out.add(kDimTired, labels, dim.tired);
+  for (int v = 0; v < 3; ++v) {
+    out.add(cq ? kCqDimDecisions : kDimDecisions, with(verdict_name(v)), d(dim.verdicts_total[v]));
+  }
+  out.add(cq ? kCqDimProfileChanges : kDimProfileChanges, labels, d(dim.profile_changes_total));
+}
+
+void render_coalesce(Builder& out, const std::string& dev, const std::optional<model::Coalesce>& c,
+                     std::string_view source) {
+  if (!c) return;
+  auto put = [&](M id, const auto& v) {
+    if (v) out.add(id, {dev, source}, static_cast<double>(*v));
+  };
+  put(kCoalesceRxUsecs, c->rx_usecs);
+  put(kCoalesceRxFrames, c->rx_max_frames);
+  put(kCoalesceTxUsecs, c->tx_usecs);
+  put(kCoalesceTxFrames, c->tx_max_frames);
+  put(kCoalesceAdaptiveRx, c->use_adaptive_rx);
+  put(kCoalesceAdaptiveTx, c->use_adaptive_tx);
+}
+
+}  // namespace
+
+const std::vector<MetricSpec>& metric_catalogue() {
+  return catalogue();
+}
+
+const char* built_in_version() {
+  return DIMCTL_EXPORTERS_VERSION;
+}
+
+Result<std::shared_ptr<StateCollector>> StateCollector::create(StateGetter state,
+                                                               CollectorOptions options) {
+  if (!state) return DIMCTL_FAIL(0, "exporter: no state getter");
+  const auto& cat = catalogue();
+  if (cat.size() != kCount) {
+    return DIMCTL_FAIL(0, "exporter: catalogue has {} entries, expected {}", cat.size(),
+                       static_cast<std::size_t>(kCount));
+  }
+  std::set<std::string> names;
+  for (const auto& spec : cat) {
+    // prometheus-cpp's name checks can throw on odd input in some versions; treat any throw as
+    // a bad name rather than letting it escape start-up.
+    try {
+      if (!prometheus::CheckMetricName(spec.name)) {
+        return DIMCTL_FAIL(0, "exporter: invalid metric name \"{}\"", spec.name);
+      }
+      for (const char* l : spec.labels) {
+        if (!prometheus::CheckLabelName(l)) {
+          return DIMCTL_FAIL(0, "exporter: invalid label \"{}\" on {}", l, spec.name);
+        }
+      }
+    } catch (const std::exception& e) {
+      return DIMCTL_FAIL(0, "exporter: checking \"{}\": {}", spec.name, e.what());
+    }
+    if (!names.insert(spec.name).second) {
+      return DIMCTL_FAIL(0, "exporter: metric \"{}\" defined twice", spec.name);
+    }
+  }
+  if (!options.now_ns) {
+    options.now_ns = [] { return model::MonotonicClock().now_ns(); };
+  }
+  if (options.version.empty()) options.version = built_in_version();
+  return std::shared_ptr<StateCollector>(new StateCollector(std::move(state), std::move(options)));
+}
+
+StateCollector::StateCollector(StateGetter state, CollectorOptions options)
+    : state_(std::move(state)), options_(std::move(options)) {}
+
+std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
+  Builder out;
+  std::shared_ptr<const model::ControllerState> s = state_();
+
+  out.add(kBuildInfo, {options_.version}, 1);
+  out.add(kReady, {}, b(s && s->ready));
+  out.add(kSeriesLimit, {"queue"}, d(options_.max_queue_series));
+  out.add(kSeriesLimit, {"cq"}, d(options_.max_cq_series));
+
+  std::set<std::string> dropped[2];
+  std::size_t n_dropped[2] = {0, 0};
+  if (s) {
+    out.add(kLoops, {}, d(s->loops_total));
+    out.add(kLastLoopDuration, {}, s->last_loop_seconds);
+    out.add(kSampleErrors, {}, d(s->sample_errors_total));
+    out.add(kStateAge, {}, static_cast<double>(options_.now_ns() - s->time_ns) / 1e9);
+    out.add(kConfigInfo, {s->config_path, mode_name(s->default_mode)}, 1);
+
+    std::set<std::string> programs;
+    for (const auto& p : s->programs) {
+      if (!programs.insert(p.name).second) continue;  // duplicate series would fail the scrape
+      out.add(kBpfAttached, {p.name}, b(p.attached));
+      out.add(kBpfRunSeconds, {p.name}, static_cast<double>(p.run_time_ns) / 1e9);
+      out.add(kBpfRuns, {p.name}, d(p.run_count));
+    }
+
+    // Queues.
+    auto qkey = [](const model::QueueView& q) {
+      // Numeric queue order (queue 10 after queue 9); unknown indices (-1) after known ones.
+      int32_t qi = q.counters.queue >= 0 ? q.counters.queue : INT32_MAX;
+      return std::tuple(std::string_view(q.counters.device), qi, q.counters.key.napi_id,
+                        std::string_view(q.direction));
+    };
+    auto qid = [](const model::QueueView& q) {
+      return q.counters.device + "/" + queue_label(q.counters) + "/" + q.direction;
+    };
+    for (std::size_t i :
+         select(s->queues, options_.max_queue_series, qkey, qid, dropped[0], n_dropped[0])) {
+      const auto& q = s->queues[i];
+      const auto& c = q.counters;
+      const std::string& dev = c.device;
+      const std::string ql = queue_label(c);
+      const std::string& dir = q.direction;
+      out.add(kQueueInfo, {dev, ql, dir, std::to_string(c.key.napi_id), std::to_string(c.irq)}, 1);
+      out.add(kNapiPolls, {dev, ql, dir}, d(c.polls));
+      out.add(kNapiEvents, {dev, ql, dir}, d(c.events()));
+      out.add(kNapiPackets, {dev, ql, dir}, d(c.packets));
+      if (c.has_bytes) out.add(kNapiBytes, {dev, ql, dir}, d(c.bytes));
+      out.add(kNapiBudgetExhausted, {dev, ql, dir}, d(c.budget_exhausted));
+      out.add(kNapiEmptyPolls, {dev, ql, dir}, d(c.empty_polls));
+      render_dim(out, q.dim, /*cq=*/false, {dev, ql, dir});
+      if (q.dim.active) {
+        out.add(kDimWantedUsecs, {dev, ql, dir}, q.wanted_usecs);
+        out.add(kDimWantedFrames, {dev, ql, dir}, q.wanted_frames);
+      }
+    }
+
+    // CQs.
+    auto ckey = [](const model::CqView& q) {
+      return std::tuple(std::string_view(q.counters.ibdev), q.counters.key.dev_index,
+                        q.counters.key.cq_id);
+    };
+    auto cid = [](const model::CqView& q) {
+      return q.counters.ibdev + "/" + std::to_string(q.counters.key.cq_id);
+    };
+    for (std::size_t i :
+         select(s->cqs, options_.max_cq_series, ckey, cid, dropped[1], n_dropped[1])) {
+      const auto& q = s->cqs[i];
+      const auto& c = q.counters;
+      const std::string& dev = c.ibdev;
+      const std::string cq = std::to_string(c.key.cq_id);
+      out.add(kCqInfo,
+              {dev, cq, poll_context_name(c.poll_ctx), std::to_string(c.comp_vector),
+               std::to_string(c.nr_cqe)},
+              1);
+      out.add(kCqEvents, {dev, cq}, d(c.events));
+      out.add(kCqPolls, {dev, cq}, d(c.polls));
+      out.add(kCqCompletions, {dev, cq}, d(c.completions));
+      out.add(kCqSchedules, {dev, cq}, d(c.schedules));
+      out.add(kCqReschedules, {dev, cq}, d(c.reschedules));
+      out.add(kCqPollErrors, {dev, cq}, d(c.poll_errors));
+      out.add(kCqKernelModifies, {dev, cq}, d(c.kernel_modifies));
+      // Before the first cq_modify the kernel values are unknown, not 0.
+      if (c.kernel_modifies > 0) {
+        out.add(kCqKernelUsecs, {dev, cq}, c.kernel_usec);
+        out.add(kCqKernelComps, {dev, cq}, c.kernel_comps);
+      }
+      render_dim(out, q.dim, /*cq=*/true, {dev, cq});
+      if (q.dim.active) {
+        out.add(kCqDimWantedUsecs, {dev, cq}, q.wanted_usec);
+        out.add(kCqDimWantedComps, {dev, cq}, q.wanted_comps);
+      }
+    }
+
+    // Devices: bounded by the host's NICs, so not capped; duplicates are still skipped.
+    std::set<std::string> devices;
+    for (const auto& dv : s->devices) {
+      if (!devices.insert(dv.name).second) continue;
+      const std::string& dev = dv.name;
+      out.add(kDeviceInfo,
+              {dev, device_kind_name(dv.kind), dv.driver, mode_name(dv.mode),
+               algorithm_name(dv.algorithm), dv.rule},
+              1);
+      out.add(kDeviceAllowlisted, {dev}, b(dv.allowlisted));
+      out.add(kDeviceError, {dev}, b(!dv.last_error.empty()));
+      render_coalesce(out, dev, dv.requested, "requested");
+      render_coalesce(out, dev, dv.applied, "applied");
+      out.add(kApply, {dev, "ok"}, d(dv.applies_ok_total));
+      out.add(kApply, {dev, "failed"}, d(dv.applies_failed_total));
+      out.add(kApply, {dev, "rate_limited"}, d(dv.applies_rate_limited_total));
+      out.add(kDrift, {dev}, d(dv.drift_total));
+      out.add(kDrifted, {dev}, b(dv.drifted));
+      if (dv.rdma_dim_enabled) out.add(kRdmaDimEnabled, {dev}, b(*dv.rdma_dim_enabled));
+    }
+  }
+
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int k = 0; k < 2; ++k) {
+      for (const auto& ident : dropped[k]) {
+        if (prev_dropped_[k].count(ident) == 0) ++dropped_total_[k];
+      }
+      prev_dropped_[k] = dropped[k];
+    }
+    out.add(kSeriesDropped, {"queue"}, d(n_dropped[0]));
+    out.add(kSeriesDropped, {"cq"}, d(n_dropped[1]));
+    out.add(kSeriesDroppedTotal, {"queue"}, d(dropped_total_[0]));
+    out.add(kSeriesDroppedTotal, {"cq"}, d(dropped_total_[1]));
+  }
+  return std::move(out).take();
+}
+
+std::string render_text(const std::vector<std::weak_ptr<prometheus::Collectable>>& collectables) {
+  std::vector<prometheus::MetricFamily> all;
+  for (const auto& w : collectables) {
+    if (auto c = w.lock()) {
+      auto f = c->Collect();
+      all.insert(all.end(), std::make_move_iterator(f.begin()), std::make_move_iterator(f.end()));
+    }
+  }
+  std::ostringstream os;
+  prometheus::TextSerializer().Serialize(os, all);
+  return os.str();
+}
+
+std::string render_text(const prometheus::Collectable& collectable) {
+  std::ostringstream os;
+  prometheus::TextSerializer().Serialize(os, collectable.Collect());
+  return os.str();
+}
+
+}  // namespace dimctl::exporters

@@ -1,0 +1,133 @@
+// `dimctl status` and `dimctl top --once`: the real binary against an in-test server that
+// publishes the fake state.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <mutex>
+
+#include "dimctl/exporters/http_server.h"
+#include "dimctl/exporters/state_json.h"
+#include "unit/exporters/fake_state.h"
+
+#ifndef DIMCTL_BINARY
+#error "DIMCTL_BINARY must name the dimctl executable"
+#endif
+
+namespace dimctl::exporters {
+namespace {
+
+struct CmdResult {
+  int rc = -1;
+  std::string out;  // stdout and stderr
+};
+
+CmdResult run(const std::string& args) {
+  std::string cmd = std::string(DIMCTL_BINARY) + " " + args + " 2>&1";
+  CmdResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+struct Cli : ::testing::Test {
+  std::mutex mu;  // the server thread reads `state` while a test may replace it
+  std::shared_ptr<const model::ControllerState> state =
+      std::make_shared<const model::ControllerState>(testing::full_fake_state());
+  std::unique_ptr<HttpServer> server;
+  std::string addr;
+
+  void SetUp() override {
+    HttpServerOptions o;
+    o.address = "127.0.0.1:0";
+    o.state = [this] {
+      std::lock_guard<std::mutex> l(mu);
+      return state;
+    };
+    auto s = HttpServer::start(std::move(o));
+    ASSERT_TRUE(s.ok()) << s.error().message();
+    server = std::move(*s);
+    addr = server->bound_address();
+  }
+};
+
+TEST_F(Cli, StatusJsonPrintsTheStateDocument) {
+  CmdResult r = run("status --json --address " + addr);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out), state_to_json(testing::full_fake_state()));
+}
+
+TEST_F(Cli, StatusSummary) {
+  CmdResult r = run("status --address " + addr);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("ready, 1234 loops"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bpf program cq_poll: NOT attached (ib_core not loaded)"), std::string::npos)
+      << r.out;
+  // eth0: enforce, rule, requested/applied rx-usecs 64/62, applies 10/1/3, the last error.
+  EXPECT_NE(r.out.find("fast-nics"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("64/62"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("10/1/3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("eth0: set coalesce: Operation not supported"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(kernel DIM on)"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, AddressFromTheEnvironment) {
+  std::string cmd =
+      "DIMCTL_ADDRESS=" + addr + " " + DIMCTL_BINARY + " status --json >/dev/null 2>&1";
+  EXPECT_EQ(system(cmd.c_str()), 0);
+}
+
+TEST_F(Cli, TopOncePrintsOneFrame) {
+  CmdResult r = run("top --once --address " + addr);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out.find("\x1b["), std::string::npos) << "--once must not clear the screen";
+  // eth0 queue 0: 250k packets/s, 5k events/s, 50 packets per event, profile 3 -> 2 after
+  // bounds, 64 usecs wanted vs 62 applied, 128 frames wanted and applied.
+  EXPECT_NE(r.out.find("250k"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("5.00k"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("50.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3->2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("64/62"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("128/128"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("napi9001"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("enforce"), std::string::npos) << r.out;
+  // The CQ table: 12.8k completions/s, 16 per event, wanted 8 usec vs kernel 8, 64 vs 32 comps.
+  EXPECT_NE(r.out.find("RDMA CQs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("12.8k"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("16.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("64/32"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, UnreachableDaemonIsExit1WithAClearMessage) {
+  std::string dead = addr;
+  server.reset();  // nobody listens on that port any more
+  for (const char* cmd : {"status", "status --json", "top --once"}) {
+    CmdResult r = run(std::string(cmd) + " --address " + dead);
+    EXPECT_EQ(r.rc, 1) << cmd << ": " << r.out;
+    EXPECT_NE(r.out.find("cannot reach the dimctl daemon at " + dead), std::string::npos)
+        << cmd << ": " << r.out;
+  }
+}
+
+TEST_F(Cli, NoStateYetIsExit1) {
+  {
+    std::lock_guard<std::mutex> l(mu);
+    state = nullptr;
+  }
+  CmdResult r = run("status --address " + addr);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("HTTP 503"), std::string::npos) << r.out;
+}
+
+TEST(CliUsage, BadIntervalIsAUsageError) {
+  EXPECT_EQ(run("top --once --interval 5x").rc, 2);
+  EXPECT_EQ(run("top --once --interval 10ms").rc, 2);
+}
+
+}  // namespace
+}  // namespace dimctl::exporters

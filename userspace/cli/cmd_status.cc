@@ -1,0 +1,102 @@
+// dimctl status: one-shot summary of a running daemon, read from its /api/v1/state endpoint.
+// With --json the raw state document is printed for scripts (jq).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "command.h"
+#include "dimctl/common/exit_codes.h"
+#include "dimctl/exporters/names.h"
+#include "state_view.h"
+
+namespace dimctl::cli {
+namespace {
+
+struct StatusOptions {
+  std::string address = std::string(exporters::kDefaultListenAddress);
+  bool json = false;
+};
+
+std::string req_app(const std::optional<model::Coalesce>& req,
+                    const std::optional<model::Coalesce>& app,
+                    std::optional<uint32_t> model::Coalesce::*field) {
+  auto one = [field](const std::optional<model::Coalesce>& c) {
+    return c ? opt_str((*c).*field) : std::string("-");
+  };
+  return one(req) + "/" + one(app);
+}
+
+std::string render_status(const model::ControllerState& s, const std::string& address) {
+  std::string out =
+      fmt::format("dimctl daemon at {}: {}, {} loops, last loop {:.2f} ms, {} sample errors\n",
+                  address, s.ready ? "ready" : "NOT ready", s.loops_total,
+                  s.last_loop_seconds * 1e3, s.sample_errors_total);
+  out += fmt::format("config: {} (default mode {})\n",
+                     s.config_path.empty() ? "(none)" : s.config_path,
+                     exporters::mode_name(s.default_mode));
+  for (const auto& p : s.programs) {
+    out += fmt::format("bpf program {}: {}{}\n", p.name, p.attached ? "attached" : "NOT attached",
+                       p.attached || p.reason.empty() ? "" : " (" + p.reason + ")");
+  }
+  out += fmt::format("{} queues, {} CQs, {} devices\n\n", s.queues.size(), s.cqs.size(),
+                     s.devices.size());
+
+  Table t({"DEVICE", "KIND", "DRIVER", "MODE", "ALGORITHM", "RULE", "RX-USECS req/app",
+           "RX-FRAMES req/app", "TX-USECS req/app", "TX-FRAMES req/app", "APPLIES ok/fail/limited",
+           "DRIFT", "ERROR"});
+  std::string errors;
+  for (const auto& d : s.devices) {
+    std::string drift = std::to_string(d.drift_total) + (d.drifted ? " DRIFTED" : "");
+    if (d.kind == model::DeviceKind::kRdma) {
+      drift += d.rdma_dim_enabled ? (*d.rdma_dim_enabled ? " (kernel DIM on)" : " (kernel DIM off)")
+                                  : "";
+    }
+    t.add({d.name, std::string(exporters::device_kind_name(d.kind)),
+           d.driver.empty() ? "-" : d.driver, std::string(exporters::mode_name(d.mode)),
+           std::string(exporters::algorithm_name(d.algorithm)), d.rule.empty() ? "-" : d.rule,
+           req_app(d.requested, d.applied, &model::Coalesce::rx_usecs),
+           req_app(d.requested, d.applied, &model::Coalesce::rx_max_frames),
+           req_app(d.requested, d.applied, &model::Coalesce::tx_usecs),
+           req_app(d.requested, d.applied, &model::Coalesce::tx_max_frames),
+           fmt::format("{}/{}/{}", d.applies_ok_total, d.applies_failed_total,
+                       d.applies_rate_limited_total),
+           drift, d.last_error.empty() ? "-" : "yes"});
+    if (!d.last_error.empty()) errors += fmt::format("  {}: {}\n", d.name, d.last_error);
+  }
+  out += t.str();
+  if (!errors.empty()) out += "\nlast errors:\n" + errors;
+  return out;
+}
+
+int run_status(const StatusOptions& o) {
+  auto fetched = fetch_state(o.address);
+  if (!fetched) {
+    fmt::print(stderr, "dimctl status: {}\n", fetched.error().message());
+    return kExitFailure;
+  }
+  if (o.json) {
+    std::fwrite(fetched->body.data(), 1, fetched->body.size(), stdout);
+    if (!fetched->body.empty() && fetched->body.back() != '\n') std::fputc('\n', stdout);
+    return kExitOk;
+  }
+  std::fputs(render_status(fetched->state, o.address).c_str(), stdout);
+  return kExitOk;
+}
+
+const Registrar kRegistrar("status", [](CLI::App& app, Runner& run) {
+  auto opts = std::make_shared<StatusOptions>();
+  CLI::App* sub =
+      app.add_subcommand("status",
+                         "Summarise a running daemon: per device mode, rule, requested vs applied "
+                         "moderation, drift and errors (reads /api/v1/state)");
+  sub->add_option("--address", opts->address, "Address of the daemon's HTTP endpoint (host:port)")
+      ->envname(kAddressEnv)
+      ->capture_default_str();
+  sub->add_flag("--json", opts->json, "Print the raw state document (JSON) instead");
+  run = [opts] { return run_status(*opts); };
+  return sub;
+});
+
+}  // namespace
+}  // namespace dimctl::cli

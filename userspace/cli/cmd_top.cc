@@ -1,0 +1,170 @@
+// dimctl top: a live table of what the daemon sees and decides, per queue and per CQ, refreshed
+// every interval. Rates come from the published state (the controller computes them from the
+// same snapshots DIM sees), so top shows exactly what DIM acted on. --once prints one frame
+// without clearing the screen and exits (scripts, tests).
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "command.h"
+#include "dimctl/common/exit_codes.h"
+#include "dimctl/exporters/names.h"
+#include "state_view.h"
+
+namespace dimctl::cli {
+namespace {
+
+struct TopOptions {
+  std::string address = std::string(exporters::kDefaultListenAddress);
+  std::string interval = "1s";
+  bool once = false;
+};
+
+// "1s", "500ms", "2m", or a bare number of seconds.
+Result<std::chrono::milliseconds> parse_interval(const std::string& text) {
+  std::size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &pos);
+  } catch (const std::exception&) {
+    return DIMCTL_FAIL(0, "--interval \"{}\": expected e.g. 1s, 500ms, 2m", text);
+  }
+  std::string unit = text.substr(pos);
+  double ms = 0;
+  if (unit.empty() || unit == "s") {
+    ms = v * 1000;
+  } else if (unit == "ms") {
+    ms = v;
+  } else if (unit == "m") {
+    ms = v * 60000;
+  } else {
+    return DIMCTL_FAIL(0, "--interval \"{}\": unknown unit \"{}\" (ms, s, m)", text, unit);
+  }
+  // Below 100 ms the daemon's own period (and the rates) would not change between frames.
+  if (!(ms >= 100 && ms <= 3'600'000)) {
+    return DIMCTL_FAIL(0, "--interval \"{}\": must be between 100ms and 1h", text);
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(ms));
+}
+
+std::string ratio(double num, double den) {
+  return den > 0 ? fmt::format("{:.1f}", num / den) : std::string("-");
+}
+
+std::string profile(const model::DimView& d) {
+  if (!d.active) return "-";
+  if (d.profile_ix == d.applied_ix) return std::to_string(d.profile_ix);
+  return fmt::format("{}->{}", d.profile_ix, d.applied_ix);  // DIM's choice -> after bounds
+}
+
+std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
+  std::string out = fmt::format(
+      "dimctl top  {}  {}  loops {}  last loop {:.2f} ms  sample errors {}  (every {}{})\n\n",
+      o.address, s.ready ? "ready" : "NOT READY", s.loops_total, s.last_loop_seconds * 1e3,
+      s.sample_errors_total, o.interval, o.once ? "" : ", Ctrl-C quits");
+
+  std::vector<const model::QueueView*> queues;
+  for (const auto& q : s.queues) queues.push_back(&q);
+  std::sort(queues.begin(), queues.end(), [](const auto* a, const auto* b) {
+    auto key = [](const model::QueueView* q) {
+      return std::tuple(q->counters.device, q->counters.queue < 0, q->counters.queue,
+                        q->counters.key.napi_id, q->direction);
+    };
+    return key(a) < key(b);
+  });
+  Table qt({"DEVICE", "QUEUE", "DIR", "MODE", "PKTS/S", "EVENTS/S", "PKTS/EVENT", "PROFILE",
+            "USECS want/applied", "FRAMES want/applied"});
+  for (const auto* q : queues) {
+    const auto* dev = find_device(s, q->counters.device);
+    const bool tx = q->direction == "tx";
+    std::optional<uint32_t> app_usecs, app_frames;
+    if (dev && dev->applied) {
+      app_usecs = tx ? dev->applied->tx_usecs : dev->applied->rx_usecs;
+      app_frames = tx ? dev->applied->tx_max_frames : dev->applied->rx_max_frames;
+    }
+    const bool want = q->dim.active;
+    qt.add({q->counters.device, exporters::queue_label(q->counters), q->direction,
+            dev ? std::string(exporters::mode_name(dev->mode)) : "-", human(q->packets_per_second),
+            human(q->events_per_second), ratio(q->packets_per_second, q->events_per_second),
+            profile(q->dim),
+            (want ? std::to_string(q->wanted_usecs) : "-") + "/" + opt_str(app_usecs),
+            (want ? std::to_string(q->wanted_frames) : "-") + "/" + opt_str(app_frames)});
+  }
+  out += qt.size() ? qt.str() : "no queues\n";
+
+  if (!s.cqs.empty()) {
+    std::vector<const model::CqView*> cqs;
+    for (const auto& c : s.cqs) cqs.push_back(&c);
+    std::sort(cqs.begin(), cqs.end(), [](const auto* a, const auto* b) {
+      return std::tuple(a->counters.ibdev, a->counters.key.cq_id) <
+             std::tuple(b->counters.ibdev, b->counters.key.cq_id);
+    });
+    Table ct({"DEVICE", "CQ", "POLL_CTX", "MODE", "COMPS/S", "EVENTS/S", "COMPS/EVENT", "PROFILE",
+              "USEC want/kernel", "COMPS want/kernel"});
+    for (const auto* c : cqs) {
+      const auto* dev = find_device(s, c->counters.ibdev);
+      const bool k = c->counters.kernel_modifies > 0;  // kernel values unknown before cq_modify
+      const bool want = c->dim.active;
+      ct.add({c->counters.ibdev, std::to_string(c->counters.key.cq_id),
+              std::string(exporters::poll_context_name(c->counters.poll_ctx)),
+              dev ? std::string(exporters::mode_name(dev->mode)) : "-",
+              human(c->completions_per_second), human(c->events_per_second),
+              ratio(c->completions_per_second, c->events_per_second), profile(c->dim),
+              (want ? std::to_string(c->wanted_usec) : "-") + "/" +
+                  (k ? std::to_string(c->counters.kernel_usec) : "-"),
+              (want ? std::to_string(c->wanted_comps) : "-") + "/" +
+                  (k ? std::to_string(c->counters.kernel_comps) : "-")});
+    }
+    out += "\nRDMA CQs\n" + ct.str();
+  }
+  return out;
+}
+
+int run_top(const TopOptions& o) {
+  auto interval = parse_interval(o.interval);
+  if (!interval) {
+    fmt::print(stderr, "dimctl top: {}\n", interval.error().message());
+    return kExitUsage;
+  }
+  if (o.once) {
+    auto fetched = fetch_state(o.address);
+    if (!fetched) {
+      fmt::print(stderr, "dimctl top: {}\n", fetched.error().message());
+      return kExitFailure;
+    }
+    std::fputs(render_frame(fetched->state, o).c_str(), stdout);
+    return kExitOk;
+  }
+  // Live mode: an unreachable daemon is shown in the frame and retried (it may be restarting);
+  // Ctrl-C ends the command through the default SIGINT action.
+  for (;;) {
+    auto fetched = fetch_state(o.address);
+    std::string frame =
+        fetched ? render_frame(fetched->state, o)
+                : fmt::format("dimctl top  {}\n\n{}\n", o.address, fetched.error().message());
+    std::fputs("\x1b[H\x1b[2J", stdout);  // cursor home + clear screen
+    std::fputs(frame.c_str(), stdout);
+    std::fflush(stdout);
+    std::this_thread::sleep_for(*interval);
+  }
+}
+
+const Registrar kRegistrar("top", [](CLI::App& app, Runner& run) {
+  auto opts = std::make_shared<TopOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "top",
+      "Live per-queue / per-CQ table: rates, packets per event, DIM profile, wanted vs "
+      "applied moderation (reads /api/v1/state)");
+  sub->add_option("--address", opts->address, "Address of the daemon's HTTP endpoint (host:port)")
+      ->envname(kAddressEnv)
+      ->capture_default_str();
+  sub->add_option("--interval", opts->interval, "Refresh interval (e.g. 1s, 500ms)")
+      ->capture_default_str();
+  sub->add_flag("--once", opts->once, "Print one frame and exit");
+  run = [opts] { return run_top(*opts); };
+  return sub;
+});
+
+}  // namespace
+}  // namespace dimctl::cli

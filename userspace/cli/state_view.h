@@ -1,0 +1,114 @@
+// Helpers shared by `dimctl status` and `dimctl top`: fetch the daemon's published state over
+// HTTP and lay out plain-text tables. Header-only because the CLI compiles cmd_*.cc only.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dimctl/common/result.h"
+#include "dimctl/exporters/http_client.h"
+#include "dimctl/exporters/http_server.h"
+#include "dimctl/exporters/state_json.h"
+#include "dimctl/model/controller_state.h"
+
+namespace dimctl::cli {
+
+// Env var that overrides the default daemon address of status/top (flag still wins).
+inline constexpr const char* kAddressEnv = "DIMCTL_ADDRESS";
+
+struct FetchedState {
+  std::string body;  // raw JSON as served
+  model::ControllerState state;
+};
+
+// GET /api/v1/state. Errors say what to check: unreachable daemon, HTTP error, bad JSON.
+inline Result<FetchedState> fetch_state(const std::string& address) {
+  auto res = exporters::http_get(address, "/api/v1/state");
+  if (!res) {
+    return DIMCTL_FAIL(0,
+                       "cannot reach the dimctl daemon at {} ({}); is `dimctl run` running and "
+                       "serving on that address?",
+                       address, res.error().message());
+  }
+  if (res->status != 200) {
+    std::string body = res->body;
+    while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.pop_back();
+    return DIMCTL_FAIL(0, "dimctl daemon at {} answered HTTP {} for /api/v1/state: {}", address,
+                       res->status, body);
+  }
+  auto state = exporters::state_from_json_text(res->body);
+  if (!state) {
+    return DIMCTL_FAIL(0, "dimctl daemon at {}: {}", address, state.error().message());
+  }
+  return FetchedState{std::move(res->body), std::move(*state)};
+}
+
+// Left-aligned text columns sized to their widest cell, two spaces apart.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::size_t size() const { return rows_.size() - 1; }
+  std::string str() const {
+    std::vector<std::size_t> w;
+    for (const auto& r : rows_) {
+      if (w.size() < r.size()) w.resize(r.size(), 0);
+      for (std::size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
+    }
+    std::string out;
+    for (const auto& r : rows_) {
+      std::string line;
+      for (std::size_t i = 0; i < r.size(); ++i) {
+        line += r[i];
+        if (i + 1 < r.size()) line += std::string(w[i] - r[i].size() + 2, ' ');
+      }
+      out += line + "\n";
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// 1234567 -> "1.23M": rates at a glance, three significant digits.
+inline std::string human(double v) {
+  if (!std::isfinite(v)) return "-";
+  const char* suffix[] = {"", "k", "M", "G", "T"};
+  int i = 0;
+  double a = std::fabs(v);
+  while (a >= 1000 && i < 4) {
+    a /= 1000;
+    v /= 1000;
+    ++i;
+  }
+  if (i == 0)
+    return a >= 100 || a == std::floor(a) ? fmt::format("{:.0f}", v) : fmt::format("{:.1f}", v);
+  return fmt::format("{:.{}f}{}", v, a >= 100 ? 0 : (a >= 10 ? 1 : 2), suffix[i]);
+}
+
+template <typename T>
+std::string opt_str(const std::optional<T>& v) {
+  if (!v) return "-";
+  if constexpr (std::is_same_v<T, bool>) {
+    return *v ? "on" : "off";
+  } else {
+    return std::to_string(*v);
+  }
+}
+
+inline const model::DeviceView* find_device(const model::ControllerState& s,
+                                            std::string_view name) {
+  for (const auto& d : s.devices) {
+    if (d.name == name) return &d;
+  }
+  return nullptr;
+}
+
+}  // namespace dimctl::cli
