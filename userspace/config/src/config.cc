@@ -244,7 +244,9 @@ class MapReader {
     }
     std::vector<std::string> known(allowed.begin(), allowed.end());
     for (auto it = node.begin(); it != node.end(); ++it) {
-      const YAML::Node& key = it->first;
+      // Copies: yaml-cpp's iterator hands out a temporary pair, so references would dangle.
+      const YAML::Node key = it->first;
+      const YAML::Node value = it->second;
       if (!key.IsScalar()) {
         ctx.error(key, path_, "keys must be plain strings");
         continue;
@@ -273,7 +275,7 @@ class MapReader {
         ctx.error(key, kp, reason);
         continue;
       }
-      entries_.emplace(k, Entry{key, it->second, kp});
+      entries_.emplace(k, Entry{key, value, kp});
     }
   }
 
