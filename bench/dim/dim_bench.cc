@@ -126,6 +126,53 @@ void BM_RdmaDim_C(benchmark::State& state) {
 }
 BENCHMARK(BM_RdmaDim_C);
 
+// The controller's RDMA path: one on_events() per 20 ms period with the period's event and
+// completion totals (the same stream, cut into periods). items = events fed.
+struct Period {
+  int64_t t_begin = 0, t_end = 0;
+  uint64_t events = 0, completions = 0;
+};
+
+const std::vector<Period>& rdma_periods() {
+  static const auto p = [] {
+    std::vector<Period> out;
+    const auto& s = rdma_stream();
+    Period cur{s.front().time_ns, s.front().time_ns + 20'000'000, 0, 0};
+    for (const auto& e : s) {
+      while (e.time_ns > cur.t_end) {
+        out.push_back(cur);
+        cur = {cur.t_end, cur.t_end + 20'000'000, 0, 0};
+      }
+      ++cur.events;
+      cur.completions += e.completions;
+    }
+    return out;
+  }();
+  return p;
+}
+
+void BM_RdmaDim_OnEvents_Period(benchmark::State& state) {
+  const auto& periods = rdma_periods();
+  dim::RdmaDim d;
+  size_t i = 0;
+  uint64_t events = 0;
+  for (auto _ : state) {
+    const Period& p = periods[i];
+    const bool changed = d.on_events(p.t_begin, p.t_end, p.events, p.completions);
+    benchmark::DoNotOptimize(changed);
+    if (d.state() == dim::MeasureState::kApplyNewProfile) d.profile_applied();
+    events += p.events;
+    if (++i == periods.size()) {
+      i = 0;
+      d = dim::RdmaDim();
+    }
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(events));
+  state.counters["events_per_period"] =
+      benchmark::Counter(static_cast<double>(events) / static_cast<double>(state.iterations()));
+}
+BENCHMARK(BM_RdmaDim_OnEvents_Period);
+
 }  // namespace
 
 BENCHMARK_MAIN();
