@@ -2,9 +2,11 @@
 // variable or annotation must be a family a render of the full fake state produces, label
 // matchers must use that family's labels, counters only appear under rate()/increase() and
 // every range is $__rate_interval. Also the Grafana conventions we promise (stable uid, tags,
-// datasource variable). docs/METRICS.md must list every metric of the catalogue.
+// datasource variable). The example alert rules get the same metric check plus promtool, and
+// docs/METRICS.md must list every metric of the catalogue.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -15,8 +17,8 @@
 #include "dimctl/exporters/state_collector.h"
 #include "unit/exporters/fake_state.h"
 
-#if !defined(DIMCTL_DASHBOARD) || !defined(DIMCTL_METRICS_MD)
-#error "DIMCTL_DASHBOARD and DIMCTL_METRICS_MD must name dashboards/dimctl.json, docs/METRICS.md"
+#if !defined(DIMCTL_DASHBOARD) || !defined(DIMCTL_METRICS_MD) || !defined(DIMCTL_ALERTS)
+#error "DIMCTL_DASHBOARD, DIMCTL_METRICS_MD and DIMCTL_ALERTS must name the checked files"
 #endif
 
 namespace dimctl::exporters {
@@ -66,7 +68,9 @@ void collect_queries(const json& j, const std::string& where,
   }
 }
 
-std::vector<std::string> problems(const json& dash, const std::map<std::string, Family>& fams) {
+// `grafana`: ranges must be $__rate_interval (alert rules have no such variable).
+std::vector<std::string> problems(const json& dash, const std::map<std::string, Family>& fams,
+                                  bool grafana = true) {
   std::vector<std::string> out;
   std::vector<std::pair<std::string, std::string>> queries;
   collect_queries(dash, "$", queries);
@@ -115,7 +119,7 @@ std::vector<std::string> problems(const json& dash, const std::map<std::string, 
     }
     for (auto r = std::sregex_iterator(q.begin(), q.end(), range_re); r != std::sregex_iterator();
          ++r) {
-      if ((*r)[1].str() != "$__rate_interval") {
+      if (grafana && (*r)[1].str() != "$__rate_interval") {
         out.push_back(where + ": range [" + (*r)[1].str() + "] instead of [$__rate_interval]");
       }
     }
@@ -180,6 +184,34 @@ TEST(Dashboard, GrafanaConventions) {
     ++with_targets;
   }
   EXPECT_GE(with_targets, 15u);
+}
+
+std::string read_file(const char* path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The example alerting rules: promtool accepts them and they query only emitted metrics.
+TEST(Alerts, RulesQueryOnlyWhatTheExporterEmits) {
+  const std::string text = read_file(DIMCTL_ALERTS);
+  json exprs = json::array();
+  static const std::regex expr_re(R"(^\s*expr:\s*(.+)$)");
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, expr_re)) exprs.push_back({{"expr", m[1].str()}});
+  }
+  ASSERT_GE(exprs.size(), 5u);
+  auto p = problems(json{{"rules", exprs}}, emitted(), /*grafana=*/false);
+  EXPECT_TRUE(p.empty()) << join(p);
+
+  const char* promtool = "/usr/bin/promtool";
+  if (access(promtool, X_OK) != 0) GTEST_SKIP() << "promtool not installed at " << promtool;
+  std::string cmd = std::string(promtool) + " check rules " + DIMCTL_ALERTS + " >/dev/null 2>&1";
+  EXPECT_EQ(system(cmd.c_str()), 0) << cmd;
 }
 
 TEST(MetricsDoc, ListsEveryMetric) {

@@ -3,6 +3,8 @@
 
 #include <atomic>
 #include <mutex>
+#include <thread>
+#include <vector>
 
 #include "dimctl/exporters/http_client.h"
 #include "dimctl/exporters/http_server.h"
@@ -72,6 +74,37 @@ TEST_F(Fixture, MetricsEndpoint) {
                         "50000\n"),
             std::string::npos)
       << r.body;
+}
+
+// Scrapes from several clients while the "control loop" keeps publishing: every response is a
+// complete exposition (the HTTP threads only ever see whole immutable states).
+TEST_F(Fixture, ConcurrentScrapesWhilePublishing) {
+  std::atomic<bool> done{false};
+  std::thread loop([&] {
+    for (uint64_t i = 0; !done; ++i) {
+      auto s = std::make_shared<model::ControllerState>(testing::full_fake_state());
+      s->loops_total = i;
+      pub.publish(s);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  std::atomic<int> bad{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 3; ++c) {
+    clients.emplace_back([&] {
+      for (int i = 0; i < 30; ++i) {
+        auto r = http_get(server->bound_address(), "/metrics");
+        if (!r.ok() || r->status != 200 ||
+            r->body.find("dimctl_series_dropped_total{kind=\"cq\"} 0\n") == std::string::npos) {
+          ++bad;
+        }
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  done = true;
+  loop.join();
+  EXPECT_EQ(bad.load(), 0);
 }
 
 TEST_F(Fixture, HealthzFollowsThePublishedStateAge) {
