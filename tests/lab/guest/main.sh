@@ -1,0 +1,94 @@
+#!/bin/bash
+# Guest-side entry point (runs in the chroot into the host userland; see tests/lab/init).
+# Sets up the platform, runs the selected scenarios, writes $LAB_OUT/lab-report.txt.
+set -uo pipefail
+GUEST_DIR=$(cd "$(dirname "$0")" && pwd)
+. "$GUEST_DIR/lib.sh"
+. "$GUEST_DIR/platform.sh"
+exec > >(tee -a "$LAB_OUT/guest.log") 2>&1
+
+: >"$REPORT"
+note "lab guest: kernel $(uname -r), $(nproc) cpus, build $LAB_BUILD, scenarios $LAB_SCENARIOS"
+t_all=$(now)
+
+# boot: every lab module loaded
+failed_mods=$(sed -n 's/^modules_failed=//p' "$LAB_OUT/init.log")
+if [ -n "${failed_mods// /}" ]; then
+  report FAIL boot "modules failed to load:$failed_mods"
+else
+  report PASS boot "kernel $(uname -r), $(sed -n 's/^modules_loaded=//p' "$LAB_OUT/init.log") modules loaded"
+fi
+[ -e /sys/kernel/btf/ib_core ] || report FAIL boot "no module BTF for ib_core (/sys/kernel/btf/ib_core)"
+
+platform_ok=1
+t=$(now)
+step() { # step NAME CMD... : a platform step; first failure marks the platform broken
+  local name=$1; shift
+  local err
+  local t0; t0=$(now)
+  if [ $platform_ok -eq 1 ] && err=$("$@" 2>&1); then
+    log "platform step $name ok ($(elapsed "$t0")s)"
+    return 0
+  fi
+  [ $platform_ok -eq 1 ] && report FAIL "platform-$name" "$(echo "$err" | tail -n 3 | tr '\n' ' ')"
+  platform_ok=0
+  return 1
+}
+step rxe setup_rxe0
+step nvmet setup_nvmet
+step connect nvme_connect
+if [ $platform_ok -eq 1 ]; then
+  # smoke: reads work and the rdma_core tracepoints see them
+  # smoke: direct reads work and the rdma_core tracepoints see each of them 4 times
+  # (host send + recv, target recv + send)
+  hist_start
+  if out=$(dd if=/dev/nvme0n1 of=/dev/null bs=4k count=200 iflag=direct 2>&1); then
+    sleep 0.5
+    hist_pause
+    hist_dump "$WORK/hist-smoke" 2>/dev/null
+    hist_stop
+    comps=$(awk '{s+=$3} END{print s+0}' "$WORK/hist-smoke")
+    ncq=$(awk '$3>0' "$WORK/hist-smoke" | wc -l)
+    if [ "$comps" -eq 800 ]; then
+      report PASS platform "rxe0 on veth0, nvmet-rdma $RDMA_NET.1:$NVME_PORT on nullb0, nvme0n1 connected; 200 direct reads -> $comps completions on $ncq CQs (tracefs); $(elapsed "$t")s"
+    else
+      report FAIL platform "200 direct reads -> $comps completions on $ncq CQs in tracefs, expected 800"
+      platform_ok=0
+    fi
+    log "per-CQ (id polls comps events scheds errs):"; cat "$WORK/hist-smoke"
+    rdma resource show cq
+  else
+    hist_stop
+    report FAIL platform-read "$out"
+    platform_ok=0
+  fi
+fi
+export platform_ok
+
+declare -A SC=([a]=sc-a-rdma.sh [b]=sc-b-napi.sh [c]=sc-c-shadow.sh [d]=sc-d-netlink.sh [e]=sc-e-verbs.sh)
+declare -A SC_BOUND=([a]=150 [b]=60 [c]=90 [d]=60 [e]=40)
+list=$LAB_SCENARIOS
+[ "$list" = all ] && list="a,b,c,d,e"
+[ "$list" = none ] && list=""
+for s in ${list//,/ }; do
+  f=$GUEST_DIR/${SC[$s]:-}
+  [ -n "${SC[$s]:-}" ] && [ -f "$f" ] || { report FAIL "scenario-$s" "no such scenario"; continue; }
+  t=$(now)
+  before=$(wc -l <"$REPORT")
+  read -r up _ </proc/uptime
+  left=$(( ${LAB_DEADLINE:-250} - ${up%.*} - 3 ))
+  bound=${SC_BOUND[$s]}
+  [ "$left" -lt "$bound" ] && bound=$left
+  if [ "$bound" -lt 15 ]; then
+    report FAIL "scenario-$s" "not run: the lab's time budget is used up (guest uptime ${up}s)"
+    continue
+  fi
+  log "=== scenario $s (${SC[$s]}, bound ${bound}s)"
+  timeout -k 3 "$bound" bash "$f"
+  rc=$?
+  [ $rc -eq 124 ] || [ $rc -eq 137 ] && report FAIL "scenario-$s" "timed out after ${bound}s"
+  [ "$(wc -l <"$REPORT")" -gt "$before" ] || report FAIL "scenario-$s" "printed no result (rc=$rc)"
+  note "time scenario-$s $(elapsed "$t")s"
+done
+note "time guest-total $(elapsed "$t_all")s"
+echo "# END" >>"$REPORT"
