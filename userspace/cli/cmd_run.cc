@@ -1,0 +1,269 @@
+// `dimctl run --config FILE`: the daemon.
+//
+// Start-up order is chosen so that nothing is half-applied: the config is validated first
+// (exit 2), then a stale state file from a crashed run is restored, then the collector,
+// actuators and HTTP server are opened (any failure exits 1 before a single write), and only
+// then does the control loop run. SIGTERM/SIGINT are taken synchronously by the control thread
+// (sigtimedwait), which owns the actuators and restores every original before exiting 0.
+// SIGHUP reloads the config (an invalid new config is logged and the old one kept).
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <chrono>
+#include <ctime>
+#include <memory>
+#include <string>
+
+#include "command.h"
+#include "dimctl/actuators/ethtool_netlink.h"
+#include "dimctl/actuators/rdma_netlink.h"
+#include "dimctl/collector/bpf_collector.h"
+#include "dimctl/common/exit_codes.h"
+#include "dimctl/common/net_driver.h"
+#include "dimctl/config/config.h"
+#include "dimctl/config/config_policy.h"
+#include "dimctl/controller/controller.h"
+#include "dimctl/exporters/http_server.h"
+#include "dimctl/exporters/state_collector.h"
+#include "dimctl/model/clock.h"
+#include "dimctl/state/json_originals_store.h"
+
+namespace dimctl::cli {
+namespace {
+
+struct RunArgs {
+  std::string config_path;
+  std::string state_file;  // overrides the config's state_file
+  std::string listen;      // overrides metrics.listen
+  std::string log_level = "info";
+};
+
+// The policy the controller holds a reference to; SIGHUP swaps the config underneath.
+class ReloadablePolicy final : public model::PolicySource {
+ public:
+  explicit ReloadablePolicy(config::Config cfg)
+      : current_(std::make_unique<config::ConfigPolicy>(std::move(cfg))) {}
+  model::DevicePolicy policy_for(const model::DeviceInfo& dev) const override {
+    return current_->policy_for(dev);
+  }
+  void replace(config::Config cfg) {
+    current_ = std::make_unique<config::ConfigPolicy>(std::move(cfg));
+  }
+
+ private:
+  std::unique_ptr<config::ConfigPolicy> current_;
+};
+
+const char* outcome_name(state::RestoreOutcome o) {
+  switch (o) {
+    case state::RestoreOutcome::kRestored:
+      return "restored";
+    case state::RestoreOutcome::kGone:
+      return "gone";
+    case state::RestoreOutcome::kFailed:
+      return "FAILED";
+  }
+  return "?";
+}
+
+void log_restore(const state::RestoreReport& report, const std::string& why) {
+  for (const auto& r : report.results) {
+    if (r.outcome == state::RestoreOutcome::kFailed) {
+      spdlog::error("{}: {} {}: {}", why, r.device, outcome_name(r.outcome), r.detail);
+    } else {
+      spdlog::info("{}: {} {}: {}", why, r.device, outcome_name(r.outcome), r.detail);
+    }
+  }
+  if (report.file_error) spdlog::error("{}: state file: {}", why, report.file_error->message());
+}
+
+timespec to_timespec(int64_t ns) {
+  if (ns < 0) ns = 0;
+  return timespec{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+}
+
+int run_daemon(const RunArgs& args) {
+  auto level = spdlog::level::from_str(args.log_level);
+  if (level == spdlog::level::off && args.log_level != "off") {
+    spdlog::error("dimctl run: unknown --log-level '{}'", args.log_level);
+    return kExitUsage;
+  }
+  spdlog::set_level(level);
+
+  auto cfg = config::load_config(args.config_path);
+  if (!cfg) {
+    spdlog::error("dimctl run: {}", cfg.error().message());
+    return kExitUsage;
+  }
+  if (!args.state_file.empty()) cfg->state_file = args.state_file;
+  if (!args.listen.empty()) cfg->metrics.listen = args.listen;
+  const int64_t period_ns = cfg->interval_ns;
+
+  // Signals are taken synchronously by this thread; block them before any thread starts so
+  // the HTTP and libbpf threads never receive them.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto ethtool = actuators::EthtoolNetlink::open();
+  if (!ethtool) {
+    spdlog::error("dimctl run: ethtool netlink: {}", ethtool.error().message());
+    return kExitFailure;
+  }
+  actuators::RdmaNetlink rdma_nl;
+  model::RdmaDimSwitch* rdma = rdma_nl.available() ? &rdma_nl : nullptr;
+  if (!rdma)
+    spdlog::info("rdma netlink unavailable ({}); RDMA DIM switch not managed",
+                 rdma_nl.unavailable_reason());
+
+  // A state file left by a run that died (SIGKILL, crash) holds the true originals: put them
+  // back before anything else, unless its writer is still alive (two daemons must not fight).
+  state::JsonOriginalsStore store(cfg->state_file);
+  if (auto loaded = store.load(); !loaded) {
+    spdlog::error("dimctl run: {}", loaded.error().message());
+    return loaded.error().code() == 0 ? kExitUsage : kExitFailure;
+  }
+  if (!store.originals().empty()) {
+    if (store.writer() && state::JsonOriginalsStore::writer_alive(*store.writer()) &&
+        store.writer()->pid != getpid()) {
+      spdlog::error("dimctl run: {} belongs to a running dimctl (pid {}); refusing to start",
+                    cfg->state_file, store.writer()->pid);
+      return kExitFailure;
+    }
+    spdlog::warn("found state from a previous run in {}: restoring its originals first",
+                 cfg->state_file);
+    auto report = store.restore_all(**ethtool, rdma);
+    log_restore(report, "stale-state restore");
+    if (!report.all_restored()) {
+      spdlog::error(
+          "dimctl run: could not restore every original from {}; fix and run "
+          "`dimctl restore`",
+          cfg->state_file);
+      return kExitFailure;
+    }
+  }
+
+  collector::CollectorOptions copts;
+  copts.enable_napi = cfg->collectors.napi;
+  copts.enable_rdma = cfg->collectors.rdma;
+  copts.count_bytes = !cfg->collectors.skb_bytes.empty();
+  auto collector = collector::BpfCollector::open(copts);
+  if (!collector) {
+    spdlog::error("dimctl run: BPF collector: {}", collector.error().message());
+    return kExitFailure;
+  }
+  for (const auto& p : (*collector)->programs()) {
+    if (p.attached) {
+      spdlog::info("bpf program {} attached", p.name);
+    } else {
+      spdlog::info("bpf program {} not attached: {}", p.name, p.reason);
+    }
+  }
+
+  ReloadablePolicy policy(*cfg);
+  model::MonotonicClock clock;
+  controller::ControllerOptions ctl_opts;
+  ctl_opts.period_ns = period_ns;
+  ctl_opts.default_mode = cfg->mode;
+  ctl_opts.config_path = args.config_path;
+  ctl_opts.net_driver = [](const std::string& ifname) { return net_driver(ifname); };
+  controller::Controller ctl(**collector, **ethtool, rdma, store, policy, clock, ctl_opts);
+
+  exporters::StateGetter getter = [&ctl] { return ctl.state(); };
+  exporters::CollectorOptions eopts;
+  eopts.max_queue_series = cfg->metrics.max_queue_series;
+  eopts.max_cq_series = cfg->metrics.max_cq_series;
+  auto metrics = exporters::StateCollector::create(getter, eopts);
+  if (!metrics) {
+    spdlog::error("dimctl run: metrics: {}", metrics.error().message());
+    return kExitFailure;
+  }
+  exporters::HttpServerOptions hopts;
+  hopts.address = cfg->metrics.listen;
+  hopts.collectables.push_back(*metrics);
+  hopts.state = getter;
+  hopts.alive = exporters::liveness_from_state(getter, std::chrono::nanoseconds(period_ns));
+  auto http = exporters::HttpServer::start(hopts);
+  if (!http) {
+    spdlog::error("dimctl run: metrics server: {}", http.error().message());
+    return kExitFailure;
+  }
+  spdlog::info("dimctl {} running: mode {}, period {}, {} rule(s), metrics on http://{}/metrics",
+               exporters::built_in_version(), config::mode_name(cfg->mode),
+               config::format_duration(period_ns), cfg->rules.size(), (*http)->bound_address());
+
+  uint64_t consecutive_errors = 0;
+  int64_t next = clock.now_ns();
+  for (;;) {
+    ctl.set_programs((*collector)->programs());
+    if (auto r = ctl.step(); !r) {
+      // One line per burst, not per period: a vanished collector would flood the log.
+      if (consecutive_errors++ == 0) spdlog::error("sample failed: {}", r.error().message());
+    } else if (consecutive_errors != 0) {
+      spdlog::info("sampling recovered after {} failed period(s)", consecutive_errors);
+      consecutive_errors = 0;
+    }
+    next += period_ns;
+    const int64_t now = clock.now_ns();
+    if (next < now) next = now;  // overran: skip, never burst to catch up
+    timespec wait = to_timespec(next - now);
+    siginfo_t info{};
+    int sig = sigtimedwait(&sigs, &info, &wait);
+    if (sig == SIGTERM || sig == SIGINT) {
+      spdlog::info("{}: restoring originals and exiting", strsignal(sig));
+      break;
+    }
+    if (sig == SIGHUP) {
+      auto fresh = config::load_config(args.config_path);
+      if (!fresh) {
+        spdlog::error("reload: {} (keeping the running config)", fresh.error().message());
+      } else {
+        if (!args.state_file.empty()) fresh->state_file = args.state_file;
+        policy.replace(*fresh);
+        ctl.reload_policies();
+        spdlog::info("reload: {} applied", args.config_path);
+      }
+    }
+  }
+
+  http->reset();
+  int rc = kExitOk;
+  if (auto r = ctl.restore(); !r) {
+    spdlog::error("restore: {}", r.error().message());
+    rc = kExitFailure;
+  }
+  // Whatever the controller restored is now a no-op for the store; what remains (a device that
+  // vanished and came back, a failed write) gets its own attempt, and the file goes away only
+  // when everything is back.
+  auto report = store.restore_all(**ethtool, rdma);
+  log_restore(report, "exit restore");
+  if (!report.all_restored()) rc = kExitFailure;
+  return rc;
+}
+
+const Registrar kRun{
+    "run", [](CLI::App& app, Runner& run) {
+      auto args = std::make_shared<RunArgs>();
+      CLI::App* sub =
+          app.add_subcommand("run", "Run the controller: sample, decide, (enforce) apply, export");
+      sub->add_option("-c,--config", args->config_path, "YAML config file")
+          ->required()
+          ->check(CLI::ExistingFile);
+      sub->add_option("--state-file", args->state_file,
+                      "Where originals are recorded (overrides the config)");
+      sub->add_option("--web.listen-address", args->listen,
+                      "host:port for /metrics (overrides metrics.listen)");
+      sub->add_option("--log-level", args->log_level, "trace|debug|info|warn|error|critical|off");
+      run = [args] { return run_daemon(*args); };
+      return sub;
+    }};
+
+}  // namespace
+}  // namespace dimctl::cli
