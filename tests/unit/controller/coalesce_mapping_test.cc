@@ -90,18 +90,22 @@ TEST(Discontinuity, BackwardsAndIdentityChanges) {
   a.bytes = 100000;
   a.has_bytes = true;
   a.queue = 1;
+  const auto prev = QueueContinuity::of(a);
   model::QueueCounters b = a;
-  EXPECT_FALSE(is_discontinuity(a, b));
+  EXPECT_FALSE(is_discontinuity(prev, b));
   b.polls = 150;
-  EXPECT_FALSE(is_discontinuity(a, b));
+  EXPECT_FALSE(is_discontinuity(prev, b));
   b.packets = 999;
-  EXPECT_TRUE(is_discontinuity(a, b));
+  EXPECT_TRUE(is_discontinuity(prev, b));
   b = a;
   b.budget_exhausted = 5;  // more budget-exhausted polls than new polls: events went back
-  EXPECT_TRUE(is_discontinuity(a, b));
+  EXPECT_TRUE(is_discontinuity(prev, b));
   b = a;
   b.irq = 77;
-  EXPECT_TRUE(is_discontinuity(a, b));
+  EXPECT_TRUE(is_discontinuity(prev, b));
+  b = a;
+  b.has_bytes = false;
+  EXPECT_TRUE(is_discontinuity(prev, b));
 
   model::CqCounters c;
   c.events = 10;

@@ -430,5 +430,34 @@ TEST_F(ControllerTest, PublishedStateIsImmutableForReaders) {
   EXPECT_EQ(st()->loops_total, loops + 5);
 }
 
+TEST(ControllerPublish, PublishIntervalDecimatesTheViewNotTheDecisions) {
+  fakes::FakeCounterSource source;
+  fakes::RecordingNetActuator net;
+  fakes::FakeOriginalsStore store;
+  fakes::FakePolicySource policy;
+  fakes::FakeClock clock;
+  net.devices["eth0"].state = initial();
+  model::QueueCounters q;
+  q.key = {2, 200};
+  q.device = "eth0";
+  q.queue = 0;
+  source.current.queues.push_back(q);
+  policy.fallback.mode = model::Mode::kEnforce;
+  policy.fallback.rule = "r";
+  policy.fallback.rate_limit_ns = 0;
+  ControllerOptions opts;
+  opts.publish_interval_ns = 3 * kPeriod;
+  Controller ctl(source, net, nullptr, store, policy, clock, opts);
+  std::vector<uint64_t> loops;
+  for (int i = 0; i < 7; ++i) {
+    clock.advance(kPeriod);
+    source.current.time_ns = clock.now;
+    ASSERT_TRUE(ctl.step().ok());
+    loops.push_back(ctl.state()->loops_total);
+  }
+  EXPECT_EQ(loops, (std::vector<uint64_t>{1, 1, 1, 4, 4, 4, 7}));
+  EXPECT_EQ(net.sets.size(), 1u);  // decisions and writes ran in every step regardless
+}
+
 }  // namespace
 }  // namespace dimctl::controller::testing

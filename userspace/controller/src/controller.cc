@@ -136,22 +136,23 @@ struct Controller::RdmaDevice {
   std::string last_error;
 };
 
+// Hot per-queue state, touched twice per period; kept small (no strings, the per-queue write
+// state only where the driver has per-queue coalescing).
 struct Controller::QueueSlot {
   model::QueueKey key;
   NetDevice* dev = nullptr;
   uint32_t generation = 0;  // != dev->generation: (re)create the DIM instance
-  std::optional<dim::NetDim> dim;
-  bool have_prev = false;  // prev counters are prev_snapshot_.queues[prev_pos]
-  size_t prev_pos = 0;
-  // This period.
-  uint64_t d_events = 0;
-  double pps = 0, eps = 0, polls_ps = 0;
+  bool have_prev = false;
   std::optional<uint8_t> wanted_ix;
   uint8_t applied_ix = 0;
+  QueueContinuity prev;  // counters of the previous snapshot
+  // This period.
+  uint64_t d_events = 0, d_packets = 0, d_polls = 0;
   // Totals.
   uint64_t verdicts[3] = {0, 0, 0};
   uint64_t changes = 0;
-  Apply apply;  // per-queue path only
+  std::optional<dim::NetDim> dim;
+  std::unique_ptr<Apply> apply;  // per-queue path only
 };
 
 struct Controller::CqSlot {
@@ -206,7 +207,12 @@ Result<void> Controller::step() {
   auto sampled = source_.sample();
   if (!sampled) {
     ++sample_errors_total_;
-    publish(nullptr, loop_start);
+    auto st = acquire_state();
+    {
+      std::lock_guard<std::mutex> lock(state_mu_);
+      *st = *published_;  // a failed sample: the same view, updated loop counters
+    }
+    finish_publish(std::move(st), loop_start);
     return fail(std::move(sampled).error().wrap("taking a counter snapshot"));
   }
   model::Snapshot snap = std::move(sampled).value();
@@ -230,35 +236,57 @@ Result<void> Controller::step() {
     dev->listed = false;
   }
 
+  const bool time_backwards = have_prev_ && snap.time_ns < prev_time_ns_;
+  const double dt_s =
+      have_prev_ && !time_backwards ? static_cast<double>(snap.time_ns - prev_time_ns_) / 1e9 : 0;
+  const int64_t prev_time = have_prev_ && !time_backwards ? prev_time_ns_ : snap.time_ns;
+
+  // Net: feed every queue (and the per-device combiners), decide per device, then apply per
+  // queue (releasing pending DIM instances) and fill the published view in the same pass.
   reconcile_queues(snap);
-  const bool time_backwards = have_prev_ && snap.time_ns < prev_snapshot_.time_ns;
-  const double dt_s = have_prev_ && !time_backwards
-                          ? static_cast<double>(snap.time_ns - prev_snapshot_.time_ns) / 1e9
-                          : 0.0;
   for (size_t i = 0; i < queues_.size(); ++i) {
-    feed_queue(queues_[i], snap.queues[i], snap.time_ns, time_backwards ? -1.0 : dt_s);
+    feed_queue(queues_[i], snap.queues[i], snap.time_ns, time_backwards);
   }
   for (auto& [name, dev] : net_devices_) {
     if (dev->seen && !dev->per_queue) decide_device(*dev, now);
   }
-  for (size_t i = 0; i < queues_.size(); ++i) {
-    apply_queue(queues_[i], *queues_[i].dev, snap.queues[i], now);
+  // Building the view is most of a period's cost at 10k queues; the daemon may publish less
+  // often than it decides (publish_interval_ns).
+  const bool publish_now = !last_publish_ns_ || options_.publish_interval_ns <= 0 ||
+                           loop_start - *last_publish_ns_ >= options_.publish_interval_ns;
+  std::shared_ptr<model::ControllerState> st;
+  if (publish_now) {
+    st = acquire_state();
+    st->queues.resize(queues_.size());
+    for (size_t i = 0; i < queues_.size(); ++i) {
+      apply_queue(queues_[i], *queues_[i].dev, snap.queues[i], now);
+      fill_queue_view(st->queues[i], queues_[i], std::move(snap.queues[i]), dt_s);
+    }
+  } else {
+    for (size_t i = 0; i < queues_.size(); ++i) {
+      apply_queue(queues_[i], *queues_[i].dev, snap.queues[i], now);
+    }
   }
   for (auto& [name, dev] : net_devices_) {
     if (dev->attempted_this_step) dev->last_attempt_ns = now;
   }
 
+  // RDMA.
   reconcile_cqs(snap);
-  const int64_t prev_time = have_prev_ ? prev_snapshot_.time_ns : snap.time_ns;
   for (size_t i = 0; i < cqs_.size(); ++i) {
-    feed_cq(cqs_[i], snap.cqs[i], time_backwards ? snap.time_ns : prev_time, snap.time_ns,
-            time_backwards ? -1.0 : dt_s);
+    feed_cq(cqs_[i], snap.cqs[i], prev_time, snap.time_ns, time_backwards ? -1.0 : dt_s);
   }
   update_rdma_devices(now);
   retire_devices();
 
-  publish(&snap, loop_start);
-  prev_snapshot_ = std::move(snap);
+  if (publish_now) {
+    st->time_ns = snap.time_ns;
+    fill_cq_and_device_views(*st, snap);
+    finish_publish(std::move(st), loop_start);
+    last_publish_ns_ = loop_start;
+  }
+  prev_time_ns_ = snap.time_ns;
+  prev_cqs_ = std::move(snap.cqs);
   have_prev_ = true;
   return ok();
 }
@@ -406,14 +434,10 @@ bool Controller::may_write(const NetDevice& dev) const {
 // get fresh slots and queues absent from the snapshot are dropped.
 void Controller::reconcile_queues(const model::Snapshot& snap) {
   const size_t n = snap.queues.size();
-  bool same = have_prev_ && queues_.size() == n;
-  for (size_t i = 0; same && i < n; ++i) same = queues_[i].key == snap.queues[i].key;
-  if (same) {
-    for (size_t i = 0; i < n; ++i) {
-      queues_[i].have_prev = true;
-      queues_[i].prev_pos = i;
-    }
-  } else {
+  // The fast check walks a compact key array, not the slots.
+  bool same = queue_keys_.size() == n;
+  for (size_t i = 0; same && i < n; ++i) same = queue_keys_[i] == pack(snap.queues[i].key);
+  if (!same) {
     std::vector<QueueSlot> next;
     next.reserve(n);
     std::vector<bool> taken(queues_.size(), false);
@@ -422,8 +446,6 @@ void Controller::reconcile_queues(const model::Snapshot& snap) {
       if (it != queue_index_.end() && !taken[it->second]) {
         taken[it->second] = true;
         next.push_back(std::move(queues_[it->second]));
-        next.back().have_prev = have_prev_;
-        next.back().prev_pos = it->second;
       } else {
         next.emplace_back();
         next.back().key = snap.queues[i].key;
@@ -432,17 +454,11 @@ void Controller::reconcile_queues(const model::Snapshot& snap) {
     queues_ = std::move(next);
     queue_index_.clear();
     queue_index_.reserve(n);
-    for (size_t i = 0; i < n; ++i) queue_index_.emplace(pack(queues_[i].key), i);
-  }
-  for (size_t i = 0; i < n; ++i) {
-    QueueSlot& slot = queues_[i];
-    const model::QueueCounters& q = snap.queues[i];
-    if (slot.dev == nullptr || slot.dev->name != q.device) {
-      slot.dev = &net_device_for(q);
-      slot.generation = 0;  // another device: another policy
-      slot.apply = Apply{};
+    queue_keys_.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      queue_keys_[i] = pack(queues_[i].key);
+      queue_index_.emplace(queue_keys_[i], i);
     }
-    slot.dev->seen = true;
   }
 }
 
@@ -459,21 +475,24 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
 }
 
 void Controller::feed_queue(QueueSlot& slot, const model::QueueCounters& q, int64_t now_ns,
-                            double dt_s) {
-  NetDevice& dev = *slot.dev;
-  ensure_dim(slot, dev);
-  const model::QueueCounters* prev =
-      slot.have_prev ? &prev_snapshot_.queues[slot.prev_pos] : nullptr;
-  const bool time_backwards = dt_s < 0;
-  const bool reset = time_backwards || (prev != nullptr && is_discontinuity(*prev, q));
-  slot.d_events = 0;
-  slot.pps = slot.eps = slot.polls_ps = 0;
-  if (prev != nullptr && !reset) {
-    slot.d_events = q.events() - prev->events();
-    slot.eps = per_second(slot.d_events, dt_s);
-    slot.pps = per_second(q.packets - prev->packets, dt_s);
-    slot.polls_ps = per_second(q.polls - prev->polls, dt_s);
+                            bool time_backwards) {
+  if (slot.dev == nullptr || slot.dev->name != q.device) {
+    slot.dev = &net_device_for(q);
+    slot.generation = 0;  // another device: another policy, a fresh DIM
+    slot.apply.reset();
   }
+  NetDevice& dev = *slot.dev;
+  dev.seen = true;
+  if (slot.generation != dev.generation) ensure_dim(slot, dev);
+  const bool reset = time_backwards || (slot.have_prev && is_discontinuity(slot.prev, q));
+  slot.d_events = slot.d_packets = slot.d_polls = 0;
+  if (slot.have_prev && !reset) {
+    slot.d_events = q.events() - slot.prev.events();
+    slot.d_packets = q.packets - slot.prev.packets;
+    slot.d_polls = q.polls - slot.prev.polls;
+  }
+  slot.prev = QueueContinuity::of(q);
+  slot.have_prev = true;
   if (slot.dim) {
     // A discontinuity restarts the window at this sample (dim-spec N12); tuning state stays.
     if (reset) slot.dim->restart_window();
@@ -515,30 +534,33 @@ void Controller::apply_queue(QueueSlot& slot, NetDevice& dev, const model::Queue
   bool release = dev.release;
   if (dev.per_queue) {
     release = true;
+    if (!slot.apply) slot.apply = std::make_unique<Apply>();
+    Apply& apply = *slot.apply;
     if (slot.wanted_ix) {
       const uint8_t ix = clamp_profile(*slot.wanted_ix, dev.policy, dim::kNetNumProfiles);
       slot.applied_ix = ix;
       if (q.queue < 0) {
         const model::Coalesce& reported =
-            slot.apply.current ? *slot.apply.current
-                               : (dev.apply.current ? *dev.apply.current : assumed_reported());
-        slot.apply.wanted = net_target(dev.profiles[ix],
-                                       dev.policy.algorithm == model::Algorithm::kNetCqe, reported);
-        if (may_write(dev))
+            apply.current ? *apply.current
+                          : (dev.apply.current ? *dev.apply.current : assumed_reported());
+        apply.wanted = net_target(dev.profiles[ix],
+                                  dev.policy.algorithm == model::Algorithm::kNetCqe, reported);
+        if (may_write(dev)) {
           set_error(dev, fmt::format("napi {} has no queue index: not written", q.key.napi_id));
+        }
       } else {
         const WriteResult r =
-            write_net(dev, slot.apply, static_cast<uint32_t>(q.queue), dev.profiles[ix], now_ns);
+            write_net(dev, apply, static_cast<uint32_t>(q.queue), dev.profiles[ix], now_ns);
         release = r != WriteResult::kRateLimited;
       }
     } else {
       slot.applied_ix = 0;
-      slot.apply.wanted.reset();
+      apply.wanted.reset();
     }
     if (q.queue >= 0 && (dev.rep_queue < 0 || q.queue < dev.rep_queue)) {
       dev.rep_queue = q.queue;
-      dev.rep_wanted = slot.apply.wanted;
-      dev.rep_current = slot.apply.current ? slot.apply.current : dev.apply.current;
+      dev.rep_wanted = apply.wanted;
+      dev.rep_current = apply.current ? apply.current : dev.apply.current;
     }
   } else {
     slot.applied_ix = dev.combined_ix.value_or(slot.wanted_ix.value_or(0));
@@ -656,7 +678,7 @@ Controller::WriteResult Controller::write_net(NetDevice& dev, Apply& apply,
 
 void Controller::reconcile_cqs(const model::Snapshot& snap) {
   const size_t n = snap.cqs.size();
-  bool same = have_prev_ && cqs_.size() == n;
+  bool same = have_prev_ && cqs_.size() == n && prev_cqs_.size() == n;
   for (size_t i = 0; same && i < n; ++i) same = cqs_[i].key == snap.cqs[i].key;
   if (same) {
     for (size_t i = 0; i < n; ++i) {
@@ -708,7 +730,7 @@ void Controller::feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_
   ensure_dim(slot, dev);
   // The kernel never runs DIM on IB_POLL_DIRECT CQs (dim-spec 5.5); neither do we.
   if (c.poll_ctx == model::PollContext::kDirect) slot.dim.reset();
-  const model::CqCounters* prev = slot.have_prev ? &prev_snapshot_.cqs[slot.prev_pos] : nullptr;
+  const model::CqCounters* prev = slot.have_prev ? &prev_cqs_[slot.prev_pos] : nullptr;
   const bool reset = dt_s < 0 || (prev != nullptr && is_discontinuity(*prev, c));
   slot.cps = slot.eps = 0;
   uint64_t d_events = 0, d_comps = 0;
@@ -880,110 +902,100 @@ Result<void> Controller::restore() {
 // ---------------------------------------------------------------------------------------------
 // Publishing.
 
-void Controller::publish(const model::Snapshot* snap, int64_t loop_start_ns) {
-  // Reuse the previous buffer when no reader holds it any more: a 10k-queue state is a few MB,
-  // and assigning into existing strings and vectors avoids reallocating it every period.
-  std::shared_ptr<model::ControllerState> st;
-  if (spare_ && spare_.use_count() == 1) {
-    st = std::move(spare_);
-  } else {
-    st = std::make_shared<model::ControllerState>();
-  }
+// Reuses the buffer published two periods ago when no reader holds it any more: a 10k-queue
+// state is a few MB, and assigning into existing strings and vectors avoids reallocating it.
+std::shared_ptr<model::ControllerState> Controller::acquire_state() {
+  if (spare_ && spare_.use_count() == 1) return std::move(spare_);
   spare_.reset();
-  std::shared_ptr<model::ControllerState> prev;
-  {
-    std::lock_guard<std::mutex> lock(state_mu_);
-    prev = published_;
-  }
+  return std::make_shared<model::ControllerState>();
+}
 
-  if (snap == nullptr) {
-    *st = *prev;  // a failed sample: same view, updated loop counters
+void Controller::fill_queue_view(model::QueueView& v, const QueueSlot& slot,
+                                 model::QueueCounters&& counters, double dt_s) {
+  v.counters = std::move(counters);  // the snapshot is not needed after this period
+  if (v.direction.size() != 2) v.direction = "rx";
+  v.packets_per_second = per_second(slot.d_packets, dt_s);
+  v.events_per_second = per_second(slot.d_events, dt_s);
+  v.polls_per_second = per_second(slot.d_polls, dt_s);
+  fill_dim_view(v.dim, slot.dim ? &*slot.dim : nullptr, slot.applied_ix, slot.verdicts,
+                slot.changes);
+  if (slot.wanted_ix) {
+    const dim::Profile& p = slot.dev->profiles[std::min<uint8_t>(
+        *slot.wanted_ix, static_cast<uint8_t>(dim::kNetNumProfiles - 1))];
+    v.wanted_usecs = p.usec;
+    v.wanted_frames = p.pkts;
   } else {
-    st->time_ns = snap->time_ns;
-    st->queues.resize(queues_.size());
-    for (size_t i = 0; i < queues_.size(); ++i) {
-      const QueueSlot& slot = queues_[i];
-      model::QueueView& v = st->queues[i];
-      v.counters = snap->queues[i];
-      if (v.direction != "rx") v.direction = "rx";
-      v.packets_per_second = slot.pps;
-      v.events_per_second = slot.eps;
-      v.polls_per_second = slot.polls_ps;
-      fill_dim_view(v.dim, slot.dim ? &*slot.dim : nullptr, slot.applied_ix, slot.verdicts,
-                    slot.changes);
-      if (slot.wanted_ix) {
-        const dim::Profile& p = slot.dev->profiles[std::min<uint8_t>(
-            *slot.wanted_ix, static_cast<uint8_t>(dim::kNetNumProfiles - 1))];
-        v.wanted_usecs = p.usec;
-        v.wanted_frames = p.pkts;
-      } else {
-        v.wanted_usecs = v.wanted_frames = 0;
-      }
-    }
-    st->cqs.resize(cqs_.size());
-    for (size_t i = 0; i < cqs_.size(); ++i) {
-      const CqSlot& slot = cqs_[i];
-      model::CqView& v = st->cqs[i];
-      v.counters = snap->cqs[i];
-      v.completions_per_second = slot.cps;
-      v.events_per_second = slot.eps;
-      fill_dim_view(v.dim, slot.dim ? &*slot.dim : nullptr, slot.applied_ix, slot.verdicts,
-                    slot.changes);
-      if (slot.wanted_ix) {
-        const dim::Profile& p = dim::rdma_profiles()[std::min<uint8_t>(
-            *slot.wanted_ix, static_cast<uint8_t>(dim::kRdmaNumProfiles - 1))];
-        v.wanted_usec = p.usec;
-        v.wanted_comps = p.comps;
-      } else {
-        v.wanted_usec = v.wanted_comps = 0;
-      }
-    }
-    st->devices.resize(net_devices_.size() + rdma_devices_.size());
-    size_t d = 0;
-    for (const auto& [name, dev] : net_devices_) {
-      model::DeviceView& v = st->devices[d++];
-      v.kind = model::DeviceKind::kNet;
-      v.name = dev->name;
-      v.driver = dev->driver;
-      v.mode = dev->policy.mode;
-      v.algorithm = dev->policy.algorithm;
-      v.rule = dev->policy.rule;
-      v.allowlisted = allowlisted(dev->policy);
-      if (dev->per_queue) {
-        v.requested = dev->rep_wanted;
-        v.applied = dev->rep_current;
-      } else {
-        v.requested = dev->apply.wanted;
-        v.applied = dev->apply.current;
-      }
-      v.rdma_dim_enabled.reset();
-      v.applies_ok_total = dev->applies_ok;
-      v.applies_failed_total = dev->applies_failed;
-      v.applies_rate_limited_total = dev->applies_rate_limited;
-      v.drift_total = dev->drift_total;
-      v.drifted = dev->drifted;
-      v.last_error = dev->last_error;
-    }
-    for (const auto& [name, dev] : rdma_devices_) {
-      model::DeviceView& v = st->devices[d++];
-      v.kind = model::DeviceKind::kRdma;
-      v.name = dev->name;
-      v.driver.clear();
-      v.mode = dev->policy.mode;
-      v.algorithm = dev->policy.algorithm;
-      v.rule = dev->policy.rule;
-      v.allowlisted = allowlisted(dev->policy);
-      v.requested.reset();
-      v.applied.reset();
-      v.rdma_dim_enabled = dev->dim_enabled;
-      v.applies_ok_total = dev->applies_ok;
-      v.applies_failed_total = dev->applies_failed;
-      v.applies_rate_limited_total = dev->applies_rate_limited;
-      v.drift_total = dev->drift_total;
-      v.drifted = dev->drifted;
-      v.last_error = dev->last_error;
+    v.wanted_usecs = v.wanted_frames = 0;
+  }
+}
+
+void Controller::fill_cq_and_device_views(model::ControllerState& st, const model::Snapshot& snap) {
+  st.cqs.resize(cqs_.size());
+  for (size_t i = 0; i < cqs_.size(); ++i) {
+    const CqSlot& slot = cqs_[i];
+    model::CqView& v = st.cqs[i];
+    v.counters = snap.cqs[i];
+    v.completions_per_second = slot.cps;
+    v.events_per_second = slot.eps;
+    fill_dim_view(v.dim, slot.dim ? &*slot.dim : nullptr, slot.applied_ix, slot.verdicts,
+                  slot.changes);
+    if (slot.wanted_ix) {
+      const dim::Profile& p = dim::rdma_profiles()[std::min<uint8_t>(
+          *slot.wanted_ix, static_cast<uint8_t>(dim::kRdmaNumProfiles - 1))];
+      v.wanted_usec = p.usec;
+      v.wanted_comps = p.comps;
+    } else {
+      v.wanted_usec = v.wanted_comps = 0;
     }
   }
+  st.devices.resize(net_devices_.size() + rdma_devices_.size());
+  size_t d = 0;
+  for (const auto& [name, dev] : net_devices_) {
+    model::DeviceView& v = st.devices[d++];
+    v.kind = model::DeviceKind::kNet;
+    v.name = dev->name;
+    v.driver = dev->driver;
+    v.mode = dev->policy.mode;
+    v.algorithm = dev->policy.algorithm;
+    v.rule = dev->policy.rule;
+    v.allowlisted = allowlisted(dev->policy);
+    if (dev->per_queue) {
+      v.requested = dev->rep_wanted;
+      v.applied = dev->rep_current;
+    } else {
+      v.requested = dev->apply.wanted;
+      v.applied = dev->apply.current;
+    }
+    v.rdma_dim_enabled.reset();
+    v.applies_ok_total = dev->applies_ok;
+    v.applies_failed_total = dev->applies_failed;
+    v.applies_rate_limited_total = dev->applies_rate_limited;
+    v.drift_total = dev->drift_total;
+    v.drifted = dev->drifted;
+    v.last_error = dev->last_error;
+  }
+  for (const auto& [name, dev] : rdma_devices_) {
+    model::DeviceView& v = st.devices[d++];
+    v.kind = model::DeviceKind::kRdma;
+    v.name = dev->name;
+    v.driver.clear();
+    v.mode = dev->policy.mode;
+    v.algorithm = dev->policy.algorithm;
+    v.rule = dev->policy.rule;
+    v.allowlisted = allowlisted(dev->policy);
+    v.requested.reset();
+    v.applied.reset();
+    v.rdma_dim_enabled = dev->dim_enabled;
+    v.applies_ok_total = dev->applies_ok;
+    v.applies_failed_total = dev->applies_failed;
+    v.applies_rate_limited_total = dev->applies_rate_limited;
+    v.drift_total = dev->drift_total;
+    v.drifted = dev->drifted;
+    v.last_error = dev->last_error;
+  }
+}
+
+void Controller::finish_publish(std::shared_ptr<model::ControllerState> st, int64_t loop_start_ns) {
   st->loops_total = loops_total_;
   st->sample_errors_total = sample_errors_total_;
   st->default_mode = options_.default_mode;
@@ -991,10 +1003,10 @@ void Controller::publish(const model::Snapshot* snap, int64_t loop_start_ns) {
   st->ready = ready_;
   st->programs = programs_;
   st->last_loop_seconds = static_cast<double>(clock_.now_ns() - loop_start_ns) / 1e9;
-
+  std::shared_ptr<model::ControllerState> prev;
   {
     std::lock_guard<std::mutex> lock(state_mu_);
-    published_ = st;
+    prev = std::exchange(published_, std::move(st));
   }
   spare_ = std::move(prev);
 }

@@ -57,6 +57,10 @@ struct ControllerOptions {
   // deltas, not from this; it is kept here so the daemon, `dimctl status` and the benchmark
   // share one value.
   int64_t period_ns = 50'000'000;  // 20 Hz
+  // Minimum time between two published states (0 = every step). Building the view of 10k
+  // queues is most of a step's cost, and a scrape every few seconds does not need 20 Hz: the
+  // daemon can decide at 20 Hz and publish at, say, 4 Hz. Failed samples always publish.
+  int64_t publish_interval_ns = 0;
   // Exported as-is in ControllerState (the config layer owns their meaning).
   model::Mode default_mode = model::Mode::kShadow;
   std::string config_path;
@@ -111,14 +115,19 @@ class Controller {
   RdmaDevice& rdma_device_for(const std::string& name);
   void reconcile_queues(const model::Snapshot& snap);
   void reconcile_cqs(const model::Snapshot& snap);
-  void feed_queue(QueueSlot& slot, const model::QueueCounters& q, int64_t now_ns, double dt_s);
+  void feed_queue(QueueSlot& slot, const model::QueueCounters& q, int64_t now_ns,
+                  bool time_backwards);
   void decide_device(NetDevice& dev, int64_t now_ns);
   void apply_queue(QueueSlot& slot, NetDevice& dev, const model::QueueCounters& q, int64_t now_ns);
   void feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_time_ns, int64_t now_ns,
                double dt_s);
   void update_rdma_devices(int64_t now_ns);
   void retire_devices();
-  void publish(const model::Snapshot* snap, int64_t loop_start_ns);
+  std::shared_ptr<model::ControllerState> acquire_state();
+  void fill_queue_view(model::QueueView& v, const QueueSlot& slot, model::QueueCounters&& counters,
+                       double dt_s);
+  void fill_cq_and_device_views(model::ControllerState& st, const model::Snapshot& snap);
+  void finish_publish(std::shared_ptr<model::ControllerState> st, int64_t loop_start_ns);
   void set_error(NetDevice& dev, std::string msg);
   void set_error(RdmaDevice& dev, std::string msg);
   bool may_write(const NetDevice& dev) const;
@@ -141,12 +150,16 @@ class Controller {
   // Net devices by ifname (std::map: stable addresses for QueueSlot::dev, sorted export).
   std::map<std::string, std::unique_ptr<NetDevice>> net_devices_;
   std::map<std::string, std::unique_ptr<RdmaDevice>> rdma_devices_;
-  // Queues in the order of the last snapshot, so a stable snapshot costs no lookups.
+  // Queues in the order of the last snapshot, so a stable snapshot costs no lookups; the keys
+  // are also kept compact for the once-per-period "same order?" check.
   std::vector<QueueSlot> queues_;
+  std::vector<uint64_t> queue_keys_;
   std::unordered_map<uint64_t, size_t> queue_index_;
   std::vector<CqSlot> cqs_;
   std::unordered_map<uint64_t, size_t> cq_index_;
-  model::Snapshot prev_snapshot_;
+  std::vector<model::CqCounters> prev_cqs_;  // CQ counters of the previous snapshot
+  int64_t prev_time_ns_ = 0;
+  std::optional<int64_t> last_publish_ns_;
   bool have_prev_ = false;
 
   // Originals recorded by this controller, kept across device disappearance so a device that

@@ -9,9 +9,23 @@
 
 namespace dimctl::controller {
 
-// Any counter went backwards, or the queue's identity details (device name, queue index, IRQ)
-// changed under the same (ifindex, napi_id).
-bool is_discontinuity(const model::QueueCounters& prev, const model::QueueCounters& cur);
+// What must stay continuous in a queue's counters between two snapshots: a compact copy (no
+// strings), so the controller keeps it per queue instead of the previous snapshot.
+struct QueueContinuity {
+  uint64_t polls = 0, packets = 0, budget_exhausted = 0, empty_polls = 0, bytes = 0;
+  int32_t queue = -1, irq = -1;
+  bool has_bytes = false;
+  static QueueContinuity of(const model::QueueCounters& q) {
+    return {q.polls, q.packets, q.budget_exhausted, q.empty_polls, q.bytes,
+            q.queue, q.irq,     q.has_bytes};
+  }
+  uint64_t events() const { return polls - budget_exhausted; }
+};
+
+// Any counter went backwards, the byte counter appeared or vanished, or the queue's identity
+// details (queue index, IRQ) changed under the same (ifindex, napi_id). (A device rename is
+// handled by the controller: the queue moves to another device and gets a fresh DIM.)
+bool is_discontinuity(const QueueContinuity& prev, const model::QueueCounters& cur);
 
 // Any counter went backwards, or the CQ's allocation details (device, size, vector, poll
 // context) changed under the same (device index, cq id): restrack ids are reused.

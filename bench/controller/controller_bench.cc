@@ -1,0 +1,148 @@
+// Controller cost per period: one Controller::step() over N synthetic queues (64 per device)
+// whose counters change every period, shadow mode (DIM runs, nothing is written), 20 Hz
+// snapshot times. Reported per step: CPU time, the share of one core at 20 Hz, peak RSS.
+//
+//   controller_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
+//
+// BM_SourceOnly measures the synthetic source's sample() alone (copying the snapshot, which a
+// real CounterSource also hands over by value) so the controller's own share can be read off.
+#include <sys/resource.h>
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+#include "dimctl/controller/controller.h"
+#include "fakes/controller_fakes.h"
+
+namespace {
+
+using namespace dimctl;  // NOLINT: benchmark brevity
+
+constexpr int64_t kPeriodNs = 50'000'000;  // 20 Hz
+constexpr int kQueuesPerDevice = 64;
+
+// Deterministic, cheap traffic: every queue gets a different, slowly varying load, so DIM
+// windows close (>= 64 events) every period and decisions and profile changes happen.
+class SyntheticSource final : public model::CounterSource {
+ public:
+  explicit SyntheticSource(int queues) {
+    snap_.queues.resize(static_cast<size_t>(queues));
+    for (int i = 0; i < queues; ++i) {
+      auto& q = snap_.queues[static_cast<size_t>(i)];
+      const int dev = i / kQueuesPerDevice;
+      q.key = {static_cast<uint32_t>(dev + 2), static_cast<uint32_t>(1000 + i)};
+      q.device = "eth" + std::to_string(dev);
+      q.queue = i % kQueuesPerDevice;
+      q.irq = 100 + i;
+      q.has_bytes = true;
+    }
+  }
+  Result<model::Snapshot> sample() override {
+    ++period_;
+    snap_.time_ns = period_ * kPeriodNs;
+    uint64_t x = static_cast<uint64_t>(period_) * 0x9E3779B97F4A7C15ULL;
+    size_t i = 0;
+    for (auto& q : snap_.queues) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      // Per-queue base load (80..335 events and 8..39 packets per event per period), a slow
+      // triangular swing of +-25 % over 80 periods (4 s) with a per-queue phase, and +-3 %
+      // noise: windows close every period, DIM decides every period, moves now and then.
+      const uint64_t base_events = 80 + (i * 37) % 256;
+      const uint64_t ppe = 8 + (i * 13) % 32;
+      const int64_t phase = (period_ + static_cast<int64_t>(i)) % 80;
+      const uint64_t swing =
+          static_cast<uint64_t>(phase < 40 ? 75 + phase * 5 / 4 : 175 - phase * 5 / 4);
+      const uint64_t noise = 97 + (x & 7);
+      const uint64_t events = base_events * swing / 100;
+      const uint64_t packets = events * ppe * noise / 100;
+      const uint64_t exhausted = (x >> 20) & 3;
+      q.polls += events + exhausted;
+      q.budget_exhausted += exhausted;
+      q.packets += packets;
+      q.bytes += packets * (64 + (i * 101) % 1400);
+      ++i;
+    }
+    return snap_;
+  }
+  void devices_into(fakes::RecordingNetActuator& net) const {
+    for (const auto& q : snap_.queues) {
+      net.devices[q.device].state = fakes::RecordingNetActuator::full_coalesce();
+    }
+  }
+
+ private:
+  model::Snapshot snap_;
+  int64_t period_ = 0;
+};
+
+double peak_rss_mb() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+struct Rig {
+  Rig(int queues, int64_t publish_interval_ns) : source(queues) {
+    source.devices_into(net);
+    controller::ControllerOptions opts;
+    opts.period_ns = kPeriodNs;
+    opts.publish_interval_ns = publish_interval_ns;
+    ctl =
+        std::make_unique<controller::Controller>(source, net, nullptr, store, policy, clock, opts);
+  }
+  SyntheticSource source;
+  fakes::RecordingNetActuator net;
+  fakes::FakeOriginalsStore store;
+  fakes::FakePolicySource policy;  // fallback: shadow, net-eqe
+  fakes::FakeClock clock;
+  std::unique_ptr<controller::Controller> ctl;
+};
+
+// range(0): queues; range(1): publish interval in ms (0 = publish every step).
+void BM_ControllerStep(benchmark::State& state) {
+  spdlog::set_level(spdlog::level::warn);  // 157 "new device" lines are not the benchmark
+  Rig rig(static_cast<int>(state.range(0)), state.range(1) * 1'000'000);
+  for (int i = 0; i < 20; ++i) {  // devices created, buffers warm
+    rig.clock.advance(kPeriodNs);
+    (void)rig.ctl->step();
+  }
+  for (auto _ : state) {
+    rig.clock.advance(kPeriodNs);
+    auto r = rig.ctl->step();
+    benchmark::DoNotOptimize(r);
+  }
+  uint64_t changes = 0;
+  for (const auto& q : rig.ctl->state()->queues) changes += q.dim.profile_changes_total;
+  // How busy DIM is in this scenario: profile changes per queue per period.
+  state.counters["changes_per_q_step"] =
+      static_cast<double>(changes) /
+      (static_cast<double>(state.iterations() + 20) * static_cast<double>(state.range(0)));
+  state.counters["peak_rss_MB"] = peak_rss_mb();
+}
+BENCHMARK(BM_ControllerStep)
+    ->ArgNames({"queues", "publish_ms"})
+    ->Args({1000, 0})
+    ->Args({10000, 0})
+    ->Args({1000, 250})
+    ->Args({10000, 250})
+    ->Unit(benchmark::kMicrosecond);
+
+void BM_SourceOnly(benchmark::State& state) {
+  SyntheticSource source(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    auto r = source.sample();
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_SourceOnly)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
