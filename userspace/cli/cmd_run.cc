@@ -239,6 +239,16 @@ int run_daemon(const RunArgs& args) {
     spdlog::error("restore: {}", r.error().message());
     rc = kExitFailure;
   }
+  // A device someone else changed after us (drift) now holds their value, not ours: neither this
+  // exit nor a later `dimctl restore` may put our recorded original back over it.
+  for (const auto& dev : ctl.state()->devices) {
+    if (!dev.drifted) continue;
+    spdlog::warn("not restoring {}: changed by someone else while dimctl managed it", dev.name);
+    if (auto f = store.forget(dev.name); !f) {
+      spdlog::error("{}", f.error().message());
+      rc = kExitFailure;
+    }
+  }
   // Whatever the controller restored is now a no-op for the store; what remains (a device that
   // vanished and came back, a failed write) gets its own attempt, and the file goes away only
   // when everything is back.

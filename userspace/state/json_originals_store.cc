@@ -537,6 +537,20 @@ Result<void> JsonOriginalsStore::record_rdma_dim(const std::string& ibdev, bool 
   return ok();
 }
 
+Result<void> JsonOriginalsStore::forget(const std::string& device) {
+  if (auto l = ensure_loaded(); !l) return l;
+  const Originals before = data_;
+  data_.net.erase(device);
+  data_.rdma.erase(device);
+  if (data_ == before) return ok();
+  auto written = data_.empty() ? remove_file() : persist();
+  if (!written) {
+    data_ = before;
+    return std::move(written).error().wrap(fmt::format("forget the originals of {}", device));
+  }
+  return ok();
+}
+
 RestoreReport JsonOriginalsStore::restore_all(model::NetActuator& net, model::RdmaDimSwitch* rdma) {
   RestoreReport rep;
   if (auto l = ensure_loaded(); !l) {

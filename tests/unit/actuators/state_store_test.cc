@@ -138,6 +138,26 @@ TEST_F(StateStoreTest, RecordIsIdempotentFirstValueWins) {
   EXPECT_TRUE(next.originals().rdma.at("rxe0"));
 }
 
+TEST_F(StateStoreTest, ForgetDropsADeviceAndRemovesTheFileWhenEmpty) {
+  JsonOriginalsStore s(path_);
+  ASSERT_TRUE(s.record_net("eth1", C(8, 32)).ok());
+  ASSERT_TRUE(s.record_net("eth2", C(16)).ok());
+  ASSERT_TRUE(s.record_rdma_dim("rxe0", true).ok());
+
+  ASSERT_TRUE(s.forget("eth1").ok());
+  JsonOriginalsStore reread(path_);
+  ASSERT_TRUE(reread.load().ok());
+  EXPECT_EQ(reread.originals().net.count("eth1"), 0u);
+  EXPECT_EQ(reread.originals().net.at("eth2").device, C(16));
+  EXPECT_TRUE(reread.originals().rdma.at("rxe0"));
+
+  ASSERT_TRUE(s.forget("unknown").ok());  // nothing recorded: no error, file unchanged
+  ASSERT_TRUE(s.forget("eth2").ok());
+  EXPECT_TRUE(fs::exists(path_));
+  ASSERT_TRUE(s.forget("rxe0").ok());
+  EXPECT_FALSE(fs::exists(path_)) << "an empty store must not leave a file behind";
+}
+
 TEST_F(StateStoreTest, FailedWriteLeavesOldFileAndNoTemp) {
   JsonOriginalsStore s(path_);
   ASSERT_TRUE(s.record_net("eth1", C(8)).ok());

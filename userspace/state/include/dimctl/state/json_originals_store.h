@@ -106,6 +106,10 @@ class JsonOriginalsStore final : public model::OriginalsStore {
   // and vanished devices are dropped; the file is deleted when nothing is left, otherwise
   // rewritten with what failed.
   RestoreReport restore_all(model::NetActuator& net, model::RdmaDimSwitch* rdma);
+  // Drops every record of `device` (net or RDMA) and persists; the file goes away when nothing
+  // is left. For a device someone else changed after us (drift): its current value is theirs,
+  // and neither exit nor a later `dimctl restore` may put our "original" back over it.
+  Result<void> forget(const std::string& device);
 
   // Serialisation, exposed for tests and `dimctl restore --dry-run` style tooling.
   static std::string to_json(const Originals& o, const WriterInfo& w);
