@@ -2,7 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -278,6 +281,51 @@ TEST(Suggestions, TyposAndPrefixes) {
   EXPECT_EQ(suggest("collectors", keys), std::nullopt);
   EXPECT_EQ(edit_distance("abc", "acb"), 1u);
   EXPECT_EQ(edit_distance("", "abc"), 3u);
+}
+
+// Mutated files (bytes flipped, deleted, duplicated): the parser must answer with diagnostics,
+// never throw or crash (yaml-cpp throws from several accessors; run under ASan in CI builds).
+TEST(Robustness, MutatedConfigsNeverThrow) {
+  std::vector<std::string> corpus;
+  for (const char* dir : {"good", "bad"}) {
+    for (const auto& e : fs::directory_iterator(fs::path(DIMCTL_CONFIG_TEST_DIR) / dir)) {
+      std::ifstream in(e.path());
+      corpus.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+  }
+  ASSERT_GT(corpus.size(), 30u);
+  std::mt19937 rng(42);  // fixed: a failure must reproduce
+  const std::string alphabet = " :-[]{}#*&!|>'\"\n\t,?0123456789abcxyz";
+  size_t parsed = 0;
+  for (const std::string& base : corpus) {
+    for (int round = 0; round < 25; ++round) {
+      std::string text = base;
+      const int edits = 1 + static_cast<int>(rng() % 4);
+      for (int k = 0; k < edits && !text.empty(); ++k) {
+        size_t pos = rng() % text.size();
+        switch (rng() % 3) {
+          case 0:
+            text[pos] = alphabet[rng() % alphabet.size()];
+            break;
+          case 1:
+            text.erase(pos, 1 + rng() % 8);
+            break;
+          default:
+            text.insert(pos, text.substr(pos, 1 + rng() % 16));
+        }
+      }
+      if (const char* dump = std::getenv("DIMCTL_FUZZ_DUMP")) {
+        std::ofstream(dump, std::ios::trunc) << text;
+      }
+      Config cfg;
+      std::vector<Diagnostic> diags;
+      bool ok = false;
+      EXPECT_NO_THROW(ok = parse_config_diagnostics(text, "fuzz.yaml", cfg, diags)) << text;
+      EXPECT_EQ(ok, diags.empty()) << text;
+      ++parsed;
+    }
+  }
+  EXPECT_GT(parsed, 1000u);  // the corpus has 59 files
 }
 
 // Every YAML file we ship must load: `sudo make run` and the docs depend on them.

@@ -3,6 +3,7 @@
 // resulting rules (kinds, cross-field constraints, duplicates). Every problem is recorded with
 // its position instead of stopping at the first, so an operator fixes a file in one go.
 #include <arpa/inet.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -772,6 +773,23 @@ void check_rule(Ctx& ctx, const Rule& rule, const RuleMarks& m, Mode global) {
               "(or, for RDMA devices, set kernel_dim)");
 }
 
+// Records where each document starts; everything else is ignored.
+struct DocumentCounter final : YAML::EventHandler {
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
 void read_document(Ctx& ctx, const YAML::Node& root, Config& cfg) {
   MapReader r(ctx, root, mark_of(root), "",
               {"version", "mode", "interval", "state_file", "metrics", "collectors", "devices"},
@@ -959,21 +977,32 @@ bool parse_config_diagnostics(std::string_view yaml, std::string_view source_nam
   out = Config{};
   out.source = std::string(source_name);
   Ctx ctx(source_name, diags);
-  std::vector<YAML::Node> docs;
+  // yaml-cpp 0.7's LoadAll() never returns on some malformed input (e.g. a line starting with
+  // ','): its document loop makes no progress. So documents are counted with a bounded event
+  // pass first, and only the first one is loaded.
+  YAML::Node doc;
   try {
-    docs = YAML::LoadAll(std::string(yaml));
+    std::istringstream in{std::string(yaml)};
+    YAML::Parser parser(in);
+    DocumentCounter counter;
+    for (int i = 0; i < 2 && parser.HandleNextDocument(counter); ++i) {
+    }
+    if (counter.starts.size() > 1) {
+      const YAML::Mark& m = counter.starts[1];
+      bool progressed = m.pos > counter.starts[0].pos;
+      ctx.error(SourceMark{m.line + 1, m.column + 1}, "",
+                progressed ? "more than one YAML document ('---'); a config is one document"
+                           : "YAML syntax error: unexpected content outside any mapping or list");
+      return false;
+    }
+    doc = YAML::Load(std::string(yaml));
   } catch (const YAML::Exception& e) {
     SourceMark m{};
     if (!e.mark.is_null()) m = {e.mark.line + 1, e.mark.column + 1};
     ctx.error(m, "", fmt::format("YAML syntax error: {}", e.msg));
     return false;
   }
-  if (docs.size() > 1) {
-    ctx.error(mark_of(docs[1]), "",
-              "more than one YAML document ('---'); a config is one document");
-    return false;
-  }
-  if (!docs.empty()) read_document(ctx, docs[0], out);
+  read_document(ctx, doc, out);
   std::stable_sort(diags.begin(), diags.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return std::tie(a.line, a.column) < std::tie(b.line, b.column);
   });
