@@ -11,7 +11,7 @@ PKGS=(
   libfmt-dev libspdlog-dev prometheus-cpp-dev libcpp-httplib-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # tests
-  iproute2 ethtool kmod procps python3 curl jq
+  iproute2 ethtool kmod procps python3 python3-jsonschema python3-yaml curl jq
   qemu-system-x86 busybox-static cpio nvme-cli fio
   prometheus yamllint
 )
