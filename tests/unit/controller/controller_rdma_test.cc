@@ -194,6 +194,16 @@ TEST_F(RdmaTest, CqsAndDevicesThatDisappearAreDropped) {
   EXPECT_EQ(device("mlx5_0"), nullptr);
 }
 
+TEST_F(RdmaTest, UnnamedIbDeviceIsNotExportedButItsCqsRunDim) {
+  add_cq("", 5, 1);
+  for (int p = 0; p < 3; ++p) {
+    cq_traffic({5, 1}, 200, 800);
+    ASSERT_TRUE(step().ok());
+  }
+  EXPECT_TRUE(cq({5, 1})->dim.active);
+  EXPECT_TRUE(st()->devices.empty());
+}
+
 TEST_F(RdmaTest, WorksWithoutAnRdmaSwitch) {
   with_rdma = false;
   add_cq("mlx5_0", 0, 7);

@@ -948,7 +948,10 @@ void Controller::fill_cq_and_device_views(model::ControllerState& st, const mode
       v.wanted_usec = v.wanted_comps = 0;
     }
   }
-  st.devices.resize(net_devices_.size() + rdma_devices_.size());
+  // CQs whose IB device the collector could not name share an unnamed entry: it carries their
+  // policy but is no device anyone can select or write, so it is not exported.
+  const size_t unnamed_rdma = rdma_devices_.count("");
+  st.devices.resize(net_devices_.size() + rdma_devices_.size() - unnamed_rdma);
   size_t d = 0;
   for (const auto& [name, dev] : net_devices_) {
     model::DeviceView& v = st.devices[d++];
@@ -975,6 +978,7 @@ void Controller::fill_cq_and_device_views(model::ControllerState& st, const mode
     v.last_error = dev->last_error;
   }
   for (const auto& [name, dev] : rdma_devices_) {
+    if (name.empty()) continue;
     model::DeviceView& v = st.devices[d++];
     v.kind = model::DeviceKind::kRdma;
     v.name = dev->name;
