@@ -8,8 +8,12 @@ BUILD=${1:-build}
 SCEN=${2:-${LAB_SCENARIOS:-all}}
 case "$BUILD" in /*) ;; *) BUILD="$LAB_REPO/$BUILD" ;; esac
 mkdir -p "$LAB_OUT"
-# Guest deadline in seconds of guest uptime: room for qemu start and power-off.
-deadline=$((LAB_QEMU_TIMEOUT - 15))
+# The guest clock lags under TCG on a loaded host, so the guest reads the host's time from
+# out/host-clock (rewritten every second) and must be done by this host epoch.
+deadline=$(( $(date +%s) + LAB_QEMU_TIMEOUT - 20 ))
+( while :; do date +%s >"$LAB_OUT/.host-clock.tmp" && mv -f "$LAB_OUT/.host-clock.tmp" "$LAB_OUT/host-clock"; sleep 1; done ) &
+clock_pid=$!
+trap 'kill $clock_pid 2>/dev/null' EXIT
 append="console=ttyS0 panic=-1 loglevel=4 mitigations=off nokaslr rdinit=/init"
 append+=" lab.repo=$LAB_REPO lab.build=$BUILD lab.out=$LAB_OUT lab.scenarios=$SCEN lab.deadline=$deadline"
 accel=tcg

@@ -27,4 +27,4 @@ LAB_MODULES=(
 )
 
 # Host-side bound on the whole qemu run (seconds). The guest bounds each step itself.
-LAB_QEMU_TIMEOUT=${LAB_QEMU_TIMEOUT:-400}
+LAB_QEMU_TIMEOUT=${LAB_QEMU_TIMEOUT:-600}

@@ -28,7 +28,7 @@ bash "$LAB_DIR/mkinitramfs.sh" || fail_early "cannot build the initramfs"
 t_initrd=$(since "$t")
 
 mkdir -p "$LAB_OUT"
-rm -f "$LAB_OUT"/*.txt "$LAB_OUT"/*.log
+rm -f "$LAB_OUT"/*.txt "$LAB_OUT"/*.log "$LAB_OUT"/*.json "$LAB_OUT"/*.err "$LAB_OUT"/host-clock
 t=$(date +%s.%N)
 echo "lab: booting $LAB_KVER under qemu (TCG), scenarios: $SCEN; console: $LAB_OUT/console.log"
 bash "$LAB_DIR/boot.sh" "$BUILD" "$SCEN"

@@ -114,15 +114,25 @@ attach_check() {
   if [ "$n" -ge 7 ] && [ -z "$bad" ]; then
     report PASS rdma-attach "$n rdma_core programs attached as tp_btf via /sys/kernel/btf/ib_core ($nlinks BPF links held by dimctl)"
   else
-    report FAIL rdma-attach "expected 7 rdma_core:* programs attached as tp_btf, got $n; not: ${bad:-none}"
+    # Diagnose with bpftool: load the same object, keep the verifier log.
+    local obj; obj=$(ls "$LAB_BUILD"/bpf/*/rdma.bpf.o 2>/dev/null | head -n 1)
+    local diag=""
+    if [ -n "$obj" ] && command -v bpftool >/dev/null; then
+      mkdir -p /sys/fs/bpf/labdiag
+      bpftool -d prog loadall "$obj" /sys/fs/bpf/labdiag >"$LAB_OUT/bpf-rdma-verifier.log" 2>&1
+      rm -rf /sys/fs/bpf/labdiag
+      diag=$(grep -E '^(libbpf: prog|[0-9]+: .*)$|invalid|not allowed|unknown|R[0-9]' "$LAB_OUT/bpf-rdma-verifier.log" | grep -vE '^[0-9]+: \(' | tail -n 3 | tr '\n' ' ')
+      diag="; bpftool loadall of $obj -> out/bpf-rdma-verifier.log: $diag"
+    fi
+    report FAIL rdma-attach "expected 7 rdma_core:* programs attached as tp_btf, got $n; not: ${bad:-none}; dimctl said: $(grep -m1 -i 'rdma.bpf.o' "${js%.json}.err" | cut -c1-200)$diag"
   fi
 }
 
 # One fio process, two gated jobs (its start-up is paid once, before any window).
 declare -A WIN_RESULT WIN_COMPS
-fio_gated_start a "qd1:1:${LAB_A_QD1_IOS:-300}:6" "qd32:32:${LAB_A_QD32_IOS:-3000}:6"
-window qd1 1 "${LAB_A_INTERVAL:-10}" qd32
-window qd32 32 "${LAB_A_INTERVAL:-10}" ""
+fio_gated_start a "qd1:1:${LAB_A_QD1_IOS:-200}:5" "qd32:32:${LAB_A_QD32_IOS:-3000}:5"
+window qd1 1 "${LAB_A_INTERVAL:-15}" qd32
+window qd32 32 "${LAB_A_INTERVAL:-15}" ""
 kill -0 "$FIO_PID" 2>/dev/null && { kill "$FIO_PID"; wait "$FIO_PID"; }
 for name in qd1 qd32; do
   [ -n "${WIN_RESULT[$name]:-}" ] || continue

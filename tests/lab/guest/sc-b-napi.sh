@@ -24,6 +24,7 @@ setup() {
   ip -n labtx neigh replace "$NAPI_NET.2" lladdr "$(cat /sys/class/net/lab-rx/address)" dev lab-tx nud permanent
   ip neigh replace "$NAPI_NET.1" lladdr "$(ip netns exec labtx cat /sys/class/net/lab-tx/address)" dev lab-rx nud permanent
 }
+log "b: veth setup"
 if ! err=$(setup 2>&1); then
   report FAIL napi-counts "veth setup: $(echo "$err" | tail -n 2 | tr '\n' ' ')"
   exit 0
@@ -35,6 +36,7 @@ rm -f "$WORK/b.ready" "$WORK/b.go"
 /usr/bin/python3 "$(dirname "$0")/udp_burst.py" labtx "$NAPI_NET.1" "$NAPI_NET.2" 9999 "$N" \
   "$WORK/b.ready" "$WORK/b.go" >"$WORK/b.out" 2>&1 &
 ppid=$!
+log "b: sender starting"
 wait_for 60 test -e "$WORK/b.ready" || { report FAIL napi-counts "udp sender did not start: $(cat "$WORK/b.out")"; exit 0; }
 echo "$HN" >"$T/events/napi/napi_poll/trigger"
 have_list=0
@@ -42,8 +44,13 @@ if dimctl_has list; then
   have_list=1
   "$DIMCTL" list --json --interval "${LAB_B_INTERVAL:-6}" >"$WORK/list-b.json" 2>"$WORK/list-b.err" &
   lpid=$!
-  wait_sampled $lpid 60 >/dev/null || { report FAIL napi-counts "dimctl list did not attach and sample within 60 s: $(tail -n 2 "$WORK/list-b.err" | tr '\n' ' ')"; }
+  log "b: dimctl list started"
+  if ! wait_sampled $lpid 60 >/dev/null; then
+    report FAIL napi-counts "dimctl list did not attach and sample within 60 s: $(tail -n 2 "$WORK/list-b.err" | tr '\n' ' ')"
+    kill $lpid $ppid 2>/dev/null; echo "!$HN" >>"$T/events/napi/napi_poll/trigger"; exit 0
+  fi
 fi
+log "b: go ($N datagrams)"
 touch "$WORK/b.go"
 wait $ppid; prc=$?
 late=0
@@ -53,6 +60,7 @@ if [ $have_list -eq 1 ]; then
 else
   sleep 1
 fi
+log "b: burst done (rc $prc), dimctl done"
 echo "$HN:pause" >>"$T/events/napi/napi_poll/trigger"
 cat "$T/events/napi/napi_poll/hist" >"$WORK/b.hist"
 echo "!$HN" >>"$T/events/napi/napi_poll/trigger"
@@ -81,6 +89,7 @@ else
     report FAIL napi-counts "dimctl lab-rx: $dq queue(s), packets=$dpk polls=$dpolls; expected packets=$N polls=$tpolls ($truth); programs $napi_att"
   fi
 fi
+cp "$WORK/list-b.json" "$WORK/list-b.err" "$LAB_OUT/" 2>/dev/null
 ip netns del labtx 2>/dev/null
 ip link del lab-rx 2>/dev/null
 true

@@ -57,6 +57,8 @@ comps=$(grep -E '^dimctl_rdma_cq_completions_total\{' "$m" | grep 'device="rxe0"
 ready=$(awk '/^dimctl_ready /{print $NF}' "$m")
 sample=$(grep -E '^dimctl_rdma_cq_dim_decisions_total\{' "$m" | grep 'device="rxe0"' | head -n 1)
 why=""
+att=$(grep -cE '^dimctl_bpf_program_attached\{program="rdma_core:[a-z_]+"\} 1' "$m")
+[ "$att" -ge 7 ] || why+="only $att/7 rdma_core programs attached (dimctl_bpf_program_attached); "
 [ "$decisions" -gt 0 ] 2>/dev/null || why+="no dimctl_rdma_cq_dim_decisions_total>0 for rxe0; "
 [ "$profiles" -gt 0 ] || why+="no dimctl_rdma_cq_dim_profile_index{source=\"dim\"} for rxe0; "
 [ "$dim_before" = "$dim_after" ] || why+="shadow mode changed rxe0 adaptive-moderation $dim_before -> $dim_after; "
