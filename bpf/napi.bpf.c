@@ -142,8 +142,14 @@ int BPF_PROG(dimctl_napi_skb_bytes, struct sk_buff *skb)
 
 	if (!dev)
 		return 0;
-	/* Only NAPIs already seen by napi_poll on this CPU: no entry creation per packet. */
-	v = napi_value(dev->ifindex, skb->napi_id, false);
+	/* napi_poll fires after ->poll(): on a CPU's first poll of a NAPI the entry does not
+	 * exist yet when its skbs arrive here, so create it (once per CPU and NAPI). Packets of
+	 * non-NAPI paths (skb->napi_id 0 < MIN_NAPI_ID) are ignored. */
+	if (skb->napi_id == 0)
+		return 0;
+	if (targ_netns_ino && dev->nd_net.net->ns.inum != targ_netns_ino)
+		return 0;
+	v = napi_value(dev->ifindex, skb->napi_id, true);
 	if (!v)
 		return 0;
 	v->bytes += skb->len;
