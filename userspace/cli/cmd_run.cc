@@ -174,6 +174,8 @@ int run_daemon(const RunArgs& args) {
   ctl_opts.default_mode = cfg->mode;
   ctl_opts.config_path = args.config_path;
   ctl_opts.net_driver = [](const std::string& ifname) { return net_driver(ifname); };
+  ctl_opts.rdma_driver = [](const std::string& ibdev) { return rdma_driver(ibdev); };
+  ctl_opts.list_net_devices = [] { return net_device_names(); };
   controller::Controller ctl(**collector, **ethtool, rdma, store, policy, clock, ctl_opts);
 
   exporters::StateGetter getter = [&ctl] { return ctl.state(); };

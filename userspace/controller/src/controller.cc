@@ -100,7 +100,8 @@ struct Controller::NetDevice {
   uint32_t generation = 1;  // bumped when DIM instances must be re-created
   dim::NetProfiles profiles{};
   bool per_queue = false;
-  bool seen = false;  // has a queue in this snapshot
+  bool seen = false;    // has a queue in this snapshot
+  bool listed = false;  // in the device inventory (ControllerOptions::list_net_devices)
 
   Apply apply;                                        // device-wide path
   std::map<uint32_t, model::Coalesce> queue_applied;  // per-queue path: read-back per queue
@@ -223,6 +224,7 @@ Result<void> Controller::step() {
 
   for (auto& [name, dev] : net_devices_) {
     dev->seen = false;
+    dev->listed = false;
     dev->attempted_this_step = false;
     dev->combiner = ProfileCombiner(dev->policy.combine, dev->busiest);
     dev->combined_ix.reset();
@@ -247,8 +249,9 @@ Result<void> Controller::step() {
   for (size_t i = 0; i < queues_.size(); ++i) {
     feed_queue(queues_[i], snap.queues[i], snap.time_ns, time_backwards);
   }
+  apply_inventory(loop_start);
   for (auto& [name, dev] : net_devices_) {
-    if (dev->seen && !dev->per_queue) decide_device(*dev, now);
+    if ((dev->seen || dev->listed) && !dev->per_queue) decide_device(*dev, now);
   }
   // Building the view is most of a period's cost at 10k queues; the daemon may publish less
   // often than it decides (publish_interval_ns).
@@ -331,16 +334,38 @@ void Controller::drain_changes() {
 }
 
 Controller::NetDevice& Controller::net_device_for(const model::QueueCounters& q) {
-  auto it = net_devices_.find(q.device);
+  return net_device_named(q.device);
+}
+
+void Controller::apply_inventory(int64_t now_ns) {
+  if (!options_.list_net_devices) return;
+  if (!last_inventory_ns_ || now_ns - *last_inventory_ns_ >= options_.inventory_interval_ns) {
+    inventory_ = options_.list_net_devices();
+    last_inventory_ns_ = now_ns;
+  }
+  for (const auto& name : inventory_) {
+    NetDevice& dev = net_device_named(name);
+    dev.listed = true;
+    // No queue, no DIM decision; a static profile needs none. Per-queue devices are written
+    // per queue index, which only queues give.
+    if (!dev.seen && !dev.per_queue && dev.policy.algorithm == model::Algorithm::kStatic &&
+        dev.policy.mode != model::Mode::kObserve) {
+      dev.combiner.add(model::QueueKey{}, dev.policy.static_index, 0);
+    }
+  }
+}
+
+Controller::NetDevice& Controller::net_device_named(const std::string& name) {
+  auto it = net_devices_.find(name);
   if (it != net_devices_.end()) return *it->second;
   auto dev = std::make_unique<NetDevice>();
-  dev->name = q.device;
-  if (options_.net_driver) dev->driver = options_.net_driver(q.device);
-  dev->drifted = drifted_.count(q.device) != 0;
+  dev->name = name;
+  if (options_.net_driver) dev->driver = options_.net_driver(name);
+  dev->drifted = drifted_.count(name) != 0;
   refresh_policy(*dev);
-  dev->per_queue = net_.supports_per_queue(q.device);
+  dev->per_queue = net_.supports_per_queue(name);
   // Read what the device holds now: observe mode exports it, writes need its field set.
-  auto current = net_.get(q.device);
+  auto current = net_.get(name);
   if (current) {
     dev->apply.current = *current;
   } else {
@@ -350,7 +375,7 @@ Controller::NetDevice& Controller::net_device_for(const model::QueueCounters& q)
                dev->policy.rule, dev->per_queue ? "per-queue coalescing" : "device-wide",
                dev->drifted ? ", drifted earlier: not written" : "");
   NetDevice& ref = *dev;
-  net_devices_.emplace(q.device, std::move(dev));
+  net_devices_.emplace(name, std::move(dev));
   return ref;
 }
 
@@ -394,6 +419,7 @@ void Controller::refresh_policy(RdmaDevice& dev) {
   model::DeviceInfo info;
   info.kind = model::DeviceKind::kRdma;
   info.name = dev.name;
+  if (options_.rdma_driver) info.driver = options_.rdma_driver(dev.name);
   model::DevicePolicy p = policy_.policy_for(info);
   if (runs_rdma_dim(p) != runs_rdma_dim(dev.policy) || p.algorithm != dev.policy.algorithm ||
       p.mode != dev.policy.mode) {
@@ -835,7 +861,7 @@ void Controller::update_rdma_devices(int64_t now_ns) {
 
 void Controller::retire_devices() {
   for (auto it = net_devices_.begin(); it != net_devices_.end();) {
-    if (it->second->seen) {
+    if (it->second->seen || it->second->listed) {
       ++it;
     } else {
       spdlog::info("{}: net device gone", it->first);

@@ -1,3 +1,5 @@
+// Device identity helpers for policy selectors.
+//
 // net_driver(): the kernel driver of a net device in the caller's network namespace, for
 // policy selectors (`match.driver`). Physical devices name it through the sysfs
 // device/driver link; virtual ones (tun, veth, bridge) only through ethtool's GDRVINFO, which
@@ -13,6 +15,8 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "dimctl/common/fd.h"
 
@@ -36,6 +40,27 @@ inline std::string net_driver(const std::string& ifname) {
       std::filesystem::path("/sys/class/net") / ifname / "device" / "driver", ec);
   if (!ec) return target.filename().string();
   return "";
+}
+
+// The kernel driver of an IB device (sysfs device/driver link); "" for soft devices without a
+// parent device (rxe, siw) or when unknown.
+inline std::string rdma_driver(const std::string& ibdev) {
+  std::error_code ec;
+  auto target = std::filesystem::read_symlink(
+      std::filesystem::path("/sys/class/infiniband") / ibdev / "device" / "driver", ec);
+  return ec ? std::string() : target.filename().string();
+}
+
+// Names of every net device of the caller's network namespace except loopback.
+inline std::vector<std::string> net_device_names() {
+  std::vector<std::string> out;
+  if (struct if_nameindex* list = ::if_nameindex()) {
+    for (struct if_nameindex* i = list; i->if_index != 0 && i->if_name != nullptr; ++i) {
+      if (std::string_view(i->if_name) != "lo") out.emplace_back(i->if_name);
+    }
+    ::if_freenameindex(list);
+  }
+  return out;
 }
 
 }  // namespace dimctl

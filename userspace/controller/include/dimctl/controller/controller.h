@@ -67,6 +67,15 @@ struct ControllerOptions {
   // Kernel driver of a net device, for DeviceInfo.driver (policy selectors). The daemon reads
   // /sys/class/net/<dev>/device/driver; empty function = unknown ("").
   std::function<std::string(const std::string& ifname)> net_driver;
+  // Kernel driver of an IB device (match.driver for RDMA rules); empty function = unknown.
+  std::function<std::string(const std::string& ibdev)> rdma_driver;
+  // The net devices of the controller's network namespace, with or without NAPI traffic. A
+  // device without traffic has no queue in the snapshot, yet its policy still matters: a
+  // static profile is applied to it and observe/shadow export its settings. Refreshed every
+  // inventory_interval_ns (a netlink dump is too costly for every period). Empty function =
+  // devices are known only through their queues.
+  std::function<std::vector<std::string>()> list_net_devices;
+  int64_t inventory_interval_ns = 1'000'000'000;
 };
 
 class Controller {
@@ -112,6 +121,8 @@ class Controller {
 
   void drain_changes();
   NetDevice& net_device_for(const model::QueueCounters& q);
+  NetDevice& net_device_named(const std::string& name);
+  void apply_inventory(int64_t now_ns);
   RdmaDevice& rdma_device_for(const std::string& name);
   void reconcile_queues(const model::Snapshot& snap);
   void reconcile_cqs(const model::Snapshot& snap);
@@ -161,6 +172,8 @@ class Controller {
   int64_t prev_time_ns_ = 0;
   std::optional<int64_t> last_publish_ns_;
   bool have_prev_ = false;
+  std::vector<std::string> inventory_;  // last list_net_devices() result
+  std::optional<int64_t> last_inventory_ns_;
 
   // Originals recorded by this controller, kept across device disappearance so a device that
   // comes back is never re-recorded with our own values, and restore() finds them.

@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# Kernel tests of the whole daemon (`dimctl run`) on real devices, as root, in a private network
+# namespace (never eth0):
+#   enforce_tun            enforce mode writes rx-frames over ethtool netlink to the allowlisted
+#                          tap, the read-back (clamped by the driver) is exported, and a tap not
+#                          in the allowlist is never written
+#   sigterm_restores       SIGTERM restores the original and removes the state file
+#   sigkill_then_restore   after SIGKILL the change stays; `dimctl restore` puts the original back
+#   stale_state_at_start   `dimctl run` finds a stale state file and restores before starting
+#   shadow_veth_decisions  veth traffic produces DIM decisions in shadow mode; nothing written
+# Prints one PASS/FAIL line per case and "N passed, N failed".
+set -uo pipefail
+DIMCTL=$(readlink -f "${1:?usage: daemon_test.sh path/to/dimctl}")
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "SKIP: daemon kernel tests need root (BPF, netns, ethtool netlink)"
+  exit 77
+fi
+
+NS=dimctl-kt-$$
+NS2=dimctl-kt2-$$
+WORK=$(mktemp -d /tmp/dimctl-daemon-test.XXXXXX)
+PORT=$((20000 + $$ % 20000))
+DAEMON_PID=""
+passed=0 failed=0
+
+cleanup() {
+  [ -n "$DAEMON_PID" ] && kill -KILL "$DAEMON_PID" 2>/dev/null
+  ip netns del "$NS" 2>/dev/null
+  ip netns del "$NS2" 2>/dev/null
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+pass() { echo "PASS $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); [ -f "$WORK/daemon.log" ] && sed 's/^/    log: /' "$WORK/daemon.log" | tail -n 25; }
+nsx() { ip netns exec "$NS" "$@"; }
+rx_frames() { nsx ethtool -c "$1" | sed -n 's/^rx-frames:[[:space:]]*//p'; }
+# frames_are DEV N: a predicate for wait_for (re-reads the device on every call).
+frames_are() { [ "$(rx_frames "$1")" = "$2" ]; }
+metrics() { nsx curl -s --max-time 2 "http://127.0.0.1:$PORT/metrics"; }
+
+# wait_for SECONDS CMD...: polls CMD every 100 ms until it succeeds or the time is up.
+wait_for() {
+  local deadline=$((SECONDS + $1)); shift
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    "$@" && return 0
+    sleep 0.1
+  done
+  "$@"
+}
+
+ip netns add "$NS"
+nsx ip link set lo up
+nsx ip tuntap add dev dimtap0 mode tap
+nsx ip tuntap add dev dimtap1 mode tap
+nsx ethtool -C dimtap0 rx-frames 16
+nsx ethtool -C dimtap1 rx-frames 8
+
+write_config() {  # write_config MODE_FOR_RULE EXTRA
+  cat >"$WORK/dimctl.yaml" <<CFG
+mode: shadow
+interval: 20ms
+state_file: $WORK/state.json
+metrics:
+  listen: 127.0.0.1:$PORT
+devices:
+  - name: lab-tap
+    match:
+      interface: ["dimtap0"]
+    mode: $1
+    algorithm: static:3
+    rate_limit: 10ms
+CFG
+}
+
+start_daemon() {
+  # Not through nsx: a backgrounded shell function is a subshell, and $! would be its pid.
+  ip netns exec "$NS" "$DIMCTL" run --config "$WORK/dimctl.yaml" >"$WORK/daemon.log" 2>&1 &
+  DAEMON_PID=$!
+}
+stop_daemon() {  # stop_daemon SIGNAL
+  kill -"$1" "$DAEMON_PID" 2>/dev/null
+  local i
+  for i in $(seq 100); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.1; done
+  wait "$DAEMON_PID" 2>/dev/null
+  local rc=$?
+  DAEMON_PID=""
+  return $rc
+}
+
+# --- enforce_tun: static profile 3 = 256 frames requested; tap clamps to 64 (NAPI weight).
+write_config enforce
+start_daemon
+if wait_for 15 frames_are dimtap0 64; then
+  m=$(metrics)
+  if [ "$(rx_frames dimtap1)" != 8 ]; then
+    fail enforce_tun "dimtap1 (not allowlisted) changed to $(rx_frames dimtap1)"
+  elif ! grep -q '^dimctl_coalesce_rx_frames{.*device="dimtap0".*source="applied".*} 64' <<<"$m"; then
+    fail enforce_tun "applied rx frames 64 not exported; got: $(grep rx_frames <<<"$m" | head -n 4)"
+  elif ! grep -q '^dimctl_coalesce_rx_frames{.*device="dimtap0".*source="requested".*} 256' <<<"$m"; then
+    fail enforce_tun "requested rx frames 256 not exported"
+  elif [ ! -s "$WORK/state.json" ] || ! grep -q dimtap0 "$WORK/state.json"; then
+    fail enforce_tun "original of dimtap0 not recorded in the state file"
+  else
+    pass enforce_tun
+  fi
+else
+  fail enforce_tun "dimtap0 rx-frames is $(rx_frames dimtap0), expected 64"
+fi
+
+# --- sigterm_restores
+if [ -n "$DAEMON_PID" ]; then
+  stop_daemon TERM; rc=$?
+  if [ "$rc" -ne 0 ]; then
+    fail sigterm_restores "dimctl run exited $rc on SIGTERM"
+  elif [ "$(rx_frames dimtap0)" != 16 ]; then
+    fail sigterm_restores "dimtap0 rx-frames $(rx_frames dimtap0) after SIGTERM, original 16"
+  elif [ -e "$WORK/state.json" ]; then
+    fail sigterm_restores "state file left behind after a clean restore"
+  else
+    pass sigterm_restores
+  fi
+fi
+
+# --- sigkill_then_restore
+start_daemon
+if wait_for 15 frames_are dimtap0 64; then
+  stop_daemon KILL
+  if [ "$(rx_frames dimtap0)" != 64 ] || [ ! -s "$WORK/state.json" ]; then
+    fail sigkill_then_restore "expected the change and the state file to survive SIGKILL"
+  else
+    nsx "$DIMCTL" restore --state-file "$WORK/state.json" >"$WORK/restore.log" 2>&1; rc=$?
+    if [ "$rc" -ne 0 ]; then
+      fail sigkill_then_restore "dimctl restore exited $rc: $(cat "$WORK/restore.log")"
+    elif [ "$(rx_frames dimtap0)" != 16 ]; then
+      fail sigkill_then_restore "rx-frames $(rx_frames dimtap0) after restore, original 16"
+    elif [ -e "$WORK/state.json" ]; then
+      fail sigkill_then_restore "state file left behind after restore"
+    else
+      pass sigkill_then_restore
+    fi
+  fi
+else
+  fail sigkill_then_restore "daemon never applied (rx-frames $(rx_frames dimtap0))"
+  [ -n "$DAEMON_PID" ] && stop_daemon KILL
+fi
+
+# --- stale_state_at_start: SIGKILL, change the config to shadow, start again: the stale state
+# must be restored at start (and shadow then writes nothing).
+start_daemon
+if wait_for 15 frames_are dimtap0 64; then
+  stop_daemon KILL
+  write_config shadow
+  start_daemon
+  if wait_for 10 frames_are dimtap0 16; then
+    sleep 1
+    if [ "$(rx_frames dimtap0)" != 16 ]; then
+      fail stale_state_at_start "shadow mode wrote dimtap0 after the stale restore"
+    else
+      pass stale_state_at_start
+    fi
+  else
+    fail stale_state_at_start "stale state not restored at start (rx-frames $(rx_frames dimtap0))"
+  fi
+  stop_daemon TERM
+else
+  fail stale_state_at_start "daemon never applied"
+  [ -n "$DAEMON_PID" ] && stop_daemon KILL
+fi
+
+# --- shadow_veth_decisions: veth pair across two namespaces, TSO off on the sender and GRO on
+# the receiver so the receiver's own NAPI runs; traffic; DIM windows are evaluated and exported.
+ip netns add "$NS2"
+ip -n "$NS2" link set lo up
+ip link add dkt-s netns "$NS2" type veth peer name dkt-r netns "$NS"
+ip -n "$NS2" addr add 10.213.0.1/24 dev dkt-s
+nsx ip addr add 10.213.0.2/24 dev dkt-r
+ip -n "$NS2" link set dkt-s up
+nsx ip link set dkt-r up
+ip netns exec "$NS2" ethtool -K dkt-s tso off gso off >/dev/null 2>&1
+nsx ethtool -K dkt-r gro on >/dev/null
+write_config shadow
+start_daemon
+if wait_for 15 sh -c "ip netns exec $NS curl -s --max-time 1 http://127.0.0.1:$PORT/readyz >/dev/null"; then
+  # Bounded UDP burst: 40000 datagrams in a few seconds, to the receiver only.
+  ip netns exec "$NS2" bash -c 'for i in $(seq 40000); do echo x >/dev/udp/10.213.0.2/9; done' 2>/dev/null
+  sleep 0.5
+  m=$(metrics)
+  dec=$(grep '^dimctl_dim_decisions_total{.*device="dkt-r"' <<<"$m" | awk '{s += $NF} END {print s + 0}')
+  pk=$(grep '^dimctl_napi_packets_total{.*device="dkt-r"' <<<"$m" | awk '{s += $NF} END {print s + 0}')
+  if [ "${dec%.*}" -lt 1 ]; then
+    fail shadow_veth_decisions "no DIM decisions for dkt-r (packets seen: $pk)"
+  elif [ "${pk%.*}" -lt 40000 ]; then
+    fail shadow_veth_decisions "dkt-r packets $pk < 40000 sent"
+  else
+    pass shadow_veth_decisions
+  fi
+else
+  fail shadow_veth_decisions "daemon not ready"
+fi
+[ -n "$DAEMON_PID" ] && stop_daemon TERM
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
