@@ -154,6 +154,11 @@ int run_daemon(const RunArgs& args) {
   copts.enable_napi = cfg->collectors.napi;
   copts.enable_rdma = cfg->collectors.rdma;
   copts.count_bytes = !cfg->collectors.skb_bytes.empty();
+  if (copts.count_bytes) {
+    // Said at start so nobody believes the globs narrow the per-packet cost (docs/CONFIG.md).
+    spdlog::warn("collectors.skb_bytes: the per-skb byte counter runs for every device of this "
+                 "namespace; the device globs do not narrow it yet");
+  }
   auto collector = collector::BpfCollector::open(copts);
   if (!collector) {
     spdlog::error("dimctl run: BPF collector: {}", collector.error().message());
