@@ -121,7 +121,7 @@ attach_check() {
       mkdir -p /sys/fs/bpf/labdiag
       bpftool -d prog loadall "$obj" /sys/fs/bpf/labdiag >"$LAB_OUT/bpf-rdma-verifier.log" 2>&1
       rm -rf /sys/fs/bpf/labdiag
-      diag=$(grep -E '^(libbpf: prog|[0-9]+: .*)$|invalid|not allowed|unknown|R[0-9]' "$LAB_OUT/bpf-rdma-verifier.log" | grep -vE '^[0-9]+: \(' | tail -n 3 | tr '\n' ' ')
+      diag=$(grep -B8 -E 'expected=|invalid |not allowed|unknown func' "$LAB_OUT/bpf-rdma-verifier.log" | grep -E '^; |expected=|invalid |not allowed|unknown func' | tail -n 2 | tr '\n' ' ')
       diag="; bpftool loadall of $obj -> out/bpf-rdma-verifier.log: $diag"
     fi
     report FAIL rdma-attach "expected 7 rdma_core:* programs attached as tp_btf, got $n; not: ${bad:-none}; dimctl said: $(grep -m1 -i 'rdma.bpf.o' "${js%.json}.err" | cut -c1-200)$diag"

@@ -13,7 +13,10 @@ t0=$(now)
 setup() {
   net_quiet
   ip netns add labtx || return 1
+  ip netns exec labtx sh -c 'for f in all default; do echo 1 >/proc/sys/net/ipv6/conf/$f/disable_ipv6; done' || return 1
   ip link add lab-rx type veth peer name lab-tx netns labtx || return 1
+  echo 1 >/proc/sys/net/ipv6/conf/lab-rx/disable_ipv6
+  ip netns exec labtx sh -c 'echo 1 >/proc/sys/net/ipv6/conf/lab-tx/disable_ipv6' || return 1
   ip addr add "$NAPI_NET.2/24" dev lab-rx
   ethtool -K lab-rx gro on || return 1
   ip link set lab-rx up || return 1
@@ -65,11 +68,12 @@ echo "$HN:pause" >>"$T/events/napi/napi_poll/trigger"
 cat "$T/events/napi/napi_poll/hist" >"$WORK/b.hist"
 echo "!$HN" >>"$T/events/napi/napi_poll/trigger"
 rx1=$(cat /sys/class/net/lab-rx/statistics/rx_packets)
+mc=$(cat /sys/class/net/lab-rx/statistics/multicast)
 txdrop=$(ip netns exec labtx cat /sys/class/net/lab-tx/statistics/tx_dropped)
 # { dev_name: lab-rx } hitcount: 17 work: 1000
 read -r tpolls twork < <(awk '/dev_name: *lab-rx /{for(i=1;i<=NF;i++){if($i=="hitcount:")h=$(i+1); if($i=="work:")w=$(i+1)}} END{print h+0, w+0}' "$WORK/b.hist")
 sent=$(cat "$WORK/b.out")
-truth="tracefs napi_poll on lab-rx: $tpolls polls, $twork packets; rx_packets +$((rx1 - rx0)); lab-tx tx_dropped $txdrop; $sent"
+truth="tracefs napi_poll on lab-rx: $tpolls polls, $twork packets; rx_packets +$((rx1 - rx0)); lab-tx tx_dropped $txdrop; lab-rx multicast total $mc; $sent"
 if [ $prc -ne 0 ]; then
   report FAIL napi-counts "udp sender failed: $sent"
 elif [ "$twork" -ne "$N" ] || [ $((rx1 - rx0)) -ne "$N" ]; then
