@@ -23,6 +23,9 @@ dimctl: starting in shadow mode (config $CONFIG); nothing on this host is writte
   state:    $DIMCTL status --address $listen
   live:     $DIMCTL top --address $listen
   health:   curl http://$listen/healthz
+On an idle host there are no queues to show: in another terminal,
+  sudo scripts/demo-traffic.sh 60
+sends bounded UDP over a demo veth (never eth0) so per-queue data and decisions appear.
 Stop with Ctrl-C.
 MSG
 exec "$DIMCTL" run --config "$CONFIG"
