@@ -26,18 +26,6 @@ struct Options {
   bool force = false;
 };
 
-const char* outcome_label(state::RestoreOutcome o) {
-  switch (o) {
-    case state::RestoreOutcome::kRestored:
-      return "restored";
-    case state::RestoreOutcome::kGone:
-      return "gone";
-    case state::RestoreOutcome::kFailed:
-      return "FAILED";
-  }
-  return "?";
-}
-
 int run_restore(const Options& opt) {
   state::JsonOriginalsStore store(opt.state_file);
   if (auto l = store.load(); !l) {
@@ -64,7 +52,7 @@ int run_restore(const Options& opt) {
   actuators::RdmaNetlink rdma;
   const state::RestoreReport rep = store.restore_all(**net, &rdma);
   for (const auto& r : rep.results) {
-    std::cout << fmt::format("{:<8} {}: {}\n", outcome_label(r.outcome), r.device, r.detail);
+    std::cout << fmt::format("{:<8} {}: {}\n", state::to_string(r.outcome), r.device, r.detail);
   }
   if (rep.file_error) {
     std::cerr << fmt::format("dimctl restore: {}\n", rep.file_error->message());

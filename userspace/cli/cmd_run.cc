@@ -57,24 +57,12 @@ class ReloadablePolicy final : public model::PolicySource {
   std::unique_ptr<config::ConfigPolicy> current_;
 };
 
-const char* outcome_name(state::RestoreOutcome o) {
-  switch (o) {
-    case state::RestoreOutcome::kRestored:
-      return "restored";
-    case state::RestoreOutcome::kGone:
-      return "gone";
-    case state::RestoreOutcome::kFailed:
-      return "FAILED";
-  }
-  return "?";
-}
-
 void log_restore(const state::RestoreReport& report, const std::string& why) {
   for (const auto& r : report.results) {
     if (r.outcome == state::RestoreOutcome::kFailed) {
-      spdlog::error("{}: {} {}: {}", why, r.device, outcome_name(r.outcome), r.detail);
+      spdlog::error("{}: {} {}: {}", why, r.device, state::to_string(r.outcome), r.detail);
     } else {
-      spdlog::info("{}: {} {}: {}", why, r.device, outcome_name(r.outcome), r.detail);
+      spdlog::info("{}: {} {}: {}", why, r.device, state::to_string(r.outcome), r.detail);
     }
   }
   if (report.file_error) spdlog::error("{}: state file: {}", why, report.file_error->message());
@@ -156,8 +144,9 @@ int run_daemon(const RunArgs& args) {
   copts.count_bytes = !cfg->collectors.skb_bytes.empty();
   if (copts.count_bytes) {
     // Said at start so nobody believes the globs narrow the per-packet cost (docs/CONFIG.md).
-    spdlog::warn("collectors.skb_bytes: the per-skb byte counter runs for every device of this "
-                 "namespace; the device globs do not narrow it yet");
+    spdlog::warn(
+        "collectors.skb_bytes: the per-skb byte counter runs for every device of this "
+        "namespace; the device globs do not narrow it yet");
   }
   auto collector = collector::BpfCollector::open(copts);
   if (!collector) {

@@ -26,6 +26,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dimctl/common/result.h"
@@ -63,6 +64,19 @@ enum class RestoreOutcome : uint8_t {
   kGone,      // the device no longer exists; reported and dropped from the file
   kFailed,    // kept in the file for a later attempt
 };
+
+// "restored", "gone", "FAILED": how `dimctl restore` and `dimctl run` report each device.
+constexpr std::string_view to_string(RestoreOutcome o) {
+  switch (o) {
+    case RestoreOutcome::kRestored:
+      return "restored";
+    case RestoreOutcome::kGone:
+      return "gone";
+    case RestoreOutcome::kFailed:
+      return "FAILED";
+  }
+  return "?";
+}
 
 struct RestoreResult {
   std::string device;  // "eth1", "eth1 queue 3", "rdma mlx5_0"
