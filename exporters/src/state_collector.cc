@@ -36,6 +36,7 @@ enum M : std::size_t {
   kBpfAttached,
   kBpfRunSeconds,
   kBpfRuns,
+  kBpfMisses,
   kSeriesDropped,
   kSeriesDroppedTotal,
   kSeriesLimit,
@@ -127,6 +128,11 @@ const std::vector<MetricSpec>& catalogue() {
       {"dimctl_bpf_program_runs_total",
        MetricType::Counter,
        "Runs of the BPF program (needs kernel.bpf_stats_enabled=1, else 0).",
+       {"program"}},
+      {"dimctl_bpf_program_recursion_misses_total",
+       MetricType::Counter,
+       "Runs the kernel skipped because the program was already running on that CPU; their "
+       "events are missing from the counters.",
        {"program"}},
       {"dimctl_series_dropped",
        MetricType::Gauge,
@@ -495,6 +501,7 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
       out.add(kBpfAttached, {p.name}, b(p.attached));
       out.add(kBpfRunSeconds, {p.name}, static_cast<double>(p.run_time_ns) / 1e9);
       out.add(kBpfRuns, {p.name}, d(p.run_count));
+      out.add(kBpfMisses, {p.name}, d(p.recursion_misses));
     }
 
     // Queues.

@@ -231,6 +231,7 @@ model::ControllerState parse_state(const json& j) {
     get(p, "reason", v.reason, pw);
     get(p, "run_time_ns", v.run_time_ns, pw);
     get(p, "run_count", v.run_count, pw);
+    get(p, "recursion_misses", v.recursion_misses, pw);
     s.programs.push_back(std::move(v));
   }
   return s;
@@ -336,6 +337,7 @@ json state_to_json(const model::ControllerState& s) {
         {"reason", p.reason},
         {"run_time_ns", p.run_time_ns},
         {"run_count", p.run_count},
+        {"recursion_misses", p.recursion_misses},
     });
   }
   return json{

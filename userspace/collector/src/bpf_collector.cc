@@ -397,10 +397,11 @@ std::vector<ProgramStatus> BpfCollector::program_status() const {
         st.attach_type = std::string(attach_kind_name(s.choice.kind));
         st.bpf_name = bpf_program__name(s.chosen);
         st.prog_fd = bpf_program__fd(s.chosen);
-        if (stats) {
-          bpf_prog_info info{};
-          uint32_t len = sizeof(info);
-          if (bpf_obj_get_info_by_fd(st.prog_fd, &info, &len) == 0) {
+        bpf_prog_info info{};
+        uint32_t len = sizeof(info);
+        if (bpf_obj_get_info_by_fd(st.prog_fd, &info, &len) == 0) {
+          st.view.recursion_misses = info.recursion_misses;
+          if (stats) {
             st.view.run_time_ns = info.run_time_ns;
             st.view.run_count = info.run_cnt;
           }

@@ -88,10 +88,10 @@ std::string render_json(const IntervalReport& r) {
   j["drops"] = r.drops;
   json progs = json::array();
   for (const auto& p : r.programs) {
-    json o{{"name", p.view.name},          {"attached", p.view.attached},
-           {"reason", p.view.reason},      {"attach_type", p.attach_type},
-           {"bpf_name", p.bpf_name},       {"run_time_ns", p.view.run_time_ns},
-           {"run_count", p.view.run_count}};
+    json o{{"name", p.view.name},           {"attached", p.view.attached},
+           {"reason", p.view.reason},       {"attach_type", p.attach_type},
+           {"bpf_name", p.bpf_name},        {"run_time_ns", p.view.run_time_ns},
+           {"run_count", p.view.run_count}, {"recursion_misses", p.view.recursion_misses}};
     if (p.view.run_count > 0) o["ns_per_run"] = ratio(p.view.run_time_ns, p.view.run_count);
     progs.push_back(std::move(o));
   }

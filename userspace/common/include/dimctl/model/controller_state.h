@@ -35,7 +35,7 @@ struct QueueView {
   double events_per_second = 0;
   double polls_per_second = 0;
   DimView dim;
-  uint32_t wanted_usecs = 0;   // moderation of the profile DIM chose for this queue
+  uint32_t wanted_usecs = 0;  // moderation of the profile DIM chose for this queue
   uint32_t wanted_frames = 0;
 };
 
@@ -55,9 +55,9 @@ struct DeviceView {
   Mode mode = Mode::kShadow;
   Algorithm algorithm = Algorithm::kNetEqe;
   std::string rule;
-  bool allowlisted = false;  // named by a config rule (may be written in enforce mode)
-  std::optional<Coalesce> requested;  // what the controller asked for last
-  std::optional<Coalesce> applied;    // read back from the device
+  bool allowlisted = false;              // named by a config rule (may be written in enforce mode)
+  std::optional<Coalesce> requested;     // what the controller asked for last
+  std::optional<Coalesce> applied;       // read back from the device
   std::optional<bool> rdma_dim_enabled;  // RDMA: kernel DIM switch as read back
   uint64_t applies_ok_total = 0;
   uint64_t applies_failed_total = 0;
@@ -70,9 +70,14 @@ struct DeviceView {
 struct ProgramView {
   std::string name;
   bool attached = false;
-  std::string reason;  // why not attached
+  std::string reason;        // why not attached
   uint64_t run_time_ns = 0;  // kernel.bpf_stats_enabled
   uint64_t run_count = 0;
+  // Runs the kernel skipped because the program was already running on that CPU (a tracing
+  // program is not re-entered, e.g. a softirq cq_process interrupting a workqueue one): the
+  // events those runs would have counted are missing from the counters. Counted by the kernel
+  // whether or not kernel.bpf_stats_enabled is set.
+  uint64_t recursion_misses = 0;
 };
 
 struct ControllerState {
