@@ -34,7 +34,9 @@ struct QueueCounters {
   uint64_t events() const { return polls - budget_exhausted; }
 };
 
-// Kernel poll context of an ib_core CQ (enum ib_poll_context).
+// Poll context of an ib_core CQ. dimctl's own codes, NOT the kernel's numbering (the kernel's
+// enum ib_poll_context is SOFTIRQ=0, WORKQUEUE=1, UNBOUND_WORKQUEUE=2, DIRECT=3; older iproute2
+// and dim-spec 8.1 show an older order): the collector maps by meaning, never by number.
 enum class PollContext : uint8_t { kDirect = 0, kSoftirq = 1, kWorkqueue = 2, kUnboundWorkqueue = 3 };
 
 // An ib_core (kernel ULP) completion queue, keyed by IB device index + restrack id.
