@@ -33,13 +33,6 @@ struct Options {
   std::string sysfs = "/sys";
 };
 
-std::string driver_from_sysfs(const fs::path& class_dev) {
-  std::error_code ec;
-  fs::path target = fs::read_symlink(class_dev / "device" / "driver", ec);
-  if (ec) return "";
-  return target.filename().string();
-}
-
 std::vector<DeviceInfo> host_devices(const Options& opt) {
   std::vector<DeviceInfo> out;
   const bool real_sysfs = opt.sysfs == "/sys";
@@ -57,7 +50,7 @@ std::vector<DeviceInfo> host_devices(const Options& opt) {
       if (kind == DeviceKind::kNet && real_sysfs)
         dev.driver = net_driver(dev.name);
       else
-        dev.driver = driver_from_sysfs(entry.path());
+        dev.driver = sysfs_driver(entry.path());
       out.push_back(std::move(dev));
     }
   }

@@ -22,6 +22,13 @@
 
 namespace dimctl {
 
+// The driver named by a sysfs class entry's device/driver link ("" when there is none).
+inline std::string sysfs_driver(const std::filesystem::path& class_dev) {
+  std::error_code ec;
+  auto target = std::filesystem::read_symlink(class_dev / "device" / "driver", ec);
+  return ec ? std::string() : target.filename().string();
+}
+
 inline std::string net_driver(const std::string& ifname) {
   if (ifname.empty() || ifname.size() >= IFNAMSIZ) return "";
   Fd sock(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
@@ -35,20 +42,13 @@ inline std::string net_driver(const std::string& ifname) {
       return std::string(info.driver, strnlen(info.driver, sizeof(info.driver)));
     }
   }
-  std::error_code ec;
-  auto target = std::filesystem::read_symlink(
-      std::filesystem::path("/sys/class/net") / ifname / "device" / "driver", ec);
-  if (!ec) return target.filename().string();
-  return "";
+  return sysfs_driver(std::filesystem::path("/sys/class/net") / ifname);
 }
 
 // The kernel driver of an IB device (sysfs device/driver link); "" for soft devices without a
 // parent device (rxe, siw) or when unknown.
 inline std::string rdma_driver(const std::string& ibdev) {
-  std::error_code ec;
-  auto target = std::filesystem::read_symlink(
-      std::filesystem::path("/sys/class/infiniband") / ibdev / "device" / "driver", ec);
-  return ec ? std::string() : target.filename().string();
+  return sysfs_driver(std::filesystem::path("/sys/class/infiniband") / ibdev);
 }
 
 // Names of every net device of the caller's network namespace except loopback.
