@@ -10,8 +10,10 @@ Result<HttpResponse> http_get(std::string_view address, std::string_view path,
                               std::chrono::milliseconds timeout) {
   auto addr = parse_listen_address(address);
   if (!addr) return fail(std::move(addr).error());
-  // ":port" parses as the wildcard address; a client means this host.
-  std::string host = addr->host == "0.0.0.0" ? "127.0.0.1" : addr->host;
+  // A wildcard address (":port", "0.0.0.0:port", "[::]:port") means this host to a client. A
+  // ":port" server listens on IPv4 in every case (dual-stack or IPv4 fallback): use 127.0.0.1.
+  std::string host = addr->host;
+  if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
   if (host == "::") host = "::1";
   httplib::Client cli(host, addr->port);
   const auto sec = static_cast<time_t>(timeout.count() / 1000);

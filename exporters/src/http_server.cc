@@ -1,10 +1,12 @@
 #include "dimctl/exporters/http_server.h"
 
 #include <httplib.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <thread>
 
 #include "dimctl/exporters/state_json.h"
@@ -14,6 +16,7 @@ namespace dimctl::exporters {
 
 std::string ListenAddress::to_string() const {
   if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
+  // An empty host prints as ":port", which parses back to the same meaning.
   return fmt::format("{}:{}", host, port);
 }
 
@@ -37,7 +40,7 @@ Result<ListenAddress> parse_listen_address(std::string_view text) {
       return DIMCTL_FAIL(0, "address \"{}\": IPv6 addresses need brackets, [addr]:port", text);
     }
     port = text.substr(colon + 1);
-    if (a.host.empty()) a.host = "0.0.0.0";
+    // An empty host stays empty: "all addresses, IPv4 and IPv6" (HttpServer::start).
   }
   unsigned value = 0;
   auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
@@ -77,6 +80,12 @@ constexpr const char* kLanding = R"(<!doctype html>
 </ul>
 </body></html>
 )";
+
+// errno of a failed IPv6 wildcard bind that means "this host has no IPv6", not "port taken".
+bool ipv6_unavailable(int err) {
+  return err == EAFNOSUPPORT || err == EPFNOSUPPORT || err == EPROTONOSUPPORT ||
+         err == EADDRNOTAVAIL;
+}
 
 }  // namespace
 
@@ -143,16 +152,31 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options)
   impl->server.set_write_timeout(5, 0);
   impl->routes();
 
-  errno = 0;
-  if (addr->port == 0) {
-    int port = impl->server.bind_to_any_port(addr->host);
-    if (port <= 0) {
-      return DIMCTL_FAIL(errno, "http server: cannot listen on {}", addr->to_string());
+  // An empty host ("all addresses") binds the IPv6 wildcard: httplib clears IPV6_V6ONLY on every
+  // IPv6 socket it creates (after our socket options, whatever net.ipv6.bindv6only says), so
+  // that one socket also accepts IPv4 (as v4-mapped addresses). It still works with
+  // net.ipv6.conf.*.disable_ipv6=1. Only when the kernel has no IPv6 at all (ipv6.disable=1:
+  // no AF_INET6 sockets) do we fall back to the IPv4 wildcard.
+  const bool all_addresses = addr->host.empty();
+  auto try_bind = [&impl](const std::string& host, uint16_t port) -> int {
+    errno = 0;
+    if (port == 0) return impl->server.bind_to_any_port(host);
+    return impl->server.bind_to_port(host, port) ? port : -1;
+  };
+  int port = try_bind(all_addresses ? "::" : addr->host, addr->port);
+  if (port <= 0 && all_addresses && ipv6_unavailable(errno)) {
+    const int v6_errno = errno;
+    port = try_bind("0.0.0.0", addr->port);
+    if (port > 0) {
+      spdlog::info("http server: no IPv6 on this host ({}); listening on IPv4 only, 0.0.0.0:{}",
+                   std::strerror(v6_errno), port);
+      impl->address.host = "0.0.0.0";
     }
-    impl->address.port = static_cast<uint16_t>(port);
-  } else if (!impl->server.bind_to_port(addr->host, addr->port)) {
+  }
+  if (port <= 0) {
     return DIMCTL_FAIL(errno, "http server: cannot listen on {}", addr->to_string());
   }
+  impl->address.port = static_cast<uint16_t>(port);
 
   Impl* raw = impl.get();
   impl->thread = std::thread([raw] { raw->server.listen_after_bind(); });

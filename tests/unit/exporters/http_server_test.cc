@@ -1,7 +1,20 @@
-// HttpServer on 127.0.0.1:0: every endpoint, health transitions, bind errors; JSON round trip.
+// HttpServer on 127.0.0.1:0: every endpoint, health transitions, bind errors; which addresses each
+// listen form answers on (IPv4, IPv6, dual-stack, IPv4 fallback); JSON round trip.
 #include <gtest/gtest.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <netinet/in.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -189,6 +202,140 @@ TEST(HttpServer, Ipv6Loopback) {
   EXPECT_EQ(r->status, 200);
 }
 
+// Whether this host can bind the IPv6 loopback at all (no IPv6: ipv6.disable=1, or no ::1 on lo).
+std::string no_ipv6_loopback_reason() {
+  int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return std::string("socket(AF_INET6): ") + std::strerror(errno);
+  sockaddr_in6 sa{};
+  sa.sin6_family = AF_INET6;
+  sa.sin6_addr = in6addr_loopback;
+  int rc = bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa));
+  std::string why = rc == 0 ? "" : std::string("bind([::1]:0): ") + std::strerror(errno);
+  close(fd);
+  return why;
+}
+
+// GET / from host:port; true on HTTP 200.
+bool answers(const std::string& address) {
+  auto r = http_get(address, "/", std::chrono::milliseconds(1000));
+  return r.ok() && r->status == 200;
+}
+
+TEST(HttpServer, EmptyHostAnswersOnIpv4AndIpv6) {
+  HttpServerOptions o;
+  o.address = ":0";
+  auto s = HttpServer::start(std::move(o));
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  const std::string port = std::to_string((*s)->port());
+  EXPECT_TRUE(answers("127.0.0.1:" + port));
+  EXPECT_TRUE(answers((*s)->bound_address()));  // what `dimctl status --address :PORT` does
+  if (auto why = no_ipv6_loopback_reason(); !why.empty()) {
+    GTEST_SKIP() << "IPv4 checked; no IPv6 loopback on this host (" << why << ")";
+  }
+  EXPECT_EQ((*s)->bound_address(), ":" + port);  // dual-stack, no IPv4 fallback
+  EXPECT_TRUE(answers("[::1]:" + port));
+}
+
+TEST(HttpServer, Ipv4WildcardIsIpv4Only) {
+  HttpServerOptions o;
+  o.address = "0.0.0.0:0";
+  auto s = HttpServer::start(std::move(o));
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  const std::string port = std::to_string((*s)->port());
+  EXPECT_EQ((*s)->bound_address(), "0.0.0.0:" + port);
+  EXPECT_TRUE(answers("127.0.0.1:" + port));
+  EXPECT_TRUE(answers((*s)->bound_address()));
+  if (no_ipv6_loopback_reason().empty()) {
+    EXPECT_FALSE(answers("[::1]:" + port));
+  }
+}
+
+// httplib clears IPV6_V6ONLY on its IPv6 sockets, so [::] also accepts IPv4 whatever
+// net.ipv6.bindv6only says (docs/CONFIG.md).
+TEST(HttpServer, Ipv6WildcardIsDualStack) {
+  if (auto why = no_ipv6_loopback_reason(); !why.empty()) {
+    GTEST_SKIP() << "no IPv6 loopback on this host (" << why << ")";
+  }
+  HttpServerOptions o;
+  o.address = "[::]:0";
+  auto s = HttpServer::start(std::move(o));
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  const std::string port = std::to_string((*s)->port());
+  EXPECT_EQ((*s)->bound_address(), "[::]:" + port);
+  EXPECT_TRUE(answers("[::1]:" + port));
+  EXPECT_TRUE(answers("127.0.0.1:" + port));
+}
+
+TEST(HttpServer, Ipv4LoopbackIsNotReachableOverIpv6) {
+  HttpServerOptions o;
+  o.address = "127.0.0.1:0";
+  auto s = HttpServer::start(std::move(o));
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  const std::string port = std::to_string((*s)->port());
+  EXPECT_TRUE(answers("127.0.0.1:" + port));
+  if (no_ipv6_loopback_reason().empty()) {
+    EXPECT_FALSE(answers("[::1]:" + port));
+  }
+}
+
+// A kernel without IPv6 (ipv6.disable=1) refuses AF_INET6 sockets with EAFNOSUPPORT. Simulated
+// in a child process whose seccomp filter answers socket(AF_INET6, ...) that way: ":port" must
+// fall back to 0.0.0.0 and still answer on 127.0.0.1, while "[::]:port" fails.
+TEST(HttpServer, EmptyHostFallsBackToIpv4WithoutIpv6) {
+  fflush(nullptr);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0) << std::strerror(errno);
+  if (pid == 0) {
+    constexpr uint32_t kArg0 =
+        offsetof(seccomp_data, args[0]) + (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? 4 : 0);
+    sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 3),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EAFNOSUPPORT & SECCOMP_RET_DATA)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog prog{static_cast<unsigned short>(sizeof(filter) / sizeof(filter[0])), filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+      std::fprintf(stderr, "cannot install the seccomp filter: %s\n", std::strerror(errno));
+      _exit(77);
+    }
+    int failures = 0;
+    auto check = [&failures](bool ok, const char* what) {
+      if (!ok) {
+        std::fprintf(stderr, "child: FAILED: %s\n", what);
+        ++failures;
+      }
+    };
+    {
+      HttpServerOptions o;
+      o.address = ":0";
+      auto s = HttpServer::start(std::move(o));
+      if (!s.ok()) {
+        std::fprintf(stderr, "child: start(:0): %s\n", s.error().message().c_str());
+        _exit(1);
+      }
+      const std::string port = std::to_string((*s)->port());
+      check((*s)->bound_address() == "0.0.0.0:" + port, "bound_address is 0.0.0.0:PORT");
+      check(answers("127.0.0.1:" + port), "answers on 127.0.0.1");
+      check(answers(":" + port), "answers on :PORT (client side)");
+    }
+    {
+      HttpServerOptions o;
+      o.address = "[::]:0";
+      check(!HttpServer::start(std::move(o)).ok(), "[::]:0 fails without IPv6");
+    }
+    _exit(failures == 0 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "child died, status " << status;
+  if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "seccomp filters not available here";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "see the child's messages above";
+}
+
 TEST(HttpServer, BadAddress) {
   HttpServerOptions o;
   o.address = "127.0.0.1";
@@ -207,12 +354,27 @@ TEST(ListenAddress, Parse) {
   EXPECT_EQ(a->host, "::1");
   EXPECT_EQ(a->port, 0);
   EXPECT_EQ(a->to_string(), "[::1]:0");
-  a = parse_listen_address(":9977");
+  a = parse_listen_address(":9977");  // all addresses, IPv4 and IPv6: the host stays empty
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->host, "");
+  EXPECT_EQ(a->port, 9977);
+  EXPECT_EQ(a->to_string(), ":9977");
+  a = parse_listen_address("0.0.0.0:9977");
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->host, "0.0.0.0");
-  EXPECT_EQ(a->to_string(), "0.0.0.0:9977");
-  for (const char* bad :
-       {"", "host", "host:", "host:x", "host:65536", "::1:80", "[::1]", "[::1]80", "h:-1"}) {
+  a = parse_listen_address("[::]:9977");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->host, "::");
+  EXPECT_EQ(a->to_string(), "[::]:9977");
+  // Every form prints back as itself.
+  for (const char* text : {":0", ":9977", "0.0.0.0:1", "127.0.0.1:65535", "[::]:9977", "[::1]:80",
+                           "localhost:9977", "[fe80::1]:8080"}) {
+    auto p = parse_listen_address(text);
+    ASSERT_TRUE(p.ok()) << text;
+    EXPECT_EQ(p->to_string(), text);
+  }
+  for (const char* bad : {"", ":", "host", "host:", "host:x", "host:65536", "::1:80", ":::80",
+                          "[::1]", "[::1]80", "h:-1"}) {
     EXPECT_FALSE(parse_listen_address(bad).ok()) << bad;
   }
 }

@@ -16,7 +16,8 @@ struct HttpResponse {
   std::string body;
 };
 
-// GET http://<address><path>. `address` as for parse_listen_address (":port" means localhost).
+// GET http://<address><path>. `address` as for parse_listen_address; a wildcard host means this
+// host (":port" and "0.0.0.0:port": 127.0.0.1, "[::]:port": ::1).
 // Transport failures (refused, timeout) are errors naming the address; any HTTP status is a
 // response.
 Result<HttpResponse> http_get(std::string_view address, std::string_view path,

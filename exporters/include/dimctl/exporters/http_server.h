@@ -30,12 +30,19 @@ namespace dimctl::exporters {
 inline constexpr std::string_view kDefaultListenAddress = "127.0.0.1:9977";
 
 struct ListenAddress {
-  std::string host;  // without brackets ("::1")
+  std::string host;  // without brackets ("::1"); empty = all addresses, IPv4 and IPv6
   uint16_t port = 0;
-  std::string to_string() const;  // "host:port", "[v6]:port"
+  std::string to_string() const;  // "host:port", "[v6]:port", ":port"
 };
 
-// "host:port", "[v6addr]:port" or ":port" (all addresses, "0.0.0.0"). Port 0 = ephemeral.
+// "host:port", "[v6addr]:port" or ":port" (empty host). Port 0 = ephemeral. What the server
+// binds for each form:
+//   ":port"           all addresses, IPv4 and IPv6: the IPv6 wildcard, dual-stack; the IPv4
+//                     wildcard (logged) when the kernel has no IPv6 at all
+//   "0.0.0.0:port"    every IPv4 address only
+//   "[::]:port"       every IPv6 address, and IPv4 too: httplib clears IPV6_V6ONLY whatever
+//                     net.ipv6.bindv6only says; fails when the kernel has no IPv6
+//   "127.0.0.1:port", "[::1]:port"   loopback only
 Result<ListenAddress> parse_listen_address(std::string_view text);
 
 struct HttpServerOptions {
@@ -54,9 +61,11 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  uint16_t port() const;              // the bound port (useful with port 0)
-  std::string bound_address() const;  // "host:port" with the bound port
-  void stop();                        // idempotent; the destructor calls it
+  uint16_t port() const;  // the bound port (useful with port 0)
+  // "host:port" with the bound port; ":port" for a dual-stack all-addresses listener, and
+  // "0.0.0.0:port" when ":port" fell back to IPv4. A client can GET from it (http_get).
+  std::string bound_address() const;
+  void stop();  // idempotent; the destructor calls it
 
   struct Impl;
 
