@@ -36,11 +36,14 @@ class NetDim {
   void profile_applied();
   void restart_window();
   // v6.11+ per-device profiles (ethtool rx-profile / tx-profile): DIM keeps its index.
-  void set_profiles(const NetProfiles& profiles) { profiles_ = profiles; }
+  // The table is referenced, not copied (like the kernel's per-device dim_irq_moder, it belongs
+  // to the device, not to each queue's DIM): it must outlive this instance.
+  void set_profiles(const NetProfiles& profiles) { profiles_ = &profiles; }
+  void set_profiles(const NetProfiles&&) = delete;
 
-  Profile profile() const { return profiles_[tuner_.profile_ix]; }
+  Profile profile() const { return (*profiles_)[tuner_.profile_ix]; }
   uint8_t profile_ix() const { return tuner_.profile_ix; }
-  const NetProfiles& profiles() const { return profiles_; }
+  const NetProfiles& profiles() const { return *profiles_; }
   CqPeriodMode mode() const { return mode_; }
   Direction direction() const { return dir_; }
   TuneState tune_state() const { return tuner_.tune_state; }
@@ -66,7 +69,7 @@ class NetDim {
   enum class StepResult : uint8_t { kStepped, kTooTired, kOnEdge };
   StepResult step();
 
-  NetProfiles profiles_{};
+  const NetProfiles* profiles_;  // never null
   CqPeriodMode mode_ = CqPeriodMode::kEqe;
   Direction dir_ = Direction::kRx;
   MeasureState state_ = MeasureState::kStartMeasure;

@@ -104,5 +104,90 @@ TEST(IsSignificant, ElevenPercentInIntegerMath) {
   EXPECT_TRUE(is_significant(INT_MIN, 1));  // abs() wraps; still a huge unsigned numerator
 }
 
+// is_significant() and calc_stats() avoid 64-bit divisions for speed; these pin them to the
+// macro's literal arithmetic (a division in unsigned long) over edges and random inputs.
+bool significant_by_division(int val, int ref) {
+  if (ref == 0) return false;
+  const auto diff = static_cast<int32_t>(static_cast<int64_t>(val) - ref);
+  const auto mag = static_cast<int32_t>(diff < 0 ? -static_cast<int64_t>(diff) : diff);
+  return 100 * static_cast<uint64_t>(static_cast<int64_t>(mag)) /
+             static_cast<uint64_t>(static_cast<int64_t>(ref)) >
+         10;
+}
+
+TEST(IsSignificant, SameAsTheDivisionEverywhere) {
+  const int edges[] = {INT_MIN,
+                       INT_MIN + 1,
+                       -1'000'000,
+                       -1001,
+                       -1000,
+                       -1,
+                       0,
+                       1,
+                       2,
+                       9,
+                       10,
+                       11,
+                       89,
+                       90,
+                       100,
+                       110,
+                       111,
+                       999,
+                       1000,
+                       1110,
+                       1111,
+                       INT_MAX / 100,
+                       INT_MAX / 100 + 1,
+                       INT_MAX - 1,
+                       INT_MAX};
+  for (int v : edges) {
+    for (int r : edges) {
+      ASSERT_EQ(is_significant(v, r), significant_by_division(v, r)) << v << " vs " << r;
+    }
+  }
+  uint64_t x = 88172645463325252ULL;
+  for (int i = 0; i < 200'000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    // Mostly nearby values (where the 10 % boundary is), some anywhere in int.
+    const auto r = static_cast<int>(static_cast<int32_t>(x >> 32) >> ((x & 3) * 8));
+    const int v = (x & 16) != 0 ? static_cast<int>(static_cast<int32_t>(x))
+                                : r + static_cast<int>(static_cast<int8_t>(x >> 8)) * (r / 64 + 1);
+    ASSERT_EQ(is_significant(v, r), significant_by_division(v, r)) << v << " vs " << r;
+  }
+}
+
+TEST(CalcStats, SameAsTheSixtyFourBitDivisionEverywhere) {
+  auto rate = [](uint64_t count, uint32_t us) {
+    return static_cast<int32_t>((count * 1000 + us - 1) / us);
+  };
+  uint64_t x = 0x243F6A8885A308D3ULL;
+  for (int i = 0; i < 200'000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    Sample a, b;
+    b.time_ns = static_cast<int64_t>((x >> 40) + 1000) * ((i % 3 == 0) ? 1000 : 1);
+    b.pkt_ctr = static_cast<uint32_t>(x) >> ((x >> 5) & 31);
+    b.byte_ctr = static_cast<uint32_t>(x >> 16) >> ((x >> 10) & 31);
+    b.comp_ctr = (i % 2 == 0) ? 0 : static_cast<uint32_t>(x >> 24);
+    Stats out;
+    const auto us = static_cast<uint32_t>(b.time_ns / 1000);
+    ASSERT_EQ(calc_stats(a, b, &out), us != 0);
+    if (us == 0) continue;
+    ASSERT_EQ(out.ppms, rate(b.pkt_ctr, us));
+    ASSERT_EQ(out.bpms, rate(b.byte_ctr, us));
+    ASSERT_EQ(out.epms, rate(kNEvents, us));
+    ASSERT_EQ(out.cpms, rate(b.comp_ctr, us));
+    const int32_t cpe =
+        out.epms != 0 ? static_cast<int32_t>(static_cast<uint64_t>(static_cast<int64_t>(out.cpms)) *
+                                             100 / static_cast<uint32_t>(out.epms))
+                      : 0;
+    ASSERT_EQ(out.cpe_ratio, cpe);
+  }
+}
+
 }  // namespace
 }  // namespace dim

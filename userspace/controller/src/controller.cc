@@ -145,8 +145,8 @@ struct Controller::QueueSlot {
   uint32_t generation = 0;  // != dev->generation: (re)create the DIM instance
   bool have_prev = false;
   std::optional<uint8_t> wanted_ix;
-  uint8_t applied_ix = 0;
-  QueueContinuity prev;  // counters of the previous snapshot
+  uint8_t applied_ix = 0;  // per-queue devices; device-wide ones use the device's combined_ix
+  QueueContinuity prev;    // counters of the previous snapshot
   // This period.
   uint64_t d_events = 0, d_packets = 0, d_polls = 0;
   // Totals.
@@ -243,11 +243,17 @@ Result<void> Controller::step() {
       have_prev_ && !time_backwards ? static_cast<double>(snap.time_ns - prev_time_ns_) / 1e9 : 0;
   const int64_t prev_time = have_prev_ && !time_backwards ? prev_time_ns_ : snap.time_ns;
 
-  // Net: feed every queue (and the per-device combiners), decide per device, then apply per
-  // queue (releasing pending DIM instances) and fill the published view in the same pass.
+  // Net: feed every queue (and the per-device combiners), decide per device, then write per
+  // queue where the device has per-queue coalescing and release pending DIM instances. The
+  // feed is the only pass over all queues in a step that does not publish; the later passes
+  // visit just the queues that need them (per_queue_slots_, pending_slots_).
   reconcile_queues(snap);
+  feed_ifindex_ = 0;
+  feed_dev_ = nullptr;
+  per_queue_slots_.clear();
+  pending_slots_.clear();
   for (size_t i = 0; i < queues_.size(); ++i) {
-    feed_queue(queues_[i], snap.queues[i], snap.time_ns, time_backwards);
+    feed_queue(static_cast<uint32_t>(i), snap.queues[i], snap.time_ns, time_backwards);
   }
   apply_inventory(loop_start);
   for (auto& [name, dev] : net_devices_) {
@@ -257,17 +263,19 @@ Result<void> Controller::step() {
   // often than it decides (publish_interval_ns).
   const bool publish_now = !last_publish_ns_ || options_.publish_interval_ns <= 0 ||
                            loop_start - *last_publish_ns_ >= options_.publish_interval_ns;
+  for (const uint32_t i : per_queue_slots_) {
+    apply_queue(queues_[i], *queues_[i].dev, snap.queues[i], now);
+  }
+  for (const uint32_t i : pending_slots_) {
+    // A rate-limited device write keeps its instances pending (decide_device).
+    if (queues_[i].dev->release) queues_[i].dim->profile_applied();
+  }
   std::shared_ptr<model::ControllerState> st;
   if (publish_now) {
     st = acquire_state();
     st->queues.resize(queues_.size());
     for (size_t i = 0; i < queues_.size(); ++i) {
-      apply_queue(queues_[i], *queues_[i].dev, snap.queues[i], now);
       fill_queue_view(st->queues[i], queues_[i], std::move(snap.queues[i]), dt_s);
-    }
-  } else {
-    for (size_t i = 0; i < queues_.size(); ++i) {
-      apply_queue(queues_[i], *queues_[i].dev, snap.queues[i], now);
     }
   }
   for (auto& [name, dev] : net_devices_) {
@@ -496,15 +504,22 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
   const auto mode = dev.policy.algorithm == model::Algorithm::kNetCqe ? dim::CqPeriodMode::kCqe
                                                                       : dim::CqPeriodMode::kEqe;
   // Index 0 like the drivers (dim-spec 2: zeroed struct dim).
+  // The device's table (dev.profiles) maps indexes to values; DIM itself only moves indexes.
   slot.dim.emplace(mode, dim::Direction::kRx, 0);
-  if (dev.policy.rx_profiles) slot.dim->set_profiles(*dev.policy.rx_profiles);
 }
 
-void Controller::feed_queue(QueueSlot& slot, const model::QueueCounters& q, int64_t now_ns,
+void Controller::feed_queue(uint32_t index, const model::QueueCounters& q, int64_t now_ns,
                             bool time_backwards) {
-  if (slot.dev == nullptr || slot.dev->name != q.device) {
-    slot.dev = &net_device_for(q);
-    slot.generation = 0;  // another device: another policy, a fresh DIM
+  QueueSlot& slot = queues_[index];
+  // Within one snapshot an ifindex names one device (model::Snapshot): the device is looked up
+  // where the ifindex changes from the previous queue, not once per queue.
+  if (feed_dev_ == nullptr || q.key.ifindex != feed_ifindex_) {
+    feed_dev_ = &net_device_for(q);
+    feed_ifindex_ = q.key.ifindex;
+  }
+  if (slot.dev != feed_dev_) {  // new, or renamed: another policy, a fresh DIM
+    slot.dev = feed_dev_;
+    slot.generation = 0;
     slot.apply.reset();
   }
   NetDevice& dev = *slot.dev;
@@ -537,7 +552,14 @@ void Controller::feed_queue(QueueSlot& slot, const model::QueueCounters& q, int6
   } else {
     slot.wanted_ix.reset();
   }
-  if (!dev.per_queue && slot.wanted_ix) dev.combiner.add(q.key, *slot.wanted_ix, slot.d_events);
+  if (dev.per_queue) {
+    per_queue_slots_.push_back(index);
+  } else {
+    if (slot.wanted_ix) dev.combiner.add(q.key, *slot.wanted_ix, slot.d_events);
+    if (slot.dim && slot.dim->state() == dim::MeasureState::kApplyNewProfile) {
+      pending_slots_.push_back(index);
+    }
+  }
 }
 
 void Controller::decide_device(NetDevice& dev, int64_t now_ns) {
@@ -557,9 +579,8 @@ void Controller::decide_device(NetDevice& dev, int64_t now_ns) {
 
 void Controller::apply_queue(QueueSlot& slot, NetDevice& dev, const model::QueueCounters& q,
                              int64_t now_ns) {
-  bool release = dev.release;
-  if (dev.per_queue) {
-    release = true;
+  bool release = true;
+  {
     if (!slot.apply) slot.apply = std::make_unique<Apply>();
     Apply& apply = *slot.apply;
     if (slot.wanted_ix) {
@@ -588,8 +609,6 @@ void Controller::apply_queue(QueueSlot& slot, NetDevice& dev, const model::Queue
       dev.rep_wanted = apply.wanted;
       dev.rep_current = apply.current ? apply.current : dev.apply.current;
     }
-  } else {
-    slot.applied_ix = dev.combined_ix.value_or(slot.wanted_ix.value_or(0));
   }
   if (slot.dim && release && slot.dim->state() == dim::MeasureState::kApplyNewProfile) {
     slot.dim->profile_applied();
@@ -943,8 +962,10 @@ void Controller::fill_queue_view(model::QueueView& v, const QueueSlot& slot,
   v.packets_per_second = per_second(slot.d_packets, dt_s);
   v.events_per_second = per_second(slot.d_events, dt_s);
   v.polls_per_second = per_second(slot.d_polls, dt_s);
-  fill_dim_view(v.dim, slot.dim ? &*slot.dim : nullptr, slot.applied_ix, slot.verdicts,
-                slot.changes);
+  const uint8_t applied_ix = slot.dev->per_queue
+                                 ? slot.applied_ix
+                                 : slot.dev->combined_ix.value_or(slot.wanted_ix.value_or(0));
+  fill_dim_view(v.dim, slot.dim ? &*slot.dim : nullptr, applied_ix, slot.verdicts, slot.changes);
   if (slot.wanted_ix) {
     const dim::Profile& p = slot.dev->profiles[std::min<uint8_t>(
         *slot.wanted_ix, static_cast<uint8_t>(dim::kNetNumProfiles - 1))];

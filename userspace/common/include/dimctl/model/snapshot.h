@@ -37,7 +37,12 @@ struct QueueCounters {
 // Poll context of an ib_core CQ. dimctl's own codes, NOT the kernel's numbering (the kernel's
 // enum ib_poll_context is SOFTIRQ=0, WORKQUEUE=1, UNBOUND_WORKQUEUE=2, DIRECT=3; older iproute2
 // and dim-spec 8.1 show an older order): the collector maps by meaning, never by number.
-enum class PollContext : uint8_t { kDirect = 0, kSoftirq = 1, kWorkqueue = 2, kUnboundWorkqueue = 3 };
+enum class PollContext : uint8_t {
+  kDirect = 0,
+  kSoftirq = 1,
+  kWorkqueue = 2,
+  kUnboundWorkqueue = 3
+};
 
 // An ib_core (kernel ULP) completion queue, keyed by IB device index + restrack id.
 struct CqKey {
@@ -66,6 +71,9 @@ struct CqCounters {
 
 struct Snapshot {
   int64_t time_ns = 0;  // CLOCK_MONOTONIC when the snapshot was taken
+  // Within one snapshot all queues of an ifindex carry the same device name (a rename shows in
+  // the next snapshot as a whole); the controller relies on it to look devices up once per
+  // ifindex run instead of once per queue.
   std::vector<QueueCounters> queues;
   std::vector<CqCounters> cqs;
 };

@@ -126,7 +126,7 @@ class Controller {
   RdmaDevice& rdma_device_for(const std::string& name);
   void reconcile_queues(const model::Snapshot& snap);
   void reconcile_cqs(const model::Snapshot& snap);
-  void feed_queue(QueueSlot& slot, const model::QueueCounters& q, int64_t now_ns,
+  void feed_queue(uint32_t index, const model::QueueCounters& q, int64_t now_ns,
                   bool time_backwards);
   void decide_device(NetDevice& dev, int64_t now_ns);
   void apply_queue(QueueSlot& slot, NetDevice& dev, const model::QueueCounters& q, int64_t now_ns);
@@ -165,6 +165,12 @@ class Controller {
   // are also kept compact for the once-per-period "same order?" check.
   std::vector<QueueSlot> queues_;
   std::vector<uint64_t> queue_keys_;
+  // This step: the device of the last ifindex fed, queues of per-queue devices (written one by
+  // one) and queues whose DIM waits for profile_applied().
+  uint32_t feed_ifindex_ = 0;
+  NetDevice* feed_dev_ = nullptr;
+  std::vector<uint32_t> per_queue_slots_;
+  std::vector<uint32_t> pending_slots_;
   std::unordered_map<uint64_t, size_t> queue_index_;
   std::vector<CqSlot> cqs_;
   std::unordered_map<uint64_t, size_t> cq_index_;

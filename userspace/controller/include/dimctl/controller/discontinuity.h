@@ -25,7 +25,17 @@ struct QueueContinuity {
 // Any counter went backwards, the byte counter appeared or vanished, or the queue's identity
 // details (queue index, IRQ) changed under the same (ifindex, napi_id). (A device rename is
 // handled by the controller: the queue moves to another device and gets a fresh DIM.)
-bool is_discontinuity(const QueueContinuity& prev, const model::QueueCounters& cur);
+// Inline: the controller asks once per queue and period.
+inline bool is_discontinuity(const QueueContinuity& prev, const model::QueueCounters& cur) {
+  // Bitwise | rather than ||: all operands are cheap, and one branch beats nine.
+  const bool backwards = (cur.polls < prev.polls) | (cur.packets < prev.packets) |
+                         (cur.budget_exhausted < prev.budget_exhausted) |
+                         (cur.empty_polls < prev.empty_polls) | (cur.events() < prev.events()) |
+                         (prev.has_bytes & cur.has_bytes & (cur.bytes < prev.bytes));
+  // Bytes appearing or disappearing changes what DIM compares (bpms), so it is a new series.
+  return backwards | (prev.has_bytes != cur.has_bytes) | (cur.queue != prev.queue) |
+         (cur.irq != prev.irq);
+}
 
 // Any counter went backwards, or the CQ's allocation details (device, size, vector, poll
 // context) changed under the same (device index, cq id): restrack ids are reused.
