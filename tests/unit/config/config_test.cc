@@ -48,6 +48,7 @@ TEST(ConfigDefaults, EmptyDocumentGivesDocumentedDefaults) {
     EXPECT_EQ(c.metrics.listen_port, 9977);
     EXPECT_EQ(c.metrics.max_queue_series, 4096u);
     EXPECT_EQ(c.metrics.max_cq_series, 4096u);
+    EXPECT_EQ(c.metrics.publish_interval_ns, 250'000'000);
     EXPECT_TRUE(c.collectors.napi);
     EXPECT_TRUE(c.collectors.rdma);
     EXPECT_TRUE(c.collectors.skb_bytes.empty());
@@ -75,6 +76,7 @@ TEST(ConfigFull, EveryFieldHasTheValueWritten) {
   EXPECT_EQ(c.metrics.listen_port, 9978);
   EXPECT_EQ(c.metrics.max_queue_series, 512u);
   EXPECT_EQ(c.metrics.max_cq_series, 128u);
+  EXPECT_EQ(c.metrics.publish_interval_ns, 1'000'000'000);
   EXPECT_FALSE(c.collectors.napi);
   EXPECT_FALSE(c.collectors.rdma);
   EXPECT_EQ(c.collectors.skb_bytes, (std::vector<std::string>{"eth*", "dimtap0"}));
@@ -100,7 +102,7 @@ TEST(ConfigFull, EveryFieldHasTheValueWritten) {
   EXPECT_EQ(a.combine, CombinePolicy::kMaxProfile);
   EXPECT_FALSE(a.take_over_adaptive);
   EXPECT_FALSE(a.kernel_dim.has_value());
-  EXPECT_EQ(a.mark.line, 15);
+  EXPECT_EQ(a.mark.line, 16);
   EXPECT_TRUE(a.applies_to_net());
   EXPECT_FALSE(a.applies_to_rdma());
 

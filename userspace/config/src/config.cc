@@ -114,6 +114,7 @@ constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kS = 1'000'000'000;
 constexpr int64_t kMinInterval = 1 * kMs;
 constexpr int64_t kMaxInterval = 10 * kS;
+constexpr int64_t kMaxPublishInterval = 60 * kS;
 constexpr int64_t kMaxRateLimit = 600 * kS;
 constexpr uint32_t kMaxSeries = 1'000'000;
 constexpr size_t kMaxRuleName = 64;
@@ -489,7 +490,8 @@ bool parse_listen(const std::string& s, std::string& host, uint16_t& port, std::
 // ---- sections ----
 
 void read_metrics(Ctx& ctx, const Entry& e, MetricsConfig& m) {
-  MapReader r(ctx, e.value, e.at(), e.path, {"listen", "max_queue_series", "max_cq_series"});
+  MapReader r(ctx, e.value, e.at(), e.path,
+              {"listen", "max_queue_series", "max_cq_series", "publish_interval"});
   if (const Entry* x = r.get("listen")) {
     if (auto s = read_string(ctx, *x)) {
       std::string why;
@@ -503,6 +505,8 @@ void read_metrics(Ctx& ctx, const Entry& e, MetricsConfig& m) {
     if (auto v = read_int(ctx, *x, 1, kMaxSeries)) m.max_queue_series = static_cast<uint32_t>(*v);
   if (const Entry* x = r.get("max_cq_series"))
     if (auto v = read_int(ctx, *x, 1, kMaxSeries)) m.max_cq_series = static_cast<uint32_t>(*v);
+  if (const Entry* x = r.get("publish_interval"))
+    if (auto v = read_duration(ctx, *x, 0, kMaxPublishInterval)) m.publish_interval_ns = *v;
 }
 
 void read_collectors(Ctx& ctx, const Entry& e, CollectorsConfig& c) {

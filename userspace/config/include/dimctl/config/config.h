@@ -65,6 +65,10 @@ struct MetricsConfig {
   uint16_t listen_port = 9977;
   uint32_t max_queue_series = 4096;  // per-queue series cap (1..1000000)
   uint32_t max_cq_series = 4096;     // per-CQ series cap (1..1000000)
+  // How often the state behind /metrics, /api/v1/state, `dimctl status` and `dimctl top` is
+  // rebuilt (0..60s; at most once per interval, 0 = every interval). DIM decides every
+  // interval regardless; building the view of every queue is most of a period's cost.
+  int64_t publish_interval_ns = 250'000'000;
 };
 
 struct CollectorsConfig {
