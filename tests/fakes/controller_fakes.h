@@ -98,10 +98,25 @@ class FakeOriginalsStore final : public model::OriginalsStore {
     return ok();
   }
 
+  Result<void> forget_net(const std::string& dev) override {
+    ++forget_calls;
+    if (fail_forget) return DIMCTL_FAIL(EIO, "fake originals store: cannot persist {}", dev);
+    net.erase(dev);
+    std::erase_if(queues, [&](const auto& kv) { return kv.first.first == dev; });
+    return ok();
+  }
+  Result<void> forget_rdma(const std::string& ibdev) override {
+    ++forget_calls;
+    if (fail_forget) return DIMCTL_FAIL(EIO, "fake originals store: cannot persist {}", ibdev);
+    rdma.erase(ibdev);
+    return ok();
+  }
+
   std::map<std::string, model::Coalesce> net;
   std::map<std::pair<std::string, uint32_t>, model::Coalesce> queues;
   std::map<std::string, bool> rdma;
-  bool fail_net = false, fail_queue = false, fail_rdma = false;
+  bool fail_net = false, fail_queue = false, fail_rdma = false, fail_forget = false;
+  int forget_calls = 0;
   std::function<void(const std::string& dev)> on_record;  // observes call order
   int net_calls = 0, queue_calls = 0, rdma_calls = 0;
 };

@@ -538,10 +538,20 @@ Result<void> JsonOriginalsStore::record_rdma_dim(const std::string& ibdev, bool 
 }
 
 Result<void> JsonOriginalsStore::forget(const std::string& device) {
+  return forget_records(device, true, true);
+}
+Result<void> JsonOriginalsStore::forget_net(const std::string& dev) {
+  return forget_records(dev, true, false);
+}
+Result<void> JsonOriginalsStore::forget_rdma(const std::string& ibdev) {
+  return forget_records(ibdev, false, true);
+}
+
+Result<void> JsonOriginalsStore::forget_records(const std::string& device, bool net, bool rdma) {
   if (auto l = ensure_loaded(); !l) return l;
   const Originals before = data_;
-  data_.net.erase(device);
-  data_.rdma.erase(device);
+  if (net) data_.net.erase(device);
+  if (rdma) data_.rdma.erase(device);
   if (data_ == before) return ok();
   auto written = data_.empty() ? remove_file() : persist();
   if (!written) {

@@ -158,6 +158,23 @@ TEST_F(StateStoreTest, ForgetDropsADeviceAndRemovesTheFileWhenEmpty) {
   EXPECT_FALSE(fs::exists(path_)) << "an empty store must not leave a file behind";
 }
 
+TEST_F(StateStoreTest, ForgetNetAndForgetRdmaDropOnlyTheirKind) {
+  JsonOriginalsStore s(path_);
+  // A net device and an IB device may share a name: handing one back keeps the other.
+  ASSERT_TRUE(s.record_net("dev0", C(8, 32)).ok());
+  ASSERT_TRUE(s.record_net_queue("dev0", 3, C(4)).ok());
+  ASSERT_TRUE(s.record_rdma_dim("dev0", true).ok());
+
+  ASSERT_TRUE(s.forget_net("dev0").ok());
+  JsonOriginalsStore reread(path_);
+  ASSERT_TRUE(reread.load().ok());
+  EXPECT_EQ(reread.originals().net.count("dev0"), 0u) << "device-wide and queues both dropped";
+  EXPECT_TRUE(reread.originals().rdma.at("dev0"));
+
+  ASSERT_TRUE(s.forget_rdma("dev0").ok());
+  EXPECT_FALSE(fs::exists(path_));
+}
+
 TEST_F(StateStoreTest, FailedWriteLeavesOldFileAndNoTemp) {
   JsonOriginalsStore s(path_);
   ASSERT_TRUE(s.record_net("eth1", C(8)).ok());

@@ -157,6 +157,27 @@ TEST_F(RdmaTest, KernelDimSwitchSetOnlyInEnforceOnAllowlistedDevices) {
   EXPECT_TRUE(rdma.devices[0].dim_enabled);
 }
 
+TEST_F(RdmaTest, ReloadWithoutKernelDimWishRestoresTheSwitchAtOnce) {
+  add_ibdev("mlx5_0", true);
+  add_ibdev("mlx5_1", true);
+  policy.by_name["mlx5_0"] = rdma_enforce(false);
+  policy.by_name["mlx5_1"] = rdma_enforce(false);
+  ASSERT_TRUE(step().ok());
+  ASSERT_FALSE(rdma.devices[0].dim_enabled);
+  ASSERT_FALSE(rdma.devices[1].dim_enabled);
+
+  policy.by_name["mlx5_0"].rdma_kernel_dim.reset();  // the operator stopped asking
+  ctl().reload_policies();
+  EXPECT_TRUE(rdma.devices[0].dim_enabled);
+  EXPECT_FALSE(rdma.devices[1].dim_enabled);
+  EXPECT_EQ(store.rdma.count("mlx5_0"), 0u);
+  EXPECT_EQ(store.rdma.count("mlx5_1"), 1u);
+  const size_t sets = rdma.set_calls.size();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(step().ok());
+  EXPECT_EQ(rdma.set_calls.size(), sets);
+  EXPECT_FALSE(device("mlx5_0")->drifted);
+}
+
 TEST_F(RdmaTest, KernelDimSwitchNotSetWhenRecordingFails) {
   add_ibdev("mlx5_0", true);
   policy.by_name["mlx5_0"] = rdma_enforce(false);

@@ -274,6 +274,78 @@ TEST_F(ControllerTest, RestorePutsBackOriginalsAndStopsWriting) {
   EXPECT_EQ(net.sets.size(), writes);
 }
 
+TEST_F(ControllerTest, RestoreForgetsWhatItPutBackAndKeepsWhatFailed) {
+  add_device("eth0", 2, 1, initial());
+  add_device("eth1", 3, 1, initial());
+  policy.by_name["eth0"] = enforce();
+  policy.by_name["eth1"] = enforce();
+  for (int p = 0; p < 4; ++p) {
+    traffic(key(3, 0), 100, 1000, 1000);
+    ramp_step(key(2, 0), p);
+  }
+  ASSERT_EQ(store.net.size(), 2u);
+  net.devices["eth1"].set_errno = EBUSY;
+  EXPECT_FALSE(ctl().restore().ok());
+  EXPECT_EQ(net.devices["eth0"].state, initial());
+  // Put back: forgotten, so the daemon's store pass after restore() does not write it again.
+  EXPECT_EQ(store.net.count("eth0"), 0u);
+  // Not put back: the record stays for the store pass / `dimctl restore`.
+  EXPECT_EQ(store.net.count("eth1"), 1u);
+}
+
+TEST_F(ControllerTest, ReloadOutOfEnforceHandsTheDeviceBackAtOnce) {
+  add_device("eth0", 2, 1, initial());
+  add_device("eth1", 3, 1, initial());
+  policy.by_name["eth0"] = enforce();
+  policy.by_name["eth1"] = enforce("rule-2");
+  int p = 0;
+  for (; p < 4; ++p) {
+    traffic(key(3, 0), 100, 1000, 1000);
+    ramp_step(key(2, 0), p);
+  }
+  ASSERT_NE(net.devices["eth0"].state, initial());
+  ASSERT_NE(net.devices["eth1"].state, initial());
+  const model::Coalesce eth1_written = net.devices["eth1"].state;
+
+  policy.by_name["eth0"] = shadow();  // eth1 stays enforced
+  ctl().reload_policies();
+  EXPECT_EQ(net.devices["eth0"].state, initial());
+  EXPECT_EQ(store.net.count("eth0"), 0u);
+  EXPECT_EQ(store.net.count("eth1"), 1u);
+  EXPECT_EQ(net.devices["eth1"].state, eth1_written);
+  const size_t eth0_writes = net.sets_for("eth0").size();
+  for (; p < 8; ++p) ramp_step(key(2, 0), p);
+  EXPECT_EQ(net.sets_for("eth0").size(), eth0_writes) << "shadow after the reload";
+  EXPECT_FALSE(device("eth0")->drifted) << "our own restore is not drift";
+  EXPECT_EQ(queue(key(2, 0))->dim.profile_changes_total > 0, true);
+
+  // Enforced again: a fresh original (what the device holds now) is recorded, then written.
+  net.devices["eth0"].state = RecordingNetActuator::full_coalesce(5, 40);
+  policy.by_name["eth0"] = enforce();
+  ctl().reload_policies();
+  for (; p < 14; ++p) ramp_step(key(2, 0), p);
+  EXPECT_GT(net.sets_for("eth0").size(), eth0_writes);
+  EXPECT_EQ(store.net.at("eth0"), RecordingNetActuator::full_coalesce(5, 40));
+}
+
+TEST_F(ControllerTest, ReloadHandBackThatFailsKeepsTheRecordForExit) {
+  add_device("eth0", 2, 1, initial(), /*per_queue=*/true);
+  policy.by_name["eth0"] = enforce();
+  for (int p = 0; p < 4; ++p) ramp_step(key(2, 0), p);
+  ASSERT_EQ(store.queues.size(), 1u);
+  net.devices["eth0"].set_errno = EIO;
+  policy.by_name["eth0"].rule.clear();  // no longer named by a rule
+  ctl().reload_policies();
+  EXPECT_EQ(store.queues.size(), 1u);
+  ASSERT_TRUE(step().ok());
+  EXPECT_NE(device("eth0")->last_error.find("reload: restoring eth0 queue 0"), std::string::npos)
+      << device("eth0")->last_error;
+  net.devices["eth0"].set_errno.reset();
+  ASSERT_TRUE(ctl().restore().ok());
+  EXPECT_EQ(net.devices["eth0"].queues.at(0), initial());
+  EXPECT_TRUE(store.queues.empty());
+}
+
 TEST_F(ControllerTest, DeviceDisappearsAndReappearsWithItsPolicy) {
   add_device("eth0", 2, 1, initial());
   add_device("eth1", 3, 2, initial());

@@ -442,6 +442,112 @@ void Controller::refresh_policy(RdmaDevice& dev) {
 void Controller::reload_policies() {
   for (auto& [name, dev] : net_devices_) refresh_policy(*dev);
   for (auto& [name, dev] : rdma_devices_) refresh_policy(*dev);
+  if (writes_disabled_) return;
+  // A device the new config no longer lets us write (left enforce, lost its rule, conflicts, off)
+  // is handed back now, not at exit. A device that is gone is restored at exit (restore_all).
+  for (const std::string& name : net_names_with_originals()) {
+    auto it = net_devices_.find(name);
+    if (it == net_devices_.end() || it->second->drifted || may_write(*it->second)) continue;
+    if (auto r = release_net(name); r) {
+      spdlog::info("{}: no longer enforced by the config: original coalesce settings restored",
+                   name);
+    } else {
+      set_error(*it->second, fmt::format("reload: {}", r.error().message()));
+    }
+  }
+  std::vector<std::string> rdma_names;
+  for (const auto& [name, original] : rdma_originals_) rdma_names.push_back(name);
+  for (const std::string& name : rdma_names) {
+    auto it = rdma_devices_.find(name);
+    if (it == rdma_devices_.end() || it->second->drifted || may_write(*it->second)) continue;
+    if (auto r = release_rdma(name); r) {
+      spdlog::info("{}: no longer enforced by the config: RDMA DIM switch restored", name);
+    } else {
+      set_error(*it->second, fmt::format("reload: {}", r.error().message()));
+    }
+  }
+}
+
+std::vector<std::string> Controller::net_names_with_originals() const {
+  std::vector<std::string> names;
+  for (const auto& [name, o] : net_originals_) names.push_back(name);
+  for (const auto& [key, o] : queue_originals_) {
+    if (names.empty() || names.back() != key.first) names.push_back(key.first);
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+// Writes back what we touched (device-wide, then per queue), then drops the records, here and in
+// the OriginalsStore. On any failure every record stays: exit and `dimctl restore` retry.
+Result<void> Controller::release_net(const std::string& name) {
+  std::optional<Error> first;
+  size_t failures = 0;
+  auto it = net_originals_.find(name);
+  if (it != net_originals_.end()) {
+    const model::Coalesce req = only_fields(it->second.values, it->second.touched);
+    if (!req.empty()) {
+      auto r = net_.set(name, req);
+      if (!r) {
+        ++failures;
+        first = std::move(r).error().wrap(fmt::format("restoring {}", name));
+      } else if (auto dev = net_devices_.find(name); dev != net_devices_.end()) {
+        dev->second->apply.current = *r;
+        dev->second->recent.push_back(*r);  // our own write, not drift
+      }
+    }
+  }
+  for (const auto& [key, o] : queue_originals_) {
+    if (key.first != name) continue;
+    const model::Coalesce req = only_fields(o.values, o.touched);
+    if (req.empty()) continue;
+    auto r = net_.set_queue(name, key.second, req);
+    if (!r) {
+      ++failures;
+      if (!first) {
+        first = std::move(r).error().wrap(fmt::format("restoring {} queue {}", name, key.second));
+      }
+    } else if (auto dev = net_devices_.find(name); dev != net_devices_.end()) {
+      dev->second->recent.push_back(*r);
+    }
+  }
+  if (first) {
+    return failures > 1 ? fail(std::move(*first).wrap(fmt::format("{} writes failed", failures)))
+                        : fail(std::move(*first));
+  }
+  if (auto f = originals_.forget_net(name); !f) {
+    return fail(std::move(f).error().wrap(fmt::format("restored {}, but", name)));
+  }
+  net_originals_.erase(name);
+  std::erase_if(queue_originals_, [&](const auto& kv) { return kv.first.first == name; });
+  if (auto dev = net_devices_.find(name); dev != net_devices_.end()) {
+    NetDevice& d = *dev->second;
+    d.apply.target.reset();
+    d.queue_applied.clear();
+    d.touched = {};
+    for (auto& slot : queues_) {
+      if (slot.dev == &d) slot.apply.reset();
+    }
+  }
+  return ok();
+}
+
+Result<void> Controller::release_rdma(const std::string& name) {
+  auto it = rdma_originals_.find(name);
+  if (it == rdma_originals_.end()) return ok();
+  if (rdma_ == nullptr) return DIMCTL_FAIL(0, "restoring RDMA DIM of {}: no RDMA netlink", name);
+  auto r = rdma_->set_dim(name, it->second);
+  if (!r) return fail(std::move(r).error().wrap(fmt::format("restoring RDMA DIM of {}", name)));
+  if (auto f = originals_.forget_rdma(name); !f) {
+    return fail(std::move(f).error().wrap(fmt::format("restored RDMA DIM of {}, but", name)));
+  }
+  rdma_originals_.erase(it);
+  if (auto dev = rdma_devices_.find(name); dev != rdma_devices_.end()) {
+    dev->second->dim_enabled = *r;
+    dev->second->last_set.reset();
+  }
+  return ok();
 }
 
 void Controller::set_error(NetDevice& dev, std::string msg) {
@@ -454,6 +560,11 @@ void Controller::set_error(RdmaDevice& dev, std::string msg) {
   if (msg == dev.last_error) return;
   if (!msg.empty()) spdlog::warn("{}: {}", dev.name, msg);
   dev.last_error = std::move(msg);
+}
+
+bool Controller::may_write(const RdmaDevice& dev) const {
+  return !writes_disabled_ && dev.policy.mode == model::Mode::kEnforce && allowlisted(dev.policy) &&
+         dev.policy.conflict.empty() && !dev.drifted && dev.policy.rdma_kernel_dim.has_value();
 }
 
 bool Controller::may_write(const NetDevice& dev) const {
@@ -908,35 +1019,18 @@ Result<void> Controller::restore() {
     spdlog::warn("restore: {}", e.message());
     if (!first) first = std::move(e);
   };
-  for (const auto& [name, o] : net_originals_) {
+  for (const std::string& name : net_names_with_originals()) {
     if (drifted_.count(name) != 0) {
       spdlog::warn("restore: {} changed by another writer since; left as it is", name);
       continue;
     }
-    const model::Coalesce req = only_fields(o.values, o.touched);
-    if (req.empty()) continue;
-    auto r = net_.set(name, req);
-    if (!r) {
-      failed(std::move(r).error().wrap(fmt::format("restoring {}", name)));
-      continue;
-    }
-    auto dev = net_devices_.find(name);
-    if (dev != net_devices_.end()) dev->second->apply.current = *r;
+    if (auto r = release_net(name); !r) failed(std::move(r).error());
   }
-  for (const auto& [key, o] : queue_originals_) {
-    if (drifted_.count(key.first) != 0) continue;
-    const model::Coalesce req = only_fields(o.values, o.touched);
-    if (req.empty()) continue;
-    auto r = net_.set_queue(key.first, key.second, req);
-    if (!r) {
-      failed(
-          std::move(r).error().wrap(fmt::format("restoring {} queue {}", key.first, key.second)));
-    }
-  }
-  for (const auto& [name, original] : rdma_originals_) {
+  std::vector<std::string> rdma_names;
+  for (const auto& [name, original] : rdma_originals_) rdma_names.push_back(name);
+  for (const std::string& name : rdma_names) {
     if (drifted_.count("rdma:" + name) != 0 || rdma_ == nullptr) continue;
-    auto r = rdma_->set_dim(name, original);
-    if (!r) failed(std::move(r).error().wrap(fmt::format("restoring RDMA DIM of {}", name)));
+    if (auto r = release_rdma(name); !r) failed(std::move(r).error());
   }
   if (first) {
     return fail(std::move(*first).wrap(fmt::format("{} restore(s) failed", failures)));

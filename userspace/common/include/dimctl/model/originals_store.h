@@ -18,6 +18,10 @@ class OriginalsStore {
   virtual Result<void> record_net_queue(const std::string& dev, uint32_t queue,
                                         const Coalesce& original) = 0;
   virtual Result<void> record_rdma_dim(const std::string& ibdev, bool original) = 0;
+  // Drops the records of a device whose originals were put back (durably, like record_*), so
+  // neither exit nor `dimctl restore` writes it again and the next first write records afresh.
+  virtual Result<void> forget_net(const std::string& dev) = 0;  // device-wide and its queues
+  virtual Result<void> forget_rdma(const std::string& ibdev) = 0;
 };
 
 }  // namespace dimctl::model

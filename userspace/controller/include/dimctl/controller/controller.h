@@ -95,12 +95,18 @@ class Controller {
 
   // Puts back every original recorded by this controller (devices, queues, RDMA DIM switch),
   // except on drifted devices (someone else owns them now; the OriginalsStore still has the
-  // record for `dimctl restore`). Afterwards no further writes happen. Attempts all, returns
+  // record for `dimctl restore`). What was put back is forgotten in the OriginalsStore, so a
+  // following OriginalsStore restore pass (the daemon's exit) only sees what is left: devices
+  // that vanished, failed writes. Afterwards no further writes happen. Attempts all, returns
   // the first error with the number of failures.
   Result<void> restore();
 
   // Re-reads every known device's policy (config reload). DIM instances are re-created for
-  // devices whose mode, algorithm or profiles changed; drift stays.
+  // devices whose mode, algorithm or profiles changed; drift stays. A device with recorded
+  // originals that the new policy no longer lets us write (not enforce, no rule, conflict,
+  // algorithm off; RDMA: no kernel_dim wish) is handed back at once: originals written back and
+  // forgotten. A failure leaves the records for exit / `dimctl restore` and is reported in
+  // last_error.
   void reload_policies();
 
   // BPF program status, published with the next state (the collector knows it, not us).
@@ -142,6 +148,10 @@ class Controller {
   void set_error(NetDevice& dev, std::string msg);
   void set_error(RdmaDevice& dev, std::string msg);
   bool may_write(const NetDevice& dev) const;
+  bool may_write(const RdmaDevice& dev) const;
+  std::vector<std::string> net_names_with_originals() const;
+  Result<void> release_net(const std::string& name);
+  Result<void> release_rdma(const std::string& name);
   void refresh_policy(NetDevice& dev);
   void refresh_policy(RdmaDevice& dev);
   void ensure_dim(QueueSlot& slot, const NetDevice& dev);

@@ -124,6 +124,9 @@ class JsonOriginalsStore final : public model::OriginalsStore {
   // is left. For a device someone else changed after us (drift): its current value is theirs,
   // and neither exit nor a later `dimctl restore` may put our "original" back over it.
   Result<void> forget(const std::string& device);
+  // The net or the RDMA records of a device only (the controller hands a device back).
+  Result<void> forget_net(const std::string& dev) override;
+  Result<void> forget_rdma(const std::string& ibdev) override;
 
   // Serialisation, exposed for tests and `dimctl restore --dry-run` style tooling.
   static std::string to_json(const Originals& o, const WriterInfo& w);
@@ -138,6 +141,7 @@ class JsonOriginalsStore final : public model::OriginalsStore {
 
  private:
   Result<void> ensure_loaded();
+  Result<void> forget_records(const std::string& device, bool net, bool rdma);
   Result<void> persist();  // atomic write of data_ (deletes nothing)
   Result<void> remove_file();
 
