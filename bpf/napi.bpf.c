@@ -6,7 +6,8 @@
  *   tp_btf/napi_poll  BTF-typed arguments, direct (trusted) loads: preferred;
  *   raw_tp/napi_poll  for kernels/hosts where tp_btf cannot attach; reads via CO-RE probe reads.
  * The optional byte counter (tp_btf/netif_receive_skb, per skb) is off by default
- * (autoload false in the loader unless CollectorOptions::count_bytes).
+ * (autoload false in the loader unless CollectorOptions::count_bytes); with device globs it
+ * only counts the ifindexes userspace puts in skb_bytes_ifidx.
  */
 #include "vmlinux/vmlinux.h"
 
@@ -21,6 +22,18 @@ char LICENSE[] SEC("license") = "GPL";
 /* Network namespace filter: only devices whose netns inode equals this are counted (ifindex is
  * per netns, so foreign devices would be mislabelled). 0 = all namespaces. Set before load. */
 const volatile __u32 targ_netns_ino = 0;
+
+/* Byte counter device filter: when set, the skb program only counts devices whose ifindex is a
+ * key of skb_bytes_ifidx (maintained by userspace). Set before load; when false the verifier
+ * drops the lookup as dead code. */
+const volatile bool targ_bytes_filter = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, DIMCTL_SKB_BYTES_MAX_DEVICES);
+	__type(key, __u32);
+	__type(value, __u8);
+} skb_bytes_ifidx SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -139,6 +152,7 @@ int BPF_PROG(dimctl_napi_skb_bytes, struct sk_buff *skb)
 {
 	struct net_device *dev = skb->dev;
 	struct dimctl_napi_value *v;
+	__u32 ifindex;
 
 	if (!dev)
 		return 0;
@@ -147,9 +161,13 @@ int BPF_PROG(dimctl_napi_skb_bytes, struct sk_buff *skb)
 	 * non-NAPI paths (skb->napi_id 0 < MIN_NAPI_ID) are ignored. */
 	if (skb->napi_id == 0)
 		return 0;
+	ifindex = dev->ifindex;
+	/* Devices not selected by the globs: return before napi_value() can create an entry. */
+	if (targ_bytes_filter && !bpf_map_lookup_elem(&skb_bytes_ifidx, &ifindex))
+		return 0;
 	if (targ_netns_ino && dev->nd_net.net->ns.inum != targ_netns_ino)
 		return 0;
-	v = napi_value(dev->ifindex, skb->napi_id, true);
+	v = napi_value(ifindex, skb->napi_id, true);
 	if (!v)
 		return 0;
 	v->bytes += skb->len;

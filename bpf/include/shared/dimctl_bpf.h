@@ -31,7 +31,7 @@ struct dimctl_napi_value {
 	__u64 packets;          /* sum of work */
 	__u64 budget_exhausted; /* work >= budget */
 	__u64 empty_polls;      /* work == 0 */
-	__u64 bytes;            /* only with the optional skb byte program (targ_count_bytes) */
+	__u64 bytes;            /* only with the optional skb byte program (count_bytes) */
 	__u64 skbs;             /* skbs seen by the optional byte program */
 };
 
@@ -48,6 +48,13 @@ struct dimctl_napi_slot {
 	struct dimctl_napi_value v;
 	__u64 pad;
 };
+
+/* Map skb_bytes_ifidx (BPF_MAP_TYPE_HASH, key __u32 ifindex, value __u8 = 1): the devices
+ * whose bytes the optional per-skb program counts when the load-time flag targ_bytes_filter is
+ * set (CollectorOptions::count_bytes_devices). Userspace resolves the device globs to ifindexes
+ * of its network namespace and adds/removes keys as devices come and go. Without the flag the
+ * map is unused and every device is counted. */
+#define DIMCTL_SKB_BYTES_MAX_DEVICES 256
 
 /* ---- rdma.bpf.c -------------------------------------------------------------------------- */
 

@@ -1,5 +1,7 @@
 // Kernel tests of the BPF collector (label kernel, root): real programs on the running kernel,
 // real veth traffic in private network namespaces (never eth0).
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include "dimctl/collector/bpf_collector.h"
 #include "dimctl/collector/feature_probe.h"
 #include "kernel/collector/veth_lab.h"
+#include "shared/dimctl_bpf.h"
 
 namespace dimctl::collector {
 namespace {
@@ -176,6 +179,213 @@ TEST_F(CollectorKernelTest, OptionalByteCounterCountsBytesPerNapi) {
   }
   // skb->len at netif_receive_skb = IP header (20) + UDP header (8) + 32 payload bytes.
   EXPECT_EQ(b1 - b0, static_cast<uint64_t>(kPackets) * (20 + 8 + 32));
+}
+
+// ---- byte counter device filter (collectors.skb_bytes) --------------------------------------
+
+// A map of the program `prog_fd` by name (the kernel keeps 15 characters), read straight from
+// the kernel: what the BPF side really holds, independent of the aggregator.
+Fd map_of_prog(int prog_fd, const std::string& name) {
+  bpf_prog_info info{};
+  uint32_t len = sizeof(info);
+  std::vector<uint32_t> ids(16);
+  info.nr_map_ids = static_cast<uint32_t>(ids.size());
+  info.map_ids = reinterpret_cast<uint64_t>(ids.data());
+  if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) != 0) return Fd();
+  for (uint32_t i = 0; i < info.nr_map_ids && i < ids.size(); ++i) {
+    Fd fd(bpf_map_get_fd_by_id(ids[i]));
+    bpf_map_info mi{};
+    uint32_t mlen = sizeof(mi);
+    if (fd.valid() && bpf_obj_get_info_by_fd(fd.get(), &mi, &mlen) == 0 && name == mi.name) {
+      return fd;
+    }
+  }
+  return Fd();
+}
+
+std::set<uint32_t> filter_map_keys(int fd) {
+  std::set<uint32_t> keys;
+  uint32_t key = 0, next = 0;
+  for (const uint32_t* prev = nullptr; bpf_map_get_next_key(fd, prev, &next) == 0; prev = &key) {
+    keys.insert(next);
+    key = next;
+  }
+  return keys;
+}
+
+// Sum over every CPU of what the skb program recorded for `ifindex`, from napi_slots and
+// napi_stats: skbs counts its runs that reached an entry, entries = keys holding its ifindex.
+struct SkbRecord {
+  uint64_t skbs = 0, bytes = 0, polls = 0;
+  int entries = 0;
+};
+
+SkbRecord skb_record(int slots_fd, int hash_fd, uint32_t ifindex) {
+  SkbRecord r;
+  const int ncpus = libbpf_num_possible_cpus();
+  std::vector<dimctl_napi_slot> slots(static_cast<size_t>(ncpus));
+  for (uint32_t i = 0; i < DIMCTL_NAPI_SLOTS; ++i) {
+    if (bpf_map_lookup_elem(slots_fd, &i, slots.data()) != 0) continue;
+    for (const auto& s : slots) {
+      if (s.key.ifindex != ifindex) continue;
+      ++r.entries;
+      r.skbs += s.v.skbs;
+      r.bytes += s.v.bytes;
+      r.polls += s.v.polls;
+    }
+  }
+  std::vector<dimctl_napi_value> vals(static_cast<size_t>(ncpus));
+  dimctl_napi_key key{}, next{};
+  for (const dimctl_napi_key* prev = nullptr; bpf_map_get_next_key(hash_fd, prev, &next) == 0;
+       prev = &key) {
+    key = next;
+    if (next.ifindex != ifindex || bpf_map_lookup_elem(hash_fd, &next, vals.data()) != 0) continue;
+    ++r.entries;
+    for (const auto& v : vals) {
+      r.skbs += v.skbs;
+      r.bytes += v.bytes;
+      r.polls += v.polls;
+    }
+  }
+  return r;
+}
+
+struct DeviceBytes {
+  uint64_t packets = 0, bytes = 0;
+  int queues = 0, with_bytes = 0;
+};
+
+DeviceBytes device_bytes(const model::Snapshot& s, uint32_t ifindex) {
+  DeviceBytes d;
+  for (const auto& q : s.queues) {
+    if (q.key.ifindex != ifindex) continue;
+    ++d.queues;
+    d.packets += q.packets;
+    d.bytes += q.bytes;
+    if (q.has_bytes) ++d.with_bytes;
+  }
+  return d;
+}
+
+// Samples until every (ifindex, packets) target is reached (or 5 s), then once more after a
+// quiet period so an over-count would show.
+model::Snapshot settle_all(BpfCollector& c, const std::map<uint32_t, uint64_t>& want) {
+  model::Snapshot s;
+  for (int i = 0; i < 100; ++i) {
+    auto r = c.sample();
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().detailed());
+    if (!r.ok()) return s;
+    s = std::move(*r);
+    bool done = true;
+    for (const auto& [ifindex, packets] : want)
+      done = done && device_bytes(s, ifindex).packets >= packets;
+    if (done) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto r = c.sample();
+  EXPECT_TRUE(r.ok());
+  return r.ok() ? std::move(*r) : s;
+}
+
+// skb->len at netif_receive_skb = IP header (20) + UDP header (8) + 32 payload bytes.
+constexpr uint64_t kSkbLen = 20 + 8 + 32;
+
+TEST_F(CollectorKernelTest, ByteCounterDeviceGlobsCountOnlyTheNamedDevice) {
+  testing::VethLab sel(1), other(2);  // receivers va1 (named by the globs) and va2 (not)
+  ASSERT_TRUE(sel.create(1).ok());
+  ASSERT_TRUE(other.create(1).ok());
+  const uint32_t sel_if = sel.rx_ifindex(), other_if = other.rx_ifindex();
+  ASSERT_NE(sel_if, 0u);
+  ASSERT_NE(other_if, 0u);
+  CollectorOptions o;
+  o.count_bytes = true;
+  o.count_bytes_devices = {"nomatch*", "va[1]"};
+  auto c = open(o);
+  ASSERT_NE(c, nullptr);
+  const auto* prog = find(c->program_status(), "net:netif_receive_skb");
+  ASSERT_NE(prog, nullptr);
+  ASSERT_TRUE(prog->view.attached) << prog->view.reason;
+  ASSERT_TRUE(c->byte_counter_devices().has_value());
+  EXPECT_THAT(*c->byte_counter_devices(), ::testing::ElementsAre("va1"));
+  // The counters through napi_poll (always attached), the filter through the skb program.
+  const auto* poll = find(c->program_status(), "napi:napi_poll");
+  ASSERT_NE(poll, nullptr);
+  Fd slots = map_of_prog(poll->prog_fd, "napi_slots");
+  Fd hash = map_of_prog(poll->prog_fd, "napi_stats");
+  ASSERT_TRUE(slots.valid());
+  ASSERT_TRUE(hash.valid());
+  Fd filter = map_of_prog(prog->prog_fd, "skb_bytes_ifidx");
+  EXPECT_TRUE(filter.valid()) << "the skb program does not use the filter map";
+  if (filter.valid()) {
+    EXPECT_EQ(filter_map_keys(filter.get()), (std::set<uint32_t>{sel_if}));
+  }
+
+  // Warm-up (first polls create the NAPI entries), then the counted burst on both devices.
+  ASSERT_TRUE(sel.send_udp(10, 1).ok());
+  ASSERT_TRUE(other.send_udp(10, 1).ok());
+  const model::Snapshot before = settle_all(*c, {{sel_if, 10}, {other_if, 10}});
+  const DeviceBytes s0 = device_bytes(before, sel_if), o0 = device_bytes(before, other_if);
+  ASSERT_TRUE(sel.send_udp(kPackets, 1).ok());
+  ASSERT_TRUE(other.send_udp(kPackets, 1).ok());
+  const model::Snapshot after =
+      settle_all(*c, {{sel_if, s0.packets + kPackets}, {other_if, o0.packets + kPackets}});
+  const DeviceBytes s1 = device_bytes(after, sel_if), o1 = device_bytes(after, other_if);
+
+  // Selected: exact bytes. Unselected: still counted by napi_poll, but no bytes (veth has no
+  // qstats).
+  EXPECT_EQ(s1.packets - s0.packets, static_cast<uint64_t>(kPackets));
+  EXPECT_EQ(s1.with_bytes, s1.queues);
+  EXPECT_EQ(s1.bytes - s0.bytes, static_cast<uint64_t>(kPackets) * kSkbLen);
+  EXPECT_EQ(o1.packets - o0.packets, static_cast<uint64_t>(kPackets));
+  EXPECT_GE(o1.queues, 1);
+  EXPECT_EQ(o1.with_bytes, 0);
+  EXPECT_EQ(o1.bytes, 0u);
+
+  // What BPF recorded: the skb program ran for every packet of va1, never for va2 (no skb,
+  // no byte, so no entry it created: va2's entries are napi_poll's).
+  const SkbRecord rs = skb_record(slots.get(), hash.get(), sel_if);
+  const SkbRecord ro = skb_record(slots.get(), hash.get(), other_if);
+  EXPECT_EQ(rs.skbs, static_cast<uint64_t>(kPackets) + 10);
+  EXPECT_EQ(rs.bytes, (static_cast<uint64_t>(kPackets) + 10) * kSkbLen);
+  EXPECT_GE(ro.entries, 1);
+  EXPECT_EQ(ro.skbs, 0u);
+  EXPECT_EQ(ro.bytes, 0u);
+  EXPECT_GE(ro.polls, 1u);
+  EXPECT_EQ(c->drops(), 0u);
+}
+
+TEST_F(CollectorKernelTest, ByteCounterFilterFollowsDevicesThatComeAndGo) {
+  CollectorOptions o;
+  o.count_bytes = true;
+  o.count_bytes_devices = {"va3"};
+  auto c = open(o);
+  ASSERT_NE(c, nullptr);
+  const auto* prog = find(c->program_status(), "net:netif_receive_skb");
+  ASSERT_NE(prog, nullptr);
+  ASSERT_TRUE(prog->view.attached) << prog->view.reason;
+  ASSERT_TRUE(c->byte_counter_devices().has_value());
+  EXPECT_TRUE(c->byte_counter_devices()->empty());  // no va3 yet
+  Fd filter = map_of_prog(prog->prog_fd, "skb_bytes_ifidx");
+  ASSERT_TRUE(filter.valid());
+  EXPECT_TRUE(filter_map_keys(filter.get()).empty());
+  {
+    testing::VethLab lab(3);
+    ASSERT_TRUE(lab.create(1).ok());
+    const uint32_t ifindex = lab.rx_ifindex();
+    ASSERT_TRUE(c->sample().ok());  // the sample after the device appeared selects it
+    EXPECT_THAT(*c->byte_counter_devices(), ::testing::ElementsAre("va3"));
+    EXPECT_EQ(filter_map_keys(filter.get()), (std::set<uint32_t>{ifindex}));
+    ASSERT_TRUE(lab.send_udp(kPackets, 1).ok());
+    const model::Snapshot s = settle_all(*c, {{ifindex, kPackets}});
+    const DeviceBytes d = device_bytes(s, ifindex);
+    EXPECT_EQ(d.packets, static_cast<uint64_t>(kPackets));
+    EXPECT_EQ(d.with_bytes, d.queues);
+    EXPECT_EQ(d.bytes, static_cast<uint64_t>(kPackets) * kSkbLen);
+  }  // va3 deleted
+  ASSERT_TRUE(c->sample().ok());
+  EXPECT_TRUE(c->byte_counter_devices()->empty());
+  EXPECT_TRUE(filter_map_keys(filter.get()).empty());
 }
 
 TEST_F(CollectorKernelTest, DeletedDeviceIsRetiredFromSnapshotAndMap) {

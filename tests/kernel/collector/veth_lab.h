@@ -1,7 +1,8 @@
 // VethLab: a veth pair across two network namespaces for kernel tests, never touching eth0.
 // The test process moves itself into a fresh netns ("A", unshare(CLONE_NEWNET), once per
 // process), where the receiver `va` lives and the collector runs; the sender `vb` lives in a
-// named netns B (`ip netns add`), used by a sender thread through setns(). TSO is off on the
+// named netns B (`ip netns add`), used by a sender thread through setns(). Several labs can
+// coexist: lab `id` N > 0 uses `vaN`/`vbN`, 10.77.N.0/24 and its own netns B. TSO is off on the
 // sender and GRO on on the receiver: only then does veth poll its own NAPI (otherwise the
 // traffic lands in the per-CPU backlog NAPI). IPv6 is disabled and neighbours are static so
 // that exactly the packets a test sends cross the link.
@@ -61,12 +62,16 @@ inline Result<void> enter_private_netns() {
 
 class VethLab {
  public:
-  static constexpr const char* kRxAddr = "10.77.0.1";
-  static constexpr const char* kTxAddr = "10.77.0.2";
+  explicit VethLab(int id = 0)
+      : id_(id),
+        rx_(id == 0 ? "va" : fmt::format("va{}", id)),
+        tx_(id == 0 ? "vb" : fmt::format("vb{}", id)),
+        rx_addr_(fmt::format("10.77.{}.1", id)),
+        tx_addr_(fmt::format("10.77.{}.2", id)) {}
 
   ~VethLab() {
     if (!ns_.empty()) {
-      (void)sh(fmt::format("ip link del va"));
+      (void)sh(fmt::format("ip link del {}", rx_));
       (void)sh(fmt::format("ip netns del {}", ns_));
     }
   }
@@ -74,7 +79,8 @@ class VethLab {
   // queues: RX/TX queue count of both ends (veth channels).
   Result<void> create(int queues) {
     if (auto r = enter_private_netns(); !r) return r;
-    ns_ = fmt::format("dimctl-kt-{}", ::getpid());
+    ns_ = id_ == 0 ? fmt::format("dimctl-kt-{}", ::getpid())
+                   : fmt::format("dimctl-kt-{}-{}", ::getpid(), id_);
     (void)sh(fmt::format("ip netns del {}", ns_));
     std::ofstream("/proc/sys/net/ipv6/conf/default/disable_ipv6") << "1";
     std::ofstream("/proc/sys/net/ipv6/conf/all/disable_ipv6") << "1";
@@ -82,42 +88,45 @@ class VethLab {
     const char* steps[] = {
         "ip netns add {ns}",
         "{b}sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1",
-        "ip link add va numrxqueues {q} numtxqueues {q} type veth peer name vb numrxqueues {q} "
+        "ip link add {va} numrxqueues {q} numtxqueues {q} type veth peer name {vb} numrxqueues {q} "
         "numtxqueues {q} netns {ns}",
-        "ip addr add 10.77.0.1/24 dev va",
-        "{b}ip addr add 10.77.0.2/24 dev vb",
-        "ethtool -K va gro on",
-        "{b}ethtool -K vb tso off gso off",
-        "ip link set va up",
-        "{b}ip link set vb up",
+        "ip addr add {rx}/24 dev {va}",
+        "{b}ip addr add {tx}/24 dev {vb}",
+        "ethtool -K {va} gro on",
+        "{b}ethtool -K {vb} tso off gso off",
+        "ip link set {va} up",
+        "{b}ip link set {vb} up",
         "{b}ip link set lo up",
     };
     for (const char* step : steps) {
       if (auto r = sh(fmt::format(fmt::runtime(step), fmt::arg("ns", ns_), fmt::arg("b", in_b),
-                                  fmt::arg("q", queues)));
+                                  fmt::arg("q", queues), fmt::arg("va", rx_), fmt::arg("vb", tx_),
+                                  fmt::arg("rx", rx_addr_), fmt::arg("tx", tx_addr_)));
           !r) {
         return r;
       }
     }
     if (queues > 1) {
-      if (auto r = sh(fmt::format("ethtool -L va rx {0} tx {0}", queues)); !r) return r;
-      if (auto r = sh(fmt::format("{}ethtool -L vb rx {} tx {}", in_b, queues, queues)); !r) {
+      if (auto r = sh(fmt::format("ethtool -L {} rx {} tx {}", rx_, queues, queues)); !r) return r;
+      if (auto r = sh(fmt::format("{}ethtool -L {} rx {} tx {}", in_b, tx_, queues, queues)); !r) {
         return r;
       }
     }
     // Not /sys/class/net: sysfs shows the netns of whoever mounted it, not ours.
-    auto va_mac = sh_out("ip link show dev va | awk '/link\\/ether/ {print $2}'");
-    auto vb_mac = sh_out(in_b + "ip link show dev vb | awk '/link\\/ether/ {print $2}'");
+    auto va_mac =
+        sh_out(fmt::format("ip link show dev {} | awk '/link\\/ether/ {{print $2}}'", rx_));
+    auto vb_mac =
+        sh_out(in_b + fmt::format("ip link show dev {} | awk '/link\\/ether/ {{print $2}}'", tx_));
     if (!va_mac || !vb_mac || va_mac->empty() || vb_mac->empty()) {
       return DIMCTL_FAIL(0, "read veth MAC addresses");
     }
-    if (auto r =
-            sh(fmt::format("ip neigh replace 10.77.0.2 lladdr {} dev va nud permanent", *vb_mac));
+    if (auto r = sh(fmt::format("ip neigh replace {} lladdr {} dev {} nud permanent", tx_addr_,
+                                *vb_mac, rx_));
         !r) {
       return r;
     }
-    if (auto r = sh(fmt::format("{}ip neigh replace 10.77.0.1 lladdr {} dev vb nud permanent", in_b,
-                                *va_mac));
+    if (auto r = sh(fmt::format("{}ip neigh replace {} lladdr {} dev {} nud permanent", in_b,
+                                rx_addr_, *va_mac, tx_));
         !r) {
       return r;
     }
@@ -126,7 +135,7 @@ class VethLab {
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(kPort);
-    ::inet_pton(AF_INET, kRxAddr, &a.sin_addr);
+    ::inet_pton(AF_INET, rx_addr_.c_str(), &a.sin_addr);
     if (!rx_sock_.valid() ||
         ::bind(rx_sock_.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
       return DIMCTL_FAIL(errno, "bind receiver socket");
@@ -134,7 +143,8 @@ class VethLab {
     return ok();
   }
 
-  uint32_t rx_ifindex() const { return ::if_nametoindex("va"); }
+  uint32_t rx_ifindex() const { return ::if_nametoindex(rx_.c_str()); }
+  const std::string& rx_name() const { return rx_; }
 
   // Sends `count` UDP datagrams from netns B, round-robin over `flows` source ports (different
   // flow hashes spread them over the TX queues of vb, hence the RX queues of va).
@@ -152,7 +162,7 @@ class VethLab {
         sockaddr_in src{};
         src.sin_family = AF_INET;
         src.sin_port = htons(static_cast<uint16_t>(41000 + f));
-        ::inet_pton(AF_INET, kTxAddr, &src.sin_addr);
+        ::inet_pton(AF_INET, tx_addr_.c_str(), &src.sin_addr);
         if (!s.valid() || ::bind(s.get(), reinterpret_cast<sockaddr*>(&src), sizeof(src)) != 0) {
           result = DIMCTL_ERR(errno, "bind sender socket {}", f);
           return;
@@ -162,7 +172,7 @@ class VethLab {
       sockaddr_in dst{};
       dst.sin_family = AF_INET;
       dst.sin_port = htons(kPort);
-      ::inet_pton(AF_INET, kRxAddr, &dst.sin_addr);
+      ::inet_pton(AF_INET, rx_addr_.c_str(), &dst.sin_addr);
       const char payload[32] = "dimctl kernel test";
       for (int i = 0; i < count; ++i) {
         const Fd& s = socks[static_cast<size_t>(i % flows)];
@@ -181,6 +191,8 @@ class VethLab {
 
  private:
   static constexpr uint16_t kPort = 9999;
+  int id_;
+  std::string rx_, tx_, rx_addr_, tx_addr_;
   std::string ns_;
   Fd rx_sock_;
 };

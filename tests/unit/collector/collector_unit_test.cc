@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dimctl/collector/aggregator.h"
+#include "dimctl/collector/byte_filter.h"
 #include "dimctl/collector/feature_probe.h"
 #include "dimctl/collector/interval_report.h"
 #include "unit/collector/fakes.h"
@@ -170,6 +171,44 @@ TEST_F(NapiFixture, ByteProgramBytesWinOverQstats) {
   EXPECT_EQ((*q)[0].bytes, 100u);
 }
 
+TEST_F(NapiFixture, ByteDeviceFilterLimitsMapBytesToTheSelectedDevices) {
+  // 7 selected; 8 unselected with qstats; 9 unselected without qstats but with map bytes left
+  // from an earlier selection (the BPF program stopped adding to it).
+  map.entries[{7, 300}] = {napi_v(1, 1, 0, 0, 60), napi_v(1, 1, 0, 0, 40)};
+  map.entries[{8, 400}] = {napi_v(1, 1, 0, 0, 0)};
+  map.entries[{9, 500}] = {napi_v(1, 1, 0, 0, 999)};
+  dir.names = {{7, "eth7"}, {8, "eth8"}, {9, "eth9"}};
+  dir.napis[{8, 400}] = NapiInfo{.queue = 0, .irq = -1, .rx_bytes = 5000};
+  CounterAggregator agg(dir, true);
+  agg.set_byte_devices(std::set<uint32_t>{7});
+  auto q1 = agg.queues(map);
+  ASSERT_TRUE(q1.ok());
+  ASSERT_EQ(q1->size(), 3u);
+  EXPECT_TRUE((*q1)[0].has_bytes);
+  EXPECT_EQ((*q1)[0].bytes, 100u);
+  EXPECT_TRUE((*q1)[1].has_bytes);  // qstats, cumulative since first sight
+  EXPECT_EQ((*q1)[1].bytes, 0u);
+  EXPECT_FALSE((*q1)[2].has_bytes);
+  EXPECT_EQ((*q1)[2].bytes, 0u);
+  dir.napis[{8, 400}].rx_bytes = 5600;
+  auto q2 = agg.queues(map);
+  ASSERT_TRUE(q2.ok());
+  EXPECT_EQ((*q2)[1].bytes, 600u);
+
+  // No device selected (globs match nothing yet): no map bytes anywhere.
+  agg.set_byte_devices(std::set<uint32_t>{});
+  auto q3 = agg.queues(map);
+  ASSERT_TRUE(q3.ok());
+  EXPECT_FALSE((*q3)[0].has_bytes);
+  EXPECT_FALSE((*q3)[2].has_bytes);
+  // Back to every device.
+  agg.set_byte_devices(std::nullopt);
+  auto q4 = agg.queues(map);
+  ASSERT_TRUE(q4.ok());
+  EXPECT_TRUE((*q4)[2].has_bytes);
+  EXPECT_EQ((*q4)[2].bytes, 999u);
+}
+
 TEST_F(NapiFixture, MapErrorsNameTheMap) {
   map.fail = true;
   CounterAggregator agg(dir, false);
@@ -322,6 +361,123 @@ TEST(NapiSources, RetiringASlotOnlyKeyIsNotAnError) {
   auto all = src.read_all();
   ASSERT_TRUE(all.ok());
   EXPECT_TRUE(all->empty());
+}
+
+// ---- skb byte counter device filter ---------------------------------------------------------
+
+TEST(MatchDevices, GlobsAreAnchoredFnmatchPatternsAndAnyGlobSelects) {
+  const std::map<uint32_t, std::string> devs{{1, "lo"},    {2, "eth0"},    {3, "eth1"},
+                                             {4, "veth0"}, {5, "dimtap0"}, {6, "dimtap12"}};
+  EXPECT_EQ(match_devices(devs, {"eth*"}), (std::set<uint32_t>{2, 3}));  // not veth0
+  EXPECT_EQ(match_devices(devs, {"eth[!0]"}), (std::set<uint32_t>{3}));
+  EXPECT_EQ(match_devices(devs, {"dimtap?", "lo"}), (std::set<uint32_t>{1, 5}));
+  EXPECT_EQ(match_devices(devs, {"eth0", "eth*"}), (std::set<uint32_t>{2, 3}));
+  EXPECT_EQ(match_devices(devs, {"eth"}), (std::set<uint32_t>{}));  // anchored at the end
+  EXPECT_EQ(match_devices(devs, {"*"}).size(), devs.size());
+  EXPECT_TRUE(match_devices(devs, {}).empty());
+  EXPECT_TRUE(match_devices({}, {"*"}).empty());
+}
+
+TEST(SkbBytesFilter, WritesTheMapOnlyWhenTheSetChanges) {
+  fakes::FakeIfindexSet set;
+  SkbBytesFilter f({"eth*", "dimtap0"}, set, DIMCTL_SKB_BYTES_MAX_DEVICES);
+  std::map<uint32_t, std::string> devs{{1, "lo"}, {2, "eth0"}, {4, "veth0"}};
+
+  auto c = f.sync(devs);
+  ASSERT_TRUE(c.ok());
+  EXPECT_THAT(c->added, ::testing::ElementsAre("eth0 (ifindex 2)"));
+  EXPECT_EQ(set.held, (std::set<uint32_t>{2}));
+  EXPECT_EQ(f.selection(), (std::set<uint32_t>{2}));
+  EXPECT_TRUE(f.selected(2));
+  EXPECT_FALSE(f.selected(4));
+
+  // Same devices: nothing written.
+  set.writes.clear();
+  c = f.sync(devs);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->changed());
+  EXPECT_TRUE(set.writes.empty());
+
+  // A matching device appears, a non-matching one too: one add.
+  devs[9] = "dimtap0";
+  devs[10] = "wlan0";
+  c = f.sync(devs);
+  ASSERT_TRUE(c.ok());
+  EXPECT_THAT(set.writes, ::testing::ElementsAre("+9"));
+  EXPECT_THAT(f.names(), ::testing::ElementsAre("eth0", "dimtap0"));
+
+  // eth0 disappears: one remove.
+  set.writes.clear();
+  devs.erase(2);
+  c = f.sync(devs);
+  ASSERT_TRUE(c.ok());
+  EXPECT_THAT(set.writes, ::testing::ElementsAre("-2"));
+  EXPECT_THAT(c->removed, ::testing::ElementsAre("eth0 (ifindex 2)"));
+  EXPECT_EQ(set.held, (std::set<uint32_t>{9}));
+}
+
+TEST(SkbBytesFilter, FollowsRenames) {
+  fakes::FakeIfindexSet set;
+  SkbBytesFilter f({"eth*"}, set, DIMCTL_SKB_BYTES_MAX_DEVICES);
+  std::map<uint32_t, std::string> devs{{2, "eth0"}, {3, "tmp3"}};
+  ASSERT_TRUE(f.sync(devs).ok());
+  set.writes.clear();
+  // Renamed to another matching name: same ifindex, same entry, only the label changes.
+  devs[2] = "eth5";
+  ASSERT_TRUE(f.sync(devs).ok());
+  EXPECT_TRUE(set.writes.empty());
+  EXPECT_THAT(f.names(), ::testing::ElementsAre("eth5"));
+  // Renamed away (udev: tmp name -> final name and the reverse).
+  devs[2] = "lan0";
+  devs[3] = "eth1";
+  ASSERT_TRUE(f.sync(devs).ok());
+  EXPECT_THAT(set.writes, ::testing::ElementsAre("-2", "+3"));
+  EXPECT_EQ(set.held, (std::set<uint32_t>{3}));
+}
+
+TEST(SkbBytesFilter, NothingMatchingYetMeansAnEmptySelection) {
+  fakes::FakeIfindexSet set;
+  SkbBytesFilter f({"dimtap*"}, set, DIMCTL_SKB_BYTES_MAX_DEVICES);
+  auto c = f.sync({{1, "lo"}, {2, "eth0"}});
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->changed());
+  EXPECT_TRUE(f.selection().empty());
+  EXPECT_TRUE(set.writes.empty());
+}
+
+TEST(SkbBytesFilter, CapacityKeepsTheLowestIfindexesAndSaysHowManyAreLeftOut) {
+  fakes::FakeIfindexSet set;
+  SkbBytesFilter f({"eth*"}, set, 2);
+  std::map<uint32_t, std::string> devs{{5, "eth5"}, {3, "eth3"}, {9, "eth9"}, {4, "eth4"}};
+  auto c = f.sync(devs);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->over_capacity, 2u);
+  EXPECT_EQ(set.held, (std::set<uint32_t>{3, 4}));
+  // One selected device goes: the next one takes its place (removal before addition).
+  set.writes.clear();
+  devs.erase(3);
+  c = f.sync(devs);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->over_capacity, 1u);
+  EXPECT_THAT(set.writes, ::testing::ElementsAre("-3", "+5"));
+  EXPECT_EQ(set.held, (std::set<uint32_t>{4, 5}));
+}
+
+TEST(SkbBytesFilter, AFailedAddIsReportedAndRetriedOnTheNextSync) {
+  fakes::FakeIfindexSet set;
+  set.fail_add = 3;
+  SkbBytesFilter f({"eth*"}, set, DIMCTL_SKB_BYTES_MAX_DEVICES);
+  const std::map<uint32_t, std::string> devs{{2, "eth0"}, {3, "eth1"}};
+  auto c = f.sync(devs);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().code(), ENOMEM);
+  EXPECT_THAT(c.error().message(), HasSubstr("skb_bytes_ifidx"));
+  EXPECT_EQ(f.selection(), (std::set<uint32_t>{2}));  // what the map really holds
+  set.fail_add = 0;
+  c = f.sync(devs);
+  ASSERT_TRUE(c.ok());
+  EXPECT_THAT(c->added, ::testing::ElementsAre("eth1 (ifindex 3)"));
+  EXPECT_EQ(f.selection(), set.held);
 }
 
 // ---- attach policy --------------------------------------------------------------------------

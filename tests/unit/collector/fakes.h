@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dimctl/collector/byte_filter.h"
 #include "dimctl/collector/feature_probe.h"
 #include "dimctl/collector/map_reader.h"
 #include "dimctl/collector/netdev_directory.h"
@@ -71,6 +72,27 @@ class FakeDirectory final : public NetdevDirectory {
     auto it = napis.find({ifindex, napi_id});
     if (it == napis.end()) return std::nullopt;
     return it->second;
+  }
+  Result<std::map<uint32_t, std::string>> devices() override { return names; }
+};
+
+// The BPF filter map: what it holds, and every write made to it.
+class FakeIfindexSet final : public IfindexSet {
+ public:
+  std::set<uint32_t> held;
+  std::vector<std::string> writes;  // "+7", "-7"
+  int fail_add = 0;                 // ifindex whose add fails (0 = none)
+
+  Result<void> add(uint32_t ifindex) override {
+    if (static_cast<int>(ifindex) == fail_add) return DIMCTL_FAIL(ENOMEM, "fake add");
+    held.insert(ifindex);
+    writes.push_back("+" + std::to_string(ifindex));
+    return ok();
+  }
+  Result<void> remove(uint32_t ifindex) override {
+    held.erase(ifindex);
+    writes.push_back("-" + std::to_string(ifindex));
+    return ok();
   }
 };
 

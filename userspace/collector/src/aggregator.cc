@@ -134,7 +134,7 @@ Result<std::vector<model::QueueCounters>> CounterAggregator::queues(NapiMap& map
       q.queue = info->queue;
       q.irq = info->irq;
     }
-    if (count_bytes_) {
+    if (count_bytes_ && (!byte_devices_ || byte_devices_->count(e.key.ifindex) != 0)) {
       q.bytes = sum.bytes;
       q.has_bytes = true;
     } else if (info && info->rx_bytes) {

@@ -2,6 +2,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
@@ -12,6 +13,7 @@
 
 #include "bpf_maps.h"
 #include "dimctl/collector/aggregator.h"
+#include "dimctl/collector/byte_filter.h"
 #include "dimctl/model/clock.h"
 #include "napi.skel.h"
 #include "rdma.skel.h"
@@ -25,6 +27,7 @@ static_assert(sizeof(dimctl_napi_value) == 48 && offsetof(dimctl_napi_value, byt
               offsetof(dimctl_napi_value, skbs) == 40);
 static_assert(sizeof(dimctl_napi_slot) == 64 && offsetof(dimctl_napi_slot, v) == 8);
 static_assert((DIMCTL_NAPI_SLOTS & (DIMCTL_NAPI_SLOTS - 1)) == 0);
+static_assert(DIMCTL_SKB_BYTES_MAX_DEVICES > 0);
 static_assert(sizeof(dimctl_cq_key) == 8 && offsetof(dimctl_cq_key, cq_id) == 4);
 static_assert(sizeof(dimctl_cq_value) == 72 && offsetof(dimctl_cq_value, modifies) == 48 &&
               offsetof(dimctl_cq_value, last_modify_ns) == 56 &&
@@ -203,6 +206,10 @@ struct BpfCollector::Impl {
   std::unique_ptr<BpfPerCpuHash<dimctl_napi_key, dimctl_napi_value>> napi_hash;
   std::unique_ptr<BpfNapiSlotArray> napi_slot_array;
   std::unique_ptr<NapiSources> napi_map;
+  // Byte counter device filter (count_bytes_devices): only while the skb program is attached.
+  std::unique_ptr<BpfIfindexSet> bytes_set;
+  std::unique_ptr<SkbBytesFilter> bytes_filter;
+  size_t bytes_over_capacity = 0;
 
   std::unique_ptr<RdmaSkel> rdma;
   std::vector<Slot> rdma_slots;
@@ -233,11 +240,13 @@ struct BpfCollector::Impl {
       bytes.disabled_reason = "disabled: per-packet byte counter (--count-bytes)";
       napi_slots.push_back(std::move(bytes));
     };
+    const bool filtered = options.count_bytes && !options.count_bytes_devices.empty();
     for (bool prefer_raw : {options.force_raw_tp, true}) {
       auto s = NapiSkel::open("napi");
       if (!s) return std::move(s).error();
       make_slots(**s);
       (**s)->rodata->targ_netns_ino = options.own_netns_only ? own_netns_inode() : 0;
+      (**s)->rodata->targ_bytes_filter = filtered;
       if (!plan(napi_slots, *probe, prefer_raw)) {  // nothing attachable
         settle_unattached(napi_slots);
         return ok();
@@ -259,7 +268,20 @@ struct BpfCollector::Impl {
       break;
     }
     if (!napi) return ok();
+    const Slot& bytes = *bytes_slot();
+    if (filtered && bytes.chosen != nullptr) {
+      // Fill the filter before the skb program is attached: it never counts an unselected
+      // device, not even for the first packets.
+      bytes_set = std::make_unique<BpfIfindexSet>(bpf_map__fd(napi->get()->maps.skb_bytes_ifidx));
+      bytes_filter = std::make_unique<SkbBytesFilter>(options.count_bytes_devices, *bytes_set,
+                                                      DIMCTL_SKB_BYTES_MAX_DEVICES);
+      if (auto r = sync_bytes_filter(true); !r) return r;
+    }
     attach_all(napi_slots);
+    if (!bytes.link) {
+      bytes_filter.reset();
+      bytes_set.reset();
+    }
     napi_hash = std::make_unique<BpfPerCpuHash<dimctl_napi_key, dimctl_napi_value>>(
         bpf_map__fd(napi->get()->maps.napi_stats), "napi_stats", ncpus);
     napi_slot_array =
@@ -322,6 +344,46 @@ struct BpfCollector::Impl {
     return ok();
   }
 
+  // The optional per-skb byte program's slot (always made by open_napi's make_slots).
+  const Slot* bytes_slot() const {
+    for (const auto& s : napi_slots) {
+      if (s.tp == "netif_receive_skb") return &s;
+    }
+    return nullptr;
+  }
+
+  // Re-resolves the byte counter's device globs; the map is written only when the set changed.
+  Result<void> sync_bytes_filter(bool initial) {
+    auto devs = directory->devices();
+    if (!devs) return std::move(devs).error().wrap("skb byte counter filter");
+    auto change = bytes_filter->sync(*devs);
+    // Also after a failed write: the selection is what the map holds.
+    if (aggregator && (!change || change->changed())) {
+      aggregator->set_byte_devices(bytes_filter->selection());
+    }
+    if (!change) return std::move(change).error().wrap("skb byte counter filter");
+    if (change->over_capacity != bytes_over_capacity) {
+      bytes_over_capacity = change->over_capacity;
+      if (bytes_over_capacity > 0) {
+        spdlog::warn(
+            "collector: per-skb byte counter: {} more devices match {} than the filter holds "
+            "({}): the highest ifindexes get no byte counter",
+            bytes_over_capacity, fmt::join(bytes_filter->globs(), ","),
+            DIMCTL_SKB_BYTES_MAX_DEVICES);
+      }
+    }
+    if (initial) {
+      spdlog::debug("collector: per-skb byte counter on [{}] (globs {})",
+                    fmt::join(bytes_filter->names(), ", "), fmt::join(bytes_filter->globs(), ","));
+    } else if (change->changed()) {
+      for (const auto& d : change->added) spdlog::info("collector: per-skb byte counter on {}", d);
+      for (const auto& d : change->removed) {
+        spdlog::info("collector: per-skb byte counter off {}", d);
+      }
+    }
+    return ok();
+  }
+
   void log_unattached() const {
     for (const auto* slots : {&napi_slots, &rdma_slots}) {
       for (const auto& s : *slots) {
@@ -357,7 +419,12 @@ Result<std::unique_ptr<BpfCollector>> BpfCollector::open(const CollectorOptions&
   if (options.enable_rdma) {
     if (auto r = impl->open_rdma(); !r) return std::move(r).error().wrap("collector rdma");
   }
-  impl->aggregator = std::make_unique<CounterAggregator>(*impl->directory, options.count_bytes);
+  // Map bytes only when the skb program really runs: has_bytes must not claim a counter that
+  // failed to attach.
+  const Slot* bytes = impl->bytes_slot();
+  const bool bytes_attached = bytes != nullptr && bytes->link != nullptr;
+  impl->aggregator = std::make_unique<CounterAggregator>(*impl->directory, bytes_attached);
+  if (impl->bytes_filter) impl->aggregator->set_byte_devices(impl->bytes_filter->selection());
   impl->log_unattached();
   return std::unique_ptr<BpfCollector>(new BpfCollector(std::move(impl)));
 }
@@ -367,6 +434,9 @@ Result<model::Snapshot> BpfCollector::sample() {
   if (impl_->napi_map) {
     if (auto r = impl_->directory->refresh(); !r)
       return std::move(r).error().wrap("netdev directory");
+    if (impl_->bytes_filter) {
+      if (auto r = impl_->sync_bytes_filter(false); !r) return std::move(r).error();
+    }
     auto q = impl_->aggregator->queues(*impl_->napi_map);
     if (!q) return std::move(q).error();
     snap.queues = std::move(*q);
@@ -428,6 +498,11 @@ uint64_t BpfCollector::drops() const {
     total += sum_percpu_array(bpf_map__fd(impl_->rdma->get()->maps.rdma_drops), DIMCTL_DROP_MAX,
                               impl_->ncpus);
   return total;
+}
+
+std::optional<std::vector<std::string>> BpfCollector::byte_counter_devices() const {
+  if (!impl_->bytes_filter) return std::nullopt;
+  return impl_->bytes_filter->names();
 }
 
 }  // namespace dimctl::collector

@@ -94,4 +94,19 @@ Result<void> BpfNapiSlotArray::clear(uint32_t index, const dimctl_napi_key& key)
   return ok();
 }
 
+Result<void> BpfIfindexSet::add(uint32_t ifindex) {
+  const uint8_t one = 1;
+  if (bpf_map_update_elem(fd_, &ifindex, &one, BPF_ANY) != 0) {
+    return DIMCTL_FAIL(errno, "map {}: add ifindex {}", name_, ifindex);
+  }
+  return ok();
+}
+
+Result<void> BpfIfindexSet::remove(uint32_t ifindex) {
+  if (bpf_map_delete_elem(fd_, &ifindex) != 0 && errno != ENOENT) {
+    return DIMCTL_FAIL(errno, "map {}: remove ifindex {}", name_, ifindex);
+  }
+  return ok();
+}
+
 }  // namespace dimctl::collector

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dimctl/collector/aggregator.h"
+#include "dimctl/collector/byte_filter.h"
 #include "dimctl/collector/map_reader.h"
 
 namespace dimctl::collector {
@@ -90,6 +91,14 @@ class BpfNapiSlotArray final : public NapiSlotArray, private BpfMapBase {
 
  private:
   int ncpus_;
+};
+
+// skb_bytes_ifidx (HASH, key __u32 ifindex, value __u8 1): the byte counter's device filter.
+class BpfIfindexSet final : public IfindexSet, private BpfMapBase {
+ public:
+  explicit BpfIfindexSet(int fd) : BpfMapBase(fd, "skb_bytes_ifidx") {}
+  Result<void> add(uint32_t ifindex) override;
+  Result<void> remove(uint32_t ifindex) override;
 };
 
 }  // namespace dimctl::collector

@@ -1,6 +1,8 @@
 #include <libmnl/libmnl.h>
 #include <linux/genetlink.h>
+#include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "dimctl/collector/netdev_directory.h"
+#include "dimctl/common/fd.h"
 #include "netdev_uapi.h"
 
 namespace dimctl::collector {
@@ -57,6 +60,40 @@ struct NetlinkNetdevDirectory::Impl {
   uint16_t family = 0;  // 0 = not resolved / absent
   bool family_tried = false;
   std::vector<char> buf = std::vector<char>(64 * 1024);
+
+  // devices(): the cache and the RTMGRP_LINK socket that invalidates it.
+  Fd link_events;
+  bool link_events_tried = false;
+  bool devices_valid = false;
+  std::map<uint32_t, std::string> devices;
+
+  void open_link_events() {
+    link_events_tried = true;
+    Fd s(::socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE));
+    sockaddr_nl sa{};
+    sa.nl_family = AF_NETLINK;
+    sa.nl_groups = RTMGRP_LINK;
+    if (!s.valid() || ::bind(s.get(), reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) return;
+    link_events = std::move(s);
+  }
+
+  // True when a link changed since the last call (or notifications were lost: ENOBUFS).
+  bool drain_link_events() {
+    bool changed = false;
+    for (;;) {
+      ssize_t n = ::recv(link_events.get(), buf.data(), buf.size(), MSG_DONTWAIT);
+      if (n > 0) {
+        changed = true;
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == ENOBUFS) {  // overrun: the next recv goes on; re-read anyway
+        changed = true;
+        continue;
+      }
+      return changed;  // EAGAIN (drained), or an error: nothing more to read
+    }
+  }
 
   Result<void> open() {
     if (sock) return ok();
@@ -198,6 +235,25 @@ std::optional<NapiInfo> NetlinkNetdevDirectory::napi(uint32_t ifindex, uint32_t 
   auto it = napis_.find({ifindex, napi_id});
   if (it == napis_.end()) return std::nullopt;
   return it->second;
+}
+
+Result<std::map<uint32_t, std::string>> NetlinkNetdevDirectory::devices() {
+  // Subscribe before the first dump: a change between the two is then seen next time.
+  if (!impl_->link_events_tried) impl_->open_link_events();
+  if (impl_->link_events.valid()) {
+    if (impl_->drain_link_events()) impl_->devices_valid = false;
+    if (impl_->devices_valid) return impl_->devices;
+  }
+  std::map<uint32_t, std::string> out;
+  struct if_nameindex* list = ::if_nameindex();
+  if (list == nullptr) return DIMCTL_FAIL(errno, "if_nameindex");
+  for (const struct if_nameindex* i = list; i->if_index != 0 && i->if_name != nullptr; ++i) {
+    out.emplace(i->if_index, i->if_name);
+  }
+  ::if_freenameindex(list);
+  impl_->devices = out;
+  impl_->devices_valid = true;
+  return out;
 }
 
 }  // namespace dimctl::collector

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -64,6 +66,13 @@ class CounterAggregator {
   CounterAggregator(NetdevDirectory& dir, bool count_bytes)
       : dir_(dir), count_bytes_(count_bytes) {}
 
+  // The byte program counts only these devices (collectors.skb_bytes globs): map bytes are
+  // reported for them alone; the others keep qstats bytes where the device has them, else
+  // has_bytes = false. nullopt (the default) = every device.
+  void set_byte_devices(std::optional<std::set<uint32_t>> ifindexes) {
+    byte_devices_ = std::move(ifindexes);
+  }
+
   // Queues from napi_stats. The directory must have been refreshed by the caller.
   Result<std::vector<model::QueueCounters>> queues(NapiMap& map);
   // CQs from cq_stats + cq_info; `events` = lifecycle events drained from the ring buffer since
@@ -76,6 +85,7 @@ class CounterAggregator {
  private:
   NetdevDirectory& dir_;
   bool count_bytes_;
+  std::optional<std::set<uint32_t>> byte_devices_;
   AggregatorStats stats_;
   // qstats rx-bytes at first sight of each NAPI, so bytes are cumulative since then.
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> bytes_base_;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,12 @@ struct CollectorOptions {
   bool enable_rdma = true;
   // Optional per-skb byte counter (tp_btf/netif_receive_skb). Off: zero per-packet programs.
   bool count_bytes = false;
+  // With count_bytes: fnmatch(3) globs naming the devices to count (collectors.skb_bytes).
+  // Resolved to ifindexes of the collector's namespace at open and on every sample (devices
+  // come, go, get renamed); the BPF program returns early for the others (one hash lookup per
+  // packet), which keep has_bytes = false unless the device has netdev qstats. Empty = every
+  // device (dimctl list --count-bytes). Ignored without count_bytes.
+  std::vector<std::string> count_bytes_devices;
   // Use raw_tp twins even where tp_btf would work (tests, or kernels with broken tp_btf).
   bool force_raw_tp = false;
   // Count only NAPIs of devices in the collector's network namespace (ifindex is per netns).
@@ -55,6 +62,10 @@ class BpfCollector final : public model::CounterSource {
   std::vector<ProgramStatus> program_status() const;
   // Events the BPF side could not record (map full, ring buffer full), summed over CPUs.
   uint64_t drops() const;
+  // Names of the devices the byte counter counts now, when it is attached with device globs
+  // (ifindex order; empty when no device matches yet). nullopt: no device filter (counter not
+  // attached, or attached for every device).
+  std::optional<std::vector<std::string>> byte_counter_devices() const;
 
  private:
   struct Impl;
