@@ -142,16 +142,17 @@ int run_daemon(const RunArgs& args) {
   copts.enable_napi = cfg->collectors.napi;
   copts.enable_rdma = cfg->collectors.rdma;
   copts.count_bytes = !cfg->collectors.skb_bytes.empty();
-  if (copts.count_bytes) {
-    // Said at start so nobody believes the globs narrow the per-packet cost (docs/CONFIG.md).
-    spdlog::warn(
-        "collectors.skb_bytes: the per-skb byte counter runs for every device of this "
-        "namespace; the device globs do not narrow it yet");
-  }
+  copts.count_bytes_devices = cfg->collectors.skb_bytes;
   auto collector = collector::BpfCollector::open(copts);
   if (!collector) {
     spdlog::error("dimctl run: BPF collector: {}", collector.error().message());
     return kExitFailure;
+  }
+  if (auto devs = (*collector)->byte_counter_devices()) {
+    // The set follows devices as they come and go; the collector logs each change.
+    spdlog::info("collectors.skb_bytes [{}]: per-skb byte counter on [{}]{}",
+                 fmt::join(cfg->collectors.skb_bytes, ", "), fmt::join(*devs, ", "),
+                 devs->empty() ? " (no device matches yet)" : "");
   }
   for (const auto& p : (*collector)->programs()) {
     if (p.attached) {
