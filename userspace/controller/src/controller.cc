@@ -76,6 +76,33 @@ void fill_dim_view(model::DimView& v, const Dim* dim, uint8_t applied_ix,
   v.cpe_ratio = s ? s->cpe_ratio : 0;
 }
 
+// Reorders `slots` to follow the snapshot (key_at(i) for i < n): a slot whose key is still there
+// moves to its new position (kept(slot, old position)), a new key gets a fresh slot, a key absent
+// from the snapshot loses its slot. `index` (packed key -> position) is rebuilt. The same queue
+// or CQ twice in one snapshot gets one slot with state and one fresh one.
+template <typename Slot, typename KeyAt, typename Kept>
+void reorder_slots(std::vector<Slot>& slots, std::unordered_map<uint64_t, size_t>& index, size_t n,
+                   KeyAt key_at, Kept kept) {
+  std::vector<Slot> next;
+  next.reserve(n);
+  std::vector<bool> taken(slots.size(), false);
+  for (size_t i = 0; i < n; ++i) {
+    auto it = index.find(pack(key_at(i)));
+    if (it != index.end() && !taken[it->second]) {
+      taken[it->second] = true;
+      next.push_back(std::move(slots[it->second]));
+      kept(next.back(), it->second);
+    } else {
+      next.emplace_back();
+      next.back().key = key_at(i);
+    }
+  }
+  slots = std::move(next);
+  index.clear();
+  index.reserve(n);
+  for (size_t i = 0; i < n; ++i) index.emplace(pack(slots[i].key), i);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -583,27 +610,11 @@ void Controller::reconcile_queues(const model::Snapshot& snap) {
   bool same = queue_keys_.size() == n;
   for (size_t i = 0; same && i < n; ++i) same = queue_keys_[i] == pack(snap.queues[i].key);
   if (!same) {
-    std::vector<QueueSlot> next;
-    next.reserve(n);
-    std::vector<bool> taken(queues_.size(), false);
-    for (size_t i = 0; i < n; ++i) {
-      auto it = queue_index_.find(pack(snap.queues[i].key));
-      if (it != queue_index_.end() && !taken[it->second]) {
-        taken[it->second] = true;
-        next.push_back(std::move(queues_[it->second]));
-      } else {
-        next.emplace_back();
-        next.back().key = snap.queues[i].key;
-      }
-    }
-    queues_ = std::move(next);
-    queue_index_.clear();
-    queue_index_.reserve(n);
+    reorder_slots(
+        queues_, queue_index_, n, [&](size_t i) { return snap.queues[i].key; },
+        [](QueueSlot&, size_t) {});
     queue_keys_.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      queue_keys_[i] = pack(queues_[i].key);
-      queue_index_.emplace(queue_keys_[i], i);
-    }
+    for (size_t i = 0; i < n; ++i) queue_keys_[i] = pack(queues_[i].key);
   }
 }
 
@@ -842,25 +853,12 @@ void Controller::reconcile_cqs(const model::Snapshot& snap) {
       cqs_[i].prev_pos = i;
     }
   } else {
-    std::vector<CqSlot> next;
-    next.reserve(n);
-    std::vector<bool> taken(cqs_.size(), false);
-    for (size_t i = 0; i < n; ++i) {
-      auto it = cq_index_.find(pack(snap.cqs[i].key));
-      if (it != cq_index_.end() && !taken[it->second]) {
-        taken[it->second] = true;
-        next.push_back(std::move(cqs_[it->second]));
-        next.back().have_prev = have_prev_;
-        next.back().prev_pos = it->second;
-      } else {
-        next.emplace_back();
-        next.back().key = snap.cqs[i].key;
-      }
-    }
-    cqs_ = std::move(next);
-    cq_index_.clear();
-    cq_index_.reserve(n);
-    for (size_t i = 0; i < n; ++i) cq_index_.emplace(pack(cqs_[i].key), i);
+    reorder_slots(
+        cqs_, cq_index_, n, [&](size_t i) { return snap.cqs[i].key; },
+        [&](CqSlot& slot, size_t old_pos) {
+          slot.have_prev = have_prev_;
+          slot.prev_pos = old_pos;
+        });
   }
   for (size_t i = 0; i < n; ++i) {
     CqSlot& slot = cqs_[i];
