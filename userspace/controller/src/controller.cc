@@ -274,12 +274,16 @@ Result<void> Controller::step() {
   // queue where the device has per-queue coalescing and release pending DIM instances. The
   // feed is the only pass over all queues in a step that does not publish; the later passes
   // visit just the queues that need them (per_queue_slots_, pending_slots_).
-  reconcile_queues(snap);
+  // Slots follow the snapshot's order. The common case (same queues, same order) is checked
+  // while feeding, where the slot is loaded anyway; at the first difference the slots are
+  // reordered by key (the ones fed so far keep their positions) and feeding goes on.
   feed_ifindex_ = 0;
   feed_dev_ = nullptr;
   per_queue_slots_.clear();
   pending_slots_.clear();
+  if (queues_.size() != snap.queues.size()) reconcile_queues(snap);
   for (size_t i = 0; i < queues_.size(); ++i) {
+    if (queues_[i].key != snap.queues[i].key) reconcile_queues(snap);
     feed_queue(static_cast<uint32_t>(i), snap.queues[i], snap.time_ns, time_backwards);
   }
   apply_inventory(loop_start);
@@ -601,21 +605,12 @@ bool Controller::may_write(const NetDevice& dev) const {
          dev.policy.algorithm != model::Algorithm::kRdma;
 }
 
-// Slots follow the snapshot's order. The common case (same queues, same order) is checked with
-// one pass of key compares and costs no lookups; otherwise slots are moved by key, new queues
-// get fresh slots and queues absent from the snapshot are dropped.
+// Called when the snapshot's queues differ from the slots (count or order): slots are moved by
+// key, new queues get fresh slots and queues absent from the snapshot are dropped.
 void Controller::reconcile_queues(const model::Snapshot& snap) {
-  const size_t n = snap.queues.size();
-  // The fast check walks a compact key array, not the slots.
-  bool same = queue_keys_.size() == n;
-  for (size_t i = 0; same && i < n; ++i) same = queue_keys_[i] == pack(snap.queues[i].key);
-  if (!same) {
-    reorder_slots(
-        queues_, queue_index_, n, [&](size_t i) { return snap.queues[i].key; },
-        [](QueueSlot&, size_t) {});
-    queue_keys_.resize(n);
-    for (size_t i = 0; i < n; ++i) queue_keys_[i] = pack(queues_[i].key);
-  }
+  reorder_slots(
+      queues_, queue_index_, snap.queues.size(), [&](size_t i) { return snap.queues[i].key; },
+      [](QueueSlot&, size_t) {});
 }
 
 void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {

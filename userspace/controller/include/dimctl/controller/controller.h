@@ -171,10 +171,8 @@ class Controller {
   // Net devices by ifname (std::map: stable addresses for QueueSlot::dev, sorted export).
   std::map<std::string, std::unique_ptr<NetDevice>> net_devices_;
   std::map<std::string, std::unique_ptr<RdmaDevice>> rdma_devices_;
-  // Queues in the order of the last snapshot, so a stable snapshot costs no lookups; the keys
-  // are also kept compact for the once-per-period "same order?" check.
+  // Queues in the order of the last snapshot, so a stable snapshot costs no lookups.
   std::vector<QueueSlot> queues_;
-  std::vector<uint64_t> queue_keys_;
   // This step: the device of the last ifindex fed, queues of per-queue devices (written one by
   // one) and queues whose DIM waits for profile_applied().
   uint32_t feed_ifindex_ = 0;
