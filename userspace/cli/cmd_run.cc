@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <ctime>
@@ -166,6 +167,7 @@ int run_daemon(const RunArgs& args) {
   model::MonotonicClock clock;
   controller::ControllerOptions ctl_opts;
   ctl_opts.period_ns = period_ns;
+  ctl_opts.publish_interval_ns = cfg->metrics.publish_interval_ns;
   ctl_opts.default_mode = cfg->mode;
   ctl_opts.config_path = args.config_path;
   ctl_opts.net_driver = [](const std::string& ifname) { return net_driver(ifname); };
@@ -186,7 +188,9 @@ int run_daemon(const RunArgs& args) {
   hopts.address = cfg->metrics.listen;
   hopts.collectables.push_back(*metrics);
   hopts.state = getter;
-  hopts.alive = exporters::liveness_from_state(getter, std::chrono::nanoseconds(period_ns));
+  // A view is published once per publish interval (or every period, if longer).
+  hopts.alive = exporters::liveness_from_state(
+      getter, std::chrono::nanoseconds(std::max(period_ns, cfg->metrics.publish_interval_ns)));
   auto http = exporters::HttpServer::start(hopts);
   if (!http) {
     spdlog::error("dimctl run: metrics server: {}", http.error().message());
@@ -246,9 +250,9 @@ int run_daemon(const RunArgs& args) {
       rc = kExitFailure;
     }
   }
-  // Whatever the controller restored is now a no-op for the store; what remains (a device that
-  // vanished and came back, a failed write) gets its own attempt, and the file goes away only
-  // when everything is back.
+  // The controller forgot in the store what it put back (one write per device); what remains (a
+  // device that vanished, a failed write, originals of a device it never saw this run) gets its
+  // own attempt here, and the file goes away only when everything is back.
   auto report = store.restore_all(**ethtool, rdma);
   log_restore(report, "exit restore");
   if (!report.all_restored()) rc = kExitFailure;

@@ -4,6 +4,8 @@
 #   enforce_tun            enforce mode writes rx-frames over ethtool netlink to the allowlisted
 #                          tap, the read-back (clamped by the driver) is exported, and a tap not
 #                          in the allowlist is never written
+#   sighup_hands_back      a reload out of enforce restores the device at once; back to enforce
+#                          records and writes it again
 #   sigterm_restores       SIGTERM restores the original and removes the state file
 #   sigkill_then_restore   after SIGKILL the change stays; `dimctl restore` puts the original back
 #   stale_state_at_start   `dimctl run` finds a stale state file and restores before starting
@@ -107,6 +109,30 @@ if wait_for 15 frames_are dimtap0 64; then
   fi
 else
   fail enforce_tun "dimtap0 rx-frames is $(rx_frames dimtap0), expected 64"
+fi
+
+# --- sighup_hands_back: a reload that takes dimtap0 out of enforce restores it at once (not at
+# exit) and empties the state file; enforcing it again by another reload writes it again.
+if [ -n "$DAEMON_PID" ]; then
+  write_config shadow
+  kill -HUP "$DAEMON_PID"
+  if ! wait_for 15 frames_are dimtap0 16; then
+    fail sighup_hands_back "dimtap0 rx-frames $(rx_frames dimtap0) after the reload to shadow, original 16"
+  elif ! kill -0 "$DAEMON_PID" 2>/dev/null; then
+    fail sighup_hands_back "daemon exited on the reload"
+  elif [ -e "$WORK/state.json" ]; then
+    fail sighup_hands_back "state file still lists what was handed back: $(cat "$WORK/state.json")"
+  else
+    write_config enforce
+    kill -HUP "$DAEMON_PID"
+    if ! wait_for 15 frames_are dimtap0 64; then
+      fail sighup_hands_back "not written again after the reload back to enforce ($(rx_frames dimtap0))"
+    elif ! grep -q dimtap0 "$WORK/state.json" 2>/dev/null; then
+      fail sighup_hands_back "original not recorded again after the reload back to enforce"
+    else
+      pass sighup_hands_back
+    fi
+  fi
 fi
 
 # --- sigterm_restores
