@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "dimctl/exporters/counters_json.h"
 #include "dimctl/exporters/names.h"
 
 namespace dimctl::exporters {
@@ -258,55 +259,25 @@ json coalesce_to_json(const model::Coalesce& c) {
 json state_to_json(const model::ControllerState& s) {
   json queues = json::array();
   for (const auto& q : s.queues) {
-    const auto& c = q.counters;
-    queues.push_back(json{
-        {"device", c.device},
-        {"queue", c.queue},
-        {"queue_label", queue_label(c)},
-        {"direction", q.direction},
-        {"ifindex", c.key.ifindex},
-        {"napi_id", c.key.napi_id},
-        {"irq", c.irq},
-        {"polls", c.polls},
-        {"events", c.events()},
-        {"packets", c.packets},
-        {"budget_exhausted", c.budget_exhausted},
-        {"empty_polls", c.empty_polls},
-        {"has_bytes", c.has_bytes},
-        {"bytes", c.has_bytes ? json(c.bytes) : json(nullptr)},
-        {"packets_per_second", q.packets_per_second},
-        {"events_per_second", q.events_per_second},
-        {"polls_per_second", q.polls_per_second},
-        {"dim", dim_to_json(q.dim)},
-        {"wanted_usecs", q.wanted_usecs},
-        {"wanted_frames", q.wanted_frames},
-    });
+    json o = queue_counters_to_json(q.counters);
+    o["direction"] = q.direction;
+    o["packets_per_second"] = q.packets_per_second;
+    o["events_per_second"] = q.events_per_second;
+    o["polls_per_second"] = q.polls_per_second;
+    o["dim"] = dim_to_json(q.dim);
+    o["wanted_usecs"] = q.wanted_usecs;
+    o["wanted_frames"] = q.wanted_frames;
+    queues.push_back(std::move(o));
   }
   json cqs = json::array();
   for (const auto& q : s.cqs) {
-    const auto& c = q.counters;
-    cqs.push_back(json{
-        {"device", c.ibdev},
-        {"dev_index", c.key.dev_index},
-        {"cq", c.key.cq_id},
-        {"poll_ctx", poll_context_name(c.poll_ctx)},
-        {"nr_cqe", c.nr_cqe},
-        {"comp_vector", c.comp_vector},
-        {"schedules", c.schedules},
-        {"reschedules", c.reschedules},
-        {"events", c.events},
-        {"polls", c.polls},
-        {"completions", c.completions},
-        {"poll_errors", c.poll_errors},
-        {"kernel_modifies", c.kernel_modifies},
-        {"kernel_comps", c.kernel_comps},
-        {"kernel_usec", c.kernel_usec},
-        {"completions_per_second", q.completions_per_second},
-        {"events_per_second", q.events_per_second},
-        {"dim", dim_to_json(q.dim)},
-        {"wanted_usec", q.wanted_usec},
-        {"wanted_comps", q.wanted_comps},
-    });
+    json o = cq_counters_to_json(q.counters);
+    o["completions_per_second"] = q.completions_per_second;
+    o["events_per_second"] = q.events_per_second;
+    o["dim"] = dim_to_json(q.dim);
+    o["wanted_usec"] = q.wanted_usec;
+    o["wanted_comps"] = q.wanted_comps;
+    cqs.push_back(std::move(o));
   }
   json devices = json::array();
   for (const auto& d : s.devices) {

@@ -35,7 +35,7 @@ dimctl_has list && HAVE_LIST=1
 # completions, so completions are only required to be exact when cq_poll had no misses.
 cmp_window() {
   local name=$1 js=$2 hist=$3 mp mc ms
-  jq -r '.cqs[] | select(.ibdev == "rxe0") | "\(.cq_id) \(.polls) \(.completions) \(.events) \(.schedules)"' \
+  jq -r '.cqs[] | select(.device == "rxe0") | "\(.cq) \(.polls) \(.completions) \(.events) \(.schedules)"' \
     "$js" | sort -n >"$WORK/$name.dimctl"
   mp=$(jq -r '[.programs[] | select(.name == "rdma_core:cq_poll") | .recursion_misses // 0] | add // 0' "$js")
   mc=$(jq -r '[.programs[] | select(.name == "rdma_core:cq_process") | .recursion_misses // 0] | add // 0' "$js")
@@ -234,7 +234,7 @@ echo >"$T/trace"
 after=""
 if [ $HAVE_LIST -eq 1 ] && [ -z "$err" ]; then
   "$DIMCTL" list --json --interval 0.5 >"$WORK/list-after.json" 2>>"$WORK/list-life.err" &&
-    after=$(jq -r '[.cqs[] | select(.ibdev == "rxe2") | .cq_id] | join(",")' "$WORK/list-after.json")
+    after=$(jq -r '[.cqs[] | select(.device == "rxe2") | .cq] | join(",")' "$WORK/list-after.json")
 fi
 # "cq_alloc: cq.id=5 nr_cqe=128 comp_vector=0 poll_ctx=SOFTIRQ"
 awk '{ delete v; for (i = 1; i <= NF; i++) if ($i ~ /=/) { split($i, kv, "="); v[kv[1]] = kv[2] }
@@ -250,7 +250,7 @@ elif [ "$nalloc" -eq 0 ] || [ "$alloc_ids" != "$(<"$WORK/life.free")" ]; then
 elif [ $HAVE_LIST -eq 0 ]; then
   report SKIP rdma-cq-lifecycle "dimctl list missing; tracefs: $nalloc cq_alloc ($ctxs) on rxe2 add + connect, the same $nfree ids freed on disconnect + delete"
 else
-  jq -r '.cqs[] | select(.ibdev == "rxe2") | "\(.cq_id) \(.nr_cqe) \(.comp_vector) \(.poll_ctx) \(.events)"' "$WORK/list-life.json" >"$WORK/life.dimctl"
+  jq -r '.cqs[] | select(.device == "rxe2") | "\(.cq) \(.nr_cqe) \(.comp_vector) \(.poll_ctx) \(.events)"' "$WORK/list-life.json" >"$WORK/life.dimctl"
   res=$(awk '
     FNR == 1 { f++ }
     f == 1 { a[$1] = $2 " " $3 " " $4 }

@@ -9,6 +9,7 @@
 #include "dimctl/collector/byte_filter.h"
 #include "dimctl/collector/feature_probe.h"
 #include "dimctl/collector/interval_report.h"
+#include "dimctl/exporters/counters_json.h"
 #include "unit/collector/fakes.h"
 
 namespace dimctl::collector {
@@ -593,10 +594,14 @@ TEST(IntervalReport, DeltasRatesAndJson) {
   EXPECT_EQ(j["queues"][0]["events"].get<uint64_t>(), 90u);
   EXPECT_EQ(j["queues"][0]["budget_exhausted"].get<uint64_t>(), 10u);
   EXPECT_DOUBLE_EQ(j["queues"][0]["packets_per_second"].get<double>(), 1000.0);
-  EXPECT_FALSE(j["queues"][0].contains("bytes"));
+  EXPECT_EQ(j["queues"][0]["has_bytes"], false);
+  EXPECT_TRUE(j["queues"][0]["bytes"].is_null());  // unknown, not 0
+  EXPECT_FALSE(j["queues"][0].contains("bytes_per_second"));
   EXPECT_EQ(j["cqs"][0]["completions"].get<uint64_t>(), 80u);
   EXPECT_DOUBLE_EQ(j["cqs"][0]["completions_per_event"].get<double>(), 4.0);
   EXPECT_EQ(j["cqs"][0]["poll_ctx"], "direct");
+  EXPECT_EQ(j["cqs"][0]["device"], "rxe0");
+  EXPECT_EQ(j["cqs"][0]["cq"].get<uint32_t>(), 5u);
   EXPECT_EQ(j["programs"][0]["name"], "napi:napi_poll");
   EXPECT_DOUBLE_EQ(j["programs"][0]["ns_per_run"].get<double>(), 20.0);
   EXPECT_EQ(j["devices"][0]["queues"].get<int>(), 2);
@@ -605,6 +610,47 @@ TEST(IntervalReport, DeltasRatesAndJson) {
   EXPECT_THAT(table, HasSubstr("va"));
   EXPECT_THAT(table, HasSubstr("rxe0"));
   EXPECT_THAT(table, HasSubstr("napi:napi_poll"));
+}
+
+// `dimctl list --json` and GET /api/v1/state render the same counter under the same key: every
+// key of the shared rendering is in the list's objects, with the interval's value.
+TEST(IntervalReport, JsonUsesTheStateApiKeys) {
+  model::Snapshot a, b;
+  b.time_ns = 1'000'000'000;
+  model::QueueCounters q = queue(300, 10, 100, 1);
+  q.has_bytes = true;
+  q.bytes = 1500;
+  b.queues = {q};
+  model::CqCounters c;
+  c.key = {1, 42};
+  c.ibdev = "mlx5_0";
+  c.poll_ctx = model::PollContext::kWorkqueue;
+  c.nr_cqe = 256;
+  c.comp_vector = 3;
+  c.schedules = 1;
+  c.reschedules = 2;
+  c.events = 3;
+  c.polls = 4;
+  c.completions = 5;
+  c.poll_errors = 6;
+  c.kernel_modifies = 7;
+  c.kernel_comps = 8;
+  c.kernel_usec = 9;
+  b.cqs = {c};
+  const auto j = nlohmann::json::parse(render_json(make_interval_report(a, b, {})));
+  const auto jq = exporters::queue_counters_to_json(q);
+  const auto jc = exporters::cq_counters_to_json(c);
+  EXPECT_EQ(jq.size(), 13u);
+  EXPECT_EQ(jc.size(), 15u);
+  for (const auto& [key, value] : jq.items()) EXPECT_EQ(j["queues"][0][key], value) << key;
+  for (const auto& [key, value] : jc.items()) EXPECT_EQ(j["cqs"][0][key], value) << key;
+  EXPECT_EQ(j["queues"][0]["bytes"].get<uint64_t>(), 1500u);
+  EXPECT_DOUBLE_EQ(j["queues"][0]["bytes_per_second"].get<double>(), 1500.0);
+  EXPECT_EQ(j["cqs"][0]["cq"].get<uint32_t>(), 42u);
+  EXPECT_EQ(j["cqs"][0]["device"], "mlx5_0");
+  EXPECT_EQ(j["cqs"][0]["poll_ctx"], "workqueue");
+  EXPECT_EQ(j["cqs"][0]["kernel_usec"].get<uint16_t>(), 9u);
+  for (const char* old_key : {"ibdev", "cq_id"}) EXPECT_FALSE(j["cqs"][0].contains(old_key));
 }
 
 TEST(IntervalReport, CountersGoingBackwardsAreANewIncarnation) {

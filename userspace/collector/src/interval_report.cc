@@ -5,6 +5,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "dimctl/exporters/counters_json.h"
+#include "dimctl/exporters/names.h"
+
 namespace dimctl::collector {
 namespace {
 
@@ -67,20 +70,6 @@ IntervalReport make_interval_report(const model::Snapshot& before, const model::
   return r;
 }
 
-std::string poll_context_name(model::PollContext ctx) {
-  switch (ctx) {
-    case model::PollContext::kDirect:
-      return "direct";
-    case model::PollContext::kSoftirq:
-      return "softirq";
-    case model::PollContext::kWorkqueue:
-      return "workqueue";
-    case model::PollContext::kUnboundWorkqueue:
-      return "unbound_workqueue";
-  }
-  return "unknown";
-}
-
 std::string render_json(const IntervalReport& r) {
   using nlohmann::json;
   json j;
@@ -101,24 +90,12 @@ std::string render_json(const IntervalReport& r) {
   json queues = json::array();
   for (const auto& q : r.queues) {
     const uint64_t events = q.events();
-    json o{{"device", q.device},
-           {"ifindex", q.key.ifindex},
-           {"queue", q.queue},
-           {"napi_id", q.key.napi_id},
-           {"irq", q.irq},
-           {"polls", q.polls},
-           {"packets", q.packets},
-           {"events", events},
-           {"budget_exhausted", q.budget_exhausted},
-           {"empty_polls", q.empty_polls},
-           {"polls_per_second", per_s(q.polls, r.interval_s)},
-           {"packets_per_second", per_s(q.packets, r.interval_s)},
-           {"events_per_second", per_s(events, r.interval_s)},
-           {"packets_per_event", ratio(q.packets, events)}};
-    if (q.has_bytes) {
-      o["bytes"] = q.bytes;
-      o["bytes_per_second"] = per_s(q.bytes, r.interval_s);
-    }
+    json o = exporters::queue_counters_to_json(q);  // the keys of GET /api/v1/state
+    o["polls_per_second"] = per_s(q.polls, r.interval_s);
+    o["packets_per_second"] = per_s(q.packets, r.interval_s);
+    o["events_per_second"] = per_s(events, r.interval_s);
+    o["packets_per_event"] = ratio(q.packets, events);
+    if (q.has_bytes) o["bytes_per_second"] = per_s(q.bytes, r.interval_s);
     queues.push_back(std::move(o));
     json& d = devices[q.device];
     if (d.is_null())
@@ -138,24 +115,11 @@ std::string render_json(const IntervalReport& r) {
 
   json cqs = json::array();
   for (const auto& c : r.cqs) {
-    cqs.push_back(json{{"ibdev", c.ibdev},
-                       {"dev_index", c.key.dev_index},
-                       {"cq_id", c.key.cq_id},
-                       {"poll_ctx", poll_context_name(c.poll_ctx)},
-                       {"nr_cqe", c.nr_cqe},
-                       {"comp_vector", c.comp_vector},
-                       {"schedules", c.schedules},
-                       {"reschedules", c.reschedules},
-                       {"events", c.events},
-                       {"polls", c.polls},
-                       {"completions", c.completions},
-                       {"poll_errors", c.poll_errors},
-                       {"kernel_modifies", c.kernel_modifies},
-                       {"kernel_comps", c.kernel_comps},
-                       {"kernel_usec", c.kernel_usec},
-                       {"events_per_second", per_s(c.events, r.interval_s)},
-                       {"completions_per_second", per_s(c.completions, r.interval_s)},
-                       {"completions_per_event", ratio(c.completions, c.events)}});
+    json o = exporters::cq_counters_to_json(c);  // the keys of GET /api/v1/state
+    o["events_per_second"] = per_s(c.events, r.interval_s);
+    o["completions_per_second"] = per_s(c.completions, r.interval_s);
+    o["completions_per_event"] = ratio(c.completions, c.events);
+    cqs.push_back(std::move(o));
   }
   j["cqs"] = std::move(cqs);
   return j.dump(2);
@@ -180,7 +144,7 @@ std::string render_table(const IntervalReport& r) {
   for (const auto& c : r.cqs) {
     out += fmt::format("{:<12} {:>6} {:>18} {:>6} {:>5} {:>10.1f} {:>14.1f} {:>8.2f}\n",
                        c.ibdev.empty() ? fmt::format("#{}", c.key.dev_index) : c.ibdev, c.key.cq_id,
-                       poll_context_name(c.poll_ctx), c.nr_cqe, c.comp_vector,
+                       exporters::poll_context_name(c.poll_ctx), c.nr_cqe, c.comp_vector,
                        per_s(c.events, r.interval_s), per_s(c.completions, r.interval_s),
                        ratio(c.completions, c.events));
   }

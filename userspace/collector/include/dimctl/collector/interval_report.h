@@ -1,6 +1,8 @@
 // IntervalReport: what `dimctl list` shows — counters of every queue and CQ over one interval
 // (delta of two snapshots of one attached collector), rates, and program attach status.
-// Rendering as a table or as JSON lives here so it is unit-testable and the CLI stays thin.
+// Rendering as a table or as JSON lives here so it is unit-testable and the CLI stays thin. The
+// JSON of each queue and CQ uses the keys of GET /api/v1/state (dimctl/exporters/counters_json.h)
+// plus the interval's rates.
 #pragma once
 
 #include <string>
@@ -25,7 +27,6 @@ struct IntervalReport {
 IntervalReport make_interval_report(const model::Snapshot& before, const model::Snapshot& after,
                                     std::vector<ProgramStatus> programs, uint64_t drops = 0);
 
-std::string poll_context_name(model::PollContext ctx);
 std::string render_json(const IntervalReport& report);
 std::string render_table(const IntervalReport& report);
 

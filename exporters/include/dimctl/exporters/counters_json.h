@@ -1,0 +1,27 @@
+// One JSON rendering of a queue's and a CQ's identity and counters, shared by GET /api/v1/state
+// (state_json.cc) and `dimctl list --json` (the collector's interval report), so that the same
+// counter has the same key in both documents. Identities use the Prometheus label names
+// (`device`, `queue`, `cq`; docs/METRICS.md); counters keep the model's names, which are the
+// kernel's (napi_poll budget/work, rdma_core:cq_* tracepoints: `schedules`, `reschedules`,
+// `events`, `polls`, `completions`, `poll_errors`, `kernel_modifies`, `kernel_comps`,
+// `kernel_usec`). Callers add their own fields (rates, DIM state) to the returned object.
+//
+// Lives in dimctl::counters_json (model + nlohmann only, with names.h) so that the collector can
+// link it without the HTTP and Prometheus side of dimctl::exporters.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "dimctl/model/snapshot.h"
+
+namespace dimctl::exporters {
+
+// device, queue, queue_label, ifindex, napi_id, irq, polls, events, packets, budget_exhausted,
+// empty_polls, has_bytes, bytes (null unless has_bytes: unknown is not 0).
+nlohmann::json queue_counters_to_json(const model::QueueCounters& c);
+
+// device (IB device), dev_index, cq, poll_ctx, nr_cqe, comp_vector, schedules, reschedules,
+// events, polls, completions, poll_errors, kernel_modifies, kernel_comps, kernel_usec.
+nlohmann::json cq_counters_to_json(const model::CqCounters& c);
+
+}  // namespace dimctl::exporters
