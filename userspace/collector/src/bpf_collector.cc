@@ -210,6 +210,7 @@ struct BpfCollector::Impl {
   std::unique_ptr<BpfIfindexSet> bytes_set;
   std::unique_ptr<SkbBytesFilter> bytes_filter;
   size_t bytes_over_capacity = 0;
+  std::string bytes_filter_error;  // last filter sync error warned about ("" = none)
 
   std::unique_ptr<RdmaSkel> rdma;
   std::vector<Slot> rdma_slots;
@@ -435,7 +436,17 @@ Result<model::Snapshot> BpfCollector::sample() {
     if (auto r = impl_->directory->refresh(); !r)
       return std::move(r).error().wrap("netdev directory");
     if (impl_->bytes_filter) {
-      if (auto r = impl_->sync_bytes_filter(false); !r) return std::move(r).error();
+      // A failed filter update costs the bytes of the devices that changed, not the sample
+      // (which DIM needs for every queue): warned once per distinct error, retried next sample.
+      if (auto r = impl_->sync_bytes_filter(false); !r) {
+        if (r.error().message() != impl_->bytes_filter_error) {
+          impl_->bytes_filter_error = r.error().message();
+          spdlog::warn("{} (kept the previous device selection; retrying every sample)",
+                       impl_->bytes_filter_error);
+        }
+      } else {
+        impl_->bytes_filter_error.clear();
+      }
     }
     auto q = impl_->aggregator->queues(*impl_->napi_map);
     if (!q) return std::move(q).error();
