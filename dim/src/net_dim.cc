@@ -25,7 +25,7 @@ NetDim::NetDim(CqPeriodMode mode, Direction dir, uint8_t start_ix)
   tuner_.profile_ix = std::min<uint8_t>(start_ix, kNetNumProfiles - 1);
 }
 
-bool NetDim::on_sample(const Sample& s) {
+bool NetDim::on_sample_slow(const Sample& s) {
   switch (state_) {
     case MeasureState::kMeasureInProgress: {
       if (bit_gap16(s.event_ctr, start_.event_ctr) < kNEvents) return false;

@@ -31,7 +31,15 @@ class NetDim {
   explicit NetDim(CqPeriodMode mode = CqPeriodMode::kEqe, Direction dir = Direction::kRx,
                   uint8_t start_ix = 0);
 
-  bool on_sample(const Sample& s);
+  // The common case, a window still short of 64 events, is inline: a controller calls this once
+  // per queue and period, and most calls return here.
+  bool on_sample(const Sample& s) {
+    if (state_ == MeasureState::kMeasureInProgress &&
+        bit_gap16(s.event_ctr, start_.event_ctr) < kNEvents) {
+      return false;
+    }
+    return on_sample_slow(s);
+  }
   // The deferred work ran: the next sample starts a new window. No-op when nothing is pending.
   void profile_applied();
   void restart_window();
@@ -64,6 +72,7 @@ class NetDim {
   uint64_t windows_evaluated() const { return windows_evaluated_; }
 
  private:
+  bool on_sample_slow(const Sample& s);
   bool decide(const Stats& curr);
   void exit_parking();
   enum class StepResult : uint8_t { kStepped, kTooTired, kOnEdge };

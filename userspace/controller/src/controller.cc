@@ -283,7 +283,7 @@ Result<void> Controller::step() {
   pending_slots_.clear();
   if (queues_.size() != snap.queues.size()) reconcile_queues(snap);
   for (size_t i = 0; i < queues_.size(); ++i) {
-    if (queues_[i].key != snap.queues[i].key) reconcile_queues(snap);
+    if (pack(queues_[i].key) != pack(snap.queues[i].key)) reconcile_queues(snap);
     feed_queue(static_cast<uint32_t>(i), snap.queues[i], snap.time_ns, time_backwards);
   }
   apply_inventory(loop_start);
@@ -625,8 +625,10 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
   slot.dim.emplace(mode, dim::Direction::kRx, 0);
 }
 
-void Controller::feed_queue(uint32_t index, const model::QueueCounters& q, int64_t now_ns,
-                            bool time_backwards) {
+// Inlined into step()'s loop: it runs once per queue and period.
+[[gnu::always_inline]] inline void Controller::feed_queue(uint32_t index,
+                                                          const model::QueueCounters& q,
+                                                          int64_t now_ns, bool time_backwards) {
   QueueSlot& slot = queues_[index];
   // Within one snapshot an ifindex names one device (model::Snapshot): the device is looked up
   // where the ifindex changes from the previous queue, not once per queue.
