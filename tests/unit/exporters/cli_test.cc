@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <thread>
 
 #include "dimctl/exporters/http_server.h"
 #include "dimctl/exporters/state_json.h"
@@ -101,6 +103,34 @@ TEST_F(Cli, TopOncePrintsOneFrame) {
   EXPECT_NE(r.out.find("12.8k"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("16.0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("64/32"), std::string::npos) << r.out;
+}
+
+// Live mode, as an operator runs it: frames repeat at the interval, each clears the screen, and
+// a change in the daemon's state shows in a later frame. (SIGTERM ends it: a background job of a
+// non-interactive shell ignores SIGINT.)
+TEST_F(Cli, TopLiveRefreshesAndFollowsTheState) {
+  std::thread change([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(450));
+    auto next = std::make_shared<model::ControllerState>(testing::full_fake_state());
+    next->loops_total = 987654;
+    std::lock_guard<std::mutex> l(mu);
+    state = std::move(next);
+  });
+  CmdResult r = run("top --interval 100ms --address " + addr +
+                    " & pid=$!; sleep 1.2; kill -TERM $pid; wait $pid");
+  change.join();
+  auto count = [&](const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = r.out.find(needle); at != std::string::npos; at = r.out.find(needle, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_GE(count("\x1b[H\x1b[2J"), 5u) << "about 12 frames in 1.2 s at 100 ms";
+  EXPECT_EQ(count("\x1b[H\x1b[2J"), count("dimctl top  " + addr)) << "every frame clears first";
+  EXPECT_NE(r.out.find("loops 1234 "), std::string::npos) << r.out.substr(0, 400);
+  EXPECT_NE(r.out.find("loops 987654 "), std::string::npos) << "the later state is shown";
+  EXPECT_NE(r.out.find("Ctrl-C quits"), std::string::npos);
+  EXPECT_NE(r.out.find("3->2"), std::string::npos);
 }
 
 TEST_F(Cli, UnreachableDaemonIsExit1WithAClearMessage) {
