@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <numeric>
+#include <optional>
 #include <thread>
 
 #include "dimctl/collector/bpf_collector.h"
@@ -38,11 +39,17 @@ class CollectorKernelTest : public ::testing::Test {
     return c.ok() ? std::move(*c) : nullptr;
   }
 
-  static const ProgramStatus* find(const std::vector<ProgramStatus>& ps, const std::string& name) {
+  static void open_with_byte_filter(std::vector<std::string> globs,
+                                    std::unique_ptr<BpfCollector>& c,
+                                    std::optional<ProgramStatus>& prog);
+
+  // A copy: program_status() returns a temporary, a pointer into it would dangle.
+  static std::optional<ProgramStatus> find(const std::vector<ProgramStatus>& ps,
+                                           const std::string& name) {
     for (const auto& p : ps) {
-      if (p.view.name == name) return &p;
+      if (p.view.name == name) return p;
     }
-    return nullptr;
+    return std::nullopt;
   }
 
   struct Totals {
@@ -86,8 +93,8 @@ class CollectorKernelTest : public ::testing::Test {
     ASSERT_TRUE(made.ok()) << made.error().message();
     auto c = open(o);
     ASSERT_NE(c, nullptr);
-    const auto* prog = find(c->program_status(), "napi:napi_poll");
-    ASSERT_NE(prog, nullptr);
+    const auto prog = find(c->program_status(), "napi:napi_poll");
+    ASSERT_TRUE(prog.has_value());
     ASSERT_TRUE(prog->view.attached) << prog->view.reason;
     EXPECT_EQ(prog->attach_type, want_type);
 
@@ -143,8 +150,8 @@ TEST_F(CollectorKernelTest, NoPerPacketProgramInTheDefaultConfig) {
   auto c = open();
   ASSERT_NE(c, nullptr);
   const auto status = c->program_status();
-  const auto* bytes = find(status, "net:netif_receive_skb");
-  ASSERT_NE(bytes, nullptr);
+  const auto bytes = find(status, "net:netif_receive_skb");
+  ASSERT_TRUE(bytes.has_value());
   EXPECT_FALSE(bytes->view.attached);
   EXPECT_THAT(bytes->view.reason, HasSubstr("disabled"));
 }
@@ -156,8 +163,8 @@ TEST_F(CollectorKernelTest, OptionalByteCounterCountsBytesPerNapi) {
   o.count_bytes = true;
   auto c = open(o);
   ASSERT_NE(c, nullptr);
-  const auto* bytes = find(c->program_status(), "net:netif_receive_skb");
-  ASSERT_NE(bytes, nullptr);
+  const auto bytes = find(c->program_status(), "net:netif_receive_skb");
+  ASSERT_TRUE(bytes.has_value());
   ASSERT_TRUE(bytes->view.attached) << bytes->view.reason;
   const uint32_t ifindex = lab.rx_ifindex();
   // First packets create the NAPI entry (bytes are only added to NAPIs already polled).
@@ -291,6 +298,21 @@ model::Snapshot settle_all(BpfCollector& c, const std::map<uint32_t, uint64_t>& 
 // skb->len at netif_receive_skb = IP header (20) + UDP header (8) + 32 payload bytes.
 constexpr uint64_t kSkbLen = 20 + 8 + 32;
 
+// A collector with the per-skb byte counter limited to `globs`, its skb program attached.
+void CollectorKernelTest::open_with_byte_filter(std::vector<std::string> globs,
+                                                std::unique_ptr<BpfCollector>& c,
+                                                std::optional<ProgramStatus>& prog) {
+  CollectorOptions o;
+  o.count_bytes = true;
+  o.count_bytes_devices = std::move(globs);
+  c = open(o);
+  ASSERT_NE(c, nullptr);
+  prog = find(c->program_status(), "net:netif_receive_skb");
+  ASSERT_TRUE(prog.has_value());
+  ASSERT_TRUE(prog->view.attached) << prog->view.reason;
+  ASSERT_TRUE(c->byte_counter_devices().has_value());
+}
+
 TEST_F(CollectorKernelTest, ByteCounterDeviceGlobsCountOnlyTheNamedDevice) {
   testing::VethLab sel(1), other(2);  // receivers va1 (named by the globs) and va2 (not)
   ASSERT_TRUE(sel.create(1).ok());
@@ -298,19 +320,13 @@ TEST_F(CollectorKernelTest, ByteCounterDeviceGlobsCountOnlyTheNamedDevice) {
   const uint32_t sel_if = sel.rx_ifindex(), other_if = other.rx_ifindex();
   ASSERT_NE(sel_if, 0u);
   ASSERT_NE(other_if, 0u);
-  CollectorOptions o;
-  o.count_bytes = true;
-  o.count_bytes_devices = {"nomatch*", "va[1]"};
-  auto c = open(o);
-  ASSERT_NE(c, nullptr);
-  const auto* prog = find(c->program_status(), "net:netif_receive_skb");
-  ASSERT_NE(prog, nullptr);
-  ASSERT_TRUE(prog->view.attached) << prog->view.reason;
-  ASSERT_TRUE(c->byte_counter_devices().has_value());
+  std::unique_ptr<BpfCollector> c;
+  std::optional<ProgramStatus> prog;
+  ASSERT_NO_FATAL_FAILURE(open_with_byte_filter({"nomatch*", "va[1]"}, c, prog));
   EXPECT_THAT(*c->byte_counter_devices(), ::testing::ElementsAre("va1"));
   // The counters through napi_poll (always attached), the filter through the skb program.
-  const auto* poll = find(c->program_status(), "napi:napi_poll");
-  ASSERT_NE(poll, nullptr);
+  const auto poll = find(c->program_status(), "napi:napi_poll");
+  ASSERT_TRUE(poll.has_value());
   Fd slots = map_of_prog(poll->prog_fd, "napi_slots");
   Fd hash = map_of_prog(poll->prog_fd, "napi_stats");
   ASSERT_TRUE(slots.valid());
@@ -356,15 +372,9 @@ TEST_F(CollectorKernelTest, ByteCounterDeviceGlobsCountOnlyTheNamedDevice) {
 }
 
 TEST_F(CollectorKernelTest, ByteCounterFilterFollowsDevicesThatComeAndGo) {
-  CollectorOptions o;
-  o.count_bytes = true;
-  o.count_bytes_devices = {"va3"};
-  auto c = open(o);
-  ASSERT_NE(c, nullptr);
-  const auto* prog = find(c->program_status(), "net:netif_receive_skb");
-  ASSERT_NE(prog, nullptr);
-  ASSERT_TRUE(prog->view.attached) << prog->view.reason;
-  ASSERT_TRUE(c->byte_counter_devices().has_value());
+  std::unique_ptr<BpfCollector> c;
+  std::optional<ProgramStatus> prog;
+  ASSERT_NO_FATAL_FAILURE(open_with_byte_filter({"va3"}, c, prog));
   EXPECT_TRUE(c->byte_counter_devices()->empty());  // no va3 yet
   Fd filter = map_of_prog(prog->prog_fd, "skb_bytes_ifidx");
   ASSERT_TRUE(filter.valid());
@@ -422,8 +432,8 @@ TEST_F(CollectorKernelTest, WithoutIbCoreTheRdmaProgramsAreReportedUnattached) {
     EXPECT_THAT(p.view.reason, HasSubstr(p.view.name)) << p.view.name;
   }
   EXPECT_EQ(rdma, 7);
-  const auto* napi = find(status, "napi:napi_poll");
-  ASSERT_NE(napi, nullptr);
+  const auto napi = find(status, "napi:napi_poll");
+  ASSERT_TRUE(napi.has_value());
   EXPECT_TRUE(napi->view.attached);
   auto s = c->sample();
   ASSERT_TRUE(s.ok());
