@@ -37,6 +37,7 @@ enum M : std::size_t {
   kBpfRunSeconds,
   kBpfRuns,
   kBpfMisses,
+  kBpfDrops,
   kSeriesDropped,
   kSeriesDroppedTotal,
   kSeriesLimit,
@@ -134,6 +135,11 @@ const std::vector<MetricSpec>& catalogue() {
        "Runs the kernel skipped because the program was already running on that CPU; their "
        "events are missing from the counters.",
        {"program"}},
+      {"dimctl_bpf_events_dropped_total",
+       MetricType::Counter,
+       "Events the BPF programs could not record: napi_map_full / cq_map_full (more NAPIs or CQs "
+       "than the maps hold; their counters are missing), ringbuf_full (CQ lifecycle events lost).",
+       {"reason"}},
       {"dimctl_series_dropped",
        MetricType::Gauge,
        "Queues or CQs not exported at this scrape (beyond the series cap or duplicate labels).",
@@ -502,6 +508,11 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
       out.add(kBpfRunSeconds, {p.name}, static_cast<double>(p.run_time_ns) / 1e9);
       out.add(kBpfRuns, {p.name}, d(p.run_count));
       out.add(kBpfMisses, {p.name}, d(p.recursion_misses));
+    }
+    std::set<std::string> drop_reasons;
+    for (const auto& dr : s->bpf_drops) {
+      if (!drop_reasons.insert(dr.reason).second) continue;
+      out.add(kBpfDrops, {dr.reason}, d(dr.total));
     }
 
     // Queues.

@@ -235,6 +235,14 @@ model::ControllerState parse_state(const json& j) {
     get(p, "recursion_misses", v.recursion_misses, pw);
     s.programs.push_back(std::move(v));
   }
+  const json& drops = array_at(j, "bpf_drops", w);  // absent from older daemons: none
+  for (std::size_t i = 0; i < drops.size(); ++i) {
+    const std::string dw = w + ".bpf_drops[" + std::to_string(i) + "]";
+    model::BpfDropView v;
+    get(drops[i], "reason", v.reason, dw);
+    get(drops[i], "total", v.total, dw);
+    s.bpf_drops.push_back(std::move(v));
+  }
   return s;
 }
 
@@ -311,6 +319,9 @@ json state_to_json(const model::ControllerState& s) {
         {"recursion_misses", p.recursion_misses},
     });
   }
+  json drops = json::array();
+  for (const auto& dr : s.bpf_drops)
+    drops.push_back(json{{"reason", dr.reason}, {"total", dr.total}});
   return json{
       {"time_ns", s.time_ns},
       {"loops_total", s.loops_total},
@@ -323,6 +334,7 @@ json state_to_json(const model::ControllerState& s) {
       {"cqs", std::move(cqs)},
       {"devices", std::move(devices)},
       {"programs", std::move(programs)},
+      {"bpf_drops", std::move(drops)},
   };
 }
 

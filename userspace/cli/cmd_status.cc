@@ -39,6 +39,10 @@ std::string render_status(const model::ControllerState& s, const std::string& ad
     out += fmt::format("bpf program {}: {}{}\n", p.name, p.attached ? "attached" : "NOT attached",
                        p.attached || p.reason.empty() ? "" : " (" + p.reason + ")");
   }
+  for (const auto& d : s.bpf_drops) {
+    // Only when it happened: a full map means some NAPIs or CQs are not counted at all.
+    if (d.total > 0) out += fmt::format("BPF events dropped ({}): {}\n", d.reason, d.total);
+  }
   out += fmt::format("{} queues, {} CQs, {} devices\n\n", s.queues.size(), s.cqs.size(),
                      s.devices.size());
 

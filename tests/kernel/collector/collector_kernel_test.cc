@@ -298,6 +298,61 @@ model::Snapshot settle_all(BpfCollector& c, const std::map<uint32_t, uint64_t>& 
 // skb->len at netif_receive_skb = IP header (20) + UDP header (8) + 32 payload bytes.
 constexpr uint64_t kSkbLen = 20 + 8 + 32;
 
+// More NAPIs than the maps hold: every slot of the per-CPU array and all 4,096 overflow hash
+// entries are taken by other (fake) NAPIs, written from here before the receiver's first poll.
+// Its polls then find no room: counted as napi_map_full, per reason, for the daemon's metric.
+TEST_F(CollectorKernelTest, FullNapiMapsCountDropsByReason) {
+  testing::VethLab lab;
+  auto made = lab.create(1);
+  ASSERT_TRUE(made.ok()) << made.error().message();
+  auto c = open();
+  ASSERT_NE(c, nullptr);
+  const auto poll = find(c->program_status(), "napi:napi_poll");
+  ASSERT_TRUE(poll.has_value());
+  ASSERT_TRUE(poll->view.attached) << poll->view.reason;
+  Fd slots = map_of_prog(poll->prog_fd, "napi_slots");
+  Fd hash = map_of_prog(poll->prog_fd, "napi_stats");
+  ASSERT_TRUE(slots.valid() && hash.valid());
+  const auto ncpus = static_cast<size_t>(libbpf_num_possible_cpus());
+  // Fake NAPIs on an ifindex no device has (the collector would retire them at its next
+  // sample, so no sample() is taken before the traffic).
+  constexpr uint32_t kFakeIfindex = 0x7ffffff0;
+  std::vector<dimctl_napi_slot> slot_vals(ncpus);
+  for (uint32_t i = 0; i < DIMCTL_NAPI_SLOTS; ++i) {
+    for (auto& v : slot_vals) v = dimctl_napi_slot{.key = {kFakeIfindex, i}, .v = {}, .pad = 0};
+    ASSERT_EQ(bpf_map_update_elem(slots.get(), &i, slot_vals.data(), BPF_ANY), 0) << errno;
+  }
+  std::vector<dimctl_napi_value> zero(ncpus);
+  uint32_t filled = 0;
+  for (uint32_t i = 0; i < 1'000'000; ++i) {
+    const dimctl_napi_key k{kFakeIfindex, DIMCTL_NAPI_SLOTS + i};
+    if (bpf_map_update_elem(hash.get(), &k, zero.data(), BPF_NOEXIST) != 0) {
+      ASSERT_EQ(errno, E2BIG) << "the hash refuses more entries only when full";
+      break;
+    }
+    ++filled;
+  }
+  EXPECT_EQ(filled, 4096u);
+  auto by_reason = [&](const std::string& r) {
+    for (const auto& d : c->drops_by_reason()) {
+      if (d.reason == r) return d.total;
+    }
+    ADD_FAILURE() << "no drop reason " << r;
+    return uint64_t{0};
+  };
+  ASSERT_EQ(by_reason("napi_map_full"), 0u);
+  ASSERT_TRUE(lab.send_udp(200, 1).ok());
+  uint64_t drops = 0;
+  for (int i = 0; i < 50 && drops == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    drops = by_reason("napi_map_full");
+  }
+  EXPECT_GE(drops, 1u) << "the receiver's polls had nowhere to be counted";
+  EXPECT_EQ(by_reason("cq_map_full"), 0u);
+  EXPECT_EQ(by_reason("ringbuf_full"), 0u);
+  EXPECT_EQ(c->drops(), drops);
+}
+
 // A collector with the per-skb byte counter limited to `globs`, its skb program attached.
 void CollectorKernelTest::open_with_byte_filter(std::vector<std::string> globs,
                                                 std::unique_ptr<BpfCollector>& c,

@@ -76,6 +76,8 @@ TEST_F(Cli, StatusSummary) {
   EXPECT_NE(r.out.find("10/1/3"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("eth0: set coalesce: Operation not supported"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(kernel DIM on)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("BPF events dropped (napi_map_full): 17"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("cq_map_full"), std::string::npos) << "zero counts are not printed";
 }
 
 TEST_F(Cli, AddressFromTheEnvironment) {

@@ -200,6 +200,9 @@ TEST(StateCollector, SelfMetrics) {
   EXPECT_EQ(r.get("dimctl_bpf_program_attached", {{"program", "cq_poll"}}), 0);
   EXPECT_DOUBLE_EQ(*r.get("dimctl_bpf_program_run_seconds_total", {{"program", "napi_poll"}}), 2.5);
   EXPECT_EQ(r.get("dimctl_bpf_program_runs_total", {{"program", "napi_poll"}}), 1'000'000);
+  EXPECT_EQ(r.get("dimctl_bpf_events_dropped_total", {{"reason", "napi_map_full"}}), 17);
+  EXPECT_EQ(r.get("dimctl_bpf_events_dropped_total", {{"reason", "cq_map_full"}}), 0);
+  EXPECT_EQ(r.get("dimctl_bpf_events_dropped_total", {{"reason", "ringbuf_full"}}), 3);
   EXPECT_EQ(r.get("dimctl_series_dropped", {{"kind", "queue"}}), 0);
   EXPECT_EQ(r.get("dimctl_series_dropped_total", {{"kind", "cq"}}), 0);
   EXPECT_EQ(r.get("dimctl_series_limit", {{"kind", "queue"}}), 512);

@@ -143,6 +143,7 @@ inline model::ControllerState full_fake_state() {
                         .reason = "ib_core not loaded",
                         .run_time_ns = 0,
                         .run_count = 0});
+  s.bpf_drops = {{"napi_map_full", 17}, {"cq_map_full", 0}, {"ringbuf_full", 3}};
   return s;
 }
 

@@ -182,14 +182,15 @@ uint32_t own_netns_inode() {
   return static_cast<uint32_t>(st.st_ino);
 }
 
-uint64_t sum_percpu_array(int fd, uint32_t entries, int ncpus) {
-  uint64_t total = 0;
+// Per entry of a per-CPU u64 array, summed over CPUs.
+std::vector<uint64_t> sum_percpu_entries(int fd, uint32_t entries, int ncpus) {
+  std::vector<uint64_t> out(entries, 0);
   std::vector<uint64_t> vals(static_cast<size_t>(ncpus));
   for (uint32_t i = 0; i < entries; ++i) {
     if (bpf_map_lookup_elem(fd, &i, vals.data()) != 0) continue;
-    for (uint64_t v : vals) total += v;
+    for (uint64_t v : vals) out[i] += v;
   }
-  return total;
+  return out;
 }
 
 }  // namespace
@@ -502,13 +503,22 @@ std::vector<model::ProgramView> BpfCollector::programs() const {
 
 uint64_t BpfCollector::drops() const {
   uint64_t total = 0;
-  if (impl_->napi)
-    total += sum_percpu_array(bpf_map__fd(impl_->napi->get()->maps.napi_drops), DIMCTL_DROP_MAX,
-                              impl_->ncpus);
-  if (impl_->rdma)
-    total += sum_percpu_array(bpf_map__fd(impl_->rdma->get()->maps.rdma_drops), DIMCTL_DROP_MAX,
-                              impl_->ncpus);
+  for (const auto& d : drops_by_reason()) total += d.total;
   return total;
+}
+
+std::vector<model::BpfDropView> BpfCollector::drops_by_reason() const {
+  static_assert(DIMCTL_DROP_NAPI_MAP_FULL == 0 && DIMCTL_DROP_CQ_MAP_FULL == 1 &&
+                DIMCTL_DROP_RINGBUF_FULL == 2 && DIMCTL_DROP_MAX == 3);
+  std::vector<model::BpfDropView> out = {
+      {"napi_map_full", 0}, {"cq_map_full", 0}, {"ringbuf_full", 0}};
+  auto add = [&](int fd) {
+    const auto sums = sum_percpu_entries(fd, DIMCTL_DROP_MAX, impl_->ncpus);
+    for (size_t i = 0; i < out.size(); ++i) out[i].total += sums[i];
+  };
+  if (impl_->napi) add(bpf_map__fd(impl_->napi->get()->maps.napi_drops));
+  if (impl_->rdma) add(bpf_map__fd(impl_->rdma->get()->maps.rdma_drops));
+  return out;
 }
 
 std::optional<std::vector<std::string>> BpfCollector::byte_counter_devices() const {

@@ -226,6 +226,10 @@ void Controller::set_programs(std::vector<model::ProgramView> programs) {
   programs_ = std::move(programs);
 }
 
+void Controller::set_bpf_drops(std::vector<model::BpfDropView> drops) {
+  bpf_drops_ = std::move(drops);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The loop.
 
@@ -1142,6 +1146,7 @@ void Controller::finish_publish(std::shared_ptr<model::ControllerState> st, int6
   st->config_path = options_.config_path;
   st->ready = ready_;
   st->programs = programs_;
+  st->bpf_drops = bpf_drops_;
   st->last_loop_seconds = static_cast<double>(clock_.now_ns() - loop_start_ns) / 1e9;
   std::shared_ptr<model::ControllerState> prev;
   {

@@ -62,6 +62,8 @@ class BpfCollector final : public model::CounterSource {
   std::vector<ProgramStatus> program_status() const;
   // Events the BPF side could not record (map full, ring buffer full), summed over CPUs.
   uint64_t drops() const;
+  // The same by reason (every reason listed, 0 included; model::BpfDropView::reason names).
+  std::vector<model::BpfDropView> drops_by_reason() const;
   // Names of the devices the byte counter counts now, when it is attached with device globs
   // (ifindex order; empty when no device matches yet). nullopt: no device filter (counter not
   // attached, or attached for every device).

@@ -80,6 +80,14 @@ struct ProgramView {
   uint64_t recursion_misses = 0;
 };
 
+// Events the BPF side could not record, by reason (the collector's drop counters): a full
+// per-NAPI or per-CQ map (more NAPIs/CQs than the map holds: their counters are missing), a
+// full lifecycle ring buffer. Cumulative since the collector loaded its programs.
+struct BpfDropView {
+  std::string reason;  // "napi_map_full", "cq_map_full", "ringbuf_full"
+  uint64_t total = 0;
+};
+
 struct ControllerState {
   int64_t time_ns = 0;
   uint64_t loops_total = 0;
@@ -92,6 +100,7 @@ struct ControllerState {
   std::vector<CqView> cqs;
   std::vector<DeviceView> devices;
   std::vector<ProgramView> programs;
+  std::vector<BpfDropView> bpf_drops;
 };
 
 }  // namespace dimctl::model

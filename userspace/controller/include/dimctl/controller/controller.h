@@ -109,8 +109,10 @@ class Controller {
   // last_error.
   void reload_policies();
 
-  // BPF program status, published with the next state (the collector knows it, not us).
+  // BPF program status and drop counters, published with the next state (the collector knows
+  // them, not us).
   void set_programs(std::vector<model::ProgramView> programs);
+  void set_bpf_drops(std::vector<model::BpfDropView> drops);
 
   // The last published state; never null.
   std::shared_ptr<const model::ControllerState> state() const;
@@ -202,6 +204,7 @@ class Controller {
   uint64_t sample_errors_total_ = 0;
   bool ready_ = false;
   std::vector<model::ProgramView> programs_;
+  std::vector<model::BpfDropView> bpf_drops_;
 
   mutable std::mutex state_mu_;
   std::shared_ptr<model::ControllerState> published_;  // guarded by state_mu_
