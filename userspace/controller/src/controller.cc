@@ -639,6 +639,7 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
   if (feed_dev_ == nullptr || q.key.ifindex != feed_ifindex_) {
     feed_dev_ = &net_device_for(q);
     feed_ifindex_ = q.key.ifindex;
+    feed_dev_->seen = true;
   }
   if (slot.dev != feed_dev_) {  // new, or renamed: another policy, a fresh DIM
     slot.dev = feed_dev_;
@@ -646,7 +647,6 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
     slot.apply.reset();
   }
   NetDevice& dev = *slot.dev;
-  dev.seen = true;
   if (slot.generation != dev.generation) ensure_dim(slot, dev);
   const bool reset = time_backwards || (slot.have_prev && is_discontinuity(slot.prev, q));
   slot.d_events = slot.d_packets = slot.d_polls = 0;

@@ -25,16 +25,18 @@ struct QueueContinuity {
 // Any counter went backwards, the byte counter appeared or vanished, or the queue's identity
 // details (queue index, IRQ) changed under the same (ifindex, napi_id). (A device rename is
 // handled by the controller: the queue moves to another device and gets a fresh DIM.)
-// Inline: the controller asks once per queue and period.
+// Inline: the controller asks once per queue and period. A counter that went backwards shows as
+// a "negative" 64-bit difference (the counters, sums of per-poll increments, stay far below
+// 2^63), so the check is the sign of the OR of the differences: one branch instead of nine.
 inline bool is_discontinuity(const QueueContinuity& prev, const model::QueueCounters& cur) {
-  // Bitwise | rather than ||: all operands are cheap, and one branch beats nine.
-  const bool backwards = (cur.polls < prev.polls) | (cur.packets < prev.packets) |
-                         (cur.budget_exhausted < prev.budget_exhausted) |
-                         (cur.empty_polls < prev.empty_polls) | (cur.events() < prev.events()) |
-                         (prev.has_bytes & cur.has_bytes & (cur.bytes < prev.bytes));
+  const uint64_t d_polls = cur.polls - prev.polls;
+  const uint64_t d_budget = cur.budget_exhausted - prev.budget_exhausted;
+  const uint64_t d_bytes = (prev.has_bytes & cur.has_bytes) ? cur.bytes - prev.bytes : 0;
+  const uint64_t any = d_polls | d_budget | (cur.packets - prev.packets) |
+                       (cur.empty_polls - prev.empty_polls) | (d_polls - d_budget) | d_bytes;
   // Bytes appearing or disappearing changes what DIM compares (bpms), so it is a new series.
-  return backwards | (prev.has_bytes != cur.has_bytes) | (cur.queue != prev.queue) |
-         (cur.irq != prev.irq);
+  return (static_cast<int64_t>(any) < 0) | (prev.has_bytes != cur.has_bytes) |
+         (cur.queue != prev.queue) | (cur.irq != prev.irq);
 }
 
 // Any counter went backwards, or the CQ's allocation details (device, size, vector, poll
