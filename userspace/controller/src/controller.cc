@@ -76,6 +76,17 @@ void fill_dim_view(model::DimView& v, const Dim* dim, uint8_t applied_ix,
   v.cpe_ratio = s ? s->cpe_ratio : 0;
 }
 
+// The write counters and error state a net and an RDMA device export alike.
+template <typename Device>
+void fill_device_counters(model::DeviceView& v, const Device& dev) {
+  v.applies_ok_total = dev.applies_ok;
+  v.applies_failed_total = dev.applies_failed;
+  v.applies_rate_limited_total = dev.applies_rate_limited;
+  v.drift_total = dev.drift_total;
+  v.drifted = dev.drifted;
+  v.last_error = dev.last_error;
+}
+
 // Reorders `slots` to follow the snapshot (key_at(i) for i < n): a slot whose key is still there
 // moves to its new position (kept(slot, old position)), a new key gets a fresh slot, a key absent
 // from the snapshot loses its slot. `index` (packed key -> position) is rebuilt. The same queue
@@ -1110,12 +1121,7 @@ void Controller::fill_cq_and_device_views(model::ControllerState& st, const mode
       v.applied = dev->apply.current;
     }
     v.rdma_dim_enabled.reset();
-    v.applies_ok_total = dev->applies_ok;
-    v.applies_failed_total = dev->applies_failed;
-    v.applies_rate_limited_total = dev->applies_rate_limited;
-    v.drift_total = dev->drift_total;
-    v.drifted = dev->drifted;
-    v.last_error = dev->last_error;
+    fill_device_counters(v, *dev);
   }
   for (const auto& [name, dev] : rdma_devices_) {
     if (name.empty()) continue;
@@ -1130,12 +1136,7 @@ void Controller::fill_cq_and_device_views(model::ControllerState& st, const mode
     v.requested.reset();
     v.applied.reset();
     v.rdma_dim_enabled = dev->dim_enabled;
-    v.applies_ok_total = dev->applies_ok;
-    v.applies_failed_total = dev->applies_failed;
-    v.applies_rate_limited_total = dev->applies_rate_limited;
-    v.drift_total = dev->drift_total;
-    v.drifted = dev->drifted;
-    v.last_error = dev->last_error;
+    fill_device_counters(v, *dev);
   }
 }
 
