@@ -76,9 +76,15 @@ void fill_dim_view(model::DimView& v, const Dim* dim, uint8_t applied_ix,
   v.cpe_ratio = s ? s->cpe_ratio : 0;
 }
 
-// The write counters and error state a net and an RDMA device export alike.
+// What a net and an RDMA device export alike: identity, policy, write counters, error state.
 template <typename Device>
-void fill_device_counters(model::DeviceView& v, const Device& dev) {
+void fill_device_view(model::DeviceView& v, model::DeviceKind kind, const Device& dev) {
+  v.kind = kind;
+  v.name = dev.name;
+  v.mode = dev.policy.mode;
+  v.algorithm = dev.policy.algorithm;
+  v.rule = dev.policy.rule;
+  v.allowlisted = allowlisted(dev.policy);
   v.applies_ok_total = dev.applies_ok;
   v.applies_failed_total = dev.applies_failed;
   v.applies_rate_limited_total = dev.applies_rate_limited;
@@ -175,8 +181,8 @@ struct Controller::RdmaDevice {
   std::string last_error;
 };
 
-// Hot per-queue state, touched twice per period; kept small (no strings, the per-queue write
-// state only where the driver has per-queue coalescing).
+// Hot per-queue state, touched once per period (twice when publishing); kept small (no strings, the
+// per-queue write state only where the driver has per-queue coalescing).
 struct Controller::QueueSlot {
   model::QueueKey key;
   NetDevice* dev = nullptr;
@@ -387,10 +393,6 @@ void Controller::drain_changes() {
   for (auto& [name, dev] : net_devices_) dev->recent.clear();
 }
 
-Controller::NetDevice& Controller::net_device_for(const model::QueueCounters& q) {
-  return net_device_named(q.device);
-}
-
 void Controller::apply_inventory(int64_t now_ns) {
   if (!options_.list_net_devices) return;
   if (!last_inventory_ns_ || now_ns - *last_inventory_ns_ >= options_.inventory_interval_ns) {
@@ -501,9 +503,7 @@ void Controller::reload_policies() {
       set_error(*it->second, fmt::format("reload: {}", r.error().message()));
     }
   }
-  std::vector<std::string> rdma_names;
-  for (const auto& [name, original] : rdma_originals_) rdma_names.push_back(name);
-  for (const std::string& name : rdma_names) {
+  for (const std::string& name : rdma_names_with_originals()) {
     auto it = rdma_devices_.find(name);
     if (it == rdma_devices_.end() || it->second->drifted || may_write(*it->second)) continue;
     if (auto r = release_rdma(name); r) {
@@ -514,14 +514,19 @@ void Controller::reload_policies() {
   }
 }
 
+// Snapshots of the keys: release_*() erases from the maps these are taken from.
 std::vector<std::string> Controller::net_names_with_originals() const {
   std::vector<std::string> names;
   for (const auto& [name, o] : net_originals_) names.push_back(name);
-  for (const auto& [key, o] : queue_originals_) {
-    if (names.empty() || names.back() != key.first) names.push_back(key.first);
-  }
+  for (const auto& [key, o] : queue_originals_) names.push_back(key.first);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+std::vector<std::string> Controller::rdma_names_with_originals() const {
+  std::vector<std::string> names;
+  for (const auto& [name, original] : rdma_originals_) names.push_back(name);
   return names;
 }
 
@@ -648,7 +653,7 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
   // Within one snapshot an ifindex names one device (model::Snapshot): the device is looked up
   // where the ifindex changes from the previous queue, not once per queue.
   if (feed_dev_ == nullptr || q.key.ifindex != feed_ifindex_) {
-    feed_dev_ = &net_device_for(q);
+    feed_dev_ = &net_device_named(q.device);
     feed_ifindex_ = q.key.ifindex;
     feed_dev_->seen = true;
   }
@@ -711,38 +716,38 @@ void Controller::decide_device(NetDevice& dev, int64_t now_ns) {
   dev.release = r != WriteResult::kRateLimited;
 }
 
+// The write path of a queue on a device with per-queue coalescing (device-wide devices are
+// written once, in decide_device()).
 void Controller::apply_queue(QueueSlot& slot, NetDevice& dev, const model::QueueCounters& q,
                              int64_t now_ns) {
+  if (!slot.apply) slot.apply = std::make_unique<Apply>();
+  Apply& apply = *slot.apply;
   bool release = true;
-  {
-    if (!slot.apply) slot.apply = std::make_unique<Apply>();
-    Apply& apply = *slot.apply;
-    if (slot.wanted_ix) {
-      const uint8_t ix = clamp_profile(*slot.wanted_ix, dev.policy, dim::kNetNumProfiles);
-      slot.applied_ix = ix;
-      if (q.queue < 0) {
-        const model::Coalesce& reported =
-            apply.current ? *apply.current
-                          : (dev.apply.current ? *dev.apply.current : assumed_reported());
-        apply.wanted = net_target(dev.profiles[ix],
-                                  dev.policy.algorithm == model::Algorithm::kNetCqe, reported);
-        if (may_write(dev)) {
-          set_error(dev, fmt::format("napi {} has no queue index: not written", q.key.napi_id));
-        }
-      } else {
-        const WriteResult r =
-            write_net(dev, apply, static_cast<uint32_t>(q.queue), dev.profiles[ix], now_ns);
-        release = r != WriteResult::kRateLimited;
+  if (slot.wanted_ix) {
+    const uint8_t ix = clamp_profile(*slot.wanted_ix, dev.policy, dim::kNetNumProfiles);
+    slot.applied_ix = ix;
+    if (q.queue < 0) {
+      const model::Coalesce& reported =
+          apply.current ? *apply.current
+                        : (dev.apply.current ? *dev.apply.current : assumed_reported());
+      apply.wanted =
+          net_target(dev.profiles[ix], dev.policy.algorithm == model::Algorithm::kNetCqe, reported);
+      if (may_write(dev)) {
+        set_error(dev, fmt::format("napi {} has no queue index: not written", q.key.napi_id));
       }
     } else {
-      slot.applied_ix = 0;
-      apply.wanted.reset();
+      const WriteResult r =
+          write_net(dev, apply, static_cast<uint32_t>(q.queue), dev.profiles[ix], now_ns);
+      release = r != WriteResult::kRateLimited;
     }
-    if (q.queue >= 0 && (dev.rep_queue < 0 || q.queue < dev.rep_queue)) {
-      dev.rep_queue = q.queue;
-      dev.rep_wanted = apply.wanted;
-      dev.rep_current = apply.current ? apply.current : dev.apply.current;
-    }
+  } else {
+    slot.applied_ix = 0;
+    apply.wanted.reset();
+  }
+  if (q.queue >= 0 && (dev.rep_queue < 0 || q.queue < dev.rep_queue)) {
+    dev.rep_queue = q.queue;
+    dev.rep_wanted = apply.wanted;
+    dev.rep_current = apply.current ? apply.current : dev.apply.current;
   }
   if (slot.dim && release && slot.dim->state() == dim::MeasureState::kApplyNewProfile) {
     slot.dim->profile_applied();
@@ -1036,9 +1041,7 @@ Result<void> Controller::restore() {
     }
     if (auto r = release_net(name); !r) failed(std::move(r).error());
   }
-  std::vector<std::string> rdma_names;
-  for (const auto& [name, original] : rdma_originals_) rdma_names.push_back(name);
-  for (const std::string& name : rdma_names) {
+  for (const std::string& name : rdma_names_with_originals()) {
     if (drifted_.count("rdma:" + name) != 0 || rdma_ == nullptr) continue;
     if (auto r = release_rdma(name); !r) failed(std::move(r).error());
   }
@@ -1106,13 +1109,8 @@ void Controller::fill_cq_and_device_views(model::ControllerState& st, const mode
   size_t d = 0;
   for (const auto& [name, dev] : net_devices_) {
     model::DeviceView& v = st.devices[d++];
-    v.kind = model::DeviceKind::kNet;
-    v.name = dev->name;
+    fill_device_view(v, model::DeviceKind::kNet, *dev);
     v.driver = dev->driver;
-    v.mode = dev->policy.mode;
-    v.algorithm = dev->policy.algorithm;
-    v.rule = dev->policy.rule;
-    v.allowlisted = allowlisted(dev->policy);
     if (dev->per_queue) {
       v.requested = dev->rep_wanted;
       v.applied = dev->rep_current;
@@ -1121,22 +1119,15 @@ void Controller::fill_cq_and_device_views(model::ControllerState& st, const mode
       v.applied = dev->apply.current;
     }
     v.rdma_dim_enabled.reset();
-    fill_device_counters(v, *dev);
   }
   for (const auto& [name, dev] : rdma_devices_) {
     if (name.empty()) continue;
     model::DeviceView& v = st.devices[d++];
-    v.kind = model::DeviceKind::kRdma;
-    v.name = dev->name;
+    fill_device_view(v, model::DeviceKind::kRdma, *dev);
     v.driver.clear();
-    v.mode = dev->policy.mode;
-    v.algorithm = dev->policy.algorithm;
-    v.rule = dev->policy.rule;
-    v.allowlisted = allowlisted(dev->policy);
     v.requested.reset();
     v.applied.reset();
     v.rdma_dim_enabled = dev->dim_enabled;
-    fill_device_counters(v, *dev);
   }
 }
 

@@ -128,7 +128,6 @@ class Controller {
   struct CqSlot;
 
   void drain_changes();
-  NetDevice& net_device_for(const model::QueueCounters& q);
   NetDevice& net_device_named(const std::string& name);
   void apply_inventory(int64_t now_ns);
   RdmaDevice& rdma_device_for(const std::string& name);
@@ -152,6 +151,7 @@ class Controller {
   bool may_write(const NetDevice& dev) const;
   bool may_write(const RdmaDevice& dev) const;
   std::vector<std::string> net_names_with_originals() const;
+  std::vector<std::string> rdma_names_with_originals() const;
   Result<void> release_net(const std::string& name);
   Result<void> release_rdma(const std::string& name);
   void refresh_policy(NetDevice& dev);
