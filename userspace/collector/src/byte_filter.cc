@@ -1,9 +1,10 @@
 #include "dimctl/collector/byte_filter.h"
 
 #include <fmt/format.h>
-#include <fnmatch.h>
 
 #include <iterator>
+
+#include "dimctl/common/glob.h"
 
 namespace dimctl::collector {
 
@@ -11,12 +12,7 @@ std::set<uint32_t> match_devices(const std::map<uint32_t, std::string>& devices,
                                  const std::vector<std::string>& globs) {
   std::set<uint32_t> out;
   for (const auto& [ifindex, name] : devices) {
-    for (const auto& g : globs) {
-      if (::fnmatch(g.c_str(), name.c_str(), 0) == 0) {
-        out.insert(ifindex);
-        break;
-      }
-    }
+    if (matches_any_glob(globs, name)) out.insert(ifindex);
   }
   return out;
 }

@@ -12,6 +12,7 @@
 
 #include "dimctl/collector/netdev_directory.h"
 #include "dimctl/common/fd.h"
+#include "dimctl/common/net_driver.h"
 #include "netdev_uapi.h"
 
 namespace dimctl::collector {
@@ -244,14 +245,9 @@ Result<std::map<uint32_t, std::string>> NetlinkNetdevDirectory::devices() {
     if (impl_->drain_link_events()) impl_->devices_valid = false;
     if (impl_->devices_valid) return impl_->devices;
   }
-  std::map<uint32_t, std::string> out;
-  struct if_nameindex* list = ::if_nameindex();
-  if (list == nullptr) return DIMCTL_FAIL(errno, "if_nameindex");
-  for (const struct if_nameindex* i = list; i->if_index != 0 && i->if_name != nullptr; ++i) {
-    out.emplace(i->if_index, i->if_name);
-  }
-  ::if_freenameindex(list);
-  impl_->devices = out;
+  auto out = net_devices();
+  if (!out) return out;
+  impl_->devices = *out;
   impl_->devices_valid = true;
   return out;
 }

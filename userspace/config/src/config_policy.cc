@@ -1,9 +1,9 @@
 // ConfigPolicy: rules -> DevicePolicy, with the allowlist cap and conflict refusal.
 #include "dimctl/config/config_policy.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
+
+#include "dimctl/common/glob.h"
 
 namespace dimctl::config {
 
@@ -13,12 +13,6 @@ using model::DevicePolicy;
 using model::Mode;
 
 namespace {
-
-bool any_glob(const std::vector<std::string>& globs, const std::string& name) {
-  return std::any_of(globs.begin(), globs.end(), [&](const std::string& g) {
-    return ::fnmatch(g.c_str(), name.c_str(), 0) == 0;
-  });
-}
 
 Algorithm default_algorithm(DeviceKind kind) {
   return kind == DeviceKind::kNet ? Algorithm::kNetEqe : Algorithm::kRdma;
@@ -57,16 +51,17 @@ std::string kernel_dim_text(const std::optional<bool>& v) {
 bool rule_matches(const Rule& rule, const model::DeviceInfo& dev) {
   if (dev.kind == DeviceKind::kNet) {
     if (!rule.applies_to_net()) return false;
-    if (!rule.match.interface.empty() && !any_glob(rule.match.interface, dev.name)) return false;
+    if (!rule.match.interface.empty() && !matches_any_glob(rule.match.interface, dev.name))
+      return false;
   } else {
     if (!rule.applies_to_rdma()) return false;
-    if (!rule.match.rdma_device.empty() && !any_glob(rule.match.rdma_device, dev.name))
+    if (!rule.match.rdma_device.empty() && !matches_any_glob(rule.match.rdma_device, dev.name))
       return false;
   }
   // An unknown driver ("") matches no driver selector: a rule that names a driver must not
   // reach a device whose driver could not be established.
   if (!rule.match.driver.empty() &&
-      (dev.driver.empty() || !any_glob(rule.match.driver, dev.driver)))
+      (dev.driver.empty() || !matches_any_glob(rule.match.driver, dev.driver)))
     return false;
   return true;
 }

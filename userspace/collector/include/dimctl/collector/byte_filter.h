@@ -17,8 +17,8 @@
 
 namespace dimctl::collector {
 
-// ifindexes of the devices whose name matches at least one glob (fnmatch(3), no flags: anchored
-// at both ends, as everywhere in the config). `devices`: ifindex -> name.
+// ifindexes of the devices whose name matches at least one glob (matches_any_glob(), as the
+// config's selectors). `devices`: ifindex -> name.
 std::set<uint32_t> match_devices(const std::map<uint32_t, std::string>& devices,
                                  const std::vector<std::string>& globs);
 

@@ -1,4 +1,4 @@
-// Device identity helpers for policy selectors.
+// Device identity helpers for policy selectors and device lists.
 //
 // net_driver(): the kernel driver of a net device in the caller's network namespace, for
 // policy selectors (`match.driver`). Physical devices name it through the sysfs
@@ -12,13 +12,16 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "dimctl/common/fd.h"
+#include "dimctl/common/result.h"
 
 namespace dimctl {
 
@@ -51,14 +54,26 @@ inline std::string rdma_driver(const std::string& ibdev) {
   return sysfs_driver(std::filesystem::path("/sys/class/infiniband") / ibdev);
 }
 
-// Names of every net device of the caller's network namespace except loopback.
+// Every net device of the caller's network namespace, ifindex -> name.
+inline Result<std::map<uint32_t, std::string>> net_devices() {
+  struct if_nameindex* list = ::if_nameindex();
+  if (list == nullptr) return DIMCTL_FAIL(errno, "if_nameindex");
+  std::map<uint32_t, std::string> out;
+  for (const struct if_nameindex* i = list; i->if_index != 0 && i->if_name != nullptr; ++i) {
+    out.emplace(i->if_index, i->if_name);
+  }
+  ::if_freenameindex(list);
+  return out;
+}
+
+// Names of every net device of the caller's network namespace except loopback ({} when the
+// list cannot be read).
 inline std::vector<std::string> net_device_names() {
   std::vector<std::string> out;
-  if (struct if_nameindex* list = ::if_nameindex()) {
-    for (struct if_nameindex* i = list; i->if_index != 0 && i->if_name != nullptr; ++i) {
-      if (std::string_view(i->if_name) != "lo") out.emplace_back(i->if_name);
+  if (auto devices = net_devices()) {
+    for (auto& [ifindex, name] : *devices) {
+      if (name != "lo") out.push_back(std::move(name));
     }
-    ::if_freenameindex(list);
   }
   return out;
 }
