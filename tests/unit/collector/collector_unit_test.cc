@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "dimctl/collector/aggregator.h"
 #include "dimctl/collector/byte_filter.h"
 #include "dimctl/collector/feature_probe.h"
@@ -219,6 +221,26 @@ TEST_F(NapiFixture, MapErrorsNameTheMap) {
   EXPECT_EQ(q.error().code(), EPERM);
 }
 
+TEST_F(NapiFixture, SnapshotIsInKeyOrderAndNamesAreLookedUpOncePerDevice) {
+  // The fake hands keys in byte order (ifindex 256 before 7 on little-endian): not key order.
+  map.entries[{256, 2}] = {napi_v(1, 1)};
+  map.entries[{7, 301}] = {napi_v(1, 1)};
+  map.entries[{7, 300}] = {napi_v(1, 1)};
+  map.entries[{256, 1}] = {napi_v(1, 1)};
+  map.entries[{7, 299}] = {napi_v(1, 1)};
+  dir.names = {{7, "eth7"}, {256, "eth256"}};
+  CounterAggregator agg(dir, false);
+  auto q = agg.queues(map);
+  ASSERT_TRUE(q.ok());
+  ASSERT_EQ(q->size(), 5u);
+  EXPECT_TRUE(std::is_sorted(q->begin(), q->end(),
+                             [](const auto& a, const auto& b) { return a.key < b.key; }));
+  EXPECT_EQ((*q)[0].key.napi_id, 299u);
+  EXPECT_EQ((*q)[4].device, "eth256");
+  EXPECT_EQ(dir.ifname_calls[7], 1);
+  EXPECT_EQ(dir.ifname_calls[256], 1);
+}
+
 struct CqFixture : ::testing::Test {
   fakes::FakePerCpuMap<dimctl_cq_key, dimctl_cq_value> stats;
   fakes::FakeMap<dimctl_cq_key, dimctl_cq_info> info;
@@ -255,6 +277,38 @@ TEST_F(CqFixture, SameRestrackIdOnTwoDevicesAreTwoCqs) {
   ASSERT_TRUE(c.ok());
   ASSERT_EQ(c->size(), 2u);
   EXPECT_EQ((*c)[1].events, 2u);
+}
+
+TEST_F(CqFixture, InfoIsJoinedByKeyAndTheSnapshotIsInKeyOrder) {
+  stats.entries[{256, 1}] = {v(1, 1)};
+  stats.entries[{1, 9}] = {v(2, 2)};
+  stats.entries[{1, 5}] = {v(3, 3)};
+  stats.entries[{1, 7}] = {v(4, 4)};  // no info (yet)
+  info.entries[{1, 5}] = cq_info(1, 5, "mlx5_1", DIMCTL_POLL_SOFTIRQ);
+  info.entries[{1, 6}] = cq_info(1, 6, "mlx5_1", DIMCTL_POLL_DIRECT);  // never polled
+  info.entries[{1, 9}] = cq_info(1, 9, "mlx5_1", DIMCTL_POLL_WORKQUEUE);
+  info.entries[{256, 1}] = cq_info(256, 1, "rxe0", DIMCTL_POLL_UNBOUND_WORKQUEUE);
+  auto c = agg.cqs(stats, info, {});
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c->size(), 4u);
+  EXPECT_EQ((*c)[0].key, (model::CqKey{1, 5}));
+  EXPECT_EQ((*c)[0].poll_ctx, model::PollContext::kSoftirq);
+  EXPECT_EQ((*c)[0].events, 3u);
+  EXPECT_EQ((*c)[1].key, (model::CqKey{1, 7}));
+  EXPECT_EQ((*c)[1].ibdev, "");
+  EXPECT_EQ((*c)[1].comp_vector, -1);
+  EXPECT_EQ((*c)[2].key, (model::CqKey{1, 9}));
+  EXPECT_EQ((*c)[2].poll_ctx, model::PollContext::kWorkqueue);
+  EXPECT_EQ((*c)[3].key, (model::CqKey{256, 1}));
+  EXPECT_EQ((*c)[3].ibdev, "rxe0");
+  EXPECT_EQ((*c)[3].poll_ctx, model::PollContext::kUnboundWorkqueue);
+}
+
+TEST_F(CqFixture, MapErrorsNameTheMap) {
+  stats.fail = true;
+  auto c = agg.cqs(stats, info, {});
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.error().message(), HasSubstr("cq_stats"));
 }
 
 TEST_F(CqFixture, FreedCqIsLeftOutAndErasedFromBothMaps) {
@@ -301,13 +355,28 @@ TEST(PollContext, DimctlCodesMapToTheModel) {
             model::PollContext::kUnboundWorkqueue);
 }
 
+// The napi_slots array: per slot index, one dimctl_napi_slot per CPU. read() lays the slots out
+// as the kernel's batch does and folds them with the collector's own fold_napi_slots(), as
+// BpfNapiSlotArray does.
+struct SlotRow {
+  uint32_t index = 0;
+  std::vector<dimctl_napi_slot> per_cpu;
+};
+
 class FakeSlots final : public NapiSlotArray {
  public:
-  std::vector<PerCpuEntry<uint32_t, dimctl_napi_slot>> slots;
-  Result<std::vector<PerCpuEntry<uint32_t, dimctl_napi_slot>>> read_all() override { return slots; }
+  std::vector<SlotRow> slots;
+  Result<void> read(std::vector<NapiEntry>& out) override {
+    size_t ncpus = 1;
+    for (const auto& row : slots) ncpus = std::max(ncpus, row.per_cpu.size());
+    std::vector<uint8_t> values;
+    for (const auto& row : slots) fakes::append_per_cpu_row(values, row.per_cpu, ncpus);
+    fold_napi_slots(values.data(), slots.size(), ncpus, out);
+    return ok();
+  }
   Result<void> clear(uint32_t index, const dimctl_napi_key& key) override {
     for (auto& e : slots) {
-      if (e.key != index) continue;
+      if (e.index != index) continue;
       for (auto& s : e.per_cpu) {
         if (s.key.ifindex == key.ifindex && s.key.napi_id == key.napi_id) s = dimctl_napi_slot{};
       }
@@ -323,6 +392,74 @@ dimctl_napi_slot slot(uint32_t ifindex, uint32_t napi, uint64_t polls, uint64_t 
   return s;
 }
 
+const NapiEntry* find(const std::vector<NapiEntry>& entries, uint32_t ifindex, uint32_t napi) {
+  for (const auto& e : entries) {
+    if (e.key.ifindex == ifindex && e.key.napi_id == napi) return &e;
+  }
+  return nullptr;
+}
+
+// A value whose size is not a multiple of 8: the kernel pads each CPU's copy to 8 bytes.
+struct Odd {
+  uint32_t a, b, c;
+};
+void add_cpu(Odd& to, const Odd& v) {
+  to.a += v.a;
+  to.b += v.b;
+  to.c += v.c;
+}
+
+TEST(FoldPerCpu, SumsEachKeysCpusAcrossThePaddedStride) {
+  static_assert(per_cpu_stride(sizeof(Odd)) == 16);
+  fakes::FakePerCpuMap<uint32_t, Odd> map;
+  map.batch = 1;  // one fold call per key, like a batch of one
+  map.entries[4] = {Odd{1, 2, 3}, Odd{10, 20, 30}, Odd{100, 200, 300}};
+  map.entries[9] = {Odd{0, 0, 1}, Odd{0, 0, 0}, Odd{5, 0, 0}};
+  std::vector<KeyValue<uint32_t, Odd>> out;
+  ASSERT_TRUE(map.read(out).ok());
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].key, 4u);
+  EXPECT_EQ(out[0].value.a, 111u);
+  EXPECT_EQ(out[0].value.b, 222u);
+  EXPECT_EQ(out[0].value.c, 333u);
+  EXPECT_EQ(out[1].key, 9u);
+  EXPECT_EQ(out[1].value.a, 5u);
+  EXPECT_EQ(out[1].value.c, 1u);
+}
+
+TEST(FoldPerCpu, AppendsAndReusesTheCallersVector) {
+  fakes::FakePerCpuMap<dimctl_napi_key, dimctl_napi_value> map;
+  map.entries[{7, 1}] = {napi_v(1, 10), napi_v(2, 20)};
+  map.entries[{7, 2}] = {napi_v(3, 30), napi_v(4, 40)};
+  map.entries[{7, 3}] = {napi_v(5, 50), napi_v(6, 60)};
+  std::vector<NapiEntry> out;
+  ASSERT_TRUE(map.read(out).ok());  // two batches (2 + 1 keys)
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(find(out, 7, 3)->value.packets, 110u);
+  const auto* data = out.data();
+  out.clear();
+  ASSERT_TRUE(map.read(out).ok());
+  EXPECT_EQ(out.data(), data);  // the same storage: no allocation
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(find(out, 7, 1)->value.polls, 3u);  // summed anew, nothing carried over
+}
+
+TEST(FoldNapiSlots, OneEntryPerNapiHoldingTheSlotSummedOverItsCpus) {
+  FakeSlots slots;
+  // Slot 300: CPUs 0 and 3 hold napi 300, CPU 2 holds napi 812 (same slot), CPU 1 is free.
+  slots.slots.push_back(
+      {300, {slot(7, 300, 1, 10), dimctl_napi_slot{}, slot(7, 812, 4, 40), slot(7, 300, 2, 20)}});
+  slots.slots.push_back({301, std::vector<dimctl_napi_slot>(4)});  // free everywhere
+  slots.slots.push_back({302, {slot(8, 302, 1, 1), slot(8, 302, 1, 1), slot(8, 302, 1, 1)}});
+  std::vector<NapiEntry> out;
+  ASSERT_TRUE(slots.read(out).ok());
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(find(out, 7, 300)->value.polls, 3u);
+  EXPECT_EQ(find(out, 7, 300)->value.packets, 30u);
+  EXPECT_EQ(find(out, 7, 812)->value.packets, 40u);
+  EXPECT_EQ(find(out, 8, 302)->value.polls, 3u);
+}
+
 TEST(NapiSources, MergesSlotsOfEveryCpuWithTheOverflowHash) {
   FakeSlots slots;
   fakes::FakePerCpuMap<dimctl_napi_key, dimctl_napi_value> hash;
@@ -331,37 +468,79 @@ TEST(NapiSources, MergesSlotsOfEveryCpuWithTheOverflowHash) {
   slots.slots.push_back({301, {dimctl_napi_slot{}, dimctl_napi_slot{}}});  // free
   // napi 300 overflowed to the hash on CPU1 (its slot there is taken by 812).
   hash.entries[{7, 300}] = {napi_v(0, 0), napi_v(3, 30)};
-  NapiSources src(slots, hash, 2);
-  auto all = src.read_all();
-  ASSERT_TRUE(all.ok());
-  ASSERT_EQ(all->size(), 2u);
-  const auto& a = (*all)[0];
-  EXPECT_EQ(a.key.napi_id, 300u);
-  ASSERT_EQ(a.per_cpu.size(), 2u);
-  EXPECT_EQ(a.per_cpu[0].packets, 20u);
-  EXPECT_EQ(a.per_cpu[1].packets, 30u);
-  EXPECT_EQ(sum_per_cpu(a.per_cpu).polls, 5u);
-  EXPECT_EQ((*all)[1].key.napi_id, 812u);
-  EXPECT_EQ(sum_per_cpu((*all)[1].per_cpu).packets, 1u);
+  NapiSources src(slots, hash);
+  std::vector<NapiEntry> all;
+  ASSERT_TRUE(src.read(all).ok());
+  ASSERT_EQ(all.size(), 2u);
+  const NapiEntry* a = find(all, 7, 300);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->value.packets, 50u);
+  EXPECT_EQ(a->value.polls, 5u);
+  ASSERT_NE(find(all, 7, 812), nullptr);
+  EXPECT_EQ(find(all, 7, 812)->value.packets, 1u);
 
   // Retiring napi 300 clears its slot copy and its hash entry, not napi 812.
   ASSERT_TRUE(src.erase({7, 300}).ok());
   EXPECT_TRUE(hash.entries.empty());
-  auto after = src.read_all();
-  ASSERT_TRUE(after.ok());
-  ASSERT_EQ(after->size(), 1u);
-  EXPECT_EQ((*after)[0].key.napi_id, 812u);
+  std::vector<NapiEntry> after;
+  ASSERT_TRUE(src.read(after).ok());
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].key.napi_id, 812u);
+}
+
+TEST(NapiSources, HashKeysMeetOnlyTheSlotEntryOfTheirOwnKey) {
+  FakeSlots slots;
+  fakes::FakePerCpuMap<dimctl_napi_key, dimctl_napi_value> hash;
+  // Slot 5 is held by napi 5 of ifindex 2 on both CPUs; the hash holds napi 517 (slot 5, lost
+  // the race), napi 5 of another device (slot 5 too), and napi 6 of ifindex 2 (slot 6, free).
+  slots.slots.push_back({5, {slot(2, 5, 1, 100), slot(2, 5, 1, 100)}});
+  hash.entries[{2, 517}] = {napi_v(1, 7), napi_v(0, 0)};
+  hash.entries[{3, 5}] = {napi_v(0, 0), napi_v(1, 9)};
+  hash.entries[{2, 6}] = {napi_v(1, 1), napi_v(1, 1)};
+  hash.entries[{2, 5}] = {napi_v(1, 1000), napi_v(0, 0)};
+  hash.batch = 3;
+  NapiSources src(slots, hash);
+  std::vector<NapiEntry> out;
+  for (int round = 0; round < 2; ++round) {  // a second read into the same storage: same result
+    out.clear();
+    ASSERT_TRUE(src.read(out).ok());
+    ASSERT_EQ(out.size(), 4u);
+    EXPECT_EQ(find(out, 2, 5)->value.packets, 1200u);
+    EXPECT_EQ(find(out, 2, 5)->value.polls, 3u);
+    EXPECT_EQ(find(out, 2, 517)->value.packets, 7u);
+    EXPECT_EQ(find(out, 3, 5)->value.packets, 9u);
+    EXPECT_EQ(find(out, 2, 6)->value.packets, 2u);
+  }
 }
 
 TEST(NapiSources, RetiringASlotOnlyKeyIsNotAnError) {
   FakeSlots slots;
   fakes::FakePerCpuMap<dimctl_napi_key, dimctl_napi_value> hash;
   slots.slots.push_back({5, {slot(2, 5, 1, 1)}});
-  NapiSources src(slots, hash, 1);
+  NapiSources src(slots, hash);
   EXPECT_TRUE(src.erase({2, 5}).ok());
-  auto all = src.read_all();
-  ASSERT_TRUE(all.ok());
-  EXPECT_TRUE(all->empty());
+  std::vector<NapiEntry> all;
+  ASSERT_TRUE(src.read(all).ok());
+  EXPECT_TRUE(all.empty());
+}
+
+TEST(NapiSources, AFailingSlotArrayIsNamed) {
+  class Failing final : public NapiSlotArray {
+   public:
+    Result<void> read(std::vector<NapiEntry>&) override {
+      return DIMCTL_FAIL(EPERM, "map napi_slots: lookup_batch");
+    }
+    Result<void> clear(uint32_t, const dimctl_napi_key&) override { return ok(); }
+  } slots;
+  fakes::FakePerCpuMap<dimctl_napi_key, dimctl_napi_value> hash;
+  NapiSources src(slots, hash);
+  fakes::FakeDirectory dir;
+  CounterAggregator agg(dir, false);
+  auto q = agg.queues(src);
+  ASSERT_FALSE(q.ok());
+  EXPECT_EQ(q.error().code(), EPERM);
+  EXPECT_THAT(q.error().message(), HasSubstr("napi_slots"));
+  EXPECT_THAT(q.error().message(), HasSubstr("napi_stats"));
 }
 
 // ---- skb byte counter device filter ---------------------------------------------------------

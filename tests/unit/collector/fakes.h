@@ -1,6 +1,8 @@
 // In-memory fakes of the collector's kernel-facing interfaces.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <set>
@@ -11,6 +13,7 @@
 #include "dimctl/collector/feature_probe.h"
 #include "dimctl/collector/map_reader.h"
 #include "dimctl/collector/netdev_directory.h"
+#include "dimctl/collector/per_cpu_fold.h"
 
 namespace dimctl::collector::fakes {
 
@@ -19,18 +22,55 @@ struct KeyLess {
   bool operator()(const K& a, const K& b) const { return std::memcmp(&a, &b, sizeof(K)) < 0; }
 };
 
+// Bytes the kernel leaves between per-CPU values (value size rounded up to 8): never read.
+constexpr uint8_t kPadding = 0xEE;
+
+// Appends one per-CPU value row as the kernel lays it out in a batch: `ncpus` values at
+// per_cpu_stride() steps (CPUs the row lacks are zero).
+template <typename V>
+void append_per_cpu_row(std::vector<uint8_t>& values, const std::vector<V>& per_cpu, size_t ncpus) {
+  const size_t stride = per_cpu_stride(sizeof(V));
+  const size_t at = values.size();
+  values.resize(at + ncpus * stride, kPadding);
+  for (size_t c = 0; c < ncpus; ++c) {
+    const V v = c < per_cpu.size() ? per_cpu[c] : V{};
+    std::memcpy(values.data() + at + c * stride, &v, sizeof(V));
+  }
+}
+
+template <typename K, typename V>
+size_t max_cpus(const std::map<K, std::vector<V>, KeyLess<K>>& entries) {
+  size_t n = 1;
+  for (const auto& [k, v] : entries) n = std::max(n, v.size());
+  return n;
+}
+
+// Per-CPU rows per key; read() lays them out as kernel batches of `batch` keys and folds each
+// with the collector's own fold_per_cpu(), as BpfPerCpuHash does.
 template <typename K, typename V>
 class FakePerCpuMap final : public PerCpuMapReader<K, V> {
  public:
   std::map<K, std::vector<V>, KeyLess<K>> entries;
   std::vector<K> erased;
   bool fail = false;
+  size_t batch = 2;
 
-  Result<std::vector<PerCpuEntry<K, V>>> read_all() override {
+  Result<void> read(std::vector<KeyValue<K, V>>& out) override {
     if (fail) return DIMCTL_FAIL(EPERM, "fake read");
-    std::vector<PerCpuEntry<K, V>> out;
-    for (const auto& [k, v] : entries) out.push_back({k, v});
-    return out;
+    const size_t ncpus = max_cpus(entries);
+    std::vector<uint8_t> keys, values;
+    for (auto it = entries.begin(); it != entries.end();) {
+      keys.clear();
+      values.clear();
+      size_t n = 0;
+      for (; it != entries.end() && n < batch; ++it, ++n) {
+        const auto* k = reinterpret_cast<const uint8_t*>(&it->first);
+        keys.insert(keys.end(), k, k + sizeof(K));
+        append_per_cpu_row(values, it->second, ncpus);
+      }
+      fold_per_cpu<K, V>(keys.data(), values.data(), n, ncpus, out);
+    }
+    return ok();
   }
   Result<void> erase(const K& key) override {
     if (entries.erase(key) == 0) return DIMCTL_FAIL(ENOENT, "fake erase");
@@ -45,8 +85,9 @@ class FakeMap final : public MapReader<K, V> {
   std::map<K, V, KeyLess<K>> entries;
   std::vector<K> erased;
 
-  Result<std::vector<std::pair<K, V>>> read_all() override {
-    return std::vector<std::pair<K, V>>(entries.begin(), entries.end());
+  Result<void> read(std::vector<KeyValue<K, V>>& out) override {
+    for (const auto& [k, v] : entries) out.push_back({k, v});
+    return ok();
   }
   Result<void> erase(const K& key) override {
     if (entries.erase(key) == 0) return DIMCTL_FAIL(ENOENT, "fake erase");
@@ -60,9 +101,11 @@ class FakeDirectory final : public NetdevDirectory {
   std::map<uint32_t, std::string> names;
   std::set<uint32_t> listed;  // devices whose NAPIs netlink lists
   std::map<std::pair<uint32_t, uint32_t>, NapiInfo> napis;
+  mutable std::map<uint32_t, int> ifname_calls;
 
   Result<void> refresh() override { return ok(); }
   std::optional<std::string> ifname(uint32_t ifindex) const override {
+    ++ifname_calls[ifindex];
     auto it = names.find(ifindex);
     if (it == names.end()) return std::nullopt;
     return it->second;

@@ -1,44 +1,11 @@
 #include "dimctl/collector/aggregator.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <set>
-#include <tuple>
 
 namespace dimctl::collector {
-
-dimctl_napi_value sum_per_cpu(std::span<const dimctl_napi_value> per_cpu) {
-  dimctl_napi_value s{};
-  for (const auto& v : per_cpu) {
-    s.polls += v.polls;
-    s.packets += v.packets;
-    s.budget_exhausted += v.budget_exhausted;
-    s.empty_polls += v.empty_polls;
-    s.bytes += v.bytes;
-    s.skbs += v.skbs;
-  }
-  return s;
-}
-
-dimctl_cq_value sum_per_cpu(std::span<const dimctl_cq_value> per_cpu) {
-  dimctl_cq_value s{};
-  for (const auto& v : per_cpu) {
-    s.schedules += v.schedules;
-    s.reschedules += v.reschedules;
-    s.events += v.events;
-    s.polls += v.polls;
-    s.completions += v.completions;
-    s.poll_errors += v.poll_errors;
-    s.modifies += v.modifies;
-    // Last DIM decision: the CPU that modified most recently wins.
-    if (v.modifies > 0 && v.last_modify_ns >= s.last_modify_ns) {
-      s.last_modify_ns = v.last_modify_ns;
-      s.last_comps = v.last_comps;
-      s.last_usec = v.last_usec;
-    }
-  }
-  return s;
-}
 
 model::PollContext poll_context_from_code(uint32_t code) {
   switch (code) {
@@ -54,47 +21,91 @@ model::PollContext poll_context_from_code(uint32_t code) {
 }
 
 namespace {
-void add_into(dimctl_napi_value& to, const dimctl_napi_value& v) {
-  to.polls += v.polls;
-  to.packets += v.packets;
-  to.budget_exhausted += v.budget_exhausted;
-  to.empty_polls += v.empty_polls;
-  to.bytes += v.bytes;
-  to.skbs += v.skbs;
+
+constexpr uint32_t kSlotMask = DIMCTL_NAPI_SLOTS - 1;
+
+bool same_key(const dimctl_napi_key& a, const dimctl_napi_key& b) {
+  return a.ifindex == b.ifindex && a.napi_id == b.napi_id;
 }
-struct KeyLess {
-  bool operator()(const dimctl_napi_key& a, const dimctl_napi_key& b) const {
-    return std::tie(a.ifindex, a.napi_id) < std::tie(b.ifindex, b.napi_id);
-  }
-};
+uint64_t packed(const dimctl_napi_key& k) {
+  return uint64_t{k.ifindex} << 32 | k.napi_id;
+}
+uint64_t packed(const dimctl_cq_key& k) {
+  return uint64_t{k.dev_index} << 32 | k.cq_id;
+}
+
+// Positions of `v`'s entries in key order (into reused storage). Sorting 16-byte (key, position)
+// pairs moves far less than sorting the entries; entries already in order (slot entries come
+// in napi id order) are only checked.
+template <typename E>
+void order_by_key(const std::vector<E>& v, std::vector<KeyOrder>& order) {
+  order.clear();
+  for (size_t i = 0; i < v.size(); ++i)
+    order.push_back({packed(v[i].key), static_cast<uint32_t>(i)});
+  auto less = [](const KeyOrder& a, const KeyOrder& b) { return a.key < b.key; };
+  if (!std::is_sorted(order.begin(), order.end(), less))
+    std::sort(order.begin(), order.end(), less);
+}
+
 }  // namespace
 
-Result<std::vector<PerCpuEntry<dimctl_napi_key, dimctl_napi_value>>> NapiSources::read_all() {
-  auto slots = slots_.read_all();
-  if (!slots) return std::move(slots).error().wrap("napi_slots");
-  auto hash = overflow_.read_all();
-  if (!hash) return std::move(hash).error();
-  std::map<dimctl_napi_key, std::vector<dimctl_napi_value>, KeyLess> merged;
-  auto per_cpu_of = [&](const dimctl_napi_key& k) -> std::vector<dimctl_napi_value>& {
-    auto& v = merged[k];
-    if (v.size() < ncpus_) v.resize(ncpus_);
-    return v;
-  };
-  for (const auto& e : *slots) {
-    for (size_t c = 0; c < e.per_cpu.size() && c < ncpus_; ++c) {
-      const dimctl_napi_slot& s = e.per_cpu[c];
-      if (s.key.ifindex == 0) continue;  // free on this CPU
-      add_into(per_cpu_of(s.key)[c], s.v);
+void fold_napi_slots(const uint8_t* values, size_t count, size_t ncpus,
+                     std::vector<NapiEntry>& out) {
+  constexpr size_t stride = per_cpu_stride(sizeof(dimctl_napi_slot));
+  static_assert(offsetof(dimctl_napi_slot, key) == 0);
+  for (size_t i = 0; i < count; ++i) {
+    const size_t first = out.size();  // this index's entries: usually one NAPI on every CPU
+    for (size_t c = 0; c < ncpus; ++c, values += stride) {
+      dimctl_napi_key key;
+      std::memcpy(&key, values, sizeof(key));
+      if (key.ifindex == 0) continue;  // free on this CPU
+      size_t j = first;
+      while (j < out.size() && !same_key(out[j].key, key)) ++j;
+      if (j == out.size()) out.push_back({key, {}});
+      dimctl_napi_value v;
+      std::memcpy(&v, values + offsetof(dimctl_napi_slot, v), sizeof(v));
+      add_cpu(out[j].value, v);
     }
   }
-  for (const auto& e : *hash) {
-    auto& v = per_cpu_of(e.key);
-    for (size_t c = 0; c < e.per_cpu.size() && c < ncpus_; ++c) add_into(v[c], e.per_cpu[c]);
+}
+
+Result<void> NapiSources::read(std::vector<NapiEntry>& out) {
+  const size_t first = out.size();
+  if (auto r = slots_.read(out); !r) return std::move(r).error().wrap("napi_slots");
+  const size_t slots_end = out.size();
+  // Group the slot entries by slot index: a hash key can only meet a slot entry of its own slot.
+  slot_start_.fill(0);
+  for (size_t i = first; i < slots_end; ++i) ++slot_start_[(out[i].key.napi_id & kSlotMask) + 1];
+  for (size_t i = 1; i < slot_start_.size(); ++i) slot_start_[i] += slot_start_[i - 1];
+  std::array<uint32_t, DIMCTL_NAPI_SLOTS> fill;
+  std::copy_n(slot_start_.begin(), DIMCTL_NAPI_SLOTS, fill.begin());
+  by_slot_.resize(slots_end - first);
+  for (size_t i = first; i < slots_end; ++i) {
+    by_slot_[fill[out[i].key.napi_id & kSlotMask]++] = static_cast<uint32_t>(i);
   }
-  std::vector<PerCpuEntry<dimctl_napi_key, dimctl_napi_value>> out;
-  out.reserve(merged.size());
-  for (auto& [k, v] : merged) out.push_back({k, std::move(v)});
-  return out;
+
+  if (auto r = overflow_.read(out); !r) return r;
+  // A hash entry whose NAPI also holds its slot (on other CPUs) adds into that entry; the others
+  // are moved down over the merged ones.
+  size_t kept = slots_end;
+  for (size_t j = slots_end; j < out.size(); ++j) {
+    const uint32_t slot = out[j].key.napi_id & kSlotMask;
+    NapiEntry* same = nullptr;
+    for (uint32_t p = slot_start_[slot]; p < slot_start_[slot + 1]; ++p) {
+      if (same_key(out[by_slot_[p]].key, out[j].key)) {
+        same = &out[by_slot_[p]];
+        break;
+      }
+    }
+    if (same != nullptr) {
+      add_cpu(same->value, out[j].value);
+    } else {
+      if (kept != j) out[kept] = out[j];
+      ++kept;
+    }
+  }
+  out.resize(kept);
+  return ok();
 }
 
 Result<void> NapiSources::erase(const dimctl_napi_key& key) {
@@ -103,13 +114,22 @@ Result<void> NapiSources::erase(const dimctl_napi_key& key) {
 }
 
 Result<std::vector<model::QueueCounters>> CounterAggregator::queues(NapiMap& map) {
-  auto entries = map.read_all();
-  if (!entries) return std::move(entries).error().wrap("napi_stats");
+  napis_.clear();
+  if (auto r = map.read(napis_); !r) return std::move(r).error().wrap("napi_stats");
+  order_by_key(napis_, order_);  // the snapshot's order, and every device's NAPIs in one run
   std::vector<model::QueueCounters> out;
-  out.reserve(entries->size());
-  for (const auto& e : *entries) {
+  out.reserve(napis_.size());
+  // The name is looked up once per device: one if_indextoname() per device instead of per NAPI,
+  // and all queues of a device carry the same name (model::Snapshot promises it).
+  std::optional<std::string> name;
+  std::optional<uint32_t> named;
+  for (const KeyOrder& o : order_) {
+    const NapiEntry& e = napis_[o.pos];
     const auto id = std::make_pair(e.key.ifindex, e.key.napi_id);
-    auto name = dir_.ifname(e.key.ifindex);
+    if (named != e.key.ifindex) {
+      name = dir_.ifname(e.key.ifindex);
+      named = e.key.ifindex;
+    }
     std::optional<NapiInfo> info;
     if (name) info = dir_.napi(e.key.ifindex, e.key.napi_id);
     const bool gone = !name || (!info && e.key.napi_id != 0 && dir_.lists_napis(e.key.ifindex));
@@ -122,7 +142,7 @@ Result<std::vector<model::QueueCounters>> CounterAggregator::queues(NapiMap& map
       ++stats_.queues_retired;
       continue;
     }
-    const dimctl_napi_value sum = sum_per_cpu(e.per_cpu);
+    const dimctl_napi_value& sum = e.value;
     model::QueueCounters q;
     q.key = {e.key.ifindex, e.key.napi_id};
     q.device = *name;
@@ -144,20 +164,20 @@ Result<std::vector<model::QueueCounters>> CounterAggregator::queues(NapiMap& map
     }
     out.push_back(std::move(q));
   }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
   return out;
 }
 
 Result<std::vector<model::CqCounters>> CounterAggregator::cqs(
     CqStatsMap& stats, CqInfoMap& info_map, std::span<const dimctl_cq_event> events) {
-  auto entries = stats.read_all();
-  if (!entries) return std::move(entries).error().wrap("cq_stats");
-  auto infos = info_map.read_all();
-  if (!infos) return std::move(infos).error().wrap("cq_info");
+  cqs_.clear();
+  if (auto r = stats.read(cqs_); !r) return std::move(r).error().wrap("cq_stats");
+  cq_infos_.clear();
+  if (auto r = info_map.read(cq_infos_); !r) return std::move(r).error().wrap("cq_info");
+  // Both in key order: the snapshot's order, and cq_info is joined by walking it alongside.
+  order_by_key(cqs_, order_);
+  order_by_key(cq_infos_, info_order_);
 
   auto key_of = [](const dimctl_cq_key& k) { return model::CqKey{k.dev_index, k.cq_id}; };
-  std::map<model::CqKey, const dimctl_cq_info*> info_by_key;
-  for (const auto& [k, v] : *infos) info_by_key[key_of(k)] = &v;
 
   // CQs freed since the previous sample are left out of this snapshot (they are gone) and
   // retired from the maps. A restrack id freed and re-allocated within one period is also left
@@ -176,15 +196,18 @@ Result<std::vector<model::CqCounters>> CounterAggregator::cqs(
   }
 
   std::vector<model::CqCounters> out;
-  out.reserve(entries->size());
-  for (const auto& e : *entries) {
+  out.reserve(cqs_.size());
+  auto info = info_order_.cbegin();
+  for (const KeyOrder& o : order_) {
+    const CqEntry& e = cqs_[o.pos];
     const model::CqKey key = key_of(e.key);
     if (skip.count(key) != 0) continue;
-    const dimctl_cq_value sum = sum_per_cpu(e.per_cpu);
+    const dimctl_cq_value& sum = e.value;
     model::CqCounters c;
     c.key = key;
-    if (auto it = info_by_key.find(key); it != info_by_key.end()) {
-      const dimctl_cq_info& i = *it->second;
+    while (info != info_order_.cend() && info->key < o.key) ++info;
+    if (info != info_order_.cend() && info->key == o.key) {
+      const dimctl_cq_info& i = cq_infos_[info->pos].value;
       c.ibdev.assign(i.ibdev, strnlen(i.ibdev, sizeof(i.ibdev)));
       c.poll_ctx = poll_context_from_code(i.poll_ctx);
       c.nr_cqe = i.nr_cqe;
@@ -213,7 +236,6 @@ Result<std::vector<model::CqCounters>> CounterAggregator::cqs(
     }
     ++stats_.cqs_retired;
   }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
   return out;
 }
 

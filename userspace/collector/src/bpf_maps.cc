@@ -1,71 +1,73 @@
 #include "bpf_maps.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace dimctl::collector {
 namespace {
 
 constexpr int kEnotsupp = 524;  // kernel-internal ENOTSUPP leaks to userspace from BPF syscalls
 
-Result<RawEntries> read_by_iteration(int fd, size_t key_size, size_t value_bytes,
-                                     const char* what) {
-  RawEntries out;
-  std::vector<uint8_t> key(key_size), next(key_size), value(value_bytes);
-  const void* prev = nullptr;
-  for (;;) {
-    if (bpf_map_get_next_key(fd, prev, next.data()) != 0) {
-      if (errno == ENOENT) break;
-      return DIMCTL_FAIL(errno, "map {}: get_next_key", what);
-    }
-    key = next;
-    prev = key.data();
-    if (bpf_map_lookup_elem(fd, key.data(), value.data()) != 0) {
-      if (errno == ENOENT) continue;  // deleted meanwhile
-      return DIMCTL_FAIL(errno, "map {}: lookup", what);
-    }
-    out.keys.insert(out.keys.end(), key.begin(), key.end());
-    out.values.insert(out.values.end(), value.begin(), value.end());
-    ++out.count;
-  }
-  return out;
+// Grows, never shrinks: once the buffers fit the largest read, reads allocate nothing.
+void fit(std::vector<uint8_t>& v, size_t bytes) {
+  if (v.size() < bytes) v.resize(bytes);
 }
 
 }  // namespace
 
-Result<RawEntries> read_map_raw(int fd, size_t key_size, size_t value_bytes, const char* what) {
-  RawEntries out;
-  uint32_t chunk = 256;
+Result<void> read_map_by_iteration(int fd, size_t key_size, size_t value_bytes, const char* what,
+                                   RawBuffers& buf, BatchSink sink) {
+  fit(buf.keys, 2 * key_size);  // the current key and the next one
+  fit(buf.values, value_bytes);
+  uint8_t* key = buf.keys.data();
+  uint8_t* next = key + key_size;
+  bool first = true;
+  for (;;) {
+    if (bpf_map_get_next_key(fd, first ? nullptr : key, next) != 0) {
+      if (errno == ENOENT) break;
+      return DIMCTL_FAIL(errno, "map {}: get_next_key", what);
+    }
+    std::swap(key, next);
+    first = false;
+    if (bpf_map_lookup_elem(fd, key, buf.values.data()) != 0) {
+      if (errno == ENOENT) continue;  // deleted meanwhile
+      return DIMCTL_FAIL(errno, "map {}: lookup", what);
+    }
+    sink(key, buf.values.data(), 1);
+  }
+  return ok();
+}
+
+Result<void> read_map_raw(int fd, size_t key_size, size_t value_bytes, const char* what,
+                          RawBuffers& buf, BatchSink sink) {
   // Batch tokens of hash maps are u32 bucket indexes; give them room anyway.
   alignas(8) uint8_t in_tok[64] = {};
   alignas(8) uint8_t out_tok[64] = {};
   bool first = true;
-  std::vector<uint8_t> keys, values;
   LIBBPF_OPTS(bpf_map_batch_opts, opts);
   for (;;) {
-    keys.resize(chunk * key_size);
-    values.resize(chunk * value_bytes);
-    uint32_t count = chunk;
-    int rc = bpf_map_lookup_batch(fd, first ? nullptr : in_tok, out_tok, keys.data(), values.data(),
-                                  &count, &opts);
+    fit(buf.keys, buf.chunk * key_size);
+    fit(buf.values, buf.chunk * value_bytes);
+    uint32_t count = buf.chunk;
+    int rc = bpf_map_lookup_batch(fd, first ? nullptr : in_tok, out_tok, buf.keys.data(),
+                                  buf.values.data(), &count, &opts);
     const int err = rc < 0 ? -rc : 0;
     if (err != 0 && err != ENOENT) {
-      if (err == ENOSPC && chunk < (1u << 20)) {  // a bucket larger than the chunk: grow
-        chunk *= 4;
+      if (err == ENOSPC && buf.chunk < (1u << 20)) {  // a bucket larger than the chunk: grow
+        buf.chunk *= 4;
         continue;
       }
       if (first && (err == EINVAL || err == EOPNOTSUPP || err == kEnotsupp)) {
-        return read_by_iteration(fd, key_size, value_bytes, what);
+        return read_map_by_iteration(fd, key_size, value_bytes, what, buf, sink);
       }
       return DIMCTL_FAIL(err, "map {}: lookup_batch", what);
     }
-    out.keys.insert(out.keys.end(), keys.begin(), keys.begin() + count * key_size);
-    out.values.insert(out.values.end(), values.begin(), values.begin() + count * value_bytes);
-    out.count += count;
+    sink(buf.keys.data(), buf.values.data(), count);
     if (err == ENOENT) break;
     std::memcpy(in_tok, out_tok, sizeof(in_tok));
     first = false;
   }
-  return out;
+  return ok();
 }
 
 Result<void> BpfMapBase::erase_raw(const void* key) {
@@ -74,7 +76,7 @@ Result<void> BpfMapBase::erase_raw(const void* key) {
 }
 
 Result<void> BpfNapiSlotArray::clear(uint32_t index, const dimctl_napi_key& key) {
-  std::vector<dimctl_napi_slot> per_cpu(static_cast<size_t>(ncpus_));
+  std::vector<dimctl_napi_slot> per_cpu(ncpus_);
   if (bpf_map_lookup_elem(fd_, &index, per_cpu.data()) != 0) {
     return DIMCTL_FAIL(errno, "map {}: lookup slot {}", name_, index);
   }

@@ -1,5 +1,7 @@
 // libbpf-backed MapReader implementations: batched reads (bpf_map_lookup_batch, v5.6+) with a
-// get_next_key/lookup fallback for kernels or map types without batch support.
+// get_next_key/lookup fallback for kernels or map types without batch support. Each batch is
+// folded (per_cpu_fold.h) straight from the reader's raw buffers, which are kept between reads:
+// a steady-state read allocates nothing.
 #pragma once
 
 #include <bpf/bpf.h>
@@ -12,18 +14,46 @@
 #include "dimctl/collector/aggregator.h"
 #include "dimctl/collector/byte_filter.h"
 #include "dimctl/collector/map_reader.h"
+#include "dimctl/collector/per_cpu_fold.h"
 
 namespace dimctl::collector {
 
-// Raw key/value bytes of every entry of a hash map. value_bytes = bytes per key as returned by
-// the kernel (for per-CPU maps: possible CPUs x round_up(value_size, 8)).
-struct RawEntries {
+// A reader's raw key/value buffers, reused from one read to the next. `chunk` = keys per batch
+// call; it only grows (on ENOSPC, a hash bucket larger than the chunk).
+struct RawBuffers {
   std::vector<uint8_t> keys;
   std::vector<uint8_t> values;
-  size_t count = 0;
+  uint32_t chunk = 256;
 };
 
-Result<RawEntries> read_map_raw(int fd, size_t key_size, size_t value_bytes, const char* what);
+// Where read_map_raw() hands each batch: `count` keys back to back and their values (for
+// per-CPU maps: possible CPUs x per_cpu_stride(value_size) bytes per key). A non-owning
+// pointer to a callable (no allocation); copies call the same callable.
+class BatchSink {
+ public:
+  template <typename F>
+  explicit BatchSink(F* f)
+      : obj_(f), call_([](void* o, const uint8_t* k, const uint8_t* v, size_t n) {
+          (*static_cast<F*>(o))(k, v, n);
+        }) {}
+  void operator()(const uint8_t* keys, const uint8_t* values, size_t count) const {
+    call_(obj_, keys, values, count);
+  }
+
+ private:
+  void* obj_;
+  void (*call_)(void*, const uint8_t*, const uint8_t*, size_t);
+};
+
+// Reads every entry of a map, batch by batch into `buf`, each batch handed to `sink` before the
+// next is read. value_bytes = bytes per key as returned by the kernel. Errors name the map
+// (`what`).
+Result<void> read_map_raw(int fd, size_t key_size, size_t value_bytes, const char* what,
+                          RawBuffers& buf, BatchSink sink);
+// The fallback where batch lookups are unsupported (EINVAL/EOPNOTSUPP/ENOTSUPP on the first
+// call): get_next_key + lookup, each entry handed to `sink` as a batch of one.
+Result<void> read_map_by_iteration(int fd, size_t key_size, size_t value_bytes, const char* what,
+                                   RawBuffers& buf, BatchSink sink);
 
 class BpfMapBase {
  public:
@@ -33,32 +63,26 @@ class BpfMapBase {
  protected:
   int fd_;
   const char* name_;
+  RawBuffers buf_;
 };
 
 template <typename K, typename V>
 class BpfPerCpuHash final : public PerCpuMapReader<K, V>, private BpfMapBase {
  public:
-  BpfPerCpuHash(int fd, const char* name, int ncpus) : BpfMapBase(fd, name), ncpus_(ncpus) {}
+  BpfPerCpuHash(int fd, const char* name, int ncpus)
+      : BpfMapBase(fd, name), ncpus_(static_cast<size_t>(ncpus)) {}
 
-  Result<std::vector<PerCpuEntry<K, V>>> read_all() override {
-    const size_t stride = (sizeof(V) + 7) / 8 * 8;
-    auto raw = read_map_raw(fd_, sizeof(K), stride * static_cast<size_t>(ncpus_), name_);
-    if (!raw) return std::move(raw).error();
-    std::vector<PerCpuEntry<K, V>> out(raw->count);
-    for (size_t i = 0; i < raw->count; ++i) {
-      std::memcpy(&out[i].key, raw->keys.data() + i * sizeof(K), sizeof(K));
-      out[i].per_cpu.resize(static_cast<size_t>(ncpus_));
-      const uint8_t* base = raw->values.data() + i * stride * static_cast<size_t>(ncpus_);
-      for (size_t c = 0; c < static_cast<size_t>(ncpus_); ++c) {
-        std::memcpy(&out[i].per_cpu[c], base + c * stride, sizeof(V));
-      }
-    }
-    return out;
+  Result<void> read(std::vector<KeyValue<K, V>>& out) override {
+    auto fold = [&](const uint8_t* keys, const uint8_t* values, size_t count) {
+      fold_per_cpu<K, V>(keys, values, count, ncpus_, out);
+    };
+    return read_map_raw(fd_, sizeof(K), per_cpu_stride(sizeof(V)) * ncpus_, name_, buf_,
+                        BatchSink(&fold));
   }
   Result<void> erase(const K& key) override { return erase_raw(&key); }
 
  private:
-  int ncpus_;
+  size_t ncpus_;
 };
 
 template <typename K, typename V>
@@ -66,15 +90,15 @@ class BpfHash final : public MapReader<K, V>, private BpfMapBase {
  public:
   BpfHash(int fd, const char* name) : BpfMapBase(fd, name) {}
 
-  Result<std::vector<std::pair<K, V>>> read_all() override {
-    auto raw = read_map_raw(fd_, sizeof(K), sizeof(V), name_);
-    if (!raw) return std::move(raw).error();
-    std::vector<std::pair<K, V>> out(raw->count);
-    for (size_t i = 0; i < raw->count; ++i) {
-      std::memcpy(&out[i].first, raw->keys.data() + i * sizeof(K), sizeof(K));
-      std::memcpy(&out[i].second, raw->values.data() + i * sizeof(V), sizeof(V));
-    }
-    return out;
+  Result<void> read(std::vector<KeyValue<K, V>>& out) override {
+    auto copy = [&](const uint8_t* keys, const uint8_t* values, size_t count) {
+      for (size_t i = 0; i < count; ++i) {
+        KeyValue<K, V>& e = out.emplace_back();
+        std::memcpy(&e.key, keys + i * sizeof(K), sizeof(K));
+        std::memcpy(&e.value, values + i * sizeof(V), sizeof(V));
+      }
+    };
+    return read_map_raw(fd_, sizeof(K), sizeof(V), name_, buf_, BatchSink(&copy));
   }
   Result<void> erase(const K& key) override { return erase_raw(&key); }
 };
@@ -82,15 +106,19 @@ class BpfHash final : public MapReader<K, V>, private BpfMapBase {
 // napi_slots (PERCPU_ARRAY of dimctl_napi_slot).
 class BpfNapiSlotArray final : public NapiSlotArray, private BpfMapBase {
  public:
-  BpfNapiSlotArray(int fd, int ncpus) : BpfMapBase(fd, "napi_slots"), ncpus_(ncpus) {}
-  Result<std::vector<PerCpuEntry<uint32_t, dimctl_napi_slot>>> read_all() override {
-    BpfPerCpuHash<uint32_t, dimctl_napi_slot> reader(fd_, name_, ncpus_);  // same layout
-    return reader.read_all();
+  BpfNapiSlotArray(int fd, int ncpus)
+      : BpfMapBase(fd, "napi_slots"), ncpus_(static_cast<size_t>(ncpus)) {}
+  Result<void> read(std::vector<NapiEntry>& out) override {
+    auto fold = [&](const uint8_t*, const uint8_t* values, size_t count) {
+      fold_napi_slots(values, count, ncpus_, out);
+    };
+    return read_map_raw(fd_, sizeof(uint32_t), per_cpu_stride(sizeof(dimctl_napi_slot)) * ncpus_,
+                        name_, buf_, BatchSink(&fold));
   }
   Result<void> clear(uint32_t index, const dimctl_napi_key& key) override;
 
  private:
-  int ncpus_;
+  size_t ncpus_;
 };
 
 // skb_bytes_ifidx (HASH, key __u32 ifindex, value __u8 1): the byte counter's device filter.

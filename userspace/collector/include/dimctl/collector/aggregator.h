@@ -1,11 +1,12 @@
-// CounterAggregator: turns raw per-CPU BPF map contents into model::Snapshot counters.
+// CounterAggregator: turns BPF map contents into model::Snapshot counters.
 // Pure logic over the MapReader / NetdevDirectory interfaces (unit-tested with fakes):
-//   - sums the per-CPU values of each key;
+//   - merges the NAPI slot array and overflow hash per key (the readers sum the CPUs);
 //   - labels NAPIs (device, RX queue, IRQ, qstats bytes) and CQs (ibdev, poll ctx ...);
 //   - retires keys whose NAPI or CQ disappeared: drops them from the snapshot and erases them
 //     from the maps so they neither leak nor come back with stale counters.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -15,19 +16,19 @@
 
 #include "dimctl/collector/map_reader.h"
 #include "dimctl/collector/netdev_directory.h"
+#include "dimctl/collector/per_cpu_fold.h"
 #include "dimctl/common/result.h"
 #include "dimctl/model/snapshot.h"
 #include "shared/dimctl_bpf.h"
 
 namespace dimctl::collector {
 
+using NapiEntry = KeyValue<dimctl_napi_key, dimctl_napi_value>;
+using CqEntry = KeyValue<dimctl_cq_key, dimctl_cq_value>;
+using CqInfoEntry = KeyValue<dimctl_cq_key, dimctl_cq_info>;
 using NapiMap = PerCpuMapReader<dimctl_napi_key, dimctl_napi_value>;
 using CqStatsMap = PerCpuMapReader<dimctl_cq_key, dimctl_cq_value>;
 using CqInfoMap = MapReader<dimctl_cq_key, dimctl_cq_info>;
-
-// Sums of per-CPU values (wrap-free: every per-CPU counter is a u64 and so is the sum).
-dimctl_napi_value sum_per_cpu(std::span<const dimctl_napi_value> per_cpu);
-dimctl_cq_value sum_per_cpu(std::span<const dimctl_cq_value> per_cpu);
 
 model::PollContext poll_context_from_code(uint32_t code);
 
@@ -35,24 +36,41 @@ model::PollContext poll_context_from_code(uint32_t code);
 class NapiSlotArray {
  public:
   virtual ~NapiSlotArray() = default;
-  virtual Result<std::vector<PerCpuEntry<uint32_t, dimctl_napi_slot>>> read_all() = 0;
+  // Appends, per slot, one entry per NAPI holding it on some CPU, summed over those CPUs
+  // (fold_napi_slots()). On error `out` may hold part of the array.
+  virtual Result<void> read(std::vector<NapiEntry>& out) = 0;
   // Zero the per-CPU copies of slot `index` that hold `key` (the NAPI was retired).
   virtual Result<void> clear(uint32_t index, const dimctl_napi_key& key) = 0;
 };
 
-// Folds slot array + overflow hash into one entry per key with one value per CPU: what the
-// aggregator reads as napi_stats. Erasing a key clears its slots and its hash entry.
+// Merges slot array + overflow hash into one entry per key (a NAPI whose slot is held by another
+// on some CPU counts there in the hash): what the aggregator reads as napi_stats. The hash
+// entries are matched to the slot entries of their slot index, found through an index rebuilt
+// per read in reused storage (no map, no allocation once it has held the largest read).
+// Erasing a key clears its slots and its hash entry.
 class NapiSources final : public NapiMap {
  public:
-  NapiSources(NapiSlotArray& slots, NapiMap& overflow, size_t ncpus)
-      : slots_(slots), overflow_(overflow), ncpus_(ncpus) {}
-  Result<std::vector<PerCpuEntry<dimctl_napi_key, dimctl_napi_value>>> read_all() override;
+  NapiSources(NapiSlotArray& slots, NapiMap& overflow) : slots_(slots), overflow_(overflow) {}
+  // The readers sum the CPUs themselves; `ncpus` is not needed any more.
+  NapiSources(NapiSlotArray& slots, NapiMap& overflow, size_t /*ncpus*/)
+      : NapiSources(slots, overflow) {}
+  Result<void> read(std::vector<NapiEntry>& out) override;
   Result<void> erase(const dimctl_napi_key& key) override;
 
  private:
   NapiSlotArray& slots_;
   NapiMap& overflow_;
-  size_t ncpus_;
+  // Slot entries of the current read grouped by slot index (counting sort): the positions in
+  // `out` of index i's entries are by_slot_[slot_start_[i] .. slot_start_[i + 1]).
+  std::array<uint32_t, DIMCTL_NAPI_SLOTS + 1> slot_start_{};
+  std::vector<uint32_t> by_slot_;
+};
+
+// An entry's key packed into 64 bits (ifindex or IB device index high) and its position: what
+// the aggregator sorts instead of the entries.
+struct KeyOrder {
+  uint64_t key;
+  uint32_t pos;
 };
 
 struct AggregatorStats {
@@ -89,6 +107,14 @@ class CounterAggregator {
   AggregatorStats stats_;
   // qstats rx-bytes at first sight of each NAPI, so bytes are cumulative since then.
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> bytes_base_;
+  // Map contents of the last sample, kept for their capacity: a sample reads into them without
+  // allocating once they have held the largest maps.
+  std::vector<NapiEntry> napis_;
+  std::vector<CqEntry> cqs_;
+  std::vector<CqInfoEntry> cq_infos_;
+  // Key order of napis_ or cqs_ (order_) and of cq_infos_ (info_order_).
+  std::vector<KeyOrder> order_;
+  std::vector<KeyOrder> info_order_;
 };
 
 }  // namespace dimctl::collector

@@ -1,8 +1,11 @@
 // Map readers: how the collector sees BPF maps. The libbpf implementation lives in src/; unit
-// tests use in-memory fakes. Values come per possible CPU, unsummed.
+// tests use in-memory fakes.
+//
+// Reads append to a vector the caller owns and clears: the caller keeps it between samples, so
+// once it has held the largest map a read allocates nothing. Per-CPU maps come summed over the
+// possible CPUs (per_cpu_fold.h), one entry per key, in no particular order.
 #pragma once
 
-#include <utility>
 #include <vector>
 
 #include "dimctl/common/result.h"
@@ -10,16 +13,18 @@
 namespace dimctl::collector {
 
 template <typename K, typename V>
-struct PerCpuEntry {
+struct KeyValue {
   K key{};
-  std::vector<V> per_cpu;  // one value per possible CPU
+  V value{};
 };
 
 template <typename K, typename V>
 class PerCpuMapReader {
  public:
   virtual ~PerCpuMapReader() = default;
-  virtual Result<std::vector<PerCpuEntry<K, V>>> read_all() = 0;
+  // Appends one entry per key, its value summed over the CPUs (add_cpu()). On error `out` may
+  // hold part of the map.
+  virtual Result<void> read(std::vector<KeyValue<K, V>>& out) = 0;
   virtual Result<void> erase(const K& key) = 0;
 };
 
@@ -27,7 +32,8 @@ template <typename K, typename V>
 class MapReader {
  public:
   virtual ~MapReader() = default;
-  virtual Result<std::vector<std::pair<K, V>>> read_all() = 0;
+  // Appends one entry per key. On error `out` may hold part of the map.
+  virtual Result<void> read(std::vector<KeyValue<K, V>>& out) = 0;
   virtual Result<void> erase(const K& key) = 0;
 };
 
