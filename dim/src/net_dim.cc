@@ -21,7 +21,7 @@ Verdict net_compare(const Stats& curr, const Stats& prev) {
 }
 
 NetDim::NetDim(CqPeriodMode mode, Direction dir, uint8_t start_ix)
-    : profiles_(&net_profiles(mode, dir)), mode_(mode), dir_(dir) {
+    : mode_(mode), dir_(dir), profiles_(&net_profiles(mode, dir)) {
   tuner_.profile_ix = std::min<uint8_t>(start_ix, kNetNumProfiles - 1);
 }
 

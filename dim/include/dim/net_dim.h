@@ -34,11 +34,17 @@ class NetDim {
   // The common case, a window still short of 64 events, is inline: a controller calls this once
   // per queue and period, and most calls return here.
   bool on_sample(const Sample& s) {
-    if (state_ == MeasureState::kMeasureInProgress &&
-        bit_gap16(s.event_ctr, start_.event_ctr) < kNEvents) {
-      return false;
-    }
+    if (keeps_measuring(s)) return false;
     return on_sample_slow(s);
+  }
+  // True when on_sample(s) would do nothing at all: a window in progress, still short of 64
+  // events. A caller with bookkeeping around each decision can skip it on this path.
+  bool keeps_measuring(const Sample& s) const { return keeps_measuring(s.event_ctr); }
+  // The same from the event counter alone (Sample::from_counters' truncation), so the common
+  // path need not build a Sample.
+  bool keeps_measuring(uint16_t event_ctr) const {
+    return state_ == MeasureState::kMeasureInProgress &&
+           bit_gap16(event_ctr, start_.event_ctr) < kNEvents;
   }
   // The deferred work ran: the next sample starts a new window. No-op when nothing is pending.
   void profile_applied();
@@ -78,13 +84,15 @@ class NetDim {
   enum class StepResult : uint8_t { kStepped, kTooTired, kOnEdge };
   StepResult step();
 
-  const NetProfiles* profiles_;  // never null
+  // What keeps_measuring() reads comes first: a controller keeping 10k instances touches only
+  // the first bytes of each on the common path.
+  Sample start_{};
+  MeasureState state_ = MeasureState::kStartMeasure;
   CqPeriodMode mode_ = CqPeriodMode::kEqe;
   Direction dir_ = Direction::kRx;
-  MeasureState state_ = MeasureState::kStartMeasure;
   Tuner tuner_{};
   Stats prev_stats_{};
-  Sample start_{};
+  const NetProfiles* profiles_;  // never null
   std::optional<Verdict> last_verdict_;
   std::optional<Stats> last_stats_;
   uint64_t windows_evaluated_ = 0;

@@ -249,6 +249,65 @@ TEST_F(ControllerTest, RatesComeFromSnapshotDeltas) {
   EXPECT_DOUBLE_EQ(v->polls_per_second, 600.0);
 }
 
+TEST_F(ControllerTest, RenamedDeviceTakesItsQueuesWithAFreshDim) {
+  add_device("eth0", 2, 2);
+  policy.by_name["eth0"] = shadow();
+  policy.by_name["wan0"] = shadow("rule-2");
+  for (int p = 0; p < 4; ++p) ramp_step(key(2, 1), p);
+  ASSERT_EQ(queue(key(2, 1))->dim.profile_ix, 2);
+  // `ip link set eth0 name wan0`: same ifindex and NAPIs, another name (and another rule).
+  net.devices["wan0"] = net.devices["eth0"];
+  for (auto& q : source.current.queues) q.device = "wan0";
+  ASSERT_TRUE(step().ok());
+  for (int i = 0; i < 2; ++i) {
+    const auto* v = queue(key(2, i));
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(v->counters.device, "wan0");
+    EXPECT_EQ(v->dim.profile_ix, 0);  // the old device's DIM does not carry over
+  }
+  ASSERT_NE(device("wan0"), nullptr);
+  EXPECT_EQ(device("wan0")->rule, "rule-2");
+  EXPECT_EQ(device("eth0"), nullptr);  // retired: no queue and not listed
+}
+
+TEST_F(ControllerTest, ANewQueueHasNoRateAndNoWindowInItsFirstPeriod) {
+  add_device("eth0", 2, 1);
+  policy.by_name["eth0"] = shadow();
+  traffic(key(2, 0), 5000, 500000, 500000000);  // counters from before dimctl started
+  ASSERT_TRUE(step().ok());
+  const auto* v = queue(key(2, 0));
+  EXPECT_EQ(v->events_per_second, 0.0);
+  EXPECT_EQ(v->dim.verdicts_total[0] + v->dim.verdicts_total[1] + v->dim.verdicts_total[2], 0u);
+  EXPECT_EQ(device("eth0")->requested->rx_usecs, kEqe[0].usec);
+  // 64 events after the first sample close the first window.
+  traffic(key(2, 0), 64, 6400, 6400000);
+  ASSERT_TRUE(step().ok());
+  v = queue(key(2, 0));
+  EXPECT_DOUBLE_EQ(v->events_per_second, 64 / 0.05);
+  EXPECT_EQ(v->dim.verdicts_total[2], 1u);
+}
+
+TEST_F(ControllerTest, ANewQueueIsNotTheBusiestOnItsPastCounters) {
+  add_device("eth0", 2, 1);
+  policy.by_name["eth0"] = shadow();
+  for (int p = 0; p < 4; ++p) ramp_step(key(2, 0), p);
+  ASSERT_EQ(device("eth0")->requested->rx_usecs, kEqe[2].usec);
+  // A second NAPI appears with counters from before (a queue enabled by ethtool -L, a collector
+  // that saw it earlier): in this period it did nothing, queue 0 had 100 events.
+  model::QueueCounters late = *source.queue(key(2, 0));
+  late.key = key(2, 1);
+  late.queue = -1;  // like veth: no queue index, no IRQ, no byte counter
+  late.irq = -1;
+  late.has_bytes = false;
+  late.polls = 1'000'000;
+  late.packets = 50'000'000;
+  source.current.queues.push_back(late);
+  traffic(key(2, 0), 100, 3000, 3000000);
+  ASSERT_TRUE(step().ok());
+  EXPECT_EQ(queue(key(2, 1))->events_per_second, 0.0);
+  EXPECT_EQ(device("eth0")->requested->rx_usecs, kEqe[2].usec);  // still queue 0's profile
+}
+
 TEST_F(ControllerTest, ReloadRecreatesDimWhenTheAlgorithmChanges) {
   add_device("eth0", 2, 1);
   policy.by_name["eth0"] = shadow();

@@ -531,5 +531,114 @@ TEST(ControllerPublish, PublishIntervalDecimatesTheViewNotTheDecisions) {
   EXPECT_EQ(net.sets.size(), 1u);  // decisions and writes ran in every step regardless
 }
 
+// With a publish interval the view's rates average over it (no per-period delta is kept), and a
+// discontinuity inside an interval leaves the next view without a rate rather than a wrong one.
+TEST(ControllerPublish, RatesAverageOverThePublishInterval) {
+  fakes::FakeCounterSource source;
+  fakes::RecordingNetActuator net;
+  fakes::FakeOriginalsStore store;
+  fakes::FakePolicySource policy;
+  fakes::FakeClock clock;
+  net.devices["eth0"].state = initial();
+  model::QueueCounters q;
+  q.key = {2, 200};
+  q.device = "eth0";
+  q.queue = 0;
+  source.current.queues.push_back(q);
+  ControllerOptions opts;
+  opts.publish_interval_ns = 3 * kPeriod;
+  Controller ctl(source, net, nullptr, store, policy, clock, opts);
+  auto period = [&](uint64_t packets, uint64_t events) {
+    clock.advance(kPeriod);
+    source.current.time_ns = clock.now;
+    source.current.queues[0].packets += packets;
+    source.current.queues[0].polls += events;
+    ASSERT_TRUE(ctl.step().ok());
+  };
+  period(0, 0);  // published: the first sample, no rate
+  EXPECT_EQ(ctl.state()->queues.at(0).packets_per_second, 0.0);
+  period(10, 1);
+  period(20, 2);
+  period(30, 3);  // published: 60 packets and 6 events over 150 ms
+  EXPECT_DOUBLE_EQ(ctl.state()->queues.at(0).packets_per_second, 400.0);
+  EXPECT_DOUBLE_EQ(ctl.state()->queues.at(0).events_per_second, 40.0);
+  period(10, 1);
+  source.current.queues[0].packets = 5;  // the queue was reset
+  period(0, 0);
+  period(30, 3);  // published: the interval is not one series
+  EXPECT_EQ(ctl.state()->queues.at(0).packets_per_second, 0.0);
+  EXPECT_EQ(ctl.state()->queues.at(0).counters.packets, 35u);
+  period(15, 1);
+  period(15, 1);
+  period(15, 1);  // published: a clean interval again
+  EXPECT_DOUBLE_EQ(ctl.state()->queues.at(0).packets_per_second, 300.0);
+}
+
+// A source that updates the snapshot in place (CounterSource::sample_into) gets back exactly what
+// it wrote: the controller neither moves from it nor changes it, publishing or not.
+class InPlaceSource final : public model::CounterSource {
+ public:
+  Result<model::Snapshot> sample() override { return DIMCTL_FAIL(ENOTSUP, "in place only"); }
+  Result<void> sample_into(model::Snapshot& out) override {
+    if (calls++ > 0 && !(out.queues.size() == last.queues.size() && same(out, last))) {
+      ++tampered;
+    }
+    if (out.queues.empty()) {
+      out.queues.resize(3);
+      for (uint32_t i = 0; i < 3; ++i) {
+        out.queues[i].key = {2, 200 + i};
+        out.queues[i].device = "eth0";
+        out.queues[i].queue = static_cast<int32_t>(i);
+      }
+    }
+    out.time_ns += kPeriod;
+    for (auto& q : out.queues) {
+      q.polls += 100;
+      q.packets += 1000;
+    }
+    last = out;
+    return ok();
+  }
+  static bool same(const model::Snapshot& a, const model::Snapshot& b) {
+    for (size_t i = 0; i < a.queues.size(); ++i) {
+      const auto& x = a.queues[i];
+      const auto& y = b.queues[i];
+      if (x.key != y.key || x.device != y.device || x.queue != y.queue || x.polls != y.polls ||
+          x.packets != y.packets) {
+        return false;
+      }
+    }
+    return a.time_ns == b.time_ns;
+  }
+  int calls = 0;
+  int tampered = 0;
+  model::Snapshot last;
+};
+
+TEST(ControllerSource, AnInPlaceSourceGetsItsSnapshotBackUntouched) {
+  InPlaceSource source;
+  fakes::RecordingNetActuator net;
+  fakes::FakeOriginalsStore store;
+  fakes::FakePolicySource policy;
+  fakes::FakeClock clock;
+  net.devices["eth0"].state = initial();
+  ControllerOptions opts;
+  opts.publish_interval_ns = 2 * kPeriod;
+  Controller ctl(source, net, nullptr, store, policy, clock, opts);
+  for (int i = 0; i < 6; ++i) {
+    clock.advance(kPeriod);
+    ASSERT_TRUE(ctl.step().ok());
+  }
+  EXPECT_EQ(source.calls, 6);
+  EXPECT_EQ(source.tampered, 0);
+  const auto st = ctl.state();
+  ASSERT_EQ(st->queues.size(), 3u);
+  EXPECT_EQ(st->queues[2].counters.device, "eth0");
+  EXPECT_EQ(st->queues[2].counters.polls, 500u);  // published at the 5th sample
+  EXPECT_GT(st->queues[2].dim.verdicts_total[0] + st->queues[2].dim.verdicts_total[1] +
+                st->queues[2].dim.verdicts_total[2],
+            0u);
+}
+
 }  // namespace
 }  // namespace dimctl::controller::testing

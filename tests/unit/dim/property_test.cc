@@ -63,6 +63,41 @@ TEST_P(DimProperty, NetIndexInRangeAndDecisionsNeedSixtyFourEvents) {
   EXPECT_GT(decisions, 100u);  // the stream really exercised decisions
 }
 
+// keeps_measuring() is the caller's shortcut around on_sample(): where it says so, on_sample()
+// must leave everything as it was; where it does not, the sample must matter to DIM (a window
+// start, a decision, or a sample ignored while a profile change is pending). The event-counter
+// form agrees with the Sample form.
+TEST_P(DimProperty, NetKeepsMeasuringIsExactlyTheNoOpPath) {
+  NetStream gen(3000 + GetParam());
+  NetDim d(gen.pick(0, 1) ? CqPeriodMode::kCqe : CqPeriodMode::kEqe, Direction::kRx, 0);
+  uint64_t skipped = 0, taken = 0;
+  for (int i = 0; i < kSteps; ++i) {
+    const Sample s = to_sample(gen.next());
+    const bool keeps = d.keeps_measuring(s);
+    ASSERT_EQ(keeps, d.keeps_measuring(s.event_ctr)) << "step " << i;
+    const NetDim copy = d;
+    const bool changed = d.on_sample(s);
+    if (keeps) {
+      ++skipped;
+      ASSERT_FALSE(changed);
+      expect_same_decision_state(copy, d);
+      ASSERT_EQ(copy.window_start(), d.window_start());
+    } else {
+      ++taken;
+      const bool window_started = copy.state() == MeasureState::kStartMeasure;
+      const bool decided = d.windows_evaluated() != copy.windows_evaluated();
+      const bool pending = copy.state() == MeasureState::kApplyNewProfile;
+      const bool short_window =
+          copy.state() == MeasureState::kMeasureInProgress &&
+          static_cast<uint32_t>((s.time_ns - copy.window_start().time_ns) / 1000) == 0;
+      ASSERT_TRUE(window_started || decided || pending || short_window) << "step " << i;
+    }
+    if (d.state() == MeasureState::kApplyNewProfile && gen.pick(0, 1)) d.profile_applied();
+  }
+  EXPECT_GT(skipped, 1000u);
+  EXPECT_GT(taken, 1000u);
+}
+
 TEST_P(DimProperty, NetCounterOffsetsChangeNothing) {
   NetStream gen(2000 + GetParam());
   // 2^16 / 2^32 multiples vanish in truncation; the odd offsets force wraps mid-window.

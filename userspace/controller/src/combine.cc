@@ -8,13 +8,13 @@ std::optional<uint8_t> ProfileCombiner::result() const {
   if (!any_) return std::nullopt;
   switch (policy_) {
     case model::CombinePolicy::kBusiestQueue:
-      return busiest_ix_;
+      return static_cast<uint8_t>(busiest_ix_);
     case model::CombinePolicy::kMaxProfile:
-      return max_ix_;
+      return static_cast<uint8_t>(max_ix_);
     case model::CombinePolicy::kMinProfile:
-      return min_ix_;
+      return static_cast<uint8_t>(min_ix_);
   }
-  return busiest_ix_;
+  return static_cast<uint8_t>(busiest_ix_);
 }
 
 std::optional<model::QueueKey> ProfileCombiner::busiest() const {

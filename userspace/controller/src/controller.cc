@@ -1,6 +1,9 @@
 #include "dimctl/controller/controller.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
 #include <utility>
 
 #include <fmt/format.h>
@@ -20,6 +23,18 @@ uint64_t pack(const model::QueueKey& k) {
 }
 uint64_t pack(const model::CqKey& k) {
   return (uint64_t{k.dev_index} << 32) | k.cq_id;
+}
+// One 8-byte compare (the per-queue loop asks it for every queue).
+bool same_key(const model::QueueKey& a, const model::QueueKey& b) {
+  return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
+}
+
+// The profile a queue without DIM asks for: its static profile, or nothing.
+std::optional<uint8_t> static_wish(const model::DevicePolicy& p) {
+  if (p.algorithm == model::Algorithm::kStatic && p.mode != model::Mode::kObserve) {
+    return p.static_index;
+  }
+  return std::nullopt;
 }
 
 bool runs_net_dim(const model::DevicePolicy& p) {
@@ -94,12 +109,13 @@ void fill_device_view(model::DeviceView& v, model::DeviceKind kind, const Device
 }
 
 // Reorders `slots` to follow the snapshot (key_at(i) for i < n): a slot whose key is still there
-// moves to its new position (kept(slot, old position)), a new key gets a fresh slot, a key absent
-// from the snapshot loses its slot. `index` (packed key -> position) is rebuilt. The same queue
-// or CQ twice in one snapshot gets one slot with state and one fresh one.
-template <typename Slot, typename KeyAt, typename Kept>
+// moves to its new position (kept(slot, old position)), a new key gets a fresh slot
+// (fresh(slot, new position)), a key absent from the snapshot loses its slot. `index` (packed key
+// -> position) is rebuilt. The same queue or CQ twice in one snapshot gets one slot with state and
+// one fresh one.
+template <typename Slot, typename KeyAt, typename Kept, typename Fresh>
 void reorder_slots(std::vector<Slot>& slots, std::unordered_map<uint64_t, size_t>& index, size_t n,
-                   KeyAt key_at, Kept kept) {
+                   KeyAt key_at, Kept kept, Fresh fresh) {
   std::vector<Slot> next;
   next.reserve(n);
   std::vector<bool> taken(slots.size(), false);
@@ -112,6 +128,7 @@ void reorder_slots(std::vector<Slot>& slots, std::unordered_map<uint64_t, size_t
     } else {
       next.emplace_back();
       next.back().key = key_at(i);
+      fresh(next.back(), i);
     }
   }
   slots = std::move(next);
@@ -181,25 +198,29 @@ struct Controller::RdmaDevice {
   std::string last_error;
 };
 
-// Hot per-queue state, touched once per period (twice when publishing); kept small (no strings, the
-// per-queue write state only where the driver has per-queue coalescing).
+// Per-queue state. Everything a period touches for every queue sits in the first two cache lines
+// (through the NetDim's first bytes, which keeps_measuring() reads); a window still short of 64
+// events reads and writes nothing else. At 10k queues the step is bound by the cache lines it
+// pulls in, so the layout matters more than the arithmetic. Cold fields follow the DIM.
 struct Controller::QueueSlot {
   model::QueueKey key;
   NetDevice* dev = nullptr;
+  QueueContinuity prev;     // counters of the previous snapshot (a new queue: the current ones)
   uint32_t generation = 0;  // != dev->generation: (re)create the DIM instance
-  bool have_prev = false;
+  bool dim_on = false;  // `dim` runs (a flag here, not std::optional, whose flag sits at its end)
   std::optional<uint8_t> wanted_ix;
   uint8_t applied_ix = 0;  // per-queue devices; device-wide ones use the device's combined_ix
-  QueueContinuity prev;    // counters of the previous snapshot
-  // This period.
-  uint64_t d_events = 0, d_packets = 0, d_polls = 0;
+  dim::NetDim dim;
   // Totals.
   uint64_t verdicts[3] = {0, 0, 0};
   uint64_t changes = 0;
-  std::optional<dim::NetDim> dim;
+  // The view's rates are averages since the last publish (no per-period delta is stored): the
+  // counters then, and whether they are one series with the current ones.
+  bool rate_base_valid = false;
+  int64_t rate_base_ns = 0;
+  uint64_t rate_base_events = 0, rate_base_packets = 0, rate_base_polls = 0;
   std::unique_ptr<Apply> apply;  // per-queue path only
 };
-
 struct Controller::CqSlot {
   model::CqKey key;
   RdmaDevice* dev = nullptr;
@@ -253,7 +274,8 @@ void Controller::set_bpf_drops(std::vector<model::BpfDropView> drops) {
 Result<void> Controller::step() {
   const int64_t loop_start = clock_.now_ns();
   ++loops_total_;
-  auto sampled = source_.sample();
+  // The snapshot is a member: the source may update it in place (CounterSource::sample_into).
+  auto sampled = source_.sample_into(snap_);
   if (!sampled) {
     ++sample_errors_total_;
     auto st = acquire_state();
@@ -264,7 +286,7 @@ Result<void> Controller::step() {
     finish_publish(std::move(st), loop_start);
     return fail(std::move(sampled).error().wrap("taking a counter snapshot"));
   }
-  model::Snapshot snap = std::move(sampled).value();
+  const model::Snapshot& snap = snap_;
   ready_ = true;
   const int64_t now = clock_.now_ns();  // rate limits are on the controller's clock
 
@@ -298,14 +320,22 @@ Result<void> Controller::step() {
   // Slots follow the snapshot's order. The common case (same queues, same order) is checked
   // while feeding, where the slot is loaded anyway; at the first difference the slots are
   // reordered by key (the ones fed so far keep their positions) and feeding goes on.
-  feed_ifindex_ = 0;
-  feed_dev_ = nullptr;
+  // The loop works on local pointers: stores into the slots through byte-sized fields may alias
+  // anything, and would otherwise make the compiler reload every member on every queue.
   per_queue_slots_.clear();
   pending_slots_.clear();
   if (queues_.size() != snap.queues.size()) reconcile_queues(snap);
-  for (size_t i = 0; i < queues_.size(); ++i) {
-    if (pack(queues_[i].key) != pack(snap.queues[i].key)) reconcile_queues(snap);
-    feed_queue(static_cast<uint32_t>(i), snap.queues[i], snap.time_ns, time_backwards);
+  FeedCursor cursor;
+  QueueSlot* slots = queues_.data();
+  const model::QueueCounters* const counters = snap.queues.data();
+  const size_t n_queues = snap.queues.size();
+  for (size_t i = 0; i < n_queues; ++i) {
+    if (!same_key(slots[i].key, counters[i].key)) [[unlikely]] {
+      reconcile_queues(snap);
+      slots = queues_.data();
+    }
+    feed_queue(slots[i], static_cast<uint32_t>(i), counters[i], cursor, snap.time_ns,
+               time_backwards);
   }
   apply_inventory(loop_start);
   for (auto& [name, dev] : net_devices_) {
@@ -320,14 +350,14 @@ Result<void> Controller::step() {
   }
   for (const uint32_t i : pending_slots_) {
     // A rate-limited device write keeps its instances pending (decide_device).
-    if (queues_[i].dev->release) queues_[i].dim->profile_applied();
+    if (queues_[i].dev->release) queues_[i].dim.profile_applied();
   }
   std::shared_ptr<model::ControllerState> st;
   if (publish_now) {
     st = acquire_state();
     st->queues.resize(queues_.size());
     for (size_t i = 0; i < queues_.size(); ++i) {
-      fill_queue_view(st->queues[i], queues_[i], std::move(snap.queues[i]), dt_s);
+      fill_queue_view(st->queues[i], queues_[i], snap.queues[i], snap.time_ns);
     }
   }
   for (auto& [name, dev] : net_devices_) {
@@ -349,7 +379,7 @@ Result<void> Controller::step() {
     last_publish_ns_ = loop_start;
   }
   prev_time_ns_ = snap.time_ns;
-  prev_cqs_ = std::move(snap.cqs);
+  prev_cqs_ = snap.cqs;
   have_prev_ = true;
   return ok();
 }
@@ -630,75 +660,104 @@ bool Controller::may_write(const NetDevice& dev) const {
 void Controller::reconcile_queues(const model::Snapshot& snap) {
   reorder_slots(
       queues_, queue_index_, snap.queues.size(), [&](size_t i) { return snap.queues[i].key; },
-      [](QueueSlot&, size_t) {});
+      [](QueueSlot&, size_t) {},
+      // A new queue starts from its current counters: its first period has no deltas and no
+      // discontinuity, without a "first sample" test in the per-queue loop.
+      [&](QueueSlot& slot, size_t i) { slot.prev = QueueContinuity::of(snap.queues[i]); });
 }
 
 void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
+  static_assert(offsetof(QueueSlot, dim) + sizeof(dim::Sample) + 1 <= 128,
+                "the DIM's window start and state belong in the slot's first two cache lines");
   if (slot.generation == dev.generation) return;
   slot.generation = dev.generation;
-  slot.dim.reset();
+  slot.dim_on = false;
   if (!runs_net_dim(dev.policy)) return;
   const auto mode = dev.policy.algorithm == model::Algorithm::kNetCqe ? dim::CqPeriodMode::kCqe
                                                                       : dim::CqPeriodMode::kEqe;
   // Index 0 like the drivers (dim-spec 2: zeroed struct dim).
   // The device's table (dev.profiles) maps indexes to values; DIM itself only moves indexes.
-  slot.dim.emplace(mode, dim::Direction::kRx, 0);
+  slot.dim = dim::NetDim(mode, dim::Direction::kRx, 0);
+  slot.dim_on = true;
 }
 
-// Inlined into step()'s loop: it runs once per queue and period.
-[[gnu::always_inline]] inline void Controller::feed_queue(uint32_t index,
+// Inlined into step()'s loop: it runs once per queue and period. The common path (a window
+// still short of 64 events, the same device) is a continuity check, the event delta, the DIM
+// window test and the combiner; everything else is out of line, so the loop keeps its values in
+// registers.
+[[gnu::always_inline]] inline void Controller::feed_queue(QueueSlot& slot, uint32_t index,
                                                           const model::QueueCounters& q,
-                                                          int64_t now_ns, bool time_backwards) {
-  QueueSlot& slot = queues_[index];
+                                                          FeedCursor& cursor, int64_t now_ns,
+                                                          bool time_backwards) {
   // Within one snapshot an ifindex names one device (model::Snapshot): the device is looked up
   // where the ifindex changes from the previous queue, not once per queue.
-  if (feed_dev_ == nullptr || q.key.ifindex != feed_ifindex_) {
-    feed_dev_ = &net_device_named(q.device);
-    feed_ifindex_ = q.key.ifindex;
-    feed_dev_->seen = true;
+  if (q.key.ifindex != cursor.ifindex || cursor.dev == nullptr) [[unlikely]] {
+    // Usually the device this queue had last period (a slot's device outlives it: devices are
+    // retired only when no queue of theirs is left).
+    cursor.dev =
+        slot.dev != nullptr && slot.dev->name == q.device ? slot.dev : &net_device_named(q.device);
+    cursor.ifindex = q.key.ifindex;
+    cursor.dev->seen = true;
   }
-  if (slot.dev != feed_dev_) {  // new, or renamed: another policy, a fresh DIM
-    slot.dev = feed_dev_;
+  NetDevice& dev = *cursor.dev;
+  if (slot.dev != &dev || slot.generation != dev.generation) [[unlikely]]
+    bind(slot, dev);
+  const QueueDelta d = queue_delta(slot.prev, q);
+  slot.prev.take_counters(q);
+  // A discontinuity or time going backwards restarts the DIM window and the view's rate.
+  const bool reset = time_backwards | d.discontinuity;
+  if (reset) [[unlikely]] {
+    slot.prev = QueueContinuity::of(q);  // queue index, IRQ and byte counter too
+    slot.rate_base_valid = false;
+  }
+  const uint64_t d_events = time_backwards ? 0 : d.events;
+  bool pending = false;
+  if (slot.dim_on) [[likely]] {
+    if (reset || !slot.dim.keeps_measuring(static_cast<uint16_t>(q.events()))) [[unlikely]] {
+      pending = feed_dim(slot, q, now_ns, reset);
+    }
+  } else {
+    slot.wanted_ix = static_wish(dev.policy);
+  }
+  if (dev.per_queue) [[unlikely]] {
+    per_queue_slots_.push_back(index);
+  } else {
+    if (slot.wanted_ix) dev.combiner.add(q.key, *slot.wanted_ix, d_events);
+    if (pending) [[unlikely]]
+      pending_slots_.push_back(index);
+  }
+}
+
+// A queue seen on another device than last period (new, or renamed: another policy, a fresh
+// DIM), or whose device's policy changed.
+[[gnu::noinline]] void Controller::bind(QueueSlot& slot, NetDevice& dev) {
+  if (slot.dev != &dev) {
+    slot.dev = &dev;
     slot.generation = 0;
     slot.apply.reset();
   }
-  NetDevice& dev = *slot.dev;
-  if (slot.generation != dev.generation) ensure_dim(slot, dev);
-  const bool reset = time_backwards || (slot.have_prev && is_discontinuity(slot.prev, q));
-  slot.d_events = slot.d_packets = slot.d_polls = 0;
-  if (slot.have_prev && !reset) {
-    slot.d_events = q.events() - slot.prev.events();
-    slot.d_packets = q.packets - slot.prev.packets;
-    slot.d_polls = q.polls - slot.prev.polls;
+  ensure_dim(slot, dev);
+}
+
+// A sample that may close the DIM window (or follows a discontinuity): one net_dim() call and
+// its bookkeeping. Out of line, so the per-queue loop stays small. Returns whether the instance
+// now waits for profile_applied().
+[[gnu::noinline]] bool Controller::feed_dim(QueueSlot& slot, const model::QueueCounters& q,
+                                            int64_t now_ns, bool reset) {
+  dim::NetDim& dim = slot.dim;
+  // A discontinuity restarts the window at this sample (dim-spec N12); tuning state stays.
+  if (reset) dim.restart_window();
+  const uint64_t windows_before = dim.windows_evaluated();
+  // Without a byte counter bytes stay 0: bpms is 0 on both sides, compare falls to ppms.
+  if (dim.on_sample(
+          dim::Sample::from_counters(now_ns, q.events(), q.packets, q.has_bytes ? q.bytes : 0))) {
+    ++slot.changes;
   }
-  slot.prev = QueueContinuity::of(q);
-  slot.have_prev = true;
-  if (slot.dim) {
-    // A discontinuity restarts the window at this sample (dim-spec N12); tuning state stays.
-    if (reset) slot.dim->restart_window();
-    const uint64_t windows_before = slot.dim->windows_evaluated();
-    // Without a byte counter bytes stay 0: bpms is 0 on both sides, compare falls to ppms.
-    const bool changed = slot.dim->on_sample(
-        dim::Sample::from_counters(now_ns, q.events(), q.packets, q.has_bytes ? q.bytes : 0));
-    if (slot.dim->windows_evaluated() != windows_before && slot.dim->last_verdict()) {
-      ++slot.verdicts[static_cast<size_t>(*slot.dim->last_verdict())];
-    }
-    if (changed) ++slot.changes;
-    slot.wanted_ix = slot.dim->profile_ix();
-  } else if (dev.policy.algorithm == model::Algorithm::kStatic &&
-             dev.policy.mode != model::Mode::kObserve) {
-    slot.wanted_ix = dev.policy.static_index;
-  } else {
-    slot.wanted_ix.reset();
+  if (dim.windows_evaluated() != windows_before && dim.last_verdict()) {
+    ++slot.verdicts[static_cast<size_t>(*dim.last_verdict())];
   }
-  if (dev.per_queue) {
-    per_queue_slots_.push_back(index);
-  } else {
-    if (slot.wanted_ix) dev.combiner.add(q.key, *slot.wanted_ix, slot.d_events);
-    if (slot.dim && slot.dim->state() == dim::MeasureState::kApplyNewProfile) {
-      pending_slots_.push_back(index);
-    }
-  }
+  slot.wanted_ix = dim.profile_ix();
+  return dim.state() == dim::MeasureState::kApplyNewProfile;
 }
 
 void Controller::decide_device(NetDevice& dev, int64_t now_ns) {
@@ -749,8 +808,8 @@ void Controller::apply_queue(QueueSlot& slot, NetDevice& dev, const model::Queue
     dev.rep_wanted = apply.wanted;
     dev.rep_current = apply.current ? apply.current : dev.apply.current;
   }
-  if (slot.dim && release && slot.dim->state() == dim::MeasureState::kApplyNewProfile) {
-    slot.dim->profile_applied();
+  if (slot.dim_on && release && slot.dim.state() == dim::MeasureState::kApplyNewProfile) {
+    slot.dim.profile_applied();
   }
 }
 
@@ -875,7 +934,8 @@ void Controller::reconcile_cqs(const model::Snapshot& snap) {
         [&](CqSlot& slot, size_t old_pos) {
           slot.have_prev = have_prev_;
           slot.prev_pos = old_pos;
-        });
+        },
+        [](CqSlot&, size_t) {});
   }
   for (size_t i = 0; i < n; ++i) {
     CqSlot& slot = cqs_[i];
@@ -1062,17 +1122,39 @@ std::shared_ptr<model::ControllerState> Controller::acquire_state() {
   return std::make_shared<model::ControllerState>();
 }
 
-void Controller::fill_queue_view(model::QueueView& v, const QueueSlot& slot,
-                                 model::QueueCounters&& counters, double dt_s) {
-  v.counters = std::move(counters);  // the snapshot is not needed after this period
+void Controller::fill_queue_view(model::QueueView& v, QueueSlot& slot,
+                                 const model::QueueCounters& counters, int64_t time_ns) {
+  // Into the reused view, whose entry usually already names the same device. Field by field:
+  // a field added to QueueCounters must be added here (the assertion is the reminder).
+  static_assert(sizeof(model::QueueCounters) == sizeof(std::string) + 64);
+  if (v.counters.device != counters.device) v.counters.device = counters.device;
+  v.counters.key = counters.key;
+  v.counters.queue = counters.queue;
+  v.counters.irq = counters.irq;
+  v.counters.polls = counters.polls;
+  v.counters.packets = counters.packets;
+  v.counters.budget_exhausted = counters.budget_exhausted;
+  v.counters.empty_polls = counters.empty_polls;
+  v.counters.bytes = counters.bytes;
+  v.counters.has_bytes = counters.has_bytes;
   if (v.direction.size() != 2) v.direction = "rx";
-  v.packets_per_second = per_second(slot.d_packets, dt_s);
-  v.events_per_second = per_second(slot.d_events, dt_s);
-  v.polls_per_second = per_second(slot.d_polls, dt_s);
+  // Rates since the last publish (the last period when publishing every period); none for a
+  // queue that is new or had a discontinuity since.
+  const double dt_s = slot.rate_base_valid && time_ns > slot.rate_base_ns
+                          ? static_cast<double>(time_ns - slot.rate_base_ns) / 1e9
+                          : 0;
+  v.packets_per_second = per_second(counters.packets - slot.rate_base_packets, dt_s);
+  v.events_per_second = per_second(counters.events() - slot.rate_base_events, dt_s);
+  v.polls_per_second = per_second(counters.polls - slot.rate_base_polls, dt_s);
+  slot.rate_base_valid = true;
+  slot.rate_base_ns = time_ns;
+  slot.rate_base_packets = counters.packets;
+  slot.rate_base_events = counters.events();
+  slot.rate_base_polls = counters.polls;
   const uint8_t applied_ix = slot.dev->per_queue
                                  ? slot.applied_ix
                                  : slot.dev->combined_ix.value_or(slot.wanted_ix.value_or(0));
-  fill_dim_view(v.dim, slot.dim ? &*slot.dim : nullptr, applied_ix, slot.verdicts, slot.changes);
+  fill_dim_view(v.dim, slot.dim_on ? &slot.dim : nullptr, applied_ix, slot.verdicts, slot.changes);
   if (slot.wanted_ix) {
     const dim::Profile& p = slot.dev->profiles[std::min<uint8_t>(
         *slot.wanted_ix, static_cast<uint8_t>(dim::kNetNumProfiles - 1))];

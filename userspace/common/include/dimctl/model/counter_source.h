@@ -2,6 +2,8 @@
 // the simulator in bench/, fakes in tests).
 #pragma once
 
+#include <utility>
+
 #include "dimctl/common/result.h"
 #include "dimctl/model/snapshot.h"
 
@@ -12,6 +14,18 @@ class CounterSource {
   virtual ~CounterSource() = default;
   // A snapshot of every live queue and CQ. A queue or CQ absent from the snapshot is gone.
   virtual Result<Snapshot> sample() = 0;
+
+  // The same snapshot, written into `out`. The controller calls this every period with the one
+  // Snapshot it keeps, and does not modify it between calls, so `out` holds what this source
+  // wrote last time (or is empty): a source may update it in place instead of rebuilding 10k
+  // entries with their device names every period. On failure `out` may be left half-written;
+  // the caller must not use it. The default rebuilds through sample().
+  virtual Result<void> sample_into(Snapshot& out) {
+    auto r = sample();
+    if (!r) return fail(std::move(r).error());
+    out = std::move(r).value();
+    return ok();
+  }
 };
 
 }  // namespace dimctl::model

@@ -40,11 +40,13 @@ class ProfileCombiner {
   model::CombinePolicy policy_;
   std::optional<model::QueueKey> previous_busiest_;
   bool any_ = false;
-  uint8_t max_ix_ = 0;
-  uint8_t min_ix_ = 0;
+  // Indices are kept 32-bit: a byte-sized store may alias anything, and add() runs in the
+  // controller's per-queue loop, where it would force reloads of the caller's state.
+  uint32_t max_ix_ = 0;
+  uint32_t min_ix_ = 0;
   model::QueueKey busiest_key_{};
   uint64_t busiest_events_ = 0;
-  uint8_t busiest_ix_ = 0;
+  uint32_t busiest_ix_ = 0;
 };
 
 // Inline: called once per queue and period.
@@ -57,8 +59,8 @@ inline void ProfileCombiner::add(const model::QueueKey& key, uint8_t profile_ix,
     busiest_ix_ = profile_ix;
     return;
   }
-  max_ix_ = std::max(max_ix_, profile_ix);
-  min_ix_ = std::min(min_ix_, profile_ix);
+  max_ix_ = std::max<uint32_t>(max_ix_, profile_ix);
+  min_ix_ = std::min<uint32_t>(min_ix_, profile_ix);
   bool take = false;
   if (events != busiest_events_) {
     take = events > busiest_events_;

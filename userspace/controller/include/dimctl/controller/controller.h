@@ -133,8 +133,15 @@ class Controller {
   RdmaDevice& rdma_device_for(const std::string& name);
   void reconcile_queues(const model::Snapshot& snap);
   void reconcile_cqs(const model::Snapshot& snap);
-  void feed_queue(uint32_t index, const model::QueueCounters& q, int64_t now_ns,
-                  bool time_backwards);
+  // The device of the last ifindex fed (queues of one device come in runs).
+  struct FeedCursor {
+    uint32_t ifindex = 0;
+    NetDevice* dev = nullptr;
+  };
+  void feed_queue(QueueSlot& slot, uint32_t index, const model::QueueCounters& q,
+                  FeedCursor& cursor, int64_t now_ns, bool time_backwards);
+  bool feed_dim(QueueSlot& slot, const model::QueueCounters& q, int64_t now_ns, bool reset);
+  void bind(QueueSlot& slot, NetDevice& dev);
   void decide_device(NetDevice& dev, int64_t now_ns);
   void apply_queue(QueueSlot& slot, NetDevice& dev, const model::QueueCounters& q, int64_t now_ns);
   void feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_time_ns, int64_t now_ns,
@@ -142,8 +149,8 @@ class Controller {
   void update_rdma_devices(int64_t now_ns);
   void retire_devices();
   std::shared_ptr<model::ControllerState> acquire_state();
-  void fill_queue_view(model::QueueView& v, const QueueSlot& slot, model::QueueCounters&& counters,
-                       double dt_s);
+  void fill_queue_view(model::QueueView& v, QueueSlot& slot, const model::QueueCounters& counters,
+                       int64_t time_ns);
   void fill_cq_and_device_views(model::ControllerState& st, const model::Snapshot& snap);
   void finish_publish(std::shared_ptr<model::ControllerState> st, int64_t loop_start_ns);
   void set_error(NetDevice& dev, std::string msg);
@@ -173,12 +180,13 @@ class Controller {
   // Net devices by ifname (std::map: stable addresses for QueueSlot::dev, sorted export).
   std::map<std::string, std::unique_ptr<NetDevice>> net_devices_;
   std::map<std::string, std::unique_ptr<RdmaDevice>> rdma_devices_;
+  // The counter snapshot, filled by the source every period (sample_into) and otherwise left
+  // alone, so a source can update it in place.
+  model::Snapshot snap_;
   // Queues in the order of the last snapshot, so a stable snapshot costs no lookups.
   std::vector<QueueSlot> queues_;
-  // This step: the device of the last ifindex fed, queues of per-queue devices (written one by
-  // one) and queues whose DIM waits for profile_applied().
-  uint32_t feed_ifindex_ = 0;
-  NetDevice* feed_dev_ = nullptr;
+  // This step: queues of per-queue devices (written one by one) and queues whose DIM waits for
+  // profile_applied().
   std::vector<uint32_t> per_queue_slots_;
   std::vector<uint32_t> pending_slots_;
   std::unordered_map<uint64_t, size_t> queue_index_;

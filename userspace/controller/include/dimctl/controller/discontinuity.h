@@ -20,23 +20,48 @@ struct QueueContinuity {
             q.queue, q.irq,     q.has_bytes};
   }
   uint64_t events() const { return polls - budget_exhausted; }
+  // The counters only: the identity details stay equal unless queue_delta() says otherwise.
+  void take_counters(const model::QueueCounters& q) {
+    polls = q.polls;
+    packets = q.packets;
+    budget_exhausted = q.budget_exhausted;
+    empty_polls = q.empty_polls;
+    bytes = q.bytes;
+  }
 };
 
-// Any counter went backwards, the byte counter appeared or vanished, or the queue's identity
-// details (queue index, IRQ) changed under the same (ifindex, napi_id). (A device rename is
-// handled by the controller: the queue moves to another device and gets a fresh DIM.)
-// Inline: the controller asks once per queue and period. A counter that went backwards shows as
-// a "negative" 64-bit difference (the counters, sums of per-poll increments, stay far below
+// One queue's change between two snapshots: what it did this period, or that its counters are
+// no longer one series.
+struct QueueDelta {
+  uint64_t events = 0, packets = 0, polls = 0;  // 0 on a discontinuity
+  bool discontinuity = false;
+};
+
+// A discontinuity is any counter going backwards, the byte counter appearing or vanishing, or
+// the queue's identity details (queue index, IRQ) changing under the same (ifindex, napi_id).
+// (A device rename is handled by the controller: the queue moves to another device and gets a
+// fresh DIM.)
+// Inline, one pass: the controller asks once per queue and period, and the differences that
+// detect a discontinuity are the period's deltas. A counter that went backwards shows as a
+// "negative" 64-bit difference (the counters, sums of per-poll increments, stay far below
 // 2^63), so the check is the sign of the OR of the differences: one branch instead of nine.
-inline bool is_discontinuity(const QueueContinuity& prev, const model::QueueCounters& cur) {
+inline QueueDelta queue_delta(const QueueContinuity& prev, const model::QueueCounters& cur) {
   const uint64_t d_polls = cur.polls - prev.polls;
   const uint64_t d_budget = cur.budget_exhausted - prev.budget_exhausted;
+  const uint64_t d_packets = cur.packets - prev.packets;
+  const uint64_t d_events = d_polls - d_budget;
   const uint64_t d_bytes = (prev.has_bytes & cur.has_bytes) ? cur.bytes - prev.bytes : 0;
-  const uint64_t any = d_polls | d_budget | (cur.packets - prev.packets) |
-                       (cur.empty_polls - prev.empty_polls) | (d_polls - d_budget) | d_bytes;
+  const uint64_t any =
+      d_polls | d_budget | d_packets | (cur.empty_polls - prev.empty_polls) | d_events | d_bytes;
   // Bytes appearing or disappearing changes what DIM compares (bpms), so it is a new series.
-  return (static_cast<int64_t>(any) < 0) | (prev.has_bytes != cur.has_bytes) |
-         (cur.queue != prev.queue) | (cur.irq != prev.irq);
+  const bool discontinuity = (static_cast<int64_t>(any) < 0) | (prev.has_bytes != cur.has_bytes) |
+                             (cur.queue != prev.queue) | (cur.irq != prev.irq);
+  const uint64_t keep = discontinuity ? 0 : ~uint64_t{0};
+  return {d_events & keep, d_packets & keep, d_polls & keep, discontinuity};
+}
+
+inline bool is_discontinuity(const QueueContinuity& prev, const model::QueueCounters& cur) {
+  return queue_delta(prev, cur).discontinuity;
 }
 
 // Any counter went backwards, or the CQ's allocation details (device, size, vector, poll
