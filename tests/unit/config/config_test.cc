@@ -167,18 +167,31 @@ TEST(ConfigValues, ListenForms) {
   };
   for (const Case& k : {Case{"127.0.0.1:9977", "127.0.0.1", 9977}, Case{"0.0.0.0:1", "0.0.0.0", 1},
                         Case{"localhost:65535", "localhost", 65535},
-                        Case{"'[::]:9977'", "::", 9977}, Case{"'[fe80::1]:80'", "fe80::1", 80}}) {
+                        Case{"'[::]:9977'", "::", 9977}, Case{"'[fe80::1]:80'", "fe80::1", 80},
+                        // Empty host: every IPv4 and IPv6 address, as --web.listen-address.
+                        Case{"':9977'", "", 9977}, Case{":1", "", 1}}) {
     Config c = must_parse(fmt::format("metrics:\n  listen: {}\n", k.listen));
     EXPECT_EQ(c.metrics.listen_host, k.host) << k.listen;
     EXPECT_EQ(c.metrics.listen_port, k.port) << k.listen;
   }
-  for (const char* bad : {"127.0.0.1", "127.0.0.1:0", "127.0.0.1:x", "[::1]", "[::1]9977",
-                          "[nope]:1", "300.1.1.1:80", "127.0.0.1:+80"}) {
+  for (const char* bad :
+       {"127.0.0.1", "127.0.0.1:0", "127.0.0.1:x", "[::1]", "[::1]9977", "[nope]:1", "300.1.1.1:80",
+        "127.0.0.1:+80", ":0", ":", ":x", "9977", "::9977", "[]:9977"}) {
     auto d = diagnostics(fmt::format("metrics:\n  listen: \"{}\"\n", bad));
     ASSERT_EQ(d.size(), 1u) << bad;
     EXPECT_EQ(d[0].path, "metrics.listen") << bad;
     EXPECT_EQ(d[0].line, 2) << bad;
   }
+}
+
+TEST(ConfigValues, ListenWithoutHostMeansEveryAddress) {
+  // The same ":PORT" form --web.listen-address takes; passed to the exporter as written, whose
+  // empty host binds the dual-stack wildcard.
+  auto r = load_config(good("listen-all-addresses.yaml"));
+  ASSERT_TRUE(r.ok()) << r.error().context();
+  EXPECT_EQ(r->metrics.listen, ":9977");
+  EXPECT_EQ(r->metrics.listen_host, "");
+  EXPECT_EQ(r->metrics.listen_port, 9977);
 }
 
 TEST(ConfigErrors, EveryProblemIsReportedInFileOrder) {

@@ -434,7 +434,8 @@ std::optional<std::vector<std::string>> read_globs(Ctx& ctx, const Entry& e, Glo
   return out;
 }
 
-// "host:port" / "[v6]:port".
+// "host:port" / "[v6]:port" / ":port" (empty host: every IPv4 and IPv6 address, as
+// --web.listen-address and the exporter's parse_listen_address() take it).
 bool parse_listen(const std::string& s, std::string& host, uint16_t& port, std::string& why) {
   std::string port_text;
   if (!s.empty() && s[0] == '[') {
@@ -453,7 +454,7 @@ bool parse_listen(const std::string& s, std::string& host, uint16_t& port, std::
   } else {
     size_t colon = s.rfind(':');
     if (colon == std::string::npos) {
-      why = "expected host:port, e.g. 127.0.0.1:9977";
+      why = "expected host:port, e.g. 127.0.0.1:9977 (or :9977 for every address)";
       return false;
     }
     host = s.substr(0, colon);
@@ -462,12 +463,8 @@ bool parse_listen(const std::string& s, std::string& host, uint16_t& port, std::
       why = "IPv6 addresses must be in brackets, e.g. [::1]:9977";
       return false;
     }
-    if (host.empty()) {
-      why = "host is missing; use 0.0.0.0:PORT or [::]:PORT to listen on every address";
-      return false;
-    }
     in_addr a4{};
-    if (host != "localhost" && inet_pton(AF_INET, host.c_str(), &a4) != 1) {
+    if (!host.empty() && host != "localhost" && inet_pton(AF_INET, host.c_str(), &a4) != 1) {
       // No name resolution at start-up: a metrics endpoint must not depend on DNS.
       why = fmt::format(
           "'{}' is not an IPv4 address (host names other than localhost are not "

@@ -61,7 +61,9 @@ struct Rule {
 
 struct MetricsConfig {
   std::string listen = "127.0.0.1:9977";  // as written; host and port below
-  std::string listen_host = "127.0.0.1";  // IPv4/IPv6 literal without brackets, "localhost"
+  // IPv4/IPv6 literal without brackets, "localhost", or "" (":port": every IPv4 and IPv6
+  // address, dual-stack, as --web.listen-address takes it).
+  std::string listen_host = "127.0.0.1";
   uint16_t listen_port = 9977;
   uint32_t max_queue_series = 4096;  // per-queue series cap (1..1000000)
   uint32_t max_cq_series = 4096;     // per-CQ series cap (1..1000000)
