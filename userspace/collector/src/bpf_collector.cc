@@ -526,4 +526,37 @@ std::optional<std::vector<std::string>> BpfCollector::byte_counter_devices() con
   return impl_->bytes_filter->names();
 }
 
+Result<void> BpfCollector::set_byte_counter_devices(std::vector<std::string> globs) {
+  Impl& im = *impl_;
+  if (!im.bytes_filter) {
+    return DIMCTL_FAIL(0, "the per-skb byte counter is not attached with a device filter");
+  }
+  if (globs.empty()) return DIMCTL_FAIL(0, "an empty list would detach the per-skb byte counter");
+  auto devs = im.directory->devices();
+  if (!devs) return std::move(devs).error().wrap("skb byte counter filter");
+  const std::set<uint32_t> before = im.bytes_filter->selection();
+  const std::set<uint32_t> named = match_devices(*devs, globs);
+  Result<void> result = ok();
+  auto keep_first_error = [&](Result<void> r) {
+    if (!r && result) result = std::move(r);
+  };
+  // Room first (the map has a fixed capacity), then the new selection (a device selected
+  // before and after is re-added in place, never absent), then what it left out.
+  for (uint32_t ifindex : before)
+    if (named.count(ifindex) == 0) keep_first_error(im.bytes_set->remove(ifindex));
+  auto next = std::make_unique<SkbBytesFilter>(std::move(globs), *im.bytes_set,
+                                               DIMCTL_SKB_BYTES_MAX_DEVICES);
+  if (auto change = next->sync(*devs); !change) {
+    keep_first_error(std::move(change).error().wrap("skb byte counter filter"));
+  }
+  for (uint32_t ifindex : before)
+    if (named.count(ifindex) != 0 && !next->selected(ifindex))
+      keep_first_error(im.bytes_set->remove(ifindex));
+  im.bytes_filter = std::move(next);
+  im.bytes_over_capacity = 0;  // the next sample warns again if the new globs overflow
+  im.bytes_filter_error.clear();
+  if (im.aggregator) im.aggregator->set_byte_devices(im.bytes_filter->selection());
+  return result;
+}
+
 }  // namespace dimctl::collector

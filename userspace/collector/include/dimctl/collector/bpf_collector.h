@@ -68,6 +68,12 @@ class BpfCollector final : public model::CounterSource {
   // (ifindex order; empty when no device matches yet). nullopt: no device filter (counter not
   // attached, or attached for every device).
   std::optional<std::vector<std::string>> byte_counter_devices() const;
+  // Config reload: the byte counter's device globs (collectors.skb_bytes) become `globs`,
+  // resolved against the devices of the last sample; a device named before and after is counted
+  // throughout. Fails with nothing changed when the counter is not attached with a device
+  // filter, or for empty `globs`: attaching, detaching or filtering it takes a new load (a
+  // restart). A map write error is returned after the rest was done (samples retry the adds).
+  Result<void> set_byte_counter_devices(std::vector<std::string> globs);
 
  private:
   struct Impl;
