@@ -1230,4 +1230,11 @@ void Controller::finish_publish(std::shared_ptr<model::ControllerState> st, int6
   spare_ = std::move(prev);
 }
 
+void Controller::set_reloadable_options(int64_t period_ns, int64_t publish_interval_ns,
+                                        model::Mode default_mode) {
+  options_.period_ns = period_ns;
+  options_.publish_interval_ns = publish_interval_ns;
+  options_.default_mode = default_mode;
+}
+
 }  // namespace dimctl::controller

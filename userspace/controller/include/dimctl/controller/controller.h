@@ -118,6 +118,9 @@ class Controller {
   std::shared_ptr<const model::ControllerState> state() const;
 
   const ControllerOptions& options() const { return options_; }
+  // Config reload: period_ns, publish_interval_ns and default_mode, from the next step() on.
+  void set_reloadable_options(int64_t period_ns, int64_t publish_interval_ns,
+                              model::Mode default_mode);
 
  private:
   struct Original;
