@@ -5,7 +5,8 @@
 // actuators and HTTP server are opened (any failure exits 1 before a single write), and only
 // then does the control loop run. SIGTERM/SIGINT are taken synchronously by the control thread
 // (sigtimedwait), which owns the actuators and restores every original before exiting 0.
-// SIGHUP reloads the config (an invalid new config is logged and the old one kept).
+// SIGHUP reloads the config (an invalid new config is logged and the old one kept): what can
+// change live does (config::diff_for_reload), each key that needs a restart is logged and kept.
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -15,7 +16,9 @@
 #include <cerrno>
 #include <chrono>
 #include <ctime>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "command.h"
@@ -26,6 +29,7 @@
 #include "dimctl/common/net_driver.h"
 #include "dimctl/config/config.h"
 #include "dimctl/config/config_policy.h"
+#include "dimctl/config/reload.h"
 #include "dimctl/controller/controller.h"
 #include "dimctl/exporters/http_server.h"
 #include "dimctl/exporters/state_collector.h"
@@ -69,9 +73,87 @@ void log_restore(const state::RestoreReport& report, const std::string& why) {
   if (report.file_error) spdlog::error("{}: state file: {}", why, report.file_error->message());
 }
 
+// /healthz: the control loop published within three publish intervals (or three periods, if
+// longer). Both can change on reload while the HTTP threads ask.
+class Liveness {
+ public:
+  Liveness(exporters::StateGetter state, int64_t period_ns) : state_(std::move(state)) {
+    set_period(period_ns);
+  }
+  void set_period(int64_t period_ns) {
+    auto alive = exporters::liveness_from_state(state_, std::chrono::nanoseconds(period_ns));
+    std::lock_guard<std::mutex> lock(mu_);
+    alive_ = std::move(alive);
+  }
+  bool operator()() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return alive_();
+  }
+
+ private:
+  exporters::StateGetter state_;
+  mutable std::mutex mu_;
+  std::function<bool()> alive_;  // guarded by mu_
+};
+
+int64_t liveness_period(const config::Config& cfg) {
+  return std::max(cfg.interval_ns, cfg.metrics.publish_interval_ns);
+}
+
 timespec to_timespec(int64_t ns) {
   if (ns < 0) ns = 0;
   return timespec{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+}
+
+// SIGHUP: loads the file again; an invalid one changes nothing. Applies what can change live
+// (config::diff_for_reload), logs every change and each key that needs a restart, and leaves
+// `running` equal to what now runs.
+void reload(const RunArgs& args, config::Config& running, collector::BpfCollector& collector,
+            controller::Controller& ctl, ReloadablePolicy& policy, Liveness& alive) {
+  auto fresh = config::load_config(args.config_path);
+  if (!fresh) {
+    spdlog::error("reload: {} (keeping the running config)", fresh.error().message());
+    return;
+  }
+  if (!args.state_file.empty()) fresh->state_file = args.state_file;
+  if (!args.listen.empty()) fresh->metrics.listen = args.listen;
+  config::ReloadDiff diff = config::diff_for_reload(running, *fresh);
+  config::Config& next = diff.next;
+
+  if (next.collectors.skb_bytes != running.collectors.skb_bytes) {
+    if (auto r = collector.set_byte_counter_devices(next.collectors.skb_bytes); !r) {
+      // Not attached with a device filter (e.g. the program failed to attach at start).
+      spdlog::warn("reload: collectors.skb_bytes cannot change live: {}", r.error().message());
+      auto it = std::find_if(diff.applied.begin(), diff.applied.end(),
+                             [](const auto& c) { return c.key == "collectors.skb_bytes"; });
+      if (it != diff.applied.end()) {
+        diff.needs_restart.push_back(*it);
+        diff.applied.erase(it);
+      }
+      next.collectors.skb_bytes = running.collectors.skb_bytes;
+    }
+  }
+  ctl.set_reloadable_options(next.interval_ns, next.metrics.publish_interval_ns, next.mode);
+  alive.set_period(liveness_period(next));
+  policy.replace(next);
+  ctl.reload_policies();
+
+  for (const auto& c : diff.applied) {
+    spdlog::info("reload: {}: {} -> {} (applied)", c.key, c.old_value, c.new_value);
+  }
+  for (const auto& c : diff.needs_restart) {
+    spdlog::warn("reload: {}: {} -> {} takes effect after a restart; keeping {}", c.key,
+                 c.old_value, c.new_value, c.old_value);
+  }
+  if (auto devs = collector.byte_counter_devices();
+      devs && next.collectors.skb_bytes != running.collectors.skb_bytes) {
+    spdlog::info("collectors.skb_bytes [{}]: per-skb byte counter on [{}]{}",
+                 fmt::join(next.collectors.skb_bytes, ", "), fmt::join(*devs, ", "),
+                 devs->empty() ? " (no device matches yet)" : "");
+  }
+  spdlog::info("reload: {} loaded: {} change(s) applied, {} need a restart", args.config_path,
+               diff.applied.size(), diff.needs_restart.size());
+  running = std::move(next);
 }
 
 int run_daemon(const RunArgs& args) {
@@ -89,7 +171,7 @@ int run_daemon(const RunArgs& args) {
   }
   if (!args.state_file.empty()) cfg->state_file = args.state_file;
   if (!args.listen.empty()) cfg->metrics.listen = args.listen;
-  const int64_t period_ns = cfg->interval_ns;
+  int64_t period_ns = cfg->interval_ns;
 
   // Signals are taken synchronously by this thread; block them before any thread starts so
   // the HTTP and libbpf threads never receive them.
@@ -189,8 +271,8 @@ int run_daemon(const RunArgs& args) {
   hopts.collectables.push_back(*metrics);
   hopts.state = getter;
   // A view is published once per publish interval (or every period, if longer).
-  hopts.alive = exporters::liveness_from_state(
-      getter, std::chrono::nanoseconds(std::max(period_ns, cfg->metrics.publish_interval_ns)));
+  auto alive = std::make_shared<Liveness>(getter, liveness_period(*cfg));
+  hopts.alive = [alive] { return (*alive)(); };
   auto http = exporters::HttpServer::start(hopts);
   if (!http) {
     spdlog::error("dimctl run: metrics server: {}", http.error().message());
@@ -223,15 +305,8 @@ int run_daemon(const RunArgs& args) {
       break;
     }
     if (sig == SIGHUP) {
-      auto fresh = config::load_config(args.config_path);
-      if (!fresh) {
-        spdlog::error("reload: {} (keeping the running config)", fresh.error().message());
-      } else {
-        if (!args.state_file.empty()) fresh->state_file = args.state_file;
-        policy.replace(*fresh);
-        ctl.reload_policies();
-        spdlog::info("reload: {} applied", args.config_path);
-      }
+      reload(args, *cfg, **collector, ctl, policy, *alive);
+      period_ns = cfg->interval_ns;
     }
   }
 

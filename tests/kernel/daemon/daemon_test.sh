@@ -10,6 +10,12 @@
 #   sigkill_then_restore   after SIGKILL the change stays; `dimctl restore` puts the original back
 #   stale_state_at_start   `dimctl run` finds a stale state file and restores before starting
 #   shadow_veth_decisions  veth traffic produces DIM decisions in shadow mode; nothing written
+#   sighup_live_and_restart_keys  a reload applies mode, interval and metrics.publish_interval
+#                          (state, loop rate, /healthz allowance) and logs metrics.listen as
+#                          taking effect after a restart, still serving on the old address only
+#   listen_all_addresses   metrics.listen ":PORT" serves on IPv4 and IPv6 loopback (dual-stack)
+#   sighup_skb_bytes_reselect  a reload from one collectors.skb_bytes list to another re-selects
+#                          the byte counter's devices live; to [] needs a restart
 # Prints one PASS/FAIL line per case and "N passed, N failed".
 set -uo pipefail
 DIMCTL=$(readlink -f "${1:?usage: daemon_test.sh path/to/dimctl}")
@@ -41,6 +47,12 @@ rx_frames() { nsx ethtool -c "$1" | sed -n 's/^rx-frames:[[:space:]]*//p'; }
 # frames_are DEV N: a predicate for wait_for (re-reads the device on every call).
 frames_are() { [ "$(rx_frames "$1")" = "$2" ]; }
 metrics() { nsx curl -s --max-time 2 "http://127.0.0.1:$PORT/metrics"; }
+# state_field JQ_FILTER [PORT]: one value of /api/v1/state.
+state_field() { nsx curl -s --max-time 2 "http://127.0.0.1:${2:-$PORT}/api/v1/state" | jq -r "$1"; }
+state_field_is() { [ "$(state_field "$1")" = "$2" ]; }
+# http_code URL: the status code, 000 when nothing answers.
+http_code() { nsx curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$1"; }
+ready() { [ "$(http_code "http://127.0.0.1:$PORT/readyz")" = 200 ]; }
 
 # wait_for SECONDS CMD...: polls CMD every 100 ms until it succeeds or the time is up.
 wait_for() {
@@ -224,6 +236,119 @@ if wait_for 15 sh -c "ip netns exec $NS curl -s --max-time 1 http://127.0.0.1:$P
   fi
 else
   fail shadow_veth_decisions "daemon not ready"
+fi
+[ -n "$DAEMON_PID" ] && stop_daemon TERM
+
+# --- sighup_live_and_restart_keys: one reload changes mode, interval, metrics.publish_interval
+# (applied live) and metrics.listen (needs a restart, in the new ":PORT" form).
+PORT2=$((PORT + 1))
+reload_config() {  # reload_config MODE INTERVAL PUBLISH_INTERVAL LISTEN
+  cat >"$WORK/dimctl.yaml" <<CFG
+mode: $1
+interval: $2
+state_file: $WORK/state.json
+metrics:
+  listen: "$4"
+  publish_interval: $3
+CFG
+}
+reload_config shadow 20ms 250ms "127.0.0.1:$PORT"
+start_daemon
+if ! wait_for 15 ready; then
+  fail sighup_live_and_restart_keys "daemon not ready"
+else
+  reload_config observe 100ms 1s ":$PORT2"
+  kill -HUP "$DAEMON_PID"
+  log=$WORK/daemon.log
+  if ! wait_for 10 grep -q 'loaded: 3 change(s) applied, 1 need a restart' "$log"; then
+    fail sighup_live_and_restart_keys "no reload summary line (3 applied, 1 restart)"
+  elif ! grep -q 'reload: interval: 20ms -> 100ms (applied)' "$log" ||
+       ! grep -q 'reload: metrics.publish_interval: 250ms -> 1s (applied)' "$log" ||
+       ! grep -q 'reload: mode: shadow -> observe (applied)' "$log"; then
+    fail sighup_live_and_restart_keys "an applied key is not logged as applied"
+  elif ! grep -q "\[warning\] reload: metrics.listen: 127.0.0.1:$PORT -> :$PORT2 takes effect after a restart; keeping 127.0.0.1:$PORT" "$log"; then
+    fail sighup_live_and_restart_keys "no warning naming metrics.listen as needing a restart"
+  elif ! wait_for 5 state_field_is .default_mode observe; then
+    fail sighup_live_and_restart_keys "default_mode $(state_field .default_mode) after the reload to observe"
+  else
+    # The loop now runs every 100 ms (at 20 ms, 3 s would be ~150 loops) and publishes every
+    # second: /healthz must allow that (3 publish intervals), at every probe.
+    l0=$(state_field .loops_total)
+    bad_health=0
+    for i in $(seq 12); do
+      [ "$(http_code "http://127.0.0.1:$PORT/healthz")" = 200 ] || bad_health=$((bad_health + 1))
+      sleep 0.25
+    done
+    l1=$(state_field .loops_total)
+    loops=$((l1 - l0))
+    if [ "$loops" -gt 60 ] || [ "$loops" -lt 5 ]; then
+      fail sighup_live_and_restart_keys "$loops loops in 3 s after the reload to interval 100ms"
+    elif [ "$bad_health" -ne 0 ]; then
+      fail sighup_live_and_restart_keys "/healthz failed $bad_health of 12 probes at publish_interval 1s"
+    elif ! ready; then
+      fail sighup_live_and_restart_keys "no longer serving on the old address 127.0.0.1:$PORT"
+    elif [ "$(http_code "http://127.0.0.1:$PORT2/readyz")" != 000 ]; then
+      fail sighup_live_and_restart_keys "something answers on the new address :$PORT2 before a restart"
+    elif ! kill -0 "$DAEMON_PID" 2>/dev/null; then
+      fail sighup_live_and_restart_keys "daemon exited"
+    else
+      pass sighup_live_and_restart_keys
+    fi
+  fi
+fi
+[ -n "$DAEMON_PID" ] && stop_daemon TERM
+
+# --- listen_all_addresses: the config's ":PORT" is --web.listen-address's ":PORT": every IPv4
+# and IPv6 address on one dual-stack socket (IPv4 only when the kernel has no IPv6).
+reload_config shadow 20ms 250ms ":$PORT"
+start_daemon
+if ! wait_for 15 ready; then
+  fail listen_all_addresses "not serving on 127.0.0.1:$PORT with listen \":$PORT\""
+elif [ -e /proc/net/if_inet6 ] && nsx ip -6 addr show dev lo | grep -q '::1' &&
+     [ "$(http_code "http://[::1]:$PORT/readyz")" != 200 ]; then
+  fail listen_all_addresses "not serving on [::1]:$PORT with listen \":$PORT\""
+elif ! grep -q "metrics on http://:$PORT/metrics\|metrics on http://0.0.0.0:$PORT/metrics" "$WORK/daemon.log"; then
+  fail listen_all_addresses "start-up line does not name :$PORT (or the IPv4 fallback)"
+else
+  pass listen_all_addresses
+fi
+[ -n "$DAEMON_PID" ] && stop_daemon TERM
+
+# --- sighup_skb_bytes_reselect
+bytes_config() {  # bytes_config GLOBS
+  cat >"$WORK/dimctl.yaml" <<CFG
+state_file: $WORK/state.json
+metrics:
+  listen: 127.0.0.1:$PORT
+collectors:
+  skb_bytes: $1
+CFG
+}
+bytes_config '["dimtap0"]'
+start_daemon
+log=$WORK/daemon.log
+if ! wait_for 15 ready; then
+  fail sighup_skb_bytes_reselect "daemon not ready"
+elif ! grep -q 'per-skb byte counter on \[dimtap0\]' "$log"; then
+  fail sighup_skb_bytes_reselect "byte counter not on dimtap0 at start"
+else
+  bytes_config '["dimtap1", "nosuchdev*"]'
+  kill -HUP "$DAEMON_PID"
+  if ! wait_for 10 grep -q 'loaded: 1 change(s) applied, 0 need a restart' "$log"; then
+    fail sighup_skb_bytes_reselect "reload to [dimtap1, nosuchdev*] not applied live"
+  elif ! grep -q 'collectors.skb_bytes \[dimtap1, nosuchdev\*\]: per-skb byte counter on \[dimtap1\]$' "$log"; then
+    fail sighup_skb_bytes_reselect "byte counter not moved to dimtap1"
+  else
+    bytes_config '[]'
+    kill -HUP "$DAEMON_PID"
+    if ! wait_for 10 grep -q 'loaded: 0 change(s) applied, 1 need a restart' "$log"; then
+      fail sighup_skb_bytes_reselect "reload to [] not reported as needing a restart"
+    elif ! grep -q '\[warning\] reload: collectors.skb_bytes: \[dimtap1, nosuchdev\*\] -> \[\] takes effect after a restart' "$log"; then
+      fail sighup_skb_bytes_reselect "no warning naming collectors.skb_bytes"
+    else
+      pass sighup_skb_bytes_reselect
+    fi
+  fi
 fi
 [ -n "$DAEMON_PID" ] && stop_daemon TERM
 

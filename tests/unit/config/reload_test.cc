@@ -1,0 +1,242 @@
+// diff_for_reload: which keys a SIGHUP reload applies live, which keep their running value until
+// a restart, and the config the daemon runs with afterwards.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "dimctl/config/config.h"
+#include "dimctl/config/reload.h"
+
+namespace dimctl::config {
+namespace {
+
+Config parse(std::string_view yaml) {
+  auto r = parse_config(yaml, "reload.yaml");
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().context());
+  return r.ok() ? std::move(r).value() : Config{};
+}
+
+const ReloadChange* find(const std::vector<ReloadChange>& list, const std::string& key) {
+  for (const auto& c : list)
+    if (c.key == key) return &c;
+  return nullptr;
+}
+
+std::vector<std::string> keys(const std::vector<ReloadChange>& list) {
+  std::vector<std::string> out;
+  for (const auto& c : list) out.push_back(c.key);
+  return out;
+}
+
+constexpr std::string_view kRunning = R"(
+mode: shadow
+interval: 20ms
+state_file: /run/dimctl/state.json
+metrics:
+  listen: 127.0.0.1:9977
+  max_queue_series: 4096
+  max_cq_series: 4096
+  publish_interval: 250ms
+collectors:
+  napi: true
+  rdma: true
+  skb_bytes: ["dimtap*"]
+devices:
+  - name: a
+    match: {interface: eth0}
+    mode: enforce
+  - name: b
+    match: {interface: eth1}
+)";
+
+TEST(DiffForReload, SameConfigChangesNothing) {
+  Config running = parse(kRunning);
+  ReloadDiff d = diff_for_reload(running, parse(kRunning));
+  EXPECT_TRUE(d.empty());
+  EXPECT_EQ(d.next.interval_ns, running.interval_ns);
+}
+
+TEST(DiffForReload, MovingARuleInTheFileIsNoChange) {
+  // Same rules, written elsewhere (comments added above): only their SourceMark differs.
+  Config running = parse(kRunning);
+  Config fresh = parse(std::string("# a comment\n# another\n") + std::string(kRunning));
+  ASSERT_NE(fresh.rules[0].mark.line, running.rules[0].mark.line);
+  EXPECT_TRUE(diff_for_reload(running, fresh).empty());
+}
+
+TEST(DiffForReload, LiveKeysAreAppliedWithOldAndNewValues) {
+  Config running = parse(kRunning);
+  Config fresh = running;
+  fresh.mode = model::Mode::kObserve;
+  fresh.interval_ns = 10'000'000;
+  fresh.metrics.publish_interval_ns = 1'000'000'000;
+  fresh.collectors.skb_bytes = {"dimtap0", "veth*"};
+  ReloadDiff d = diff_for_reload(running, fresh);
+  EXPECT_TRUE(d.needs_restart.empty()) << keys(d.needs_restart).front();
+  EXPECT_EQ(keys(d.applied),
+            (std::vector<std::string>{"mode", "interval", "metrics.publish_interval",
+                                      "collectors.skb_bytes"}));
+  const ReloadChange* c = find(d.applied, "interval");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->old_value, "20ms");
+  EXPECT_EQ(c->new_value, "10ms");
+  c = find(d.applied, "metrics.publish_interval");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->old_value, "250ms");
+  EXPECT_EQ(c->new_value, "1s");
+  c = find(d.applied, "mode");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->old_value, "shadow");
+  EXPECT_EQ(c->new_value, "observe");
+  c = find(d.applied, "collectors.skb_bytes");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->old_value, "[dimtap*]");
+  EXPECT_EQ(c->new_value, "[dimtap0, veth*]");
+  // Everything applied is what runs next.
+  EXPECT_EQ(d.next.mode, model::Mode::kObserve);
+  EXPECT_EQ(d.next.interval_ns, 10'000'000);
+  EXPECT_EQ(d.next.metrics.publish_interval_ns, 1'000'000'000);
+  EXPECT_EQ(d.next.collectors.skb_bytes, fresh.collectors.skb_bytes);
+}
+
+TEST(DiffForReload, RestartKeysKeepTheRunningValue) {
+  Config running = parse(kRunning);
+  Config fresh = parse(R"(
+mode: shadow
+interval: 20ms
+state_file: /var/lib/dimctl/state.json
+metrics:
+  listen: ":9978"
+  max_queue_series: 100
+  max_cq_series: 50
+  publish_interval: 250ms
+collectors:
+  napi: false
+  rdma: false
+  skb_bytes: ["dimtap*"]
+devices:
+  - name: a
+    match: {interface: eth0}
+    mode: enforce
+  - name: b
+    match: {interface: eth1}
+)");
+  ReloadDiff d = diff_for_reload(running, fresh);
+  EXPECT_TRUE(d.applied.empty()) << keys(d.applied).front();
+  EXPECT_EQ(keys(d.needs_restart),
+            (std::vector<std::string>{"collectors.napi", "collectors.rdma", "metrics.listen",
+                                      "metrics.max_queue_series", "metrics.max_cq_series",
+                                      "state_file"}));
+  const ReloadChange* c = find(d.needs_restart, "metrics.listen");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->old_value, "127.0.0.1:9977");
+  EXPECT_EQ(c->new_value, ":9978");
+  c = find(d.needs_restart, "collectors.napi");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->old_value, "true");
+  EXPECT_EQ(c->new_value, "false");
+  c = find(d.needs_restart, "metrics.max_queue_series");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->old_value, "4096");
+  EXPECT_EQ(c->new_value, "100");
+  // `next` is the running config for every one of them.
+  EXPECT_EQ(d.next.state_file, running.state_file);
+  EXPECT_EQ(d.next.metrics.listen, "127.0.0.1:9977");
+  EXPECT_EQ(d.next.metrics.listen_host, "127.0.0.1");
+  EXPECT_EQ(d.next.metrics.listen_port, 9977);
+  EXPECT_EQ(d.next.metrics.max_queue_series, 4096u);
+  EXPECT_EQ(d.next.metrics.max_cq_series, 4096u);
+  EXPECT_TRUE(d.next.collectors.napi);
+  EXPECT_TRUE(d.next.collectors.rdma);
+  // So the next reload of the same file warns again (it still differs from what runs).
+  EXPECT_EQ(diff_for_reload(d.next, fresh).needs_restart.size(), 6u);
+}
+
+TEST(DiffForReload, SkbBytesToOrFromEmptyNeedsARestart) {
+  Config with = parse(kRunning);
+  Config without = with;
+  without.collectors.skb_bytes.clear();
+  for (const auto& [running, fresh] : {std::pair{with, without}, std::pair{without, with}}) {
+    ReloadDiff d = diff_for_reload(running, fresh);
+    EXPECT_TRUE(d.applied.empty());
+    ASSERT_EQ(keys(d.needs_restart), std::vector<std::string>{"collectors.skb_bytes"});
+    EXPECT_EQ(d.needs_restart[0].old_value,
+              running.collectors.skb_bytes.empty() ? "[]" : "[dimtap*]");
+    EXPECT_EQ(d.next.collectors.skb_bytes, running.collectors.skb_bytes);
+  }
+}
+
+TEST(DiffForReload, MixedChangeSplitsAndNextTakesOnlyTheLiveOnes) {
+  Config running = parse(kRunning);
+  Config fresh = running;
+  fresh.interval_ns = 50'000'000;
+  fresh.metrics.listen = "[::1]:9978";
+  fresh.metrics.listen_host = "::1";
+  fresh.metrics.listen_port = 9978;
+  ReloadDiff d = diff_for_reload(running, fresh);
+  EXPECT_EQ(keys(d.applied), std::vector<std::string>{"interval"});
+  EXPECT_EQ(keys(d.needs_restart), std::vector<std::string>{"metrics.listen"});
+  EXPECT_EQ(d.next.interval_ns, 50'000'000);
+  EXPECT_EQ(d.next.metrics.listen, "127.0.0.1:9977");
+}
+
+TEST(DiffForReload, DeviceRulesAreAppliedAndNamed) {
+  Config running = parse(kRunning);
+  {
+    Config fresh = running;
+    fresh.rules[1].rate_limit_ns = 0;
+    fresh.rules.push_back(fresh.rules[0]);
+    fresh.rules.back().name = "c";
+    fresh.rules.back().match.interface = {"eth2"};
+    ReloadDiff d = diff_for_reload(running, fresh);
+    ASSERT_EQ(keys(d.applied), std::vector<std::string>{"devices"});
+    EXPECT_EQ(d.applied[0].old_value, "[a, b]");
+    EXPECT_EQ(d.applied[0].new_value, "[a, b, c], new or edited: b, c");
+    EXPECT_EQ(d.next.rules.size(), 3u);
+  }
+  {
+    Config fresh = running;
+    std::swap(fresh.rules[0], fresh.rules[1]);
+    ReloadDiff d = diff_for_reload(running, fresh);
+    ASSERT_EQ(keys(d.applied), std::vector<std::string>{"devices"});
+    EXPECT_EQ(d.applied[0].new_value, "[b, a], order changed");
+  }
+  {
+    Config fresh = running;
+    fresh.rules.pop_back();
+    ReloadDiff d = diff_for_reload(running, fresh);
+    ASSERT_EQ(keys(d.applied), std::vector<std::string>{"devices"});
+    EXPECT_EQ(d.applied[0].new_value, "[a]");
+  }
+}
+
+TEST(SameRule, EveryFieldButThePositionCounts) {
+  Config c = parse(kRunning);
+  Rule a = c.rules[0];
+  Rule b = a;
+  b.mark = {99, 7};
+  EXPECT_TRUE(same_rule(a, b));
+  auto differs = [&](auto edit) {
+    Rule x = a;
+    edit(x);
+    return !same_rule(a, x);
+  };
+  EXPECT_TRUE(differs([](Rule& r) { r.name = "z"; }));
+  EXPECT_TRUE(differs([](Rule& r) { r.match.driver = {"ice"}; }));
+  EXPECT_TRUE(differs([](Rule& r) { r.match.rdma_device = {"mlx5_*"}; }));
+  EXPECT_TRUE(differs([](Rule& r) { r.mode = model::Mode::kShadow; }));
+  EXPECT_TRUE(differs([](Rule& r) { r.algorithm = model::Algorithm::kOff; }));
+  EXPECT_TRUE(differs([](Rule& r) { r.static_index = 2; }));
+  EXPECT_TRUE(differs([](Rule& r) { r.min_profile = 1; }));
+  EXPECT_TRUE(differs([](Rule& r) { r.max_profile = 3; }));
+  EXPECT_TRUE(differs([](Rule& r) { r.rx_profile = std::array<dim::Profile, 5>{}; }));
+  EXPECT_TRUE(differs([](Rule& r) { r.tx_profile = std::array<dim::Profile, 5>{}; }));
+  EXPECT_TRUE(differs([](Rule& r) { r.rate_limit_ns = 1; }));
+  EXPECT_TRUE(differs([](Rule& r) { r.combine = model::CombinePolicy::kMaxProfile; }));
+  EXPECT_TRUE(differs([](Rule& r) { r.take_over_adaptive = false; }));
+  EXPECT_TRUE(differs([](Rule& r) { r.kernel_dim = true; }));
+}
+
+}  // namespace
+}  // namespace dimctl::config
