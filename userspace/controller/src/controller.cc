@@ -702,14 +702,11 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
   NetDevice& dev = *cursor.dev;
   if (slot.dev != &dev || slot.generation != dev.generation) [[unlikely]]
     bind(slot, dev);
-  const QueueDelta d = queue_delta(slot.prev, q);
-  slot.prev.take_counters(q);
+  const QueueDelta d = advance(slot.prev, q);
   // A discontinuity or time going backwards restarts the DIM window and the view's rate.
   const bool reset = time_backwards | d.discontinuity;
-  if (reset) [[unlikely]] {
-    slot.prev = QueueContinuity::of(q);  // queue index, IRQ and byte counter too
+  if (reset) [[unlikely]]
     slot.rate_base_valid = false;
-  }
   const uint64_t d_events = time_backwards ? 0 : d.events;
   bool pending = false;
   if (slot.dim_on) [[likely]] {

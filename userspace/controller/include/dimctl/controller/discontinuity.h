@@ -5,6 +5,10 @@
 // Pure functions.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
 #include "dimctl/model/snapshot.h"
 
 namespace dimctl::controller {
@@ -20,14 +24,6 @@ struct QueueContinuity {
             q.queue, q.irq,     q.has_bytes};
   }
   uint64_t events() const { return polls - budget_exhausted; }
-  // The counters only: the identity details stay equal unless queue_delta() says otherwise.
-  void take_counters(const model::QueueCounters& q) {
-    polls = q.polls;
-    packets = q.packets;
-    budget_exhausted = q.budget_exhausted;
-    empty_polls = q.empty_polls;
-    bytes = q.bytes;
-  }
 };
 
 // One queue's change between two snapshots: what it did this period, or that its counters are
@@ -37,27 +33,75 @@ struct QueueDelta {
   bool discontinuity = false;
 };
 
-// A discontinuity is any counter going backwards, the byte counter appearing or vanishing, or
-// the queue's identity details (queue index, IRQ) changing under the same (ifindex, napi_id).
+namespace detail {
+// Two 64-bit lanes (GCC/Clang vector extension: SSE2 on x86-64, NEON on arm64). The counters
+// come in pairs laid out alike in QueueCounters and QueueContinuity (asserted below), so the
+// per-queue check is a few two-lane operations instead of a dozen scalar ones.
+using U64x2 = uint64_t __attribute__((vector_size(16)));
+inline U64x2 load2(const uint64_t* p) {
+  U64x2 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store2(uint64_t* p, U64x2 v) {
+  std::memcpy(p, &v, sizeof v);
+}
+// queue and irq as one 64-bit value (adjacent int32s in both structs).
+inline uint64_t ids(const int32_t* queue_then_irq) {
+  uint64_t v;
+  std::memcpy(&v, queue_then_irq, sizeof v);
+  return v;
+}
+}  // namespace detail
+
+// Advances `prev` to `cur` and returns the period's change. A discontinuity is any counter going
+// backwards, the byte counter appearing or vanishing, or the queue's identity details (queue
+// index, IRQ) changing under the same (ifindex, napi_id); then `prev` takes those details too.
 // (A device rename is handled by the controller: the queue moves to another device and gets a
 // fresh DIM.)
-// Inline, one pass: the controller asks once per queue and period, and the differences that
-// detect a discontinuity are the period's deltas. A counter that went backwards shows as a
-// "negative" 64-bit difference (the counters, sums of per-poll increments, stay far below
-// 2^63), so the check is the sign of the OR of the differences: one branch instead of nine.
-inline QueueDelta queue_delta(const QueueContinuity& prev, const model::QueueCounters& cur) {
-  const uint64_t d_polls = cur.polls - prev.polls;
-  const uint64_t d_budget = cur.budget_exhausted - prev.budget_exhausted;
-  const uint64_t d_packets = cur.packets - prev.packets;
-  const uint64_t d_events = d_polls - d_budget;
-  const uint64_t d_bytes = (prev.has_bytes & cur.has_bytes) ? cur.bytes - prev.bytes : 0;
-  const uint64_t any =
-      d_polls | d_budget | d_packets | (cur.empty_polls - prev.empty_polls) | d_events | d_bytes;
+// Inline, one pass: the controller calls it once per queue and period. A counter that went
+// backwards shows as a "negative" 64-bit difference (the counters, sums of per-poll increments,
+// stay far below 2^63), so the check is the sign of the OR of the differences.
+inline QueueDelta advance(QueueContinuity& prev, const model::QueueCounters& cur) {
+  static_assert(offsetof(model::QueueCounters, packets) ==
+                    offsetof(model::QueueCounters, polls) + 8 &&
+                offsetof(model::QueueCounters, empty_polls) ==
+                    offsetof(model::QueueCounters, budget_exhausted) + 8 &&
+                offsetof(model::QueueCounters, irq) == offsetof(model::QueueCounters, queue) + 4);
+  static_assert(offsetof(QueueContinuity, packets) == offsetof(QueueContinuity, polls) + 8 &&
+                offsetof(QueueContinuity, empty_polls) ==
+                    offsetof(QueueContinuity, budget_exhausted) + 8 &&
+                offsetof(QueueContinuity, irq) == offsetof(QueueContinuity, queue) + 4);
+  using detail::U64x2;
+  const U64x2 cur_pp = detail::load2(&cur.polls);             // polls, packets
+  const U64x2 cur_be = detail::load2(&cur.budget_exhausted);  // budget_exhausted, empty_polls
+  const U64x2 d_pp = cur_pp - detail::load2(&prev.polls);
+  const U64x2 d_be = cur_be - detail::load2(&prev.budget_exhausted);
+  detail::store2(&prev.polls, cur_pp);
+  detail::store2(&prev.budget_exhausted, cur_be);
+  const uint64_t d_events = d_pp[0] - d_be[0];
+  const bool both_bytes = prev.has_bytes & cur.has_bytes;
+  const uint64_t d_bytes = both_bytes ? cur.bytes - prev.bytes : 0;
+  prev.bytes = cur.bytes;
+  const U64x2 any2 = d_pp | d_be;
+  const uint64_t any = any2[0] | any2[1] | d_events | d_bytes;
   // Bytes appearing or disappearing changes what DIM compares (bpms), so it is a new series.
-  const bool discontinuity = (static_cast<int64_t>(any) < 0) | (prev.has_bytes != cur.has_bytes) |
-                             (cur.queue != prev.queue) | (cur.irq != prev.irq);
-  const uint64_t keep = discontinuity ? 0 : ~uint64_t{0};
-  return {d_events & keep, d_packets & keep, d_polls & keep, discontinuity};
+  const bool discontinuity = (static_cast<int64_t>(any) < 0) |
+                             (detail::ids(&cur.queue) != detail::ids(&prev.queue)) |
+                             (prev.has_bytes != cur.has_bytes);
+  if (discontinuity) [[unlikely]] {
+    prev.queue = cur.queue;
+    prev.irq = cur.irq;
+    prev.has_bytes = cur.has_bytes;
+    return {0, 0, 0, true};
+  }
+  return {d_events, d_pp[1], d_pp[0], false};
+}
+
+// The same without updating: what advance() would say.
+inline QueueDelta queue_delta(const QueueContinuity& prev, const model::QueueCounters& cur) {
+  QueueContinuity copy = prev;
+  return advance(copy, cur);
 }
 
 inline bool is_discontinuity(const QueueContinuity& prev, const model::QueueCounters& cur) {
