@@ -288,8 +288,7 @@ struct BpfCollector::Impl {
         bpf_map__fd(napi->get()->maps.napi_stats), "napi_stats", ncpus);
     napi_slot_array =
         std::make_unique<BpfNapiSlotArray>(bpf_map__fd(napi->get()->maps.napi_slots), ncpus);
-    napi_map =
-        std::make_unique<NapiSources>(*napi_slot_array, *napi_hash, static_cast<size_t>(ncpus));
+    napi_map = std::make_unique<NapiSources>(*napi_slot_array, *napi_hash);
     return ok();
   }
 

@@ -51,9 +51,6 @@ class NapiSlotArray {
 class NapiSources final : public NapiMap {
  public:
   NapiSources(NapiSlotArray& slots, NapiMap& overflow) : slots_(slots), overflow_(overflow) {}
-  // The readers sum the CPUs themselves; `ncpus` is not needed any more.
-  NapiSources(NapiSlotArray& slots, NapiMap& overflow, size_t /*ncpus*/)
-      : NapiSources(slots, overflow) {}
   Result<void> read(std::vector<NapiEntry>& out) override;
   Result<void> erase(const dimctl_napi_key& key) override;
 
