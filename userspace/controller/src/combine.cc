@@ -19,7 +19,7 @@ std::optional<uint8_t> ProfileCombiner::result() const {
 
 std::optional<model::QueueKey> ProfileCombiner::busiest() const {
   if (!any_) return std::nullopt;
-  return busiest_key_;
+  return model::QueueKey{static_cast<uint32_t>(busiest_ >> 32), static_cast<uint32_t>(busiest_)};
 }
 
 }  // namespace dimctl::controller

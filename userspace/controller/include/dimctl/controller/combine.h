@@ -26,7 +26,9 @@ class ProfileCombiner {
  public:
   explicit ProfileCombiner(model::CombinePolicy policy = model::CombinePolicy::kBusiestQueue,
                            std::optional<model::QueueKey> previous_busiest = std::nullopt)
-      : policy_(policy), previous_busiest_(previous_busiest) {}
+      : policy_(policy),
+        has_previous_(previous_busiest.has_value()),
+        previous_(previous_busiest ? packed(*previous_busiest) : 0) {}
 
   // One queue's wish: the profile index its DIM holds and its events in this period.
   void add(const model::QueueKey& key, uint8_t profile_ix, uint64_t events);
@@ -37,44 +39,52 @@ class ProfileCombiner {
   std::optional<model::QueueKey> busiest() const;
 
  private:
+  // Keys as one 64-bit value: ordered like QueueKey (ifindex, then napi id), compared in one go.
+  static uint64_t packed(const model::QueueKey& k) {
+    return (uint64_t{k.ifindex} << 32) | k.napi_id;
+  }
+
   model::CombinePolicy policy_;
-  std::optional<model::QueueKey> previous_busiest_;
   bool any_ = false;
+  bool has_previous_ = false;
+  bool incumbent_is_previous_ = false;  // the busiest so far is last period's busiest
+  uint64_t previous_ = 0;               // last period's busiest (packed)
+  uint64_t busiest_ = 0;                // packed
+  uint64_t busiest_events_ = 0;
   // Indices are kept 32-bit: a byte-sized store may alias anything, and add() runs in the
   // controller's per-queue loop, where it would force reloads of the caller's state.
+  uint32_t busiest_ix_ = 0;
   uint32_t max_ix_ = 0;
   uint32_t min_ix_ = 0;
-  model::QueueKey busiest_key_{};
-  uint64_t busiest_events_ = 0;
-  uint32_t busiest_ix_ = 0;
 };
 
-// Inline: called once per queue and period.
+// Inline: called once per queue and period. Ties (idle queues all have 0 events) are the common
+// case on a quiet host, so the tie-break is a few word compares.
 inline void ProfileCombiner::add(const model::QueueKey& key, uint8_t profile_ix, uint64_t events) {
+  const uint64_t k = packed(key);
+  bool take;
   if (!any_) {
     any_ = true;
     max_ix_ = min_ix_ = profile_ix;
-    busiest_key_ = key;
-    busiest_events_ = events;
-    busiest_ix_ = profile_ix;
-    return;
-  }
-  max_ix_ = std::max<uint32_t>(max_ix_, profile_ix);
-  min_ix_ = std::min<uint32_t>(min_ix_, profile_ix);
-  bool take = false;
-  if (events != busiest_events_) {
-    take = events > busiest_events_;
-  } else if (previous_busiest_ && busiest_key_ == *previous_busiest_) {
-    take = false;  // the incumbent keeps a tie
-  } else if (previous_busiest_ && key == *previous_busiest_) {
     take = true;
   } else {
-    take = key < busiest_key_;
+    max_ix_ = std::max<uint32_t>(max_ix_, profile_ix);
+    min_ix_ = std::min<uint32_t>(min_ix_, profile_ix);
+    if (events != busiest_events_) {
+      take = events > busiest_events_;
+    } else if (incumbent_is_previous_) {
+      take = false;  // the incumbent keeps a tie
+    } else if (has_previous_ && k == previous_) {
+      take = true;
+    } else {
+      take = k < busiest_;
+    }
   }
   if (take) {
-    busiest_key_ = key;
+    busiest_ = k;
     busiest_events_ = events;
     busiest_ix_ = profile_ix;
+    incumbent_is_previous_ = has_previous_ && k == previous_;
   }
 }
 
