@@ -163,6 +163,8 @@ BENCHMARK(BM_ControllerStep)
     ->Args({1000, 250, 100})
     ->Args({10000, 250, 100})
     ->Args({10000, 250, 10})
+    ->Args({10000, 1000, 100})
+    ->Args({10000, 1000, 10})
     ->Unit(benchmark::kMicrosecond);
 
 // The source's own share of a step: the same in-place update the controller asks for.
