@@ -5,7 +5,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <new>
 
 #include "dimctl/collector/aggregator.h"
 #include "dimctl/collector/byte_filter.h"
@@ -14,10 +19,40 @@
 #include "dimctl/exporters/counters_json.h"
 #include "unit/collector/fakes.h"
 
+namespace {
+std::atomic<uint64_t> g_allocations{0};
+}  // namespace
+
+// Counts every allocation of the process: the in-place tests read it around one call.
+// GCC pairs a replaced operator new with free() as a mismatch; here it is the implementation.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void* operator new(size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n != 0 ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, size_t) noexcept {
+  std::free(p);
+}
+#pragma GCC diagnostic pop
+
 namespace dimctl::collector {
 namespace {
 
 using ::testing::HasSubstr;
+
+// operator new calls since construction.
+class AllocationCount {
+ public:
+  uint64_t operator()() const { return g_allocations.load(std::memory_order_relaxed) - start_; }
+
+ private:
+  uint64_t start_ = g_allocations.load(std::memory_order_relaxed);
+};
 
 dimctl_napi_value napi_v(uint64_t polls, uint64_t packets, uint64_t exhausted = 0,
                          uint64_t empty = 0, uint64_t bytes = 0) {
@@ -345,6 +380,245 @@ TEST_F(CqFixture, FreeOfACqNeverPolledIsNotAnError) {
   auto c = agg.cqs(stats, info, ev);
   ASSERT_TRUE(c.ok());
   EXPECT_TRUE(c->empty());
+}
+
+// ---- in place (BpfCollector::sample_into) ---------------------------------------------------
+
+// Every field, so that snapshots compare whole (and a difference reads as one line).
+std::vector<std::string> fields(const std::vector<model::QueueCounters>& v) {
+  std::vector<std::string> out;
+  for (const auto& q : v) {
+    out.push_back(
+        fmt::format("{}/{} {} queue={} irq={} polls={} packets={} exhausted={} empty={} "
+                    "bytes={} has_bytes={}",
+                    q.key.ifindex, q.key.napi_id, q.device, q.queue, q.irq, q.polls, q.packets,
+                    q.budget_exhausted, q.empty_polls, q.bytes, q.has_bytes));
+  }
+  return out;
+}
+
+std::vector<std::string> fields(const std::vector<model::CqCounters>& v) {
+  std::vector<std::string> out;
+  for (const auto& c : v) {
+    out.push_back(
+        fmt::format("{}/{} {} ctx={} nr_cqe={} vector={} {} {} {} {} {} {} kernel={} {} {}",
+                    c.key.dev_index, c.key.cq_id, c.ibdev, static_cast<int>(c.poll_ctx), c.nr_cqe,
+                    c.comp_vector, c.schedules, c.reschedules, c.events, c.polls, c.completions,
+                    c.poll_errors, c.kernel_modifies, c.kernel_comps, c.kernel_usec));
+  }
+  return out;
+}
+
+template <typename K>
+std::vector<uint64_t> packed_keys(const std::vector<K>& keys) {
+  std::vector<uint64_t> out;
+  for (const auto& k : keys) {
+    uint64_t p;
+    static_assert(sizeof(K) == sizeof(p));
+    std::memcpy(&p, &k, sizeof(p));
+    out.push_back(p);
+  }
+  return out;
+}
+
+// Two aggregators over two identically driven maps: `in_place` writes each period into the vector
+// it wrote the period before (BpfCollector::sample_into with the controller's one Snapshot),
+// `fresh` returns a new vector (BpfCollector::sample()). Same directory, so the same names.
+struct InPlaceNapiFixture : ::testing::Test {
+  fakes::FakePerCpuMap<dimctl_napi_key, dimctl_napi_value> map_a, map_b;
+  fakes::FakeDirectory dir;
+  CounterAggregator in_place{dir, true}, fresh{dir, true};
+  std::vector<model::QueueCounters> kept;
+
+  void set(dimctl_napi_key k, std::vector<dimctl_napi_value> v) {
+    map_a.entries[k] = v;
+    map_b.entries[k] = std::move(v);
+  }
+  // One period; the allocations of the in-place call.
+  uint64_t period() {
+    AllocationCount allocs;
+    auto a = in_place.queues(map_a, kept);
+    const uint64_t n = allocs();
+    EXPECT_TRUE(a.ok()) << (a.ok() ? "" : a.error().message());
+    auto b = fresh.queues(map_b);
+    EXPECT_TRUE(b.ok());
+    if (b.ok()) {
+      EXPECT_EQ(fields(kept), fields(*b));
+    }
+    EXPECT_EQ(packed_keys(map_a.erased), packed_keys(map_b.erased));  // the same retirements
+    EXPECT_EQ(in_place.stats().queues_retired, fresh.stats().queues_retired);
+    return n;
+  }
+};
+
+TEST_F(InPlaceNapiFixture, EqualsANewSnapshotEveryPeriodAndAllocatesNothingInSteadyState) {
+  // eth7: netlink lists its NAPIs (queue, IRQ, qstats bytes). wan0: lists none, and the byte
+  // program counts it (map bytes).
+  dir.names = {{7, "eth7"}, {9, "wan0"}};
+  dir.listed = {7};
+  dir.napis[{7, 300}] = NapiInfo{.queue = 0, .irq = 42, .rx_bytes = 1000};
+  dir.napis[{7, 301}] = NapiInfo{.queue = 1, .irq = 43, .rx_bytes = 2000};
+  in_place.set_byte_devices(std::set<uint32_t>{9});
+  fresh.set_byte_devices(std::set<uint32_t>{9});
+  set({7, 300}, {napi_v(10, 100, 1, 2), napi_v(1, 1)});
+  set({7, 301}, {napi_v(20, 200)});
+  set({9, 500}, {napi_v(30, 300, 0, 0, 3000), napi_v(0, 0, 0, 0, 5)});
+  set({9, 501}, {napi_v(40, 400, 0, 0, 4000)});
+  // Whatever `out` holds is overwritten (the contract only promises the last period's, or none).
+  kept.resize(7);
+  kept[2].device = "a name longer than the small-string buffer";
+  kept[5].has_bytes = true;
+  kept[5].irq = 99;
+
+  period();  // 1
+  ASSERT_EQ(kept.size(), 4u);
+  EXPECT_EQ(kept[0].irq, 42);
+  EXPECT_TRUE(kept[0].has_bytes);  // qstats
+  EXPECT_EQ(kept[2].device, "wan0");
+  EXPECT_EQ(kept[2].bytes, 3005u);  // map bytes
+
+  // 2: the same NAPIs, new counters: nothing allocated, the same storage.
+  const auto* data = kept.data();
+  const size_t capacity = kept.capacity();
+  set({7, 300}, {napi_v(15, 150, 1, 3), napi_v(1, 1)});
+  set({9, 501}, {napi_v(41, 410, 0, 0, 4100)});
+  dir.napis[{7, 300}].rx_bytes = 1600;
+  EXPECT_EQ(period(), 0u);
+  EXPECT_EQ(kept.data(), data);
+  EXPECT_EQ(kept.capacity(), capacity);
+  EXPECT_EQ(kept[0].bytes, 600u);
+
+  // 3: napi 299 appears on eth7 ahead of the others (every entry moves one down), 301 vanishes
+  // from netlink (retired), wan0 is renamed and gains napi 502. Entry 0 was 300 (IRQ 42, qstats
+  // bytes): 299 has neither.
+  dir.napis[{7, 299}] = NapiInfo{.queue = 2, .irq = -1, .rx_bytes = std::nullopt};
+  set({7, 299}, {napi_v(1, 1)});
+  dir.napis.erase({7, 301});
+  dir.names[9] = "uplink0";
+  set({9, 502}, {napi_v(2, 2, 0, 0, 64)});
+  period();
+  ASSERT_EQ(kept.size(), 5u);
+  EXPECT_EQ(kept[0].key.napi_id, 299u);
+  EXPECT_EQ(kept[0].irq, -1);
+  EXPECT_FALSE(kept[0].has_bytes);
+  EXPECT_EQ(kept[1].key.napi_id, 300u);
+  for (size_t i = 2; i < kept.size(); ++i) EXPECT_EQ(kept[i].device, "uplink0");
+  EXPECT_EQ(map_a.erased.size(), 1u);
+
+  // 4: eth7 is deleted: both its NAPIs retired, the snapshot shrinks to wan0's (entry 0 was
+  // eth7's napi 299 with a queue index: now wan0's 500 without).
+  dir.names.erase(7);
+  period();
+  ASSERT_EQ(kept.size(), 3u);
+  EXPECT_EQ(kept[0].key, (model::QueueKey{9, 500}));
+  EXPECT_EQ(kept[0].queue, -1);
+  EXPECT_EQ(map_a.erased.size(), 3u);
+
+  // 5, 6: steady again.
+  data = kept.data();
+  set({9, 500}, {napi_v(31, 310, 0, 0, 3100)});
+  EXPECT_EQ(period(), 0u);
+  EXPECT_EQ(period(), 0u);
+  EXPECT_EQ(kept.data(), data);
+}
+
+TEST_F(InPlaceNapiFixture, AFailedReadNamesTheMapAndTheNextPeriodRewritesTheSnapshot) {
+  dir.names = {{7, "eth7"}};
+  set({7, 300}, {napi_v(1, 1)});
+  period();
+  map_a.fail = true;
+  auto r = in_place.queues(map_a, kept);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message(), HasSubstr("napi_stats"));
+  map_a.fail = false;
+  set({7, 301}, {napi_v(2, 2)});
+  period();
+  EXPECT_EQ(kept.size(), 2u);
+}
+
+struct InPlaceCqFixture : ::testing::Test {
+  fakes::FakePerCpuMap<dimctl_cq_key, dimctl_cq_value> stats_a, stats_b;
+  fakes::FakeMap<dimctl_cq_key, dimctl_cq_info> info_a, info_b;
+  fakes::FakeDirectory dir;
+  CounterAggregator in_place{dir, false}, fresh{dir, false};
+  std::vector<model::CqCounters> kept;
+
+  static dimctl_cq_value v(uint64_t events, uint64_t completions, uint32_t comps = 0) {
+    dimctl_cq_value x{};
+    x.schedules = events + 1;
+    x.events = events;
+    x.completions = completions;
+    x.polls = events;
+    x.modifies = comps != 0 ? 1 : 0;
+    x.last_comps = comps;
+    x.last_usec = comps / 2;
+    return x;
+  }
+  void set(dimctl_cq_key k, dimctl_cq_value x) {
+    stats_a.entries[k] = {x};
+    stats_b.entries[k] = {x};
+  }
+  void set_info(dimctl_cq_info i) {
+    info_a.entries[{i.dev_index, i.cq_id}] = i;
+    info_b.entries[{i.dev_index, i.cq_id}] = i;
+  }
+  uint64_t period(const std::vector<dimctl_cq_event>& events = {}) {
+    AllocationCount allocs;
+    auto a = in_place.cqs(stats_a, info_a, events, kept);
+    const uint64_t n = allocs();
+    EXPECT_TRUE(a.ok()) << (a.ok() ? "" : a.error().message());
+    auto b = fresh.cqs(stats_b, info_b, events);
+    EXPECT_TRUE(b.ok());
+    if (b.ok()) {
+      EXPECT_EQ(fields(kept), fields(*b));
+    }
+    EXPECT_EQ(stats_a.entries.size(), stats_b.entries.size());
+    EXPECT_EQ(info_a.entries.size(), info_b.entries.size());
+    return n;
+  }
+};
+
+TEST_F(InPlaceCqFixture, EqualsANewSnapshotEveryPeriodAndAllocatesNothingInSteadyState) {
+  // An IB device name longer than the small-string buffer: its string keeps its heap storage.
+  const char* long_name = "rocep1s0f0-with-a-long-name";
+  set({1, 5}, v(3, 30, 64));
+  set_info(cq_info(1, 5, "mlx5_0", DIMCTL_POLL_SOFTIRQ));
+  set({1, 7}, v(4, 40));  // no info (yet)
+  set({2, 1}, v(5, 50));
+  set_info(cq_info(2, 1, long_name, DIMCTL_POLL_WORKQUEUE));
+  period();  // 1
+  ASSERT_EQ(kept.size(), 3u);
+  EXPECT_EQ(kept[2].ibdev, long_name);
+
+  // 2: steady.
+  const auto* data = kept.data();
+  const char* name_data = kept[2].ibdev.data();
+  set({1, 5}, v(6, 60, 32));
+  set({2, 1}, v(7, 70));
+  EXPECT_EQ(period(), 0u);
+  EXPECT_EQ(kept.data(), data);
+  EXPECT_EQ(kept[2].ibdev.data(), name_data);
+
+  // 3: CQ 1/5 (entry 0, labelled) is freed; 1/2 (no info) and 1/3 (info) appear ahead of it,
+  // and 1/7 gets its info. Entry 0 is now 1/2: no name, no poll context, no comp vector.
+  set({1, 2}, v(1, 1));
+  set({1, 3}, v(2, 2));
+  set_info(cq_info(1, 3, "mlx5_0", DIMCTL_POLL_UNBOUND_WORKQUEUE));
+  set_info(cq_info(1, 7, "mlx5_0", DIMCTL_POLL_DIRECT));
+  period({cq_event(DIMCTL_CQ_EVENT_FREE, 1, 5)});
+  ASSERT_EQ(kept.size(), 4u);
+  EXPECT_EQ(kept[0].key, (model::CqKey{1, 2}));
+  EXPECT_EQ(kept[0].ibdev, "");
+  EXPECT_EQ(kept[0].comp_vector, -1);
+  EXPECT_EQ(kept[0].kernel_comps, 0u);
+  EXPECT_EQ(kept[2].ibdev, "mlx5_0");
+  EXPECT_EQ(stats_a.entries.count({1, 5}), 0u);
+
+  // 4: steady again.
+  data = kept.data();
+  set({1, 2}, v(9, 9));
+  EXPECT_EQ(period(), 0u);
+  EXPECT_EQ(kept.data(), data);
 }
 
 TEST(PollContext, DimctlCodesMapToTheModel) {

@@ -46,7 +46,9 @@ size_t max_cpus(const std::map<K, std::vector<V>, KeyLess<K>>& entries) {
 }
 
 // Per-CPU rows per key; read() lays them out as kernel batches of `batch` keys and folds each
-// with the collector's own fold_per_cpu(), as BpfPerCpuHash does.
+// with the collector's own fold_per_cpu(), as BpfPerCpuHash does. The batch buffers are kept
+// between reads, so a read of no more CPUs than before allocates nothing (tests that count the
+// aggregator's allocations rely on it).
 template <typename K, typename V>
 class FakePerCpuMap final : public PerCpuMapReader<K, V> {
  public:
@@ -58,7 +60,6 @@ class FakePerCpuMap final : public PerCpuMapReader<K, V> {
   Result<void> read(std::vector<KeyValue<K, V>>& out) override {
     if (fail) return DIMCTL_FAIL(EPERM, "fake read");
     const size_t ncpus = max_cpus(entries);
-    std::vector<uint8_t> keys, values;
     for (auto it = entries.begin(); it != entries.end();) {
       keys.clear();
       values.clear();
@@ -77,6 +78,9 @@ class FakePerCpuMap final : public PerCpuMapReader<K, V> {
     erased.push_back(key);
     return ok();
   }
+
+ private:
+  std::vector<uint8_t> keys, values;
 };
 
 template <typename K, typename V>

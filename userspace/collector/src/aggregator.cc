@@ -113,12 +113,14 @@ Result<void> NapiSources::erase(const dimctl_napi_key& key) {
   return slots_.clear(key.napi_id & (DIMCTL_NAPI_SLOTS - 1), key);
 }
 
-Result<std::vector<model::QueueCounters>> CounterAggregator::queues(NapiMap& map) {
+Result<void> CounterAggregator::queues(NapiMap& map, std::vector<model::QueueCounters>& out) {
   napis_.clear();
   if (auto r = map.read(napis_); !r) return std::move(r).error().wrap("napi_stats");
   order_by_key(napis_, order_);  // the snapshot's order, and every device's NAPIs in one run
-  std::vector<model::QueueCounters> out;
+  // Room for every entry read (no-op on the vector of the last sample unless the maps grew):
+  // growing it below then never reallocates.
   out.reserve(napis_.size());
+  size_t n = 0;  // entries written
   // The name is looked up once per device: one if_indextoname() per device instead of per NAPI,
   // and all queues of a device carry the same name (model::Snapshot promises it).
   std::optional<std::string> name;
@@ -142,18 +144,21 @@ Result<std::vector<model::QueueCounters>> CounterAggregator::queues(NapiMap& map
       ++stats_.queues_retired;
       continue;
     }
+    // The entry at this position last time (or a new one): every field is written, the device
+    // name into the existing string (no allocation while it fits the string's capacity).
+    if (n == out.size()) out.emplace_back();
+    model::QueueCounters& q = out[n++];
     const dimctl_napi_value& sum = e.value;
-    model::QueueCounters q;
     q.key = {e.key.ifindex, e.key.napi_id};
     q.device = *name;
+    q.queue = info ? info->queue : -1;
+    q.irq = info ? info->irq : -1;
     q.polls = sum.polls;
     q.packets = sum.packets;
     q.budget_exhausted = sum.budget_exhausted;
     q.empty_polls = sum.empty_polls;
-    if (info) {
-      q.queue = info->queue;
-      q.irq = info->irq;
-    }
+    q.bytes = 0;
+    q.has_bytes = false;
     if (count_bytes_ && (!byte_devices_ || byte_devices_->count(e.key.ifindex) != 0)) {
       q.bytes = sum.bytes;
       q.has_bytes = true;
@@ -162,13 +167,20 @@ Result<std::vector<model::QueueCounters>> CounterAggregator::queues(NapiMap& map
       q.bytes = *info->rx_bytes >= it->second ? *info->rx_bytes - it->second : 0;
       q.has_bytes = true;
     }
-    out.push_back(std::move(q));
   }
+  out.resize(n);  // shrinks when NAPIs were retired or vanished (never grows: n <= size)
+  return ok();
+}
+
+Result<std::vector<model::QueueCounters>> CounterAggregator::queues(NapiMap& map) {
+  std::vector<model::QueueCounters> out;
+  if (auto r = queues(map, out); !r) return std::move(r).error();
   return out;
 }
 
-Result<std::vector<model::CqCounters>> CounterAggregator::cqs(
-    CqStatsMap& stats, CqInfoMap& info_map, std::span<const dimctl_cq_event> events) {
+Result<void> CounterAggregator::cqs(CqStatsMap& stats, CqInfoMap& info_map,
+                                    std::span<const dimctl_cq_event> events,
+                                    std::vector<model::CqCounters>& out) {
   cqs_.clear();
   if (auto r = stats.read(cqs_); !r) return std::move(r).error().wrap("cq_stats");
   cq_infos_.clear();
@@ -195,15 +207,17 @@ Result<std::vector<model::CqCounters>> CounterAggregator::cqs(
     }
   }
 
-  std::vector<model::CqCounters> out;
-  out.reserve(cqs_.size());
+  out.reserve(cqs_.size());  // as in queues(): the vector of the last sample keeps its storage
+  size_t n = 0;              // entries written
   auto info = info_order_.cbegin();
   for (const KeyOrder& o : order_) {
     const CqEntry& e = cqs_[o.pos];
     const model::CqKey key = key_of(e.key);
     if (skip.count(key) != 0) continue;
     const dimctl_cq_value& sum = e.value;
-    model::CqCounters c;
+    // Every field written, the IB device name into the existing string.
+    if (n == out.size()) out.emplace_back();
+    model::CqCounters& c = out[n++];
     c.key = key;
     while (info != info_order_.cend() && info->key < o.key) ++info;
     if (info != info_order_.cend() && info->key == o.key) {
@@ -212,6 +226,11 @@ Result<std::vector<model::CqCounters>> CounterAggregator::cqs(
       c.poll_ctx = poll_context_from_code(i.poll_ctx);
       c.nr_cqe = i.nr_cqe;
       c.comp_vector = i.comp_vector;
+    } else {
+      c.ibdev.clear();
+      c.poll_ctx = model::PollContext::kDirect;
+      c.nr_cqe = 0;
+      c.comp_vector = -1;
     }
     c.schedules = sum.schedules;
     c.reschedules = sum.reschedules;
@@ -222,8 +241,8 @@ Result<std::vector<model::CqCounters>> CounterAggregator::cqs(
     c.kernel_modifies = sum.modifies;
     c.kernel_comps = static_cast<uint16_t>(sum.last_comps);
     c.kernel_usec = static_cast<uint16_t>(sum.last_usec);
-    out.push_back(std::move(c));
   }
+  out.resize(n);
   for (const auto& key : freed) {
     const dimctl_cq_key k{key.dev_index, key.cq_id};
     // The key may already be absent (never polled); ENOENT is not an error here.
@@ -236,6 +255,13 @@ Result<std::vector<model::CqCounters>> CounterAggregator::cqs(
     }
     ++stats_.cqs_retired;
   }
+  return ok();
+}
+
+Result<std::vector<model::CqCounters>> CounterAggregator::cqs(
+    CqStatsMap& stats, CqInfoMap& info_map, std::span<const dimctl_cq_event> events) {
+  std::vector<model::CqCounters> out;
+  if (auto r = cqs(stats, info_map, events, out); !r) return std::move(r).error();
   return out;
 }
 

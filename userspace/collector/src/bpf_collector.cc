@@ -432,6 +432,11 @@ Result<std::unique_ptr<BpfCollector>> BpfCollector::open(const CollectorOptions&
 
 Result<model::Snapshot> BpfCollector::sample() {
   model::Snapshot snap;
+  if (auto r = sample_into(snap); !r) return std::move(r).error();
+  return snap;
+}
+
+Result<void> BpfCollector::sample_into(model::Snapshot& out) {
   if (impl_->napi_map) {
     if (auto r = impl_->directory->refresh(); !r)
       return std::move(r).error().wrap("netdev directory");
@@ -448,21 +453,24 @@ Result<model::Snapshot> BpfCollector::sample() {
         impl_->bytes_filter_error.clear();
       }
     }
-    auto q = impl_->aggregator->queues(*impl_->napi_map);
-    if (!q) return std::move(q).error();
-    snap.queues = std::move(*q);
+    if (auto r = impl_->aggregator->queues(*impl_->napi_map, out.queues); !r) return r;
+  } else {
+    out.queues.clear();
   }
   if (impl_->cq_map) {
     impl_->pending_events.clear();
     if (int rc = ring_buffer__consume(impl_->ring.get()); rc < 0) {
       return DIMCTL_FAIL(-rc, "ring buffer cq_events: consume");
     }
-    auto c = impl_->aggregator->cqs(*impl_->cq_map, *impl_->cq_info_map, impl_->pending_events);
-    if (!c) return std::move(c).error();
-    snap.cqs = std::move(*c);
+    if (auto r = impl_->aggregator->cqs(*impl_->cq_map, *impl_->cq_info_map, impl_->pending_events,
+                                        out.cqs);
+        !r)
+      return r;
+  } else {
+    out.cqs.clear();
   }
-  snap.time_ns = impl_->clock.now_ns();
-  return snap;
+  out.time_ns = impl_->clock.now_ns();
+  return ok();
 }
 
 std::vector<ProgramStatus> BpfCollector::program_status() const {

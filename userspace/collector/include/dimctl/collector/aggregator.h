@@ -88,10 +88,24 @@ class CounterAggregator {
     byte_devices_ = std::move(ifindexes);
   }
 
-  // Queues from napi_stats. The directory must have been refreshed by the caller.
+  // Queues from napi_stats, in key order (ifindex, napi id). The directory must have been
+  // refreshed by the caller.
+  //
+  // Written into `out`, which is meant to be the vector this call filled last time: every field
+  // of its elements is overwritten in place (device names are assigned into the existing
+  // strings), and it is resized only when the number of queues changed, so a period with the
+  // same NAPIs as the last allocates nothing. Any other contents are fine too (they are
+  // overwritten). On failure `out` may be left half-written; the caller must not use it.
+  Result<void> queues(NapiMap& map, std::vector<model::QueueCounters>& out);
+  // The same into a new vector.
   Result<std::vector<model::QueueCounters>> queues(NapiMap& map);
-  // CQs from cq_stats + cq_info; `events` = lifecycle events drained from the ring buffer since
-  // the previous call (a freed CQ is retired after its final counters were read).
+  // CQs from cq_stats + cq_info, in key order (IB device index, CQ id); `events` = lifecycle
+  // events drained from the ring buffer since the previous call (a freed CQ is retired after its
+  // final counters were read). Written into `out` as queues() does; on failure `out` may be left
+  // half-written.
+  Result<void> cqs(CqStatsMap& stats, CqInfoMap& info, std::span<const dimctl_cq_event> events,
+                   std::vector<model::CqCounters>& out);
+  // The same into a new vector.
   Result<std::vector<model::CqCounters>> cqs(CqStatsMap& stats, CqInfoMap& info,
                                              std::span<const dimctl_cq_event> events);
 

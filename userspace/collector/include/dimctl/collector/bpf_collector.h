@@ -54,7 +54,17 @@ class BpfCollector final : public model::CounterSource {
   BpfCollector(const BpfCollector&) = delete;
   BpfCollector& operator=(const BpfCollector&) = delete;
 
+  // A new snapshot: sample_into() on an empty one.
   Result<model::Snapshot> sample() override;
+  // The snapshot written into `out` in place (model::CounterSource::sample_into): queues and
+  // CQs in key order, each entry's fields and name overwritten in the storage of the entry at
+  // that position last time, the vectors resized only when the number of queues or CQs changed.
+  // A period with the same NAPIs and CQs as the last therefore allocates nothing in reading,
+  // folding and labelling (the netdev directory's netlink refresh aside). On failure `out`
+  // may be left half-written (some queues of this period, some of the last, or queues of this
+  // period and CQs of the last); the caller must not use it, and the next call rewrites it
+  // whole.
+  Result<void> sample_into(model::Snapshot& out) override;
 
   // Every program dimctl knows, attached or not (run_time_ns/run_count refreshed on each call
   // when kernel.bpf_stats_enabled=1).
