@@ -1,12 +1,18 @@
-// Collector cost per sample at scale: the userspace half of BpfCollector::sample() for NAPIs.
+// Collector cost per sample at scale: the userspace half of BpfCollector::sample() and
+// sample_into() for NAPIs.
 // The per-CPU slot array and the overflow hash of napi.bpf.c are created here as real BPF maps
 // and filled as the programs would fill them (the first 512 NAPIs in their slots, the rest in
 // the hash, 64 NAPIs per device, every CPU's copy non-zero); each iteration then reads both
 // maps from the kernel (batched lookups), folds them per key, sums over the possible CPUs and
 // labels the queues: what the daemon pays per period before the controller sees a snapshot.
 //
-// Counters: allocs_per_sample (operator new calls per iteration, after one warm-up sample; the
-// snapshot vector the aggregator returns is one), kernel_pct (system time share of the loop,
+// BM_CollectNapis builds a new queue vector per sample (CounterAggregator::queues(map), what
+// BpfCollector::sample() returns); BM_CollectNapisInPlace writes into the vector of the last
+// sample (queues(map, out), what BpfCollector::sample_into() does with the controller's one
+// Snapshot).
+//
+// Counters: allocs_per_sample (operator new calls per iteration, after one warm-up sample: the
+// new vector is one, the in-place variant none), kernel_pct (system time share of the loop,
 // getrusage: the kernel's batched per-CPU copies; the rest is the userspace fold and labelling).
 //
 //   sudo collector_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
@@ -80,8 +86,9 @@ class NamesOnly final : public collector::NetdevDirectory {
   }
 };
 
-// range(0): NAPIs (up to 512 + 4096, what the maps hold).
-void BM_CollectNapis(benchmark::State& state) {
+// range(0): NAPIs (up to 512 + 4096, what the maps hold). in_place: queues(map, out) into one
+// vector kept across samples, else queues(map) returning a new one.
+void collect_napis(benchmark::State& state, bool in_place) {
   if (geteuid() != 0) {
     state.SkipWithError("needs root (CAP_BPF) to create BPF maps");
     return;
@@ -125,23 +132,36 @@ void BM_CollectNapis(benchmark::State& state) {
   NamesOnly dir;
   collector::CounterAggregator agg(dir, false);
   size_t queues = 0;
-  // One sample before the timed loop, as the daemon's first: the readers' buffers grow to the
-  // maps' size there, and later samples reuse them.
-  if (auto q = agg.queues(sources); !q) {
-    state.SkipWithError(q.error().message().c_str());
-    return;
-  }
+  std::vector<model::QueueCounters> kept;  // in_place: the controller's snapshot queues
+  // One sample; false (after SkipWithError) on failure.
+  auto sample = [&] {
+    if (in_place) {
+      if (auto r = agg.queues(sources, kept); !r) {
+        state.SkipWithError(r.error().message().c_str());
+        return false;
+      }
+      queues = kept.size();
+      benchmark::DoNotOptimize(kept.data());
+      return true;
+    }
+    auto q = agg.queues(sources);
+    if (!q) {
+      state.SkipWithError(q.error().message().c_str());
+      return false;
+    }
+    queues = q->size();
+    benchmark::DoNotOptimize(q);
+    return true;
+  };
+  // One sample before the timed loop, as the daemon's first: the readers' buffers (and, in
+  // place, the queue vector with its names) grow to the maps' size there, later samples reuse
+  // them.
+  if (!sample()) return;
   rusage r0{};
   getrusage(RUSAGE_THREAD, &r0);
   const uint64_t allocs0 = g_allocations.load(std::memory_order_relaxed);
   for (auto _ : state) {
-    auto q = agg.queues(sources);
-    if (!q) {
-      state.SkipWithError(q.error().message().c_str());
-      return;
-    }
-    queues = q->size();
-    benchmark::DoNotOptimize(q);
+    if (!sample()) return;
   }
   const uint64_t allocs = g_allocations.load(std::memory_order_relaxed) - allocs0;
   rusage r1{};
@@ -157,7 +177,19 @@ void BM_CollectNapis(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(napis), benchmark::Counter::kIsIterationInvariantRate |
                                                          benchmark::Counter::kInvert);
 }
+void BM_CollectNapis(benchmark::State& state) {
+  collect_napis(state, false);
+}
+void BM_CollectNapisInPlace(benchmark::State& state) {
+  collect_napis(state, true);
+}
 BENCHMARK(BM_CollectNapis)
+    ->ArgName("napis")
+    ->Arg(512)
+    ->Arg(1024)
+    ->Arg(4608)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CollectNapisInPlace)
     ->ArgName("napis")
     ->Arg(512)
     ->Arg(1024)
