@@ -208,6 +208,25 @@ TEST_F(ControllerTest, QueueRecreatedUnderTheSameKeyRestartsTheWindow) {
   EXPECT_EQ(v->dim.verdicts_total[0] + v->dim.verdicts_total[1] + v->dim.verdicts_total[2], 0u);
 }
 
+// A discontinuity inside an open window (here the NAPI now serves another queue; its counters
+// go on) starts a new window at that sample, even when the window would not have closed yet.
+TEST_F(ControllerTest, AnIdentityChangeInsideAWindowStartsANewOne) {
+  add_device("eth0", 2, 1);
+  policy.by_name["eth0"] = shadow();
+  ASSERT_TRUE(step().ok());  // window starts
+  traffic(key(2, 0), 40, 4000, 4000000);
+  source.queue(key(2, 0))->irq = 99;
+  ASSERT_TRUE(step().ok());  // 40 events: the window stays open, but the series changed
+  traffic(key(2, 0), 30, 3000, 3000000);
+  ASSERT_TRUE(step().ok());  // 70 since the first window's start, 30 since the change
+  const auto* v = queue(key(2, 0));
+  EXPECT_EQ(v->dim.verdicts_total[0] + v->dim.verdicts_total[1] + v->dim.verdicts_total[2], 0u);
+  traffic(key(2, 0), 34, 3400, 3400000);
+  ASSERT_TRUE(step().ok());  // 64 since the change: decides
+  v = queue(key(2, 0));
+  EXPECT_EQ(v->dim.verdicts_total[0] + v->dim.verdicts_total[1] + v->dim.verdicts_total[2], 1u);
+}
+
 TEST_F(ControllerTest, FewerThan64EventsNeverDecide) {
   add_device("eth0", 2, 1);
   policy.by_name["eth0"] = shadow();

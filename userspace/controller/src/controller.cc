@@ -163,6 +163,9 @@ struct Controller::NetDevice {
   std::string driver;
   model::DevicePolicy policy;
   uint32_t generation = 1;  // bumped when DIM instances must be re-created
+  // Unique among all devices and their policies (a new value with every generation): a queue
+  // bound to it under the current policy holds the same value (QueueSlot::binding).
+  uint32_t binding = 0;
   dim::NetProfiles profiles{};
   bool per_queue = false;
   bool seen = false;    // has a queue in this snapshot
@@ -202,19 +205,31 @@ struct Controller::RdmaDevice {
   std::string last_error;
 };
 
-// Per-queue state. Everything a period touches for every queue sits in the first two cache lines
-// (through the NetDim's first bytes, which keeps_measuring() reads); a window still short of 64
-// events reads and writes nothing else. At 10k queues the step is bound by the cache lines it
-// pulls in, so the layout matters more than the arithmetic. Cold fields follow the DIM. Aligned
-// to a cache line, or "the first two lines" would straddle three.
+// Per-queue state. Everything a period reads and writes for a queue whose DIM window stays open
+// (most queues in most periods) is in the first cache line: at 10k queues the step is bound by
+// the lines it pulls in, so the layout matters more than the arithmetic. The slot is aligned to a
+// line. The DIM instance and everything else is further on, touched when a window may close,
+// on publish, or when something changes.
 struct alignas(64) Controller::QueueSlot {
+  static constexpr uint8_t kHasBytes = 1;    // the queue has a byte counter (continuity)
+  static constexpr uint8_t kDimOn = 2;       // `dim` runs
+  static constexpr uint8_t kWindowOpen = 4;  // dim's window is open and starts at window_start
+  static constexpr uint8_t kNoWish = 0xff;
+
+  // Line 0.
   model::QueueKey key;
+  QueueCounts prev;          // counters of the previous snapshot (a new queue: the current ones)
+  uint32_t binding = 0;      // == dev->binding while bound to that device under its current policy
+  uint8_t flags = 0;         // kHasBytes | kDimOn | kWindowOpen
+  uint8_t wanted = kNoWish;  // the profile index this queue asks for, or kNoWish
+  // A copy of dim.window_start().event_ctr while kWindowOpen: with it the window test
+  // (NetDim::keeps_measuring) needs nothing from the DIM instance.
+  uint16_t window_start = 0;
+
+  // Cold.
   NetDevice* dev = nullptr;
-  QueueContinuity prev;     // counters of the previous snapshot (a new queue: the current ones)
   uint32_t generation = 0;  // != dev->generation: (re)create the DIM instance
-  bool dim_on = false;  // `dim` runs (a flag here, not std::optional, whose flag sits at its end)
-  std::optional<uint8_t> wanted_ix;
-  uint8_t applied_ix = 0;  // per-queue devices; device-wide ones use the device's combined_ix
+  uint8_t applied_ix = 0;   // per-queue devices; device-wide ones use the device's combined_ix
   dim::NetDim dim;
   // Totals.
   uint64_t verdicts[3] = {0, 0, 0};
@@ -225,7 +240,23 @@ struct alignas(64) Controller::QueueSlot {
   int64_t rate_base_ns = 0;
   uint64_t rate_base_events = 0, rate_base_packets = 0, rate_base_polls = 0;
   std::unique_ptr<Apply> apply;  // per-queue path only
+
+  bool dim_on() const { return (flags & kDimOn) != 0; }
+  std::optional<uint8_t> wanted_ix() const {
+    return wanted == kNoWish ? std::nullopt : std::optional<uint8_t>(wanted);
+  }
+  void set_wanted(std::optional<uint8_t> ix) { wanted = ix.value_or(kNoWish); }
+  // After any call into `dim`: keep the copy of its window start.
+  void sync_window() {
+    if (dim.state() == dim::MeasureState::kMeasureInProgress) {
+      flags |= kWindowOpen;
+      window_start = dim.window_start().event_ctr;
+    } else {
+      flags &= static_cast<uint8_t>(~kWindowOpen);
+    }
+  }
 };
+
 struct Controller::CqSlot {
   model::CqKey key;
   RdmaDevice* dev = nullptr;
@@ -498,7 +529,9 @@ void Controller::refresh_policy(NetDevice& dev) {
   if (runs_net_dim(p) != runs_net_dim(old) || p.algorithm != old.algorithm ||
       p.rx_profiles != old.rx_profiles || p.mode != old.mode) {
     ++dev.generation;
+    dev.binding = ++next_binding_;
   }
+  if (dev.binding == 0) dev.binding = ++next_binding_;
   dev.policy = std::move(p);
   const bool cqe = dev.policy.algorithm == model::Algorithm::kNetCqe;
   dev.profiles = dev.policy.rx_profiles
@@ -674,22 +707,25 @@ void Controller::reconcile_queues(const model::Snapshot& snap) {
       [](QueueSlot&, size_t) {},
       // A new queue starts from its current counters: its first period has no deltas and no
       // discontinuity, without a "first sample" test in the per-queue loop.
-      [&](QueueSlot& slot, size_t i) { slot.prev = QueueContinuity::of(snap.queues[i]); });
+      [&](QueueSlot& slot, size_t i) {
+        slot.prev = QueueCounts::of(snap.queues[i]);
+        slot.flags = snap.queues[i].has_bytes ? QueueSlot::kHasBytes : 0;
+      });
 }
 
 void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
-  static_assert(offsetof(QueueSlot, dim) + sizeof(dim::Sample) + 1 <= 128,
-                "the DIM's window start and state belong in the slot's first two cache lines");
+  static_assert(offsetof(QueueSlot, window_start) + sizeof(uint16_t) <= 64,
+                "what a period touches for an open window belongs in the slot's first line");
   if (slot.generation == dev.generation) return;
   slot.generation = dev.generation;
-  slot.dim_on = false;
+  slot.flags &= static_cast<uint8_t>(~(QueueSlot::kDimOn | QueueSlot::kWindowOpen));
   if (!runs_net_dim(dev.policy)) return;
   const auto mode = dev.policy.algorithm == model::Algorithm::kNetCqe ? dim::CqPeriodMode::kCqe
                                                                       : dim::CqPeriodMode::kEqe;
   // Index 0 like the drivers (dim-spec 2: zeroed struct dim).
   // The device's table (dev.profiles) maps indexes to values; DIM itself only moves indexes.
   slot.dim = dim::NetDim(mode, dim::Direction::kRx, 0);
-  slot.dim_on = true;
+  slot.flags |= QueueSlot::kDimOn;
 }
 
 // Inlined into step()'s loop: it runs once per queue and period. The common path (a window
@@ -711,26 +747,34 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
     cursor.dev->seen = true;
   }
   NetDevice& dev = *cursor.dev;
-  if (slot.dev != &dev || slot.generation != dev.generation) [[unlikely]]
+  if (slot.binding != dev.binding) [[unlikely]]
     bind(slot, dev);
-  const QueueDelta d = advance(slot.prev, q);
+  const QueueDelta d = advance(slot.prev, (slot.flags & QueueSlot::kHasBytes) != 0, q);
   // A discontinuity or time going backwards restarts the DIM window and the view's rate.
   const bool reset = time_backwards | d.discontinuity;
-  if (reset) [[unlikely]]
+  if (reset) [[unlikely]] {
+    slot.flags = static_cast<uint8_t>((slot.flags & ~QueueSlot::kHasBytes) |
+                                      (q.has_bytes ? QueueSlot::kHasBytes : 0));
     slot.rate_base_valid = false;
+  }
   const uint64_t d_events = time_backwards ? 0 : d.events;
   bool pending = false;
-  if (slot.dim_on) [[likely]] {
-    if (reset || !slot.dim.keeps_measuring(static_cast<uint16_t>(q.events()))) [[unlikely]] {
+  // NetDim::keeps_measuring() on the slot's copy of the window start: a window still short of
+  // 64 events leaves DIM untouched.
+  const bool window_stays_open =
+      (slot.flags & QueueSlot::kWindowOpen) != 0 && !reset &&
+      dim::bit_gap16(static_cast<uint16_t>(q.events()), slot.window_start) < dim::kNEvents;
+  if (!window_stays_open) [[unlikely]] {
+    if (slot.dim_on()) {
       pending = feed_dim(slot, q, now_ns, reset);
+    } else {
+      slot.set_wanted(static_wish(dev.policy));
     }
-  } else {
-    slot.wanted_ix = static_wish(dev.policy);
   }
   if (dev.per_queue) [[unlikely]] {
     per_queue_slots_.push_back(index);
   } else {
-    if (slot.wanted_ix) dev.combiner.add(q.key, *slot.wanted_ix, d_events);
+    if (slot.wanted != QueueSlot::kNoWish) dev.combiner.add(q.key, slot.wanted, d_events);
     if (pending) [[unlikely]]
       pending_slots_.push_back(index);
   }
@@ -745,6 +789,7 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
     slot.apply.reset();
   }
   ensure_dim(slot, dev);
+  slot.binding = dev.binding;
 }
 
 // A sample that may close the DIM window (or follows a discontinuity): one net_dim() call and
@@ -764,7 +809,8 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
   if (dim.windows_evaluated() != windows_before && dim.last_verdict()) {
     ++slot.verdicts[static_cast<size_t>(*dim.last_verdict())];
   }
-  slot.wanted_ix = dim.profile_ix();
+  slot.wanted = dim.profile_ix();
+  slot.sync_window();
   return dim.state() == dim::MeasureState::kApplyNewProfile;
 }
 
@@ -790,8 +836,8 @@ void Controller::apply_queue(QueueSlot& slot, NetDevice& dev, const model::Queue
   if (!slot.apply) slot.apply = std::make_unique<Apply>();
   Apply& apply = *slot.apply;
   bool release = true;
-  if (slot.wanted_ix) {
-    const uint8_t ix = clamp_profile(*slot.wanted_ix, dev.policy, dim::kNetNumProfiles);
+  if (const auto wanted = slot.wanted_ix()) {
+    const uint8_t ix = clamp_profile(*wanted, dev.policy, dim::kNetNumProfiles);
     slot.applied_ix = ix;
     if (q.queue < 0) {
       const model::Coalesce& reported =
@@ -816,7 +862,7 @@ void Controller::apply_queue(QueueSlot& slot, NetDevice& dev, const model::Queue
     dev.rep_wanted = apply.wanted;
     dev.rep_current = apply.current ? apply.current : dev.apply.current;
   }
-  if (slot.dim_on && release && slot.dim.state() == dim::MeasureState::kApplyNewProfile) {
+  if (slot.dim_on() && release && slot.dim.state() == dim::MeasureState::kApplyNewProfile) {
     slot.dim.profile_applied();
   }
 }
@@ -1161,11 +1207,13 @@ void Controller::fill_queue_view(model::QueueView& v, QueueSlot& slot,
   slot.rate_base_polls = counters.polls;
   const uint8_t applied_ix = slot.dev->per_queue
                                  ? slot.applied_ix
-                                 : slot.dev->combined_ix.value_or(slot.wanted_ix.value_or(0));
-  fill_dim_view(v.dim, slot.dim_on ? &slot.dim : nullptr, applied_ix, slot.verdicts, slot.changes);
-  if (slot.wanted_ix) {
-    const dim::Profile& p = slot.dev->profiles[std::min<uint8_t>(
-        *slot.wanted_ix, static_cast<uint8_t>(dim::kNetNumProfiles - 1))];
+                                 : slot.dev->combined_ix.value_or(slot.wanted_ix().value_or(0));
+  fill_dim_view(v.dim, slot.dim_on() ? &slot.dim : nullptr, applied_ix, slot.verdicts,
+                slot.changes);
+  if (const auto wanted = slot.wanted_ix()) {
+    const dim::Profile& p =
+        slot.dev
+            ->profiles[std::min<uint8_t>(*wanted, static_cast<uint8_t>(dim::kNetNumProfiles - 1))];
     v.wanted_usecs = p.usec;
     v.wanted_frames = p.pkts;
   } else {

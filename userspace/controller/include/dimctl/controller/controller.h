@@ -210,6 +210,7 @@ class Controller {
   // Devices someone else changed after we wrote them: never written again by this process.
   std::set<std::string> drifted_;
   bool writes_disabled_ = false;  // after restore()
+  uint32_t next_binding_ = 0;     // NetDevice::binding
 
   uint64_t loops_total_ = 0;
   uint64_t sample_errors_total_ = 0;

@@ -13,17 +13,26 @@
 
 namespace dimctl::controller {
 
-// What must stay continuous in a queue's counters between two snapshots: a compact copy (no
-// strings), so the controller keeps it per queue instead of the previous snapshot.
-struct QueueContinuity {
+// The counters and identity details of a queue that must stay continuous between two snapshots:
+// a compact copy (48 bytes, no strings), so the controller keeps it per queue instead of the
+// previous snapshot. Whether the queue has a byte counter is kept apart (the controller packs it
+// into its flags, beside this in one cache line).
+struct QueueCounts {
   uint64_t polls = 0, packets = 0, budget_exhausted = 0, empty_polls = 0, bytes = 0;
   int32_t queue = -1, irq = -1;
-  bool has_bytes = false;
-  static QueueContinuity of(const model::QueueCounters& q) {
-    return {q.polls, q.packets, q.budget_exhausted, q.empty_polls, q.bytes,
-            q.queue, q.irq,     q.has_bytes};
+  static QueueCounts of(const model::QueueCounters& q) {
+    return {q.polls, q.packets, q.budget_exhausted, q.empty_polls, q.bytes, q.queue, q.irq};
   }
   uint64_t events() const { return polls - budget_exhausted; }
+};
+
+// The same with the byte-counter flag: the standalone form (tests, queue_delta()).
+struct QueueContinuity {
+  QueueCounts counts;
+  bool has_bytes = false;
+  static QueueContinuity of(const model::QueueCounters& q) {
+    return {QueueCounts::of(q), q.has_bytes};
+  }
 };
 
 // One queue's change between two snapshots: what it did this period, or that its counters are
@@ -55,23 +64,23 @@ inline uint64_t ids(const int32_t* queue_then_irq) {
 }  // namespace detail
 
 // Advances `prev` to `cur` and returns the period's change. A discontinuity is any counter going
-// backwards, the byte counter appearing or vanishing, or the queue's identity details (queue
-// index, IRQ) changing under the same (ifindex, napi_id); then `prev` takes those details too.
+// backwards, the byte counter appearing or vanishing (`prev_has_bytes` vs cur.has_bytes; the
+// caller then takes cur.has_bytes), or the queue's identity details (queue index, IRQ) changing
+// under the same (ifindex, napi_id); then `prev` takes those details too.
 // (A device rename is handled by the controller: the queue moves to another device and gets a
 // fresh DIM.)
 // Inline, one pass: the controller calls it once per queue and period. A counter that went
 // backwards shows as a "negative" 64-bit difference (the counters, sums of per-poll increments,
 // stay far below 2^63), so the check is the sign of the OR of the differences.
-inline QueueDelta advance(QueueContinuity& prev, const model::QueueCounters& cur) {
+inline QueueDelta advance(QueueCounts& prev, bool prev_has_bytes, const model::QueueCounters& cur) {
   static_assert(offsetof(model::QueueCounters, packets) ==
                     offsetof(model::QueueCounters, polls) + 8 &&
                 offsetof(model::QueueCounters, empty_polls) ==
                     offsetof(model::QueueCounters, budget_exhausted) + 8 &&
                 offsetof(model::QueueCounters, irq) == offsetof(model::QueueCounters, queue) + 4);
-  static_assert(offsetof(QueueContinuity, packets) == offsetof(QueueContinuity, polls) + 8 &&
-                offsetof(QueueContinuity, empty_polls) ==
-                    offsetof(QueueContinuity, budget_exhausted) + 8 &&
-                offsetof(QueueContinuity, irq) == offsetof(QueueContinuity, queue) + 4);
+  static_assert(offsetof(QueueCounts, packets) == offsetof(QueueCounts, polls) + 8 &&
+                offsetof(QueueCounts, empty_polls) == offsetof(QueueCounts, budget_exhausted) + 8 &&
+                offsetof(QueueCounts, irq) == offsetof(QueueCounts, queue) + 4);
   using detail::U64x2;
   const U64x2 cur_pp = detail::load2(&cur.polls);             // polls, packets
   const U64x2 cur_be = detail::load2(&cur.budget_exhausted);  // budget_exhausted, empty_polls
@@ -80,7 +89,7 @@ inline QueueDelta advance(QueueContinuity& prev, const model::QueueCounters& cur
   detail::store2(&prev.polls, cur_pp);
   detail::store2(&prev.budget_exhausted, cur_be);
   const uint64_t d_events = d_pp[0] - d_be[0];
-  const bool both_bytes = prev.has_bytes & cur.has_bytes;
+  const bool both_bytes = prev_has_bytes & cur.has_bytes;
   const uint64_t d_bytes = both_bytes ? cur.bytes - prev.bytes : 0;
   prev.bytes = cur.bytes;
   const U64x2 any2 = d_pp | d_be;
@@ -88,11 +97,10 @@ inline QueueDelta advance(QueueContinuity& prev, const model::QueueCounters& cur
   // Bytes appearing or disappearing changes what DIM compares (bpms), so it is a new series.
   const bool discontinuity = (static_cast<int64_t>(any) < 0) |
                              (detail::ids(&cur.queue) != detail::ids(&prev.queue)) |
-                             (prev.has_bytes != cur.has_bytes);
+                             (prev_has_bytes != cur.has_bytes);
   if (discontinuity) [[unlikely]] {
     prev.queue = cur.queue;
     prev.irq = cur.irq;
-    prev.has_bytes = cur.has_bytes;
     return {0, 0, 0, true};
   }
   return {d_events, d_pp[1], d_pp[0], false};
@@ -100,8 +108,8 @@ inline QueueDelta advance(QueueContinuity& prev, const model::QueueCounters& cur
 
 // The same without updating: what advance() would say.
 inline QueueDelta queue_delta(const QueueContinuity& prev, const model::QueueCounters& cur) {
-  QueueContinuity copy = prev;
-  return advance(copy, cur);
+  QueueCounts copy = prev.counts;
+  return advance(copy, prev.has_bytes, cur);
 }
 
 inline bool is_discontinuity(const QueueContinuity& prev, const model::QueueCounters& cur) {
