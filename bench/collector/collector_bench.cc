@@ -26,38 +26,15 @@
 
 #include <benchmark/benchmark.h>
 
-#include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <map>
-#include <new>
 #include <string>
 #include <vector>
 
 #include "bpf_maps.h"
 #include "dimctl/collector/aggregator.h"
 #include "dimctl/common/fd.h"
-
-namespace {
-std::atomic<uint64_t> g_allocations{0};
-}  // namespace
-
-// Counts every allocation of the process (the benchmark reads it around the timed loop).
-// GCC pairs a replaced operator new with free() as a mismatch; here it is the implementation.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n != 0 ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, size_t) noexcept {
-  std::free(p);
-}
-#pragma GCC diagnostic pop
+#include "support/count_allocations.h"
 
 namespace {
 
@@ -159,11 +136,11 @@ void collect_napis(benchmark::State& state, bool in_place) {
   if (!sample()) return;
   rusage r0{};
   getrusage(RUSAGE_THREAD, &r0);
-  const uint64_t allocs0 = g_allocations.load(std::memory_order_relaxed);
+  const uint64_t allocs0 = dimctl::testing::allocations_so_far();
   for (auto _ : state) {
     if (!sample()) return;
   }
-  const uint64_t allocs = g_allocations.load(std::memory_order_relaxed) - allocs0;
+  const uint64_t allocs = dimctl::testing::allocations_so_far() - allocs0;
   rusage r1{};
   getrusage(RUSAGE_THREAD, &r1);
   const double user = seconds(r1.ru_utime) - seconds(r0.ru_utime);

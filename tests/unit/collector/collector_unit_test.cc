@@ -8,37 +8,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cstdlib>
-#include <new>
 
 #include "dimctl/collector/aggregator.h"
 #include "dimctl/collector/byte_filter.h"
 #include "dimctl/collector/feature_probe.h"
 #include "dimctl/collector/interval_report.h"
 #include "dimctl/exporters/counters_json.h"
+#include "support/count_allocations.h"
 #include "unit/collector/fakes.h"
-
-namespace {
-std::atomic<uint64_t> g_allocations{0};
-}  // namespace
-
-// Counts every allocation of the process: the in-place tests read it around one call.
-// GCC pairs a replaced operator new with free() as a mismatch; here it is the implementation.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n != 0 ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, size_t) noexcept {
-  std::free(p);
-}
-#pragma GCC diagnostic pop
 
 namespace dimctl::collector {
 namespace {
@@ -48,10 +25,10 @@ using ::testing::HasSubstr;
 // operator new calls since construction.
 class AllocationCount {
  public:
-  uint64_t operator()() const { return g_allocations.load(std::memory_order_relaxed) - start_; }
+  uint64_t operator()() const { return dimctl::testing::allocations_so_far() - start_; }
 
  private:
-  uint64_t start_ = g_allocations.load(std::memory_order_relaxed);
+  uint64_t start_ = dimctl::testing::allocations_so_far();
 };
 
 dimctl_napi_value napi_v(uint64_t polls, uint64_t packets, uint64_t exhausted = 0,
