@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
+#include <optional>
 
 #include "controller_fixture.h"
 
@@ -502,76 +504,73 @@ TEST_F(ControllerTest, PublishedStateIsImmutableForReaders) {
   EXPECT_EQ(st()->loops_total, loops + 5);
 }
 
-TEST(ControllerPublish, PublishIntervalDecimatesTheViewNotTheDecisions) {
+// One device-wide queue (eth0, napi 200, queue 0) behind fakes, with a publish interval.
+struct OneQueueRig {
+  explicit OneQueueRig(int64_t publish_interval_ns,
+                       std::optional<model::DevicePolicy> fallback = {}) {
+    net.devices["eth0"].state = initial();
+    model::QueueCounters q;
+    q.key = {2, 200};
+    q.device = "eth0";
+    q.queue = 0;
+    source.current.queues.push_back(q);
+    if (fallback) policy.fallback = *fallback;
+    ControllerOptions opts;
+    opts.publish_interval_ns = publish_interval_ns;
+    ctl = std::make_unique<Controller>(source, net, nullptr, store, policy, clock, opts);
+  }
+  // One period: time moves on, the queue gets `packets` and `events`.
+  Result<void> period(uint64_t packets = 0, uint64_t events = 0) {
+    clock.advance(kPeriod);
+    source.current.time_ns = clock.now;
+    source.current.queues[0].packets += packets;
+    source.current.queues[0].polls += events;
+    return ctl->step();
+  }
+  const model::QueueView& view() const { return ctl->state()->queues.at(0); }
+
   fakes::FakeCounterSource source;
   fakes::RecordingNetActuator net;
   fakes::FakeOriginalsStore store;
   fakes::FakePolicySource policy;
   fakes::FakeClock clock;
-  net.devices["eth0"].state = initial();
-  model::QueueCounters q;
-  q.key = {2, 200};
-  q.device = "eth0";
-  q.queue = 0;
-  source.current.queues.push_back(q);
-  policy.fallback.mode = model::Mode::kEnforce;
-  policy.fallback.rule = "r";
-  policy.fallback.rate_limit_ns = 0;
-  ControllerOptions opts;
-  opts.publish_interval_ns = 3 * kPeriod;
-  Controller ctl(source, net, nullptr, store, policy, clock, opts);
+  std::unique_ptr<Controller> ctl;
+};
+
+TEST(ControllerPublish, PublishIntervalDecimatesTheViewNotTheDecisions) {
+  model::DevicePolicy enforce;
+  enforce.mode = model::Mode::kEnforce;
+  enforce.rule = "r";
+  enforce.rate_limit_ns = 0;
+  OneQueueRig rig(3 * kPeriod, enforce);
   std::vector<uint64_t> loops;
   for (int i = 0; i < 7; ++i) {
-    clock.advance(kPeriod);
-    source.current.time_ns = clock.now;
-    ASSERT_TRUE(ctl.step().ok());
-    loops.push_back(ctl.state()->loops_total);
+    ASSERT_TRUE(rig.period().ok());
+    loops.push_back(rig.ctl->state()->loops_total);
   }
   EXPECT_EQ(loops, (std::vector<uint64_t>{1, 1, 1, 4, 4, 4, 7}));
-  EXPECT_EQ(net.sets.size(), 1u);  // decisions and writes ran in every step regardless
+  EXPECT_EQ(rig.net.sets.size(), 1u);  // decisions and writes ran in every step regardless
 }
 
 // With a publish interval the view's rates average over it (no per-period delta is kept), and a
 // discontinuity inside an interval leaves the next view without a rate rather than a wrong one.
 TEST(ControllerPublish, RatesAverageOverThePublishInterval) {
-  fakes::FakeCounterSource source;
-  fakes::RecordingNetActuator net;
-  fakes::FakeOriginalsStore store;
-  fakes::FakePolicySource policy;
-  fakes::FakeClock clock;
-  net.devices["eth0"].state = initial();
-  model::QueueCounters q;
-  q.key = {2, 200};
-  q.device = "eth0";
-  q.queue = 0;
-  source.current.queues.push_back(q);
-  ControllerOptions opts;
-  opts.publish_interval_ns = 3 * kPeriod;
-  Controller ctl(source, net, nullptr, store, policy, clock, opts);
-  auto period = [&](uint64_t packets, uint64_t events) {
-    clock.advance(kPeriod);
-    source.current.time_ns = clock.now;
-    source.current.queues[0].packets += packets;
-    source.current.queues[0].polls += events;
-    ASSERT_TRUE(ctl.step().ok());
-  };
-  period(0, 0);  // published: the first sample, no rate
-  EXPECT_EQ(ctl.state()->queues.at(0).packets_per_second, 0.0);
-  period(10, 1);
-  period(20, 2);
-  period(30, 3);  // published: 60 packets and 6 events over 150 ms
-  EXPECT_DOUBLE_EQ(ctl.state()->queues.at(0).packets_per_second, 400.0);
-  EXPECT_DOUBLE_EQ(ctl.state()->queues.at(0).events_per_second, 40.0);
-  period(10, 1);
-  source.current.queues[0].packets = 5;  // the queue was reset
-  period(0, 0);
-  period(30, 3);  // published: the interval is not one series
-  EXPECT_EQ(ctl.state()->queues.at(0).packets_per_second, 0.0);
-  EXPECT_EQ(ctl.state()->queues.at(0).counters.packets, 35u);
-  period(15, 1);
-  period(15, 1);
-  period(15, 1);  // published: a clean interval again
-  EXPECT_DOUBLE_EQ(ctl.state()->queues.at(0).packets_per_second, 300.0);
+  OneQueueRig rig(3 * kPeriod);
+  ASSERT_TRUE(rig.period().ok());  // published: the first sample, no rate
+  EXPECT_EQ(rig.view().packets_per_second, 0.0);
+  ASSERT_TRUE(rig.period(10, 1).ok());
+  ASSERT_TRUE(rig.period(20, 2).ok());
+  ASSERT_TRUE(rig.period(30, 3).ok());  // published: 60 packets and 6 events over 150 ms
+  EXPECT_DOUBLE_EQ(rig.view().packets_per_second, 400.0);
+  EXPECT_DOUBLE_EQ(rig.view().events_per_second, 40.0);
+  ASSERT_TRUE(rig.period(10, 1).ok());
+  rig.source.current.queues[0].packets = 5;  // the queue was reset
+  ASSERT_TRUE(rig.period().ok());
+  ASSERT_TRUE(rig.period(30, 3).ok());  // published: the interval is not one series
+  EXPECT_EQ(rig.view().packets_per_second, 0.0);
+  EXPECT_EQ(rig.view().counters.packets, 35u);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(rig.period(15, 1).ok());  // published: clean again
+  EXPECT_DOUBLE_EQ(rig.view().packets_per_second, 300.0);
 }
 
 // A source that updates the snapshot in place (CounterSource::sample_into) gets back exactly what
