@@ -25,7 +25,8 @@ uint64_t pack(const model::CqKey& k) {
   return (uint64_t{k.dev_index} << 32) | k.cq_id;
 }
 // How many queues ahead the per-queue loop asks for its cache lines: the loop is bound by
-// memory (two lines of slot and one or two of snapshot per queue, 3-4 MB at 10k queues).
+// memory (a slot's first line, its second when a DIM window may close, and one or two lines of
+// snapshot per queue; 3-4 MB at 10k queues).
 constexpr size_t kPrefetchAhead = 8;
 
 // One 8-byte compare (the per-queue loop asks it for every queue).
