@@ -163,9 +163,9 @@ struct Controller::NetDevice {
   std::string name;
   std::string driver;
   model::DevicePolicy policy;
-  uint32_t generation = 1;  // bumped when DIM instances must be re-created
-  // Unique among all devices and their policies (a new value with every generation): a queue
-  // bound to it under the current policy holds the same value (QueueSlot::binding).
+  // Unique among all devices and their policies: a new value whenever the DIM instances must be
+  // re-created (first policy, a changed mode, algorithm or profile table). A queue bound to this
+  // device under its current policy holds the same value (QueueSlot::binding).
   uint32_t binding = 0;
   dim::NetProfiles profiles{};
   bool per_queue = false;
@@ -229,8 +229,7 @@ struct alignas(64) Controller::QueueSlot {
 
   // Cold.
   NetDevice* dev = nullptr;
-  uint32_t generation = 0;  // != dev->generation: (re)create the DIM instance
-  uint8_t applied_ix = 0;   // per-queue devices; device-wide ones use the device's combined_ix
+  uint8_t applied_ix = 0;  // per-queue devices; device-wide ones use the device's combined_ix
   dim::NetDim dim;
   // Totals.
   uint64_t verdicts[3] = {0, 0, 0};
@@ -527,12 +526,10 @@ void Controller::refresh_policy(NetDevice& dev) {
   info.driver = dev.driver;
   model::DevicePolicy p = policy_.policy_for(info);
   const model::DevicePolicy& old = dev.policy;
-  if (runs_net_dim(p) != runs_net_dim(old) || p.algorithm != old.algorithm ||
+  if (dev.binding == 0 || runs_net_dim(p) != runs_net_dim(old) || p.algorithm != old.algorithm ||
       p.rx_profiles != old.rx_profiles || p.mode != old.mode) {
-    ++dev.generation;
     dev.binding = ++next_binding_;
   }
-  if (dev.binding == 0) dev.binding = ++next_binding_;
   dev.policy = std::move(p);
   const bool cqe = dev.policy.algorithm == model::Algorithm::kNetCqe;
   dev.profiles = dev.policy.rx_profiles
@@ -714,11 +711,10 @@ void Controller::reconcile_queues(const model::Snapshot& snap) {
       });
 }
 
+// A fresh DIM instance for the device's current policy, or none.
 void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
   static_assert(offsetof(QueueSlot, window_start) + sizeof(uint16_t) <= 64,
                 "what a period touches for an open window belongs in the slot's first line");
-  if (slot.generation == dev.generation) return;
-  slot.generation = dev.generation;
   slot.flags &= static_cast<uint8_t>(~(QueueSlot::kDimOn | QueueSlot::kWindowOpen));
   if (!runs_net_dim(dev.policy)) return;
   const auto mode = dev.policy.algorithm == model::Algorithm::kNetCqe ? dim::CqPeriodMode::kCqe
@@ -782,11 +778,10 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
 }
 
 // A queue seen on another device than last period (new, or renamed: another policy, a fresh
-// DIM), or whose device's policy changed.
+// DIM), or whose device's policy changed (a fresh DIM too).
 [[gnu::noinline]] void Controller::bind(QueueSlot& slot, NetDevice& dev) {
   if (slot.dev != &dev) {
     slot.dev = &dev;
-    slot.generation = 0;
     slot.apply.reset();
   }
   ensure_dim(slot, dev);
