@@ -23,16 +23,6 @@ struct QueueCounts {
   static QueueCounts of(const model::QueueCounters& q) {
     return {q.polls, q.packets, q.budget_exhausted, q.empty_polls, q.bytes, q.queue, q.irq};
   }
-  uint64_t events() const { return polls - budget_exhausted; }
-};
-
-// The same with the byte-counter flag: the standalone form (tests, queue_delta()).
-struct QueueContinuity {
-  QueueCounts counts;
-  bool has_bytes = false;
-  static QueueContinuity of(const model::QueueCounters& q) {
-    return {QueueCounts::of(q), q.has_bytes};
-  }
 };
 
 // One queue's change between two snapshots: what it did this period, or that its counters are
@@ -44,7 +34,7 @@ struct QueueDelta {
 
 namespace detail {
 // Two 64-bit lanes (GCC/Clang vector extension: SSE2 on x86-64, NEON on arm64). The counters
-// come in pairs laid out alike in QueueCounters and QueueContinuity (asserted below), so the
+// come in pairs laid out alike in QueueCounters and QueueCounts (asserted below), so the
 // per-queue check is a few two-lane operations instead of a dozen scalar ones.
 using U64x2 = uint64_t __attribute__((vector_size(16)));
 inline U64x2 load2(const uint64_t* p) {
@@ -104,16 +94,6 @@ inline QueueDelta advance(QueueCounts& prev, bool prev_has_bytes, const model::Q
     return {0, 0, 0, true};
   }
   return {d_events, d_pp[1], d_pp[0], false};
-}
-
-// The same without updating: what advance() would say.
-inline QueueDelta queue_delta(const QueueContinuity& prev, const model::QueueCounters& cur) {
-  QueueCounts copy = prev.counts;
-  return advance(copy, prev.has_bytes, cur);
-}
-
-inline bool is_discontinuity(const QueueContinuity& prev, const model::QueueCounters& cur) {
-  return queue_delta(prev, cur).discontinuity;
 }
 
 // Any counter went backwards, or the CQ's allocation details (device, size, vector, poll
