@@ -28,7 +28,7 @@ NetDim::NetDim(CqPeriodMode mode, Direction dir, uint8_t start_ix)
 bool NetDim::on_sample_slow(const Sample& s) {
   switch (state_) {
     case MeasureState::kMeasureInProgress: {
-      if (bit_gap16(s.event_ctr, start_.event_ctr) < kNEvents) return false;
+      if (window_short(s.event_ctr, start_.event_ctr)) return false;
       Stats curr;
       if (!calc_stats(start_, s, &curr)) return false;
       if (decide(curr)) {

@@ -39,12 +39,15 @@ class NetDim {
   }
   // True when on_sample(s) would do nothing at all: a window in progress, still short of 64
   // events. A caller with bookkeeping around each decision can skip it on this path.
-  bool keeps_measuring(const Sample& s) const { return keeps_measuring(s.event_ctr); }
-  // The same from the event counter alone (Sample::from_counters' truncation), so the common
-  // path need not build a Sample.
-  bool keeps_measuring(uint16_t event_ctr) const {
+  bool keeps_measuring(const Sample& s) const {
     return state_ == MeasureState::kMeasureInProgress &&
-           bit_gap16(event_ctr, start_.event_ctr) < kNEvents;
+           window_short(s.event_ctr, start_.event_ctr);
+  }
+  // The 64-event rule: a window that started at `start_event_ctr` is still too short to decide
+  // at `event_ctr` (u16 wrap, as dim_update_sample() truncates). For a caller that keeps its
+  // own copy of window_start().event_ctr.
+  static bool window_short(uint16_t event_ctr, uint16_t start_event_ctr) {
+    return bit_gap16(event_ctr, start_event_ctr) < kNEvents;
   }
   // The deferred work ran: the next sample starts a new window. No-op when nothing is pending.
   void profile_applied();

@@ -760,7 +760,7 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
   // 64 events leaves DIM untouched.
   const bool window_stays_open =
       (slot.flags & QueueSlot::kWindowOpen) != 0 && !reset &&
-      dim::bit_gap16(static_cast<uint16_t>(q.events()), slot.window_start) < dim::kNEvents;
+      dim::NetDim::window_short(static_cast<uint16_t>(q.events()), slot.window_start);
   if (!window_stays_open) [[unlikely]] {
     if (slot.dim_on()) {
       pending = feed_dim(slot, q, now_ns, reset);
