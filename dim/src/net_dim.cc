@@ -20,8 +20,7 @@ Verdict net_compare(const Stats& curr, const Stats& prev) {
   return Verdict::kSame;
 }
 
-NetDim::NetDim(CqPeriodMode mode, Direction dir, uint8_t start_ix)
-    : mode_(mode), dir_(dir), profiles_(&net_profiles(mode, dir)) {
+NetDim::NetDim(CqPeriodMode mode, Direction dir, uint8_t start_ix) : mode_(mode), dir_(dir) {
   tuner_.profile_ix = std::min<uint8_t>(start_ix, kNetNumProfiles - 1);
 }
 

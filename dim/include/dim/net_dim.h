@@ -52,15 +52,15 @@ class NetDim {
   // The deferred work ran: the next sample starts a new window. No-op when nothing is pending.
   void profile_applied();
   void restart_window();
-  // v6.11+ per-device profiles (ethtool rx-profile / tx-profile): DIM keeps its index.
-  // The table is referenced, not copied (like the kernel's per-device dim_irq_moder, it belongs
-  // to the device, not to each queue's DIM): it must outlive this instance.
-  void set_profiles(const NetProfiles& profiles) { profiles_ = &profiles; }
-  void set_profiles(const NetProfiles&&) = delete;
-
-  Profile profile() const { return (*profiles_)[tuner_.profile_ix]; }
+  // The kernel's table for this mode and direction. DIM itself only moves an index: with
+  // v6.11+ per-device profiles (ethtool rx-profile / tx-profile) the table belongs to the device,
+  // like the kernel's per-device dim_irq_moder, and the caller looks the index up in it
+  // (profile(table)). No table pointer is kept here: a controller holding 10k instances pays
+  // for every byte of them in cache lines.
+  Profile profile() const { return profiles()[tuner_.profile_ix]; }
+  Profile profile(const NetProfiles& table) const { return table[tuner_.profile_ix]; }
+  const NetProfiles& profiles() const { return net_profiles(mode_, dir_); }
   uint8_t profile_ix() const { return tuner_.profile_ix; }
-  const NetProfiles& profiles() const { return *profiles_; }
   CqPeriodMode mode() const { return mode_; }
   Direction direction() const { return dir_; }
   TuneState tune_state() const { return tuner_.tune_state; }
@@ -76,7 +76,9 @@ class NetDim {
   // Verdict of the last evaluated window; nullopt before any, and for a window evaluated while
   // parked tired (the kernel does not compare statistics then).
   std::optional<Verdict> last_verdict() const { return last_verdict_; }
-  const std::optional<Stats>& last_stats() const { return last_stats_; }
+  std::optional<Stats> last_stats() const {
+    return windows_evaluated_ != 0 ? std::optional<Stats>(last_stats_) : std::nullopt;
+  }
   // Windows evaluated so far (decisions, whether or not the index moved).
   uint64_t windows_evaluated() const { return windows_evaluated_; }
 
@@ -87,17 +89,17 @@ class NetDim {
   enum class StepResult : uint8_t { kStepped, kTooTired, kOnEdge };
   StepResult step();
 
-  // What keeps_measuring() reads comes first: a controller keeping 10k instances touches only
-  // the first bytes of each on the common path.
+  // What keeps_measuring() reads comes first, what a decision reads and writes next, the
+  // bookkeeping for callers last: a controller keeping 10k instances touches only the first bytes
+  // of each on the common path and two cache lines on a decision (see the controller's slot).
   Sample start_{};
   MeasureState state_ = MeasureState::kStartMeasure;
   CqPeriodMode mode_ = CqPeriodMode::kEqe;
   Direction dir_ = Direction::kRx;
   Tuner tuner_{};
   Stats prev_stats_{};
-  const NetProfiles* profiles_;  // never null
   std::optional<Verdict> last_verdict_;
-  std::optional<Stats> last_stats_;
+  Stats last_stats_{};  // valid once a window was evaluated (windows_evaluated_ != 0)
   uint64_t windows_evaluated_ = 0;
 };
 

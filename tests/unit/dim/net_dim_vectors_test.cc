@@ -333,9 +333,9 @@ TEST(NetDim, CustomProfilesKeepTheIndex) {
   EXPECT_EQ(d.profile(), (Profile{32, 32, 0}));
   NetProfiles custom{};
   custom[3] = Profile{100, 10, 0};
-  d.set_profiles(custom);
   EXPECT_EQ(d.profile_ix(), 3);
-  EXPECT_EQ(d.profile(), (Profile{100, 10, 0}));
+  EXPECT_EQ(d.profile(custom), (Profile{100, 10, 0}));
+  EXPECT_EQ(d.profile(), (Profile{32, 32, 0}));
 }
 
 TEST(NetDim, StartIndexIsClampedToTheTable) {

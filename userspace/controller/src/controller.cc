@@ -25,8 +25,8 @@ uint64_t pack(const model::CqKey& k) {
   return (uint64_t{k.dev_index} << 32) | k.cq_id;
 }
 // How many queues ahead the per-queue loop asks for its cache lines: the loop is bound by
-// memory (a slot's first line, its second when a DIM window may close, and one or two lines of
-// snapshot per queue; 3-4 MB at 10k queues).
+// memory (a slot's first line, its next two when a DIM window may close, and one or two lines
+// of snapshot per queue; 3-3.5 MB at 10k queues).
 constexpr size_t kPrefetchAhead = 8;
 
 // One 8-byte compare (the per-queue loop asks it for every queue).
@@ -206,11 +206,12 @@ struct Controller::RdmaDevice {
   std::string last_error;
 };
 
-// Per-queue state. Everything a period reads and writes for a queue whose DIM window stays open
-// (most queues in most periods) is in the first cache line: at 10k queues the step is bound by
-// the lines it pulls in, so the layout matters more than the arithmetic. The slot is aligned to a
-// line. The DIM instance and everything else is further on, touched when a window may close,
-// on publish, or when something changes.
+// Per-queue state, four cache lines, aligned to a line: at 10k queues the step is bound by the
+// lines it pulls in, so the layout matters more than the arithmetic.
+//  - Line 0: everything a period reads and writes for a queue whose DIM window stays open (most
+//    queues in most periods).
+//  - Lines 1-2: what a DIM decision reads and writes (the instance and the totals it moves).
+//  - Line 3: publish-time and per-queue-write state.
 struct alignas(64) Controller::QueueSlot {
   static constexpr uint8_t kHasBytes = 1;    // the queue has a byte counter (continuity)
   static constexpr uint8_t kDimOn = 2;       // `dim` runs
@@ -227,13 +228,14 @@ struct alignas(64) Controller::QueueSlot {
   // (NetDim::keeps_measuring) needs nothing from the DIM instance.
   uint16_t window_start = 0;
 
-  // Cold.
+  // Lines 1-2.
   NetDevice* dev = nullptr;
-  uint8_t applied_ix = 0;  // per-queue devices; device-wide ones use the device's combined_ix
   dim::NetDim dim;
-  // Totals.
-  uint64_t verdicts[3] = {0, 0, 0};
+  uint64_t verdicts[3] = {0, 0, 0};  // totals, across DIM re-creations
   uint64_t changes = 0;
+
+  // Line 3.
+  uint8_t applied_ix = 0;  // per-queue devices; device-wide ones use the device's combined_ix
   // The view's rates are averages since the last publish (no per-period delta is stored): the
   // counters then, and whether they are one series with the current ones.
   bool rate_base_valid = false;
@@ -367,6 +369,7 @@ Result<void> Controller::step() {
   const size_t n_queues = snap.queues.size();
   for (size_t i = 0; i < n_queues; ++i) {
     if (i + kPrefetchAhead < n_queues) [[likely]] {
+      // The slot's first line and the one after it (where a decision starts), the snapshot.
       const auto* ahead = reinterpret_cast<const char*>(&slots[i + kPrefetchAhead]);
       __builtin_prefetch(ahead, 1);
       __builtin_prefetch(ahead + 64, 1);
@@ -715,6 +718,9 @@ void Controller::reconcile_queues(const model::Snapshot& snap) {
 void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
   static_assert(offsetof(QueueSlot, window_start) + sizeof(uint16_t) <= 64,
                 "what a period touches for an open window belongs in the slot's first line");
+  static_assert(offsetof(QueueSlot, dev) == 64 && offsetof(QueueSlot, changes) + 8 <= 192,
+                "what a decision touches belongs in the slot's lines 1 and 2");
+  static_assert(sizeof(QueueSlot) == 256);
   slot.flags &= static_cast<uint8_t>(~(QueueSlot::kDimOn | QueueSlot::kWindowOpen));
   if (!runs_net_dim(dev.policy)) return;
   const auto mode = dev.policy.algorithm == model::Algorithm::kNetCqe ? dim::CqPeriodMode::kCqe
