@@ -48,7 +48,7 @@ TEST(ConfigDefaults, EmptyDocumentGivesDocumentedDefaults) {
     EXPECT_EQ(c.metrics.listen_port, 9977);
     EXPECT_EQ(c.metrics.max_queue_series, 4096u);
     EXPECT_EQ(c.metrics.max_cq_series, 4096u);
-    EXPECT_EQ(c.metrics.publish_interval_ns, 250'000'000);
+    EXPECT_EQ(c.metrics.publish_interval_ns, 1'000'000'000);
     EXPECT_TRUE(c.collectors.napi);
     EXPECT_TRUE(c.collectors.rdma);
     EXPECT_TRUE(c.collectors.skb_bytes.empty());

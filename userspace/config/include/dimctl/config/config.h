@@ -70,7 +70,7 @@ struct MetricsConfig {
   // How often the state behind /metrics, /api/v1/state, `dimctl status` and `dimctl top` is
   // rebuilt (0..60s; at most once per interval, 0 = every interval). DIM decides every
   // interval regardless; building the view of every queue is most of a period's cost.
-  int64_t publish_interval_ns = 250'000'000;
+  int64_t publish_interval_ns = 1'000'000'000;
 };
 
 struct CollectorsConfig {
