@@ -372,6 +372,13 @@ double d(uint64_t v) {
   return static_cast<double>(v);
 }
 
+uint64_t pack_caps(uint32_t queues, uint32_t cqs) {
+  return (uint64_t{queues} << 32) | cqs;
+}
+uint32_t cap32(std::size_t cap) {
+  return static_cast<uint32_t>(std::min<std::size_t>(cap, UINT32_MAX));
+}
+
 // Selects the entries to export: sorted by `key`, first `cap` unique label sets. Returns indices
 // into the input and fills `dropped` with the label-set strings of what was cut.
 template <typename T, typename KeyFn, typename IdFn>
@@ -481,16 +488,27 @@ Result<std::shared_ptr<StateCollector>> StateCollector::create(StateGetter state
 }
 
 StateCollector::StateCollector(StateGetter state, CollectorOptions options)
-    : state_(std::move(state)), options_(std::move(options)) {}
+    : state_(std::move(state)),
+      options_(std::move(options)),
+      caps_(pack_caps(cap32(options_.max_queue_series), cap32(options_.max_cq_series))) {}
+
+void StateCollector::set_series_caps(uint32_t queues, uint32_t cqs) {
+  // Nothing else is published with the caps, so no ordering is needed beyond the atomic itself.
+  caps_.store(pack_caps(queues, cqs), std::memory_order_relaxed);
+}
 
 std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
   Builder out;
   std::shared_ptr<const model::ControllerState> s = state_();
+  // Read once: the limit gauges and the selection below must agree even if a reload lands now.
+  const uint64_t caps = caps_.load(std::memory_order_relaxed);
+  const std::size_t max_queues = static_cast<uint32_t>(caps >> 32);
+  const std::size_t max_cqs = static_cast<uint32_t>(caps);
 
   out.add(kBuildInfo, {options_.version}, 1);
   out.add(kReady, {}, b(s && s->ready));
-  out.add(kSeriesLimit, {"queue"}, d(options_.max_queue_series));
-  out.add(kSeriesLimit, {"cq"}, d(options_.max_cq_series));
+  out.add(kSeriesLimit, {"queue"}, d(max_queues));
+  out.add(kSeriesLimit, {"cq"}, d(max_cqs));
 
   std::set<std::string> dropped[2];
   std::size_t n_dropped[2] = {0, 0};
@@ -525,8 +543,7 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
     auto qid = [](const model::QueueView& q) {
       return q.counters.device + "/" + queue_label(q.counters) + "/" + q.direction;
     };
-    for (std::size_t i :
-         select(s->queues, options_.max_queue_series, qkey, qid, dropped[0], n_dropped[0])) {
+    for (std::size_t i : select(s->queues, max_queues, qkey, qid, dropped[0], n_dropped[0])) {
       const auto& q = s->queues[i];
       const auto& c = q.counters;
       const std::string& dev = c.device;
@@ -554,8 +571,7 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
     auto cid = [](const model::CqView& q) {
       return q.counters.ibdev + "/" + std::to_string(q.counters.key.cq_id);
     };
-    for (std::size_t i :
-         select(s->cqs, options_.max_cq_series, ckey, cid, dropped[1], n_dropped[1])) {
+    for (std::size_t i : select(s->cqs, max_cqs, ckey, cid, dropped[1], n_dropped[1])) {
       const auto& q = s->cqs[i];
       const auto& c = q.counters;
       const std::string& dev = c.ibdev;

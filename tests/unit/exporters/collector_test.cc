@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <stop_token>
 #include <string>
+#include <thread>
 
 #include "dimctl/exporters/state_collector.h"
 #include "unit/exporters/fake_state.h"
@@ -288,6 +290,83 @@ TEST(StateCollector, QueueCapKeepsTheFirstQueuesAndCountsDrops) {
   slot = std::make_shared<const model::ControllerState>(queues_state(11));
   r = flatten(c->Collect());
   EXPECT_EQ(r.get("dimctl_series_dropped_total", {{"kind", "queue"}}), 4);
+}
+
+// A config reload changes the caps of a running exporter: the next scrape selects, counts and
+// reports with the new pair.
+TEST(StateCollector, SetSeriesCapsTakesEffectAtTheNextScrape) {
+  auto s = queues_state(12);
+  const auto cq = testing::full_fake_state().cqs[0];
+  for (uint32_t id = 1; id <= 3; ++id) {
+    s.cqs.push_back(cq);
+    s.cqs.back().counters.key.cq_id = id;
+  }
+  auto slot = std::make_shared<const model::ControllerState>(s);
+  auto c = make(&slot, caps(100, 100));
+  Rendered r = flatten(c->Collect());
+  EXPECT_EQ(r.count("dimctl_napi_polls_total"), 12u);
+  EXPECT_EQ(r.count("dimctl_rdma_cq_events_total"), 3u);
+  EXPECT_EQ(r.get("dimctl_series_dropped", {{"kind", "queue"}}), 0);
+
+  c->set_series_caps(5, 1);
+  r = flatten(c->Collect());
+  EXPECT_EQ(r.count("dimctl_napi_polls_total"), 5u);
+  EXPECT_EQ(r.count("dimctl_queue_info"), 5u);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(r.get("dimctl_napi_polls_total", qlabels(i)), i) << i;
+  EXPECT_FALSE(r.get("dimctl_napi_polls_total", qlabels(5)));
+  EXPECT_EQ(r.get("dimctl_series_limit", {{"kind", "queue"}}), 5);
+  EXPECT_EQ(r.get("dimctl_series_dropped", {{"kind", "queue"}}), 7);
+  EXPECT_EQ(r.get("dimctl_series_dropped_total", {{"kind", "queue"}}), 7);
+  EXPECT_EQ(r.count("dimctl_rdma_cq_events_total"), 1u);
+  EXPECT_TRUE(r.get("dimctl_rdma_cq_events_total", {{"device", "mlx5_0"}, {"cq", "1"}}));
+  EXPECT_EQ(r.get("dimctl_series_limit", {{"kind", "cq"}}), 1);
+  EXPECT_EQ(r.get("dimctl_series_dropped", {{"kind", "cq"}}), 2);
+  EXPECT_EQ(r.get("dimctl_series_dropped_total", {{"kind", "cq"}}), 2);
+
+  // Raised again: everything is back; the counters keep their history.
+  c->set_series_caps(12, 3);
+  r = flatten(c->Collect());
+  EXPECT_EQ(r.count("dimctl_napi_polls_total"), 12u);
+  EXPECT_EQ(r.count("dimctl_rdma_cq_events_total"), 3u);
+  EXPECT_EQ(r.get("dimctl_series_limit", {{"kind", "queue"}}), 12);
+  EXPECT_EQ(r.get("dimctl_series_limit", {{"kind", "cq"}}), 3);
+  EXPECT_EQ(r.get("dimctl_series_dropped", {{"kind", "queue"}}), 0);
+  EXPECT_EQ(r.get("dimctl_series_dropped", {{"kind", "cq"}}), 0);
+  EXPECT_EQ(r.get("dimctl_series_dropped_total", {{"kind", "queue"}}), 7);
+  EXPECT_EQ(r.get("dimctl_series_dropped_total", {{"kind", "cq"}}), 2);
+}
+
+// A reload races with scrapes on the HTTP threads: every scrape must select and report one of
+// the pairs that were set, never a queue cap of one with the CQ cap of the other.
+TEST(StateCollector, EveryScrapeUsesOneCapPair) {
+  auto s = queues_state(12);
+  const auto cq = testing::full_fake_state().cqs[0];
+  for (uint32_t id = 1; id <= 3; ++id) {
+    s.cqs.push_back(cq);
+    s.cqs.back().counters.key.cq_id = id;
+  }
+  auto slot = std::make_shared<const model::ControllerState>(s);
+  auto c = make(&slot, caps(5, 1));
+  // A jthread: a failed ASSERT returns early, and its destructor still stops and joins it.
+  std::jthread reloads([&](std::stop_token stop) {
+    for (bool low = false; !stop.stop_requested(); low = !low) {
+      if (low) {
+        c->set_series_caps(5, 1);
+      } else {
+        c->set_series_caps(12, 3);
+      }
+    }
+  });
+  for (int i = 0; i < 1000; ++i) {
+    Rendered r = flatten(c->Collect());
+    const auto queues = r.get("dimctl_series_limit", {{"kind", "queue"}});
+    const auto cqs = r.get("dimctl_series_limit", {{"kind", "cq"}});
+    ASSERT_TRUE(queues && cqs);
+    ASSERT_TRUE((*queues == 5 && *cqs == 1) || (*queues == 12 && *cqs == 3))
+        << *queues << " " << *cqs;
+    ASSERT_EQ(static_cast<double>(r.count("dimctl_napi_polls_total")), *queues);
+    ASSERT_EQ(static_cast<double>(r.count("dimctl_rdma_cq_events_total")), *cqs);
+  }
 }
 
 TEST(StateCollector, CqCapAndDuplicates) {
