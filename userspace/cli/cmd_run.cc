@@ -109,7 +109,8 @@ timespec to_timespec(int64_t ns) {
 // (config::diff_for_reload), logs every change and each key that needs a restart, and leaves
 // `running` equal to what now runs.
 void reload(const RunArgs& args, config::Config& running, collector::BpfCollector& collector,
-            controller::Controller& ctl, ReloadablePolicy& policy, Liveness& alive) {
+            controller::Controller& ctl, ReloadablePolicy& policy, Liveness& alive,
+            exporters::StateCollector& metrics) {
   auto fresh = config::load_config(args.config_path);
   if (!fresh) {
     spdlog::error("reload: {} (keeping the running config)", fresh.error().message());
@@ -135,6 +136,7 @@ void reload(const RunArgs& args, config::Config& running, collector::BpfCollecto
   }
   ctl.set_reloadable_options(next.interval_ns, next.metrics.publish_interval_ns, next.mode);
   alive.set_period(liveness_period(next));
+  metrics.set_series_caps(next.metrics.max_queue_series, next.metrics.max_cq_series);
   policy.replace(next);
   ctl.reload_policies();
 
@@ -305,7 +307,7 @@ int run_daemon(const RunArgs& args) {
       break;
     }
     if (sig == SIGHUP) {
-      reload(args, *cfg, **collector, ctl, policy, *alive);
+      reload(args, *cfg, **collector, ctl, policy, *alive, **metrics);
       period_ns = cfg->interval_ns;
     }
   }

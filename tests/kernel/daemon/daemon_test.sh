@@ -10,9 +10,10 @@
 #   sigkill_then_restore   after SIGKILL the change stays; `dimctl restore` puts the original back
 #   stale_state_at_start   `dimctl run` finds a stale state file and restores before starting
 #   shadow_veth_decisions  veth traffic produces DIM decisions in shadow mode; nothing written
-#   sighup_live_and_restart_keys  a reload applies mode, interval and metrics.publish_interval
-#                          (state, loop rate, /healthz allowance) and logs metrics.listen as
-#                          taking effect after a restart, still serving on the old address only
+#   sighup_live_and_restart_keys  a reload applies mode, interval, metrics.publish_interval and
+#                          the series caps (state, loop rate, /healthz allowance,
+#                          dimctl_series_limit) and logs metrics.listen as taking effect after a
+#                          restart, still serving on the old address only
 #   listen_all_addresses   metrics.listen ":PORT" serves on IPv4 and IPv6 loopback (dual-stack)
 #   sighup_skb_bytes_reselect  a reload from one collectors.skb_bytes list to another re-selects
 #                          the byte counter's devices live; to [] needs a restart
@@ -239,10 +240,13 @@ else
 fi
 [ -n "$DAEMON_PID" ] && stop_daemon TERM
 
-# --- sighup_live_and_restart_keys: one reload changes mode, interval, metrics.publish_interval
-# (applied live) and metrics.listen (needs a restart, in the new ":PORT" form).
+# --- sighup_live_and_restart_keys: one reload changes mode, interval, metrics.publish_interval,
+# metrics.max_queue_series / max_cq_series (applied live) and metrics.listen (needs a restart, in
+# the new ":PORT" form).
 PORT2=$((PORT + 1))
-reload_config() {  # reload_config MODE INTERVAL PUBLISH_INTERVAL LISTEN
+# series_limit KIND: the exporter's cap as /metrics reports it.
+series_limit() { metrics | sed -n "s/^dimctl_series_limit{kind=\"$1\"} //p"; }
+reload_config() {  # reload_config MODE INTERVAL PUBLISH_INTERVAL LISTEN [MAX_QUEUES [MAX_CQS]]
   cat >"$WORK/dimctl.yaml" <<CFG
 mode: $1
 interval: $2
@@ -250,22 +254,35 @@ state_file: $WORK/state.json
 metrics:
   listen: "$4"
   publish_interval: $3
+  max_queue_series: ${5:-4096}
+  max_cq_series: ${6:-4096}
 CFG
 }
 reload_config shadow 20ms 250ms "127.0.0.1:$PORT"
 start_daemon
 if ! wait_for 15 ready; then
   fail sighup_live_and_restart_keys "daemon not ready"
+elif [ "$(series_limit queue)" != 4096 ] || [ "$(series_limit cq)" != 4096 ]; then
+  fail sighup_live_and_restart_keys "series limits $(series_limit queue)/$(series_limit cq) before the reload, expected 4096/4096"
 else
-  reload_config observe 100ms 1s ":$PORT2"
+  reload_config observe 100ms 1s ":$PORT2" 3 2
   kill -HUP "$DAEMON_PID"
   log=$WORK/daemon.log
-  if ! wait_for 10 grep -q 'loaded: 3 change(s) applied, 1 need a restart' "$log"; then
-    fail sighup_live_and_restart_keys "no reload summary line (3 applied, 1 restart)"
+  if ! wait_for 10 grep -q 'loaded: 5 change(s) applied, 1 need a restart' "$log"; then
+    fail sighup_live_and_restart_keys "no reload summary line (5 applied, 1 restart)"
   elif ! grep -q 'reload: interval: 20ms -> 100ms (applied)' "$log" ||
        ! grep -q 'reload: metrics.publish_interval: 250ms -> 1s (applied)' "$log" ||
-       ! grep -q 'reload: mode: shadow -> observe (applied)' "$log"; then
+       ! grep -q 'reload: mode: shadow -> observe (applied)' "$log" ||
+       ! grep -q 'reload: metrics.max_queue_series: 4096 -> 3 (applied)' "$log" ||
+       ! grep -q 'reload: metrics.max_cq_series: 4096 -> 2 (applied)' "$log"; then
     fail sighup_live_and_restart_keys "an applied key is not logged as applied"
+  elif grep -q 'max_.*_series.*takes effect after a restart' "$log"; then
+    fail sighup_live_and_restart_keys "a series cap is logged as needing a restart"
+  elif [ "$(series_limit queue)" != 3 ] || [ "$(series_limit cq)" != 2 ]; then
+    # The summary line is logged after the caps are set: the next scrape must show them.
+    fail sighup_live_and_restart_keys "series limits $(series_limit queue)/$(series_limit cq) after the reload, expected 3/2"
+  elif [ "$(metrics | grep -c '^dimctl_queue_info{')" -gt 3 ]; then
+    fail sighup_live_and_restart_keys "more than 3 queues exported under max_queue_series 3"
   elif ! grep -q "\[warning\] reload: metrics.listen: 127.0.0.1:$PORT -> :$PORT2 takes effect after a restart; keeping 127.0.0.1:$PORT" "$log"; then
     fail sighup_live_and_restart_keys "no warning naming metrics.listen as needing a restart"
   elif ! wait_for 5 state_field_is .default_mode observe; then

@@ -71,11 +71,14 @@ TEST(DiffForReload, LiveKeysAreAppliedWithOldAndNewValues) {
   fresh.mode = model::Mode::kObserve;
   fresh.interval_ns = 10'000'000;
   fresh.metrics.publish_interval_ns = 1'000'000'000;
+  fresh.metrics.max_queue_series = 100;
+  fresh.metrics.max_cq_series = 50;
   fresh.collectors.skb_bytes = {"dimtap0", "veth*"};
   ReloadDiff d = diff_for_reload(running, fresh);
   EXPECT_TRUE(d.needs_restart.empty()) << keys(d.needs_restart).front();
   EXPECT_EQ(keys(d.applied),
             (std::vector<std::string>{"mode", "interval", "metrics.publish_interval",
+                                      "metrics.max_queue_series", "metrics.max_cq_series",
                                       "collectors.skb_bytes"}));
   const ReloadChange* c = find(d.applied, "interval");
   ASSERT_NE(c, nullptr);
@@ -85,6 +88,14 @@ TEST(DiffForReload, LiveKeysAreAppliedWithOldAndNewValues) {
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->old_value, "250ms");
   EXPECT_EQ(c->new_value, "1s");
+  c = find(d.applied, "metrics.max_queue_series");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->old_value, "4096");
+  EXPECT_EQ(c->new_value, "100");
+  c = find(d.applied, "metrics.max_cq_series");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->old_value, "4096");
+  EXPECT_EQ(c->new_value, "50");
   c = find(d.applied, "mode");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->old_value, "shadow");
@@ -97,7 +108,11 @@ TEST(DiffForReload, LiveKeysAreAppliedWithOldAndNewValues) {
   EXPECT_EQ(d.next.mode, model::Mode::kObserve);
   EXPECT_EQ(d.next.interval_ns, 10'000'000);
   EXPECT_EQ(d.next.metrics.publish_interval_ns, 1'000'000'000);
+  EXPECT_EQ(d.next.metrics.max_queue_series, 100u);
+  EXPECT_EQ(d.next.metrics.max_cq_series, 50u);
   EXPECT_EQ(d.next.collectors.skb_bytes, fresh.collectors.skb_bytes);
+  // So reloading the same file again reports nothing.
+  EXPECT_TRUE(diff_for_reload(d.next, fresh).empty());
 }
 
 TEST(DiffForReload, RestartKeysKeepTheRunningValue) {
@@ -108,8 +123,8 @@ interval: 20ms
 state_file: /var/lib/dimctl/state.json
 metrics:
   listen: ":9978"
-  max_queue_series: 100
-  max_cq_series: 50
+  max_queue_series: 4096
+  max_cq_series: 4096
   publish_interval: 250ms
 collectors:
   napi: false
@@ -124,10 +139,8 @@ devices:
 )");
   ReloadDiff d = diff_for_reload(running, fresh);
   EXPECT_TRUE(d.applied.empty()) << keys(d.applied).front();
-  EXPECT_EQ(keys(d.needs_restart),
-            (std::vector<std::string>{"collectors.napi", "collectors.rdma", "metrics.listen",
-                                      "metrics.max_queue_series", "metrics.max_cq_series",
-                                      "state_file"}));
+  EXPECT_EQ(keys(d.needs_restart), (std::vector<std::string>{"collectors.napi", "collectors.rdma",
+                                                             "metrics.listen", "state_file"}));
   const ReloadChange* c = find(d.needs_restart, "metrics.listen");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->old_value, "127.0.0.1:9977");
@@ -136,21 +149,15 @@ devices:
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->old_value, "true");
   EXPECT_EQ(c->new_value, "false");
-  c = find(d.needs_restart, "metrics.max_queue_series");
-  ASSERT_NE(c, nullptr);
-  EXPECT_EQ(c->old_value, "4096");
-  EXPECT_EQ(c->new_value, "100");
   // `next` is the running config for every one of them.
   EXPECT_EQ(d.next.state_file, running.state_file);
   EXPECT_EQ(d.next.metrics.listen, "127.0.0.1:9977");
   EXPECT_EQ(d.next.metrics.listen_host, "127.0.0.1");
   EXPECT_EQ(d.next.metrics.listen_port, 9977);
-  EXPECT_EQ(d.next.metrics.max_queue_series, 4096u);
-  EXPECT_EQ(d.next.metrics.max_cq_series, 4096u);
   EXPECT_TRUE(d.next.collectors.napi);
   EXPECT_TRUE(d.next.collectors.rdma);
   // So the next reload of the same file warns again (it still differs from what runs).
-  EXPECT_EQ(diff_for_reload(d.next, fresh).needs_restart.size(), 6u);
+  EXPECT_EQ(diff_for_reload(d.next, fresh).needs_restart.size(), 4u);
 }
 
 TEST(DiffForReload, SkbBytesToOrFromEmptyNeedsARestart) {
@@ -174,10 +181,12 @@ TEST(DiffForReload, MixedChangeSplitsAndNextTakesOnlyTheLiveOnes) {
   fresh.metrics.listen = "[::1]:9978";
   fresh.metrics.listen_host = "::1";
   fresh.metrics.listen_port = 9978;
+  fresh.metrics.max_queue_series = 64;
   ReloadDiff d = diff_for_reload(running, fresh);
-  EXPECT_EQ(keys(d.applied), std::vector<std::string>{"interval"});
+  EXPECT_EQ(keys(d.applied), (std::vector<std::string>{"interval", "metrics.max_queue_series"}));
   EXPECT_EQ(keys(d.needs_restart), std::vector<std::string>{"metrics.listen"});
   EXPECT_EQ(d.next.interval_ns, 50'000'000);
+  EXPECT_EQ(d.next.metrics.max_queue_series, 64u);
   EXPECT_EQ(d.next.metrics.listen, "127.0.0.1:9977");
 }
 

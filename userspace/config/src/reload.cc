@@ -77,6 +77,12 @@ ReloadDiff diff_for_reload(const Config& running, const Config& fresh) {
     change(d.applied, "metrics.publish_interval",
            format_duration(running.metrics.publish_interval_ns),
            format_duration(fresh.metrics.publish_interval_ns));
+  if (running.metrics.max_queue_series != fresh.metrics.max_queue_series)
+    change(d.applied, "metrics.max_queue_series", std::to_string(running.metrics.max_queue_series),
+           std::to_string(fresh.metrics.max_queue_series));
+  if (running.metrics.max_cq_series != fresh.metrics.max_cq_series)
+    change(d.applied, "metrics.max_cq_series", std::to_string(running.metrics.max_cq_series),
+           std::to_string(fresh.metrics.max_cq_series));
   if (auto rules = rules_change(running.rules, fresh.rules); !rules.empty())
     change(d.applied, "devices", list(rule_names(running.rules)), std::move(rules));
 
@@ -109,17 +115,6 @@ ReloadDiff diff_for_reload(const Config& running, const Config& fresh) {
     d.next.metrics.listen = running.metrics.listen;
     d.next.metrics.listen_host = running.metrics.listen_host;
     d.next.metrics.listen_port = running.metrics.listen_port;
-  }
-  if (running.metrics.max_queue_series != fresh.metrics.max_queue_series) {
-    change(d.needs_restart, "metrics.max_queue_series",
-           std::to_string(running.metrics.max_queue_series),
-           std::to_string(fresh.metrics.max_queue_series));
-    d.next.metrics.max_queue_series = running.metrics.max_queue_series;
-  }
-  if (running.metrics.max_cq_series != fresh.metrics.max_cq_series) {
-    change(d.needs_restart, "metrics.max_cq_series", std::to_string(running.metrics.max_cq_series),
-           std::to_string(fresh.metrics.max_cq_series));
-    d.next.metrics.max_cq_series = running.metrics.max_cq_series;
   }
   if (running.state_file != fresh.state_file) {
     change(d.needs_restart, "state_file", running.state_file, fresh.state_file);

@@ -21,13 +21,14 @@ struct ReloadChange {
 };
 
 struct ReloadDiff {
-  // Keys that take effect at once: mode, interval, metrics.publish_interval, devices, and
-  // collectors.skb_bytes while it stays a non-empty list (the daemon re-selects the devices).
+  // Keys that take effect at once: mode, interval, metrics.publish_interval,
+  // metrics.max_queue_series / max_cq_series (the exporter's caps, from the next scrape on),
+  // devices, and collectors.skb_bytes while it stays a non-empty list (the daemon re-selects the
+  // devices).
   std::vector<ReloadChange> applied;
   // Keys that keep their running value until a restart: metrics.listen (the socket is bound at
-  // start), metrics.max_queue_series / max_cq_series (the exporter takes them at start),
-  // state_file, collectors.napi / rdma (programs are loaded at start) and collectors.skb_bytes
-  // to or from [] (attaching or detaching the per-packet program).
+  // start), state_file, collectors.napi / rdma (programs are loaded at start) and
+  // collectors.skb_bytes to or from [] (attaching or detaching the per-packet program).
   std::vector<ReloadChange> needs_restart;
   // The config to run with after the reload: the new one, with every needs_restart key at its
   // running value (so the next reload compares against what really runs).
