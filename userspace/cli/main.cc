@@ -16,7 +16,8 @@ std::vector<CommandEntry>& command_registry() {
 
 int main(int argc, char** argv) {
   using namespace dimctl;
-  CLI::App app{"dimctl: see and steer interrupt moderation (net DIM, RDMA DIM) per queue and per CQ"};
+  CLI::App app{
+      "dimctl: see and steer interrupt moderation (net DIM, RDMA DIM) per queue and per CQ"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(DIMCTL_VERSION));
 

@@ -57,7 +57,9 @@ class Error {
 struct Failure {
   Error error;
 };
-inline Failure fail(Error e) { return Failure{std::move(e)}; }
+inline Failure fail(Error e) {
+  return Failure{std::move(e)};
+}
 
 template <typename T>
 class [[nodiscard]] Result {
@@ -108,7 +110,9 @@ class [[nodiscard]] Result<void> {
   bool ok_ = true;
 };
 
-inline Result<void> ok() { return {}; }
+inline Result<void> ok() {
+  return {};
+}
 
 }  // namespace dimctl
 
