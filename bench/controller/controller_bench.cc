@@ -166,6 +166,8 @@ BENCHMARK(BM_ControllerStep)
     ->Args({10000, 250, 100})
     ->Args({10000, 250, 10})
     ->Args({10000, 1000, 100})
+    ->Args({10000, 1000, 50})
+    ->Args({10000, 1000, 25})
     ->Args({10000, 1000, 10})
     ->Unit(benchmark::kMicrosecond);
 
@@ -183,6 +185,8 @@ BENCHMARK(BM_SourceOnly)
     ->ArgNames({"queues", "busy_pct"})
     ->Args({1000, 100})
     ->Args({10000, 100})
+    ->Args({10000, 50})
+    ->Args({10000, 25})
     ->Args({10000, 10})
     ->Unit(benchmark::kMicrosecond);
 
