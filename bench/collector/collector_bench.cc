@@ -6,14 +6,15 @@
 // maps from the kernel (batched lookups), folds them per key, sums over the possible CPUs and
 // labels the queues: what the daemon pays per period before the controller sees a snapshot.
 //
-// BM_CollectNapis builds a new queue vector per sample (CounterAggregator::queues(map), what
-// BpfCollector::sample() returns); BM_CollectNapisInPlace writes into the vector of the last
+// BM_CollectNapis builds a new snapshot per sample (CounterAggregator::queues(map), what
+// BpfCollector::sample() returns); BM_CollectNapisInPlace writes into the snapshot of the last
 // sample (queues(map, out), what BpfCollector::sample_into() does with the controller's one
 // Snapshot).
 //
-// Counters: allocs_per_sample (operator new calls per iteration, after one warm-up sample: the
-// new vector is one, the in-place variant none), kernel_pct (system time share of the loop,
-// getrusage: the kernel's batched per-CPU copies; the rest is the userspace fold and labelling).
+// Counters: allocs_per_sample (operator new calls per iteration, after one warm-up sample: a new
+// snapshot's queue vector and its growing name table, the in-place variant none), kernel_pct
+// (system time share of the loop, getrusage: the kernel's batched per-CPU copies; the rest is
+// the userspace fold and labelling).
 //
 //   sudo collector_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 //
@@ -64,7 +65,7 @@ class NamesOnly final : public collector::NetdevDirectory {
 };
 
 // range(0): NAPIs (up to 512 + 4096, what the maps hold). in_place: queues(map, out) into one
-// vector kept across samples, else queues(map) returning a new one.
+// snapshot kept across samples, else queues(map) returning a new one.
 void collect_napis(benchmark::State& state, bool in_place) {
   if (geteuid() != 0) {
     state.SkipWithError("needs root (CAP_BPF) to create BPF maps");
@@ -109,7 +110,7 @@ void collect_napis(benchmark::State& state, bool in_place) {
   NamesOnly dir;
   collector::CounterAggregator agg(dir, false);
   size_t queues = 0;
-  std::vector<model::QueueCounters> kept;  // in_place: the controller's snapshot queues
+  model::Snapshot kept;  // in_place: the controller's snapshot
   // One sample; false (after SkipWithError) on failure.
   auto sample = [&] {
     if (in_place) {
@@ -117,8 +118,8 @@ void collect_napis(benchmark::State& state, bool in_place) {
         state.SkipWithError(r.error().message().c_str());
         return false;
       }
-      queues = kept.size();
-      benchmark::DoNotOptimize(kept.data());
+      queues = kept.queues.size();
+      benchmark::DoNotOptimize(kept.queues.data());
       return true;
     }
     auto q = agg.queues(sources);
@@ -126,13 +127,13 @@ void collect_napis(benchmark::State& state, bool in_place) {
       state.SkipWithError(q.error().message().c_str());
       return false;
     }
-    queues = q->size();
+    queues = q->queues.size();
     benchmark::DoNotOptimize(q);
     return true;
   };
   // One sample before the timed loop, as the daemon's first: the readers' buffers (and, in
-  // place, the queue vector with its names) grow to the maps' size there, later samples reuse
-  // them.
+  // place, the queue vector and the name table) grow to the maps' size there, later samples
+  // reuse them.
   if (!sample()) return;
   rusage r0{};
   getrusage(RUSAGE_THREAD, &r0);

@@ -90,12 +90,14 @@ class SyntheticSource final : public model::CounterSource {
  private:
   void init(model::Snapshot& snap) const {
     snap.queues.assign(static_cast<size_t>(queues_), {});
+    snap.devices.clear();
     snap.cqs.clear();
     for (int i = 0; i < queues_; ++i) {
       auto& q = snap.queues[static_cast<size_t>(i)];
       const int dev = i / kQueuesPerDevice;
+      if (i % kQueuesPerDevice == 0) snap.devices.push_back("eth" + std::to_string(dev));
       q.key = {static_cast<uint32_t>(dev + 2), static_cast<uint32_t>(1000 + i)};
-      q.device = "eth" + std::to_string(dev);
+      q.device_ix = static_cast<uint32_t>(dev);
       q.queue = i % kQueuesPerDevice;
       q.irq = 100 + i;
       q.has_bytes = true;

@@ -6,9 +6,9 @@ namespace dimctl::exporters {
 
 using nlohmann::json;
 
-json queue_counters_to_json(const model::QueueCounters& c) {
+json queue_counters_to_json(const model::QueueCounters& c, const std::string& device) {
   return json{
-      {"device", c.device},
+      {"device", device},
       {"queue", c.queue},
       {"queue_label", queue_label(c)},
       {"ifindex", c.key.ifindex},

@@ -537,16 +537,16 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
     auto qkey = [](const model::QueueView& q) {
       // Numeric queue order (queue 10 after queue 9); unknown indices (-1) after known ones.
       int32_t qi = q.counters.queue >= 0 ? q.counters.queue : INT32_MAX;
-      return std::tuple(std::string_view(q.counters.device), qi, q.counters.key.napi_id,
+      return std::tuple(std::string_view(q.device), qi, q.counters.key.napi_id,
                         std::string_view(q.direction));
     };
     auto qid = [](const model::QueueView& q) {
-      return q.counters.device + "/" + queue_label(q.counters) + "/" + q.direction;
+      return q.device + "/" + queue_label(q.counters) + "/" + q.direction;
     };
     for (std::size_t i : select(s->queues, max_queues, qkey, qid, dropped[0], n_dropped[0])) {
       const auto& q = s->queues[i];
       const auto& c = q.counters;
-      const std::string& dev = c.device;
+      const std::string& dev = q.device;
       const std::string ql = queue_label(c);
       const std::string& dir = q.direction;
       out.add(kQueueInfo, {dev, ql, dir, std::to_string(c.key.napi_id), std::to_string(c.irq)}, 1);

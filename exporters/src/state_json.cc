@@ -146,7 +146,7 @@ model::ControllerState parse_state(const json& j) {
     auto& c = v.counters;
     get(q, "ifindex", c.key.ifindex, qw);
     get(q, "napi_id", c.key.napi_id, qw);
-    get(q, "device", c.device, qw);
+    get(q, "device", v.device, qw);
     get(q, "queue", c.queue, qw);
     get(q, "irq", c.irq, qw);
     get(q, "polls", c.polls, qw);
@@ -267,7 +267,7 @@ json coalesce_to_json(const model::Coalesce& c) {
 json state_to_json(const model::ControllerState& s) {
   json queues = json::array();
   for (const auto& q : s.queues) {
-    json o = queue_counters_to_json(q.counters);
+    json o = queue_counters_to_json(q.counters, q.device);
     o["direction"] = q.direction;
     o["packets_per_second"] = q.packets_per_second;
     o["events_per_second"] = q.events_per_second;

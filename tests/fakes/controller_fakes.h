@@ -28,6 +28,16 @@
 
 namespace dimctl::fakes {
 
+// The position of `name` in the snapshot's name table (model::Snapshot::devices), appended
+// when missing: what a hand-built queue's device_ix should be.
+inline uint32_t device_ix(model::Snapshot& snap, const std::string& name) {
+  for (size_t i = 0; i < snap.devices.size(); ++i) {
+    if (snap.devices[i] == name) return static_cast<uint32_t>(i);
+  }
+  snap.devices.push_back(name);
+  return static_cast<uint32_t>(snap.devices.size() - 1);
+}
+
 // Returns `current` (which the test edits between steps), or the next scripted result first.
 class FakeCounterSource final : public model::CounterSource {
  public:

@@ -68,7 +68,7 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
   for (const auto& q : s.queues) queues.push_back(&q);
   std::sort(queues.begin(), queues.end(), [](const auto* a, const auto* b) {
     auto key = [](const model::QueueView* q) {
-      return std::tuple(q->counters.device, q->counters.queue < 0, q->counters.queue,
+      return std::tuple(q->device, q->counters.queue < 0, q->counters.queue,
                         q->counters.key.napi_id, q->direction);
     };
     return key(a) < key(b);
@@ -76,7 +76,7 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
   Table qt({"DEVICE", "QUEUE", "DIR", "MODE", "PKTS/S", "EVENTS/S", "PKTS/EVENT", "PROFILE",
             "USECS want/applied", "FRAMES want/applied"});
   for (const auto* q : queues) {
-    const auto* dev = find_device(s, q->counters.device);
+    const auto* dev = find_device(s, q->device);
     const bool tx = q->direction == "tx";
     std::optional<uint32_t> app_usecs, app_frames;
     if (dev && dev->applied) {
@@ -84,7 +84,7 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
       app_frames = tx ? dev->applied->tx_max_frames : dev->applied->rx_max_frames;
     }
     const bool want = q->dim.active;
-    qt.add({q->counters.device, exporters::queue_label(q->counters), q->direction,
+    qt.add({q->device, exporters::queue_label(q->counters), q->direction,
             dev ? std::string(exporters::mode_name(dev->mode)) : "-", human(q->packets_per_second),
             human(q->events_per_second), ratio(q->packets_per_second, q->events_per_second),
             profile(q->dim),

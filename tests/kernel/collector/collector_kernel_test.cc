@@ -62,7 +62,7 @@ class CollectorKernelTest : public ::testing::Test {
     Totals t;
     for (const auto& q : s.queues) {
       if (q.key.ifindex != ifindex) continue;
-      EXPECT_EQ(q.device, "va");
+      EXPECT_EQ(s.device_of(q), "va");
       t.polls += q.polls;
       t.packets += q.packets;
       t.packets_by_napi[q.key.napi_id] += q.packets;
@@ -201,7 +201,7 @@ TEST_F(CollectorKernelTest, SampleIntoCountsExactlyAsSampleDoes) {
     std::vector<std::string> out;
     for (const auto& q : s.queues) {
       if (q.key.ifindex == ifindex)
-        out.push_back(fmt::format("{} {} {} {}", q.key.napi_id, q.device, q.queue, q.irq));
+        out.push_back(fmt::format("{} {} {} {}", q.key.napi_id, s.device_of(q), q.queue, q.irq));
     }
     return out;
   };

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -113,9 +114,9 @@ TEST_F(NapiFixture, LabelsAndSumsEachNapi) {
   CounterAggregator agg(dir, false);
   auto q = agg.queues(map);
   ASSERT_TRUE(q.ok());
-  ASSERT_EQ(q->size(), 2u);
-  const auto& a = (*q)[0];
-  EXPECT_EQ(a.device, "eth9");
+  ASSERT_EQ(q->queues.size(), 2u);
+  const auto& a = q->queues[0];
+  EXPECT_EQ(q->device_of(a), "eth9");
   EXPECT_EQ(a.key.napi_id, 300u);
   EXPECT_EQ(a.queue, 0);
   EXPECT_EQ(a.irq, 42);
@@ -124,7 +125,7 @@ TEST_F(NapiFixture, LabelsAndSumsEachNapi) {
   EXPECT_EQ(a.budget_exhausted, 2u);
   EXPECT_EQ(a.events(), 13u);
   EXPECT_FALSE(a.has_bytes);
-  EXPECT_EQ((*q)[1].irq, 43);
+  EXPECT_EQ(q->queues[1].irq, 43);
   EXPECT_TRUE(map.erased.empty());
 }
 
@@ -135,8 +136,9 @@ TEST_F(NapiFixture, RetiresNapisOfDeletedDevicesAndErasesThem) {
   CounterAggregator agg(dir, false);
   auto q = agg.queues(map);
   ASSERT_TRUE(q.ok());
-  ASSERT_EQ(q->size(), 1u);
-  EXPECT_EQ((*q)[0].key.ifindex, 8u);
+  ASSERT_EQ(q->queues.size(), 1u);
+  EXPECT_EQ(q->queues[0].key.ifindex, 8u);
+  EXPECT_EQ(q->devices, (std::vector<std::string>{"eth8"}));  // no name without a queue
   ASSERT_EQ(map.erased.size(), 1u);
   EXPECT_EQ(map.erased[0].ifindex, 7u);
   EXPECT_EQ(agg.stats().queues_retired, 1u);
@@ -153,10 +155,10 @@ TEST_F(NapiFixture, RetiresANapiNetlinkNoLongerListsButKeepsUnlistedDevices) {
   CounterAggregator agg(dir, false);
   auto q = agg.queues(map);
   ASSERT_TRUE(q.ok());
-  ASSERT_EQ(q->size(), 2u);
-  EXPECT_EQ((*q)[0].key.napi_id, 300u);
-  EXPECT_EQ((*q)[1].key.napi_id, 500u);
-  EXPECT_EQ((*q)[1].queue, -1);
+  ASSERT_EQ(q->queues.size(), 2u);
+  EXPECT_EQ(q->queues[0].key.napi_id, 300u);
+  EXPECT_EQ(q->queues[1].key.napi_id, 500u);
+  EXPECT_EQ(q->queues[1].queue, -1);
   ASSERT_EQ(map.erased.size(), 1u);
   EXPECT_EQ(map.erased[0].napi_id, 301u);
 }
@@ -168,12 +170,12 @@ TEST_F(NapiFixture, QstatsBytesAreCumulativeSinceFirstSight) {
   CounterAggregator agg(dir, false);
   auto q1 = agg.queues(map);
   ASSERT_TRUE(q1.ok());
-  EXPECT_TRUE((*q1)[0].has_bytes);
-  EXPECT_EQ((*q1)[0].bytes, 0u);
+  EXPECT_TRUE(q1->queues[0].has_bytes);
+  EXPECT_EQ(q1->queues[0].bytes, 0u);
   dir.napis[{7, 300}].rx_bytes = 1'001'500;
   auto q2 = agg.queues(map);
   ASSERT_TRUE(q2.ok());
-  EXPECT_EQ((*q2)[0].bytes, 1500u);
+  EXPECT_EQ(q2->queues[0].bytes, 1500u);
 }
 
 TEST_F(NapiFixture, ByteProgramBytesWinOverQstats) {
@@ -182,8 +184,8 @@ TEST_F(NapiFixture, ByteProgramBytesWinOverQstats) {
   CounterAggregator agg(dir, true);
   auto q = agg.queues(map);
   ASSERT_TRUE(q.ok());
-  EXPECT_TRUE((*q)[0].has_bytes);
-  EXPECT_EQ((*q)[0].bytes, 100u);
+  EXPECT_TRUE(q->queues[0].has_bytes);
+  EXPECT_EQ(q->queues[0].bytes, 100u);
 }
 
 TEST_F(NapiFixture, ByteDeviceFilterLimitsMapBytesToTheSelectedDevices) {
@@ -198,30 +200,30 @@ TEST_F(NapiFixture, ByteDeviceFilterLimitsMapBytesToTheSelectedDevices) {
   agg.set_byte_devices(std::set<uint32_t>{7});
   auto q1 = agg.queues(map);
   ASSERT_TRUE(q1.ok());
-  ASSERT_EQ(q1->size(), 3u);
-  EXPECT_TRUE((*q1)[0].has_bytes);
-  EXPECT_EQ((*q1)[0].bytes, 100u);
-  EXPECT_TRUE((*q1)[1].has_bytes);  // qstats, cumulative since first sight
-  EXPECT_EQ((*q1)[1].bytes, 0u);
-  EXPECT_FALSE((*q1)[2].has_bytes);
-  EXPECT_EQ((*q1)[2].bytes, 0u);
+  ASSERT_EQ(q1->queues.size(), 3u);
+  EXPECT_TRUE(q1->queues[0].has_bytes);
+  EXPECT_EQ(q1->queues[0].bytes, 100u);
+  EXPECT_TRUE(q1->queues[1].has_bytes);  // qstats, cumulative since first sight
+  EXPECT_EQ(q1->queues[1].bytes, 0u);
+  EXPECT_FALSE(q1->queues[2].has_bytes);
+  EXPECT_EQ(q1->queues[2].bytes, 0u);
   dir.napis[{8, 400}].rx_bytes = 5600;
   auto q2 = agg.queues(map);
   ASSERT_TRUE(q2.ok());
-  EXPECT_EQ((*q2)[1].bytes, 600u);
+  EXPECT_EQ(q2->queues[1].bytes, 600u);
 
   // No device selected (globs match nothing yet): no map bytes anywhere.
   agg.set_byte_devices(std::set<uint32_t>{});
   auto q3 = agg.queues(map);
   ASSERT_TRUE(q3.ok());
-  EXPECT_FALSE((*q3)[0].has_bytes);
-  EXPECT_FALSE((*q3)[2].has_bytes);
+  EXPECT_FALSE(q3->queues[0].has_bytes);
+  EXPECT_FALSE(q3->queues[2].has_bytes);
   // Back to every device.
   agg.set_byte_devices(std::nullopt);
   auto q4 = agg.queues(map);
   ASSERT_TRUE(q4.ok());
-  EXPECT_TRUE((*q4)[2].has_bytes);
-  EXPECT_EQ((*q4)[2].bytes, 999u);
+  EXPECT_TRUE(q4->queues[2].has_bytes);
+  EXPECT_EQ(q4->queues[2].bytes, 999u);
 }
 
 TEST_F(NapiFixture, MapErrorsNameTheMap) {
@@ -244,11 +246,12 @@ TEST_F(NapiFixture, SnapshotIsInKeyOrderAndNamesAreLookedUpOncePerDevice) {
   CounterAggregator agg(dir, false);
   auto q = agg.queues(map);
   ASSERT_TRUE(q.ok());
-  ASSERT_EQ(q->size(), 5u);
-  EXPECT_TRUE(std::is_sorted(q->begin(), q->end(),
+  ASSERT_EQ(q->queues.size(), 5u);
+  EXPECT_TRUE(std::is_sorted(q->queues.begin(), q->queues.end(),
                              [](const auto& a, const auto& b) { return a.key < b.key; }));
-  EXPECT_EQ((*q)[0].key.napi_id, 299u);
-  EXPECT_EQ((*q)[4].device, "eth256");
+  EXPECT_EQ(q->queues[0].key.napi_id, 299u);
+  EXPECT_EQ(q->device_of(q->queues[4]), "eth256");
+  EXPECT_EQ(q->devices, (std::vector<std::string>{"eth7", "eth256"}));
   EXPECT_EQ(dir.ifname_calls[7], 1);
   EXPECT_EQ(dir.ifname_calls[256], 1);
 }
@@ -361,16 +364,18 @@ TEST_F(CqFixture, FreeOfACqNeverPolledIsNotAnError) {
 
 // ---- in place (BpfCollector::sample_into) ---------------------------------------------------
 
-// Every field, so that snapshots compare whole (and a difference reads as one line).
-std::vector<std::string> fields(const std::vector<model::QueueCounters>& v) {
+// Every field and the name table, so that snapshots compare whole (and a difference reads as
+// one line).
+std::vector<std::string> fields(const model::Snapshot& s) {
   std::vector<std::string> out;
-  for (const auto& q : v) {
+  for (const auto& q : s.queues) {
     out.push_back(
-        fmt::format("{}/{} {} queue={} irq={} polls={} packets={} exhausted={} empty={} "
+        fmt::format("{}/{} {} (#{}) queue={} irq={} polls={} packets={} exhausted={} empty={} "
                     "bytes={} has_bytes={}",
-                    q.key.ifindex, q.key.napi_id, q.device, q.queue, q.irq, q.polls, q.packets,
-                    q.budget_exhausted, q.empty_polls, q.bytes, q.has_bytes));
+                    q.key.ifindex, q.key.napi_id, s.device_of(q), q.device_ix, q.queue, q.irq,
+                    q.polls, q.packets, q.budget_exhausted, q.empty_polls, q.bytes, q.has_bytes));
   }
+  out.push_back(fmt::format("devices: {}", fmt::join(s.devices, " ")));
   return out;
 }
 
@@ -398,14 +403,15 @@ std::vector<uint64_t> packed_keys(const std::vector<K>& keys) {
   return out;
 }
 
-// Two aggregators over two identically driven maps: `in_place` writes each period into the vector
-// it wrote the period before (BpfCollector::sample_into with the controller's one Snapshot),
-// `fresh` returns a new vector (BpfCollector::sample()). Same directory, so the same names.
+// Two aggregators over two identically driven maps: `in_place` writes each period into the
+// snapshot it wrote the period before (BpfCollector::sample_into with the controller's one
+// Snapshot), `fresh` returns a new one (BpfCollector::sample()). Same directory, so the same
+// names.
 struct InPlaceNapiFixture : ::testing::Test {
   fakes::FakePerCpuMap<dimctl_napi_key, dimctl_napi_value> map_a, map_b;
   fakes::FakeDirectory dir;
   CounterAggregator in_place{dir, true}, fresh{dir, true};
-  std::vector<model::QueueCounters> kept;
+  model::Snapshot kept;
 
   void set(dimctl_napi_key k, std::vector<dimctl_napi_value> v) {
     map_a.entries[k] = v;
@@ -442,28 +448,32 @@ TEST_F(InPlaceNapiFixture, EqualsANewSnapshotEveryPeriodAndAllocatesNothingInSte
   set({9, 500}, {napi_v(30, 300, 0, 0, 3000), napi_v(0, 0, 0, 0, 5)});
   set({9, 501}, {napi_v(40, 400, 0, 0, 4000)});
   // Whatever `out` holds is overwritten (the contract only promises the last period's, or none).
-  kept.resize(7);
-  kept[2].device = "a name longer than the small-string buffer";
-  kept[5].has_bytes = true;
-  kept[5].irq = 99;
+  kept.queues.resize(7);
+  kept.devices = {"a name longer than the small-string buffer", "x", "y"};
+  kept.queues[5].has_bytes = true;
+  kept.queues[5].irq = 99;
+  kept.queues[5].device_ix = 2;
 
   period();  // 1
-  ASSERT_EQ(kept.size(), 4u);
-  EXPECT_EQ(kept[0].irq, 42);
-  EXPECT_TRUE(kept[0].has_bytes);  // qstats
-  EXPECT_EQ(kept[2].device, "wan0");
-  EXPECT_EQ(kept[2].bytes, 3005u);  // map bytes
+  ASSERT_EQ(kept.queues.size(), 4u);
+  ASSERT_EQ(kept.devices.size(), 2u);
+  EXPECT_EQ(kept.queues[0].irq, 42);
+  EXPECT_TRUE(kept.queues[0].has_bytes);  // qstats
+  EXPECT_EQ(kept.device_of(kept.queues[2]), "wan0");
+  EXPECT_EQ(kept.queues[2].bytes, 3005u);  // map bytes
 
   // 2: the same NAPIs, new counters: nothing allocated, the same storage.
-  const auto* data = kept.data();
-  const size_t capacity = kept.capacity();
+  const auto* data = kept.queues.data();
+  const size_t capacity = kept.queues.capacity();
+  const auto* names = kept.devices.data();
   set({7, 300}, {napi_v(15, 150, 1, 3), napi_v(1, 1)});
   set({9, 501}, {napi_v(41, 410, 0, 0, 4100)});
   dir.napis[{7, 300}].rx_bytes = 1600;
   EXPECT_EQ(period(), 0u);
-  EXPECT_EQ(kept.data(), data);
-  EXPECT_EQ(kept.capacity(), capacity);
-  EXPECT_EQ(kept[0].bytes, 600u);
+  EXPECT_EQ(kept.queues.data(), data);
+  EXPECT_EQ(kept.queues.capacity(), capacity);
+  EXPECT_EQ(kept.devices.data(), names);
+  EXPECT_EQ(kept.queues[0].bytes, 600u);
 
   // 3: napi 299 appears on eth7 ahead of the others (every entry moves one down), 301 vanishes
   // from netlink (retired), wan0 is renamed and gains napi 502. Entry 0 was 300 (IRQ 42, qstats
@@ -474,29 +484,32 @@ TEST_F(InPlaceNapiFixture, EqualsANewSnapshotEveryPeriodAndAllocatesNothingInSte
   dir.names[9] = "uplink0";
   set({9, 502}, {napi_v(2, 2, 0, 0, 64)});
   period();
-  ASSERT_EQ(kept.size(), 5u);
-  EXPECT_EQ(kept[0].key.napi_id, 299u);
-  EXPECT_EQ(kept[0].irq, -1);
-  EXPECT_FALSE(kept[0].has_bytes);
-  EXPECT_EQ(kept[1].key.napi_id, 300u);
-  for (size_t i = 2; i < kept.size(); ++i) EXPECT_EQ(kept[i].device, "uplink0");
+  ASSERT_EQ(kept.queues.size(), 5u);
+  EXPECT_EQ(kept.queues[0].key.napi_id, 299u);
+  EXPECT_EQ(kept.queues[0].irq, -1);
+  EXPECT_FALSE(kept.queues[0].has_bytes);
+  EXPECT_EQ(kept.queues[1].key.napi_id, 300u);
+  for (size_t i = 2; i < kept.queues.size(); ++i) {
+    EXPECT_EQ(kept.device_of(kept.queues[i]), "uplink0");
+  }
   EXPECT_EQ(map_a.erased.size(), 1u);
 
   // 4: eth7 is deleted: both its NAPIs retired, the snapshot shrinks to wan0's (entry 0 was
   // eth7's napi 299 with a queue index: now wan0's 500 without).
   dir.names.erase(7);
   period();
-  ASSERT_EQ(kept.size(), 3u);
-  EXPECT_EQ(kept[0].key, (model::QueueKey{9, 500}));
-  EXPECT_EQ(kept[0].queue, -1);
+  ASSERT_EQ(kept.queues.size(), 3u);
+  EXPECT_EQ(kept.queues[0].key, (model::QueueKey{9, 500}));
+  EXPECT_EQ(kept.queues[0].queue, -1);
+  EXPECT_EQ(kept.devices, (std::vector<std::string>{"uplink0"}));
   EXPECT_EQ(map_a.erased.size(), 3u);
 
   // 5, 6: steady again.
-  data = kept.data();
+  data = kept.queues.data();
   set({9, 500}, {napi_v(31, 310, 0, 0, 3100)});
   EXPECT_EQ(period(), 0u);
   EXPECT_EQ(period(), 0u);
-  EXPECT_EQ(kept.data(), data);
+  EXPECT_EQ(kept.queues.data(), data);
 }
 
 TEST_F(InPlaceNapiFixture, AFailedReadNamesTheMapAndTheNextPeriodRewritesTheSnapshot) {
@@ -510,7 +523,7 @@ TEST_F(InPlaceNapiFixture, AFailedReadNamesTheMapAndTheNextPeriodRewritesTheSnap
   map_a.fail = false;
   set({7, 301}, {napi_v(2, 2)});
   period();
-  EXPECT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept.queues.size(), 2u);
 }
 
 struct InPlaceCqFixture : ::testing::Test {
@@ -977,10 +990,11 @@ TEST(ChooseAttach, BuiltInIbCoreUsesVmlinuxBtf) {
 
 // ---- interval report --------------------------------------------------------------------------
 
+// A queue of "va": device_ix 0 of a snapshot whose devices are {"va"}.
 model::QueueCounters queue(uint32_t napi, uint64_t polls, uint64_t packets, uint64_t exhausted) {
   model::QueueCounters q;
   q.key = {3, napi};
-  q.device = "va";
+  q.device_ix = 0;
   q.polls = polls;
   q.packets = packets;
   q.budget_exhausted = exhausted;
@@ -992,7 +1006,9 @@ TEST(IntervalReport, DeltasRatesAndJson) {
   a.time_ns = 1'000'000'000;
   b.time_ns = 3'000'000'000;
   a.queues = {queue(300, 10, 100, 1)};
+  a.devices = {"va"};
   b.queues = {queue(300, 110, 2100, 11), queue(301, 4, 8, 0)};
+  b.devices = {"va"};
   model::CqCounters c0;
   c0.key = {0, 5};
   c0.ibdev = "rxe0";
@@ -1035,6 +1051,8 @@ TEST(IntervalReport, DeltasRatesAndJson) {
   EXPECT_EQ(j["programs"][0]["name"], "napi:napi_poll");
   EXPECT_DOUBLE_EQ(j["programs"][0]["ns_per_run"].get<double>(), 20.0);
   EXPECT_EQ(j["devices"][0]["queues"].get<int>(), 2);
+  EXPECT_EQ(j["devices"][0]["name"], "va");
+  EXPECT_EQ(j["queues"][1]["device"], "va");
 
   const std::string table = render_table(r);
   EXPECT_THAT(table, HasSubstr("va"));
@@ -1051,6 +1069,7 @@ TEST(IntervalReport, JsonUsesTheStateApiKeys) {
   q.has_bytes = true;
   q.bytes = 1500;
   b.queues = {q};
+  b.devices = {"va"};
   model::CqCounters c;
   c.key = {1, 42};
   c.ibdev = "mlx5_0";
@@ -1068,7 +1087,7 @@ TEST(IntervalReport, JsonUsesTheStateApiKeys) {
   c.kernel_usec = 9;
   b.cqs = {c};
   const auto j = nlohmann::json::parse(render_json(make_interval_report(a, b, {})));
-  const auto jq = exporters::queue_counters_to_json(q);
+  const auto jq = exporters::queue_counters_to_json(q, "va");
   const auto jc = exporters::cq_counters_to_json(c);
   EXPECT_EQ(jq.size(), 13u);
   EXPECT_EQ(jc.size(), 15u);

@@ -276,12 +276,12 @@ TEST_F(ControllerTest, RenamedDeviceTakesItsQueuesWithAFreshDim) {
   ASSERT_EQ(queue(key(2, 1))->dim.profile_ix, 2);
   // `ip link set eth0 name wan0`: same ifindex and NAPIs, another name (and another rule).
   net.devices["wan0"] = net.devices["eth0"];
-  for (auto& q : source.current.queues) q.device = "wan0";
+  for (auto& q : source.current.queues) q.device_ix = fakes::device_ix(source.current, "wan0");
   ASSERT_TRUE(step().ok());
   for (int i = 0; i < 2; ++i) {
     const auto* v = queue(key(2, i));
     ASSERT_NE(v, nullptr);
-    EXPECT_EQ(v->counters.device, "wan0");
+    EXPECT_EQ(v->device, "wan0");
     EXPECT_EQ(v->dim.profile_ix, 0);  // the old device's DIM does not carry over
   }
   ASSERT_NE(device("wan0"), nullptr);

@@ -36,7 +36,7 @@ class ControllerTest : public ::testing::Test {
     for (int i = 0; i < nqueues; ++i) {
       model::QueueCounters q;
       q.key = {ifindex, 100 * ifindex + static_cast<uint32_t>(i)};
-      q.device = name;
+      q.device_ix = fakes::device_ix(source.current, name);
       q.queue = i;
       q.irq = 30 + i;
       q.has_bytes = true;
@@ -44,8 +44,10 @@ class ControllerTest : public ::testing::Test {
     }
   }
   void remove_device(const std::string& name) {
-    std::erase_if(source.current.queues,
-                  [&](const model::QueueCounters& q) { return q.device == name; });
+    // The name stays in the table, referred to by no queue (model::Snapshot allows it).
+    std::erase_if(source.current.queues, [&](const model::QueueCounters& q) {
+      return source.current.device_of(q) == name;
+    });
   }
 
   static model::QueueKey key(uint32_t ifindex, int queue) {

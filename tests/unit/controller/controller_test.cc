@@ -511,7 +511,7 @@ struct OneQueueRig {
     net.devices["eth0"].state = initial();
     model::QueueCounters q;
     q.key = {2, 200};
-    q.device = "eth0";
+    q.device_ix = fakes::device_ix(source.current, "eth0");
     q.queue = 0;
     source.current.queues.push_back(q);
     if (fallback) policy.fallback = *fallback;
@@ -584,9 +584,10 @@ class InPlaceSource final : public model::CounterSource {
     }
     if (out.queues.empty()) {
       out.queues.resize(3);
+      out.devices = {"eth0"};
       for (uint32_t i = 0; i < 3; ++i) {
         out.queues[i].key = {2, 200 + i};
-        out.queues[i].device = "eth0";
+        out.queues[i].device_ix = 0;
         out.queues[i].queue = static_cast<int32_t>(i);
       }
     }
@@ -602,12 +603,12 @@ class InPlaceSource final : public model::CounterSource {
     for (size_t i = 0; i < a.queues.size(); ++i) {
       const auto& x = a.queues[i];
       const auto& y = b.queues[i];
-      if (x.key != y.key || x.device != y.device || x.queue != y.queue || x.polls != y.polls ||
-          x.packets != y.packets) {
+      if (x.key != y.key || x.device_ix != y.device_ix || x.queue != y.queue ||
+          x.polls != y.polls || x.packets != y.packets) {
         return false;
       }
     }
-    return a.time_ns == b.time_ns;
+    return a.devices == b.devices && a.time_ns == b.time_ns;
   }
   int calls = 0;
   int tampered = 0;
@@ -632,7 +633,7 @@ TEST(ControllerSource, AnInPlaceSourceGetsItsSnapshotBackUntouched) {
   EXPECT_EQ(source.tampered, 0);
   const auto st = ctl.state();
   ASSERT_EQ(st->queues.size(), 3u);
-  EXPECT_EQ(st->queues[2].counters.device, "eth0");
+  EXPECT_EQ(st->queues[2].device, "eth0");
   EXPECT_EQ(st->queues[2].counters.polls, 500u);  // published at the 5th sample
   EXPECT_GT(st->queues[2].dim.verdicts_total[0] + st->queues[2].dim.verdicts_total[1] +
                 st->queues[2].dim.verdicts_total[2],

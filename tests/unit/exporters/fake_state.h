@@ -12,7 +12,7 @@ inline model::QueueView fake_queue(std::string device, int32_t queue, uint32_t n
                                    std::string direction = "rx") {
   model::QueueView q;
   q.counters.key = {.ifindex = 2, .napi_id = napi_id};
-  q.counters.device = std::move(device);
+  q.device = std::move(device);
   q.counters.queue = queue;
   q.direction = std::move(direction);
   return q;

@@ -113,24 +113,30 @@ Result<void> NapiSources::erase(const dimctl_napi_key& key) {
   return slots_.clear(key.napi_id & (DIMCTL_NAPI_SLOTS - 1), key);
 }
 
-Result<void> CounterAggregator::queues(NapiMap& map, std::vector<model::QueueCounters>& out) {
+Result<void> CounterAggregator::queues(NapiMap& map, model::Snapshot& snap) {
   napis_.clear();
   if (auto r = map.read(napis_); !r) return std::move(r).error().wrap("napi_stats");
   order_by_key(napis_, order_);  // the snapshot's order, and every device's NAPIs in one run
+  std::vector<model::QueueCounters>& out = snap.queues;
+  std::vector<std::string>& devices = snap.devices;
   // Room for every entry read (no-op on the vector of the last sample unless the maps grew):
   // growing it below then never reallocates.
   out.reserve(napis_.size());
   size_t n = 0;  // entries written
+  size_t d = 0;  // device names written
   // The name is looked up once per device: one if_indextoname() per device instead of per NAPI,
-  // and all queues of a device carry the same name (model::Snapshot promises it).
+  // and all queues of a device carry the same device_ix (model::Snapshot promises it). It enters
+  // the table with the device's first queue that is kept, so no name goes without a queue.
   std::optional<std::string> name;
   std::optional<uint32_t> named;
+  bool in_table = false;
   for (const KeyOrder& o : order_) {
     const NapiEntry& e = napis_[o.pos];
     const auto id = std::make_pair(e.key.ifindex, e.key.napi_id);
     if (named != e.key.ifindex) {
       name = dir_.ifname(e.key.ifindex);
       named = e.key.ifindex;
+      in_table = false;
     }
     std::optional<NapiInfo> info;
     if (name) info = dir_.napi(e.key.ifindex, e.key.napi_id);
@@ -144,13 +150,21 @@ Result<void> CounterAggregator::queues(NapiMap& map, std::vector<model::QueueCou
       ++stats_.queues_retired;
       continue;
     }
-    // The entry at this position last time (or a new one): every field is written, the device
-    // name into the existing string (no allocation while it fits the string's capacity).
+    if (!in_table) {
+      if (d == devices.size()) {
+        devices.push_back(*name);
+      } else if (devices[d] != *name) {
+        devices[d] = *name;
+      }
+      ++d;
+      in_table = true;
+    }
+    // The entry at this position last time (or a new one): every field is written.
     if (n == out.size()) out.emplace_back();
     model::QueueCounters& q = out[n++];
     const dimctl_napi_value& sum = e.value;
     q.key = {e.key.ifindex, e.key.napi_id};
-    q.device = *name;
+    q.device_ix = static_cast<uint32_t>(d - 1);
     q.queue = info ? info->queue : -1;
     q.irq = info ? info->irq : -1;
     q.polls = sum.polls;
@@ -169,11 +183,12 @@ Result<void> CounterAggregator::queues(NapiMap& map, std::vector<model::QueueCou
     }
   }
   out.resize(n);  // shrinks when NAPIs were retired or vanished (never grows: n <= size)
+  devices.resize(d);
   return ok();
 }
 
-Result<std::vector<model::QueueCounters>> CounterAggregator::queues(NapiMap& map) {
-  std::vector<model::QueueCounters> out;
+Result<model::Snapshot> CounterAggregator::queues(NapiMap& map) {
+  model::Snapshot out;
   if (auto r = queues(map, out); !r) return std::move(r).error();
   return out;
 }

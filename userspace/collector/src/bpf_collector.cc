@@ -453,9 +453,10 @@ Result<void> BpfCollector::sample_into(model::Snapshot& out) {
         impl_->bytes_filter_error.clear();
       }
     }
-    if (auto r = impl_->aggregator->queues(*impl_->napi_map, out.queues); !r) return r;
+    if (auto r = impl_->aggregator->queues(*impl_->napi_map, out); !r) return r;
   } else {
     out.queues.clear();
+    out.devices.clear();
   }
   if (impl_->cq_map) {
     impl_->pending_events.clear();

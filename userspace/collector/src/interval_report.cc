@@ -30,6 +30,7 @@ IntervalReport make_interval_report(const model::Snapshot& before, const model::
   r.interval_s = static_cast<double>(after.time_ns - before.time_ns) / 1e9;
   r.programs = std::move(programs);
   r.drops = drops;
+  r.devices = after.devices;
   std::map<model::QueueKey, const model::QueueCounters*> qb;
   for (const auto& q : before.queues) qb[q.key] = &q;
   for (const auto& a : after.queues) {
@@ -90,16 +91,17 @@ std::string render_json(const IntervalReport& r) {
   json queues = json::array();
   for (const auto& q : r.queues) {
     const uint64_t events = q.events();
-    json o = exporters::queue_counters_to_json(q);  // the keys of GET /api/v1/state
+    const std::string& device = r.device_of(q);
+    json o = exporters::queue_counters_to_json(q, device);  // the keys of GET /api/v1/state
     o["polls_per_second"] = per_s(q.polls, r.interval_s);
     o["packets_per_second"] = per_s(q.packets, r.interval_s);
     o["events_per_second"] = per_s(events, r.interval_s);
     o["packets_per_event"] = ratio(q.packets, events);
     if (q.has_bytes) o["bytes_per_second"] = per_s(q.bytes, r.interval_s);
     queues.push_back(std::move(o));
-    json& d = devices[q.device];
+    json& d = devices[device];
     if (d.is_null())
-      d = json{{"name", q.device},
+      d = json{{"name", device},
                {"ifindex", q.key.ifindex},
                {"queues", 0},
                {"packets", 0},
@@ -132,10 +134,10 @@ std::string render_table(const IntervalReport& r) {
                   "NAPI", "IRQ", "POLLS/s", "PACKETS/s", "EVENTS/s", "PKT/EV", "BYTES/s");
   for (const auto& q : r.queues) {
     out += fmt::format("{:<16} {:>5} {:>8} {:>5} {:>10.1f} {:>12.1f} {:>10.1f} {:>8.2f} {:>12}\n",
-                       q.device, q.queue >= 0 ? fmt::format("{}", q.queue) : "-", q.key.napi_id,
-                       q.irq >= 0 ? fmt::format("{}", q.irq) : "-", per_s(q.polls, r.interval_s),
-                       per_s(q.packets, r.interval_s), per_s(q.events(), r.interval_s),
-                       ratio(q.packets, q.events()),
+                       r.device_of(q), q.queue >= 0 ? fmt::format("{}", q.queue) : "-",
+                       q.key.napi_id, q.irq >= 0 ? fmt::format("{}", q.irq) : "-",
+                       per_s(q.polls, r.interval_s), per_s(q.packets, r.interval_s),
+                       per_s(q.events(), r.interval_s), ratio(q.packets, q.events()),
                        q.has_bytes ? fmt::format("{:.1f}", per_s(q.bytes, r.interval_s)) : "-");
   }
   if (r.queues.empty()) out += "(no NAPI polled in this network namespace during the interval)\n";

@@ -10,6 +10,8 @@
 // link it without the HTTP and Prometheus side of dimctl::exporters.
 #pragma once
 
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "dimctl/model/snapshot.h"
@@ -17,8 +19,9 @@
 namespace dimctl::exporters {
 
 // device, queue, queue_label, ifindex, napi_id, irq, polls, events, packets, budget_exhausted,
-// empty_polls, has_bytes, bytes (null unless has_bytes: unknown is not 0).
-nlohmann::json queue_counters_to_json(const model::QueueCounters& c);
+// empty_polls, has_bytes, bytes (null unless has_bytes: unknown is not 0). `device` is the
+// queue's name (the counters hold only an index into their snapshot's name table).
+nlohmann::json queue_counters_to_json(const model::QueueCounters& c, const std::string& device);
 
 // device (IB device), dev_index, cq, poll_ctx, nr_cqe, comp_vector, schedules, reschedules,
 // events, polls, completions, poll_errors, kernel_modifies, kernel_comps, kernel_usec.

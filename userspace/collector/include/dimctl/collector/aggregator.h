@@ -88,17 +88,19 @@ class CounterAggregator {
     byte_devices_ = std::move(ifindexes);
   }
 
-  // Queues from napi_stats, in key order (ifindex, napi id). The directory must have been
-  // refreshed by the caller.
+  // Queues from napi_stats, in key order (ifindex, napi id), into out.queues, and their device
+  // names into out.devices (one entry per ifindex, in the same order). Nothing else of `out`
+  // is touched. The directory must have been refreshed by the caller.
   //
-  // Written into `out`, which is meant to be the vector this call filled last time: every field
-  // of its elements is overwritten in place (device names are assigned into the existing
-  // strings), and it is resized only when the number of queues changed, so a period with the
-  // same NAPIs as the last allocates nothing. Any other contents are fine too (they are
-  // overwritten). On failure `out` may be left half-written; the caller must not use it.
-  Result<void> queues(NapiMap& map, std::vector<model::QueueCounters>& out);
-  // The same into a new vector.
-  Result<std::vector<model::QueueCounters>> queues(NapiMap& map);
+  // `out` is meant to be the snapshot this call filled last time: every field of the queues is
+  // overwritten in place, a name is assigned only where it differs from the one at its position
+  // (names fit the small-string buffer: no allocation either way), and both vectors are resized
+  // only when the number of queues or devices changed, so a period with the same NAPIs as the
+  // last allocates nothing. Any other contents are fine too (they are overwritten). On failure
+  // `out` may be left half-written; the caller must not use it.
+  Result<void> queues(NapiMap& map, model::Snapshot& out);
+  // The same into a new snapshot (queues and devices only).
+  Result<model::Snapshot> queues(NapiMap& map);
   // CQs from cq_stats + cq_info, in key order (IB device index, CQ id); `events` = lifecycle
   // events drained from the ring buffer since the previous call (a freed CQ is retired after its
   // final counters were read). Written into `out` as queues() does; on failure `out` may be left

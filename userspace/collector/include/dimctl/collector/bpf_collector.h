@@ -58,7 +58,8 @@ class BpfCollector final : public model::CounterSource {
   Result<model::Snapshot> sample() override;
   // The snapshot written into `out` in place (model::CounterSource::sample_into): queues and
   // CQs in key order, each entry's fields and name overwritten in the storage of the entry at
-  // that position last time, the vectors resized only when the number of queues or CQs changed.
+  // that position last time (a queue's device name in the snapshot's name table, one per
+  // device), the vectors resized only when the number of queues, devices or CQs changed.
   // A period with the same NAPIs and CQs as the last therefore allocates nothing in reading,
   // folding and labelling (the netdev directory's netlink refresh aside). On failure `out`
   // may be left half-written (some queues of this period, some of the last, or queues of this

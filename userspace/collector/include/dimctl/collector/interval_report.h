@@ -17,8 +17,11 @@ struct IntervalReport {
   double interval_s = 0;
   std::vector<ProgramStatus> programs;
   std::vector<model::QueueCounters> queues;  // counters = deltas over the interval
+  std::vector<std::string> devices;          // the queues' names (device_ix), as in `after`
   std::vector<model::CqCounters> cqs;        // counters = deltas (kernel_comps/usec: last value)
   uint64_t drops = 0;
+
+  const std::string& device_of(const model::QueueCounters& q) const { return devices[q.device_ix]; }
 };
 
 // Deltas after - before per key. A key absent from `before` counts from zero (the collector was

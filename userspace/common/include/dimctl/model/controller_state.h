@@ -29,7 +29,8 @@ struct DimView {
 };
 
 struct QueueView {
-  QueueCounters counters;  // device, queue, napi id, irq, cumulative counters
+  QueueCounters counters;  // queue, napi id, irq, cumulative counters; device_ix is not set
+  std::string device;      // ifname (the view has no name table)
   std::string direction = "rx";
   double packets_per_second = 0;
   double events_per_second = 0;

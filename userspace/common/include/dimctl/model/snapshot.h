@@ -18,7 +18,6 @@ struct QueueKey {
 
 struct QueueCounters {
   QueueKey key;
-  std::string device;  // ifname at the time of the snapshot
   int32_t queue = -1;  // RX queue index (netdev netlink queue-get), -1 when unknown
   int32_t irq = -1;    // IRQ of the NAPI (netdev netlink napi-get), -1 when unknown
   // Cumulative since the collector first saw this NAPI. napi_poll calls with budget 0
@@ -28,11 +27,15 @@ struct QueueCounters {
   uint64_t budget_exhausted = 0;  // polls with work >= budget (NAPI stays scheduled)
   uint64_t empty_polls = 0;       // polls with work == 0
   uint64_t bytes = 0;             // valid only when has_bytes
+  // The device's ifname at the time of the snapshot: Snapshot::devices[device_ix].
+  uint32_t device_ix = 0;
   bool has_bytes = false;
   // DIM "events": polls that completed NAPI and re-armed interrupts (work < budget), the
   // BPF-visible analogue of a driver's interrupt episode (dim-spec 4.6, 8.1).
   uint64_t events() const { return polls - budget_exhausted; }
 };
+// One cache line: the controller walks 10k of these per period and is memory-bound.
+static_assert(sizeof(QueueCounters) == 64);
 
 // Poll context of an ib_core CQ. dimctl's own codes, NOT the kernel's numbering (the kernel's
 // enum ib_poll_context is SOFTIRQ=0, WORKQUEUE=1, UNBOUND_WORKQUEUE=2, DIRECT=3; older iproute2
@@ -71,11 +74,16 @@ struct CqCounters {
 
 struct Snapshot {
   int64_t time_ns = 0;  // CLOCK_MONOTONIC when the snapshot was taken
-  // Within one snapshot all queues of an ifindex carry the same device name (a rename shows in
-  // the next snapshot as a whole); the controller relies on it to look devices up once per
-  // ifindex run instead of once per queue.
+  // Every queue's device_ix < devices.size(). Within one snapshot all queues of an ifindex carry
+  // the same device_ix (a rename shows in the next snapshot as a whole); the controller relies
+  // on it to look devices up once per run of queues instead of once per queue. A name may
+  // appear twice (two ifindexes named alike across a rename) or be referred to by no queue.
   std::vector<QueueCounters> queues;
+  std::vector<std::string> devices;  // ifnames, indexed by QueueCounters::device_ix
   std::vector<CqCounters> cqs;
+
+  // REQUIRES: q.device_ix < devices.size().
+  const std::string& device_of(const QueueCounters& q) const { return devices[q.device_ix]; }
 };
 
 }  // namespace dimctl::model

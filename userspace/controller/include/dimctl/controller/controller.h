@@ -136,8 +136,10 @@ class Controller {
   RdmaDevice& rdma_device_for(const std::string& name);
   void reconcile_queues(const model::Snapshot& snap);
   void reconcile_cqs(const model::Snapshot& snap);
-  // The device of the last ifindex fed (queues of one device come in runs).
+  // The device of the last ifindex fed (queues of one device come in runs), and the snapshot's
+  // name table.
   struct FeedCursor {
+    const std::string* names = nullptr;
     uint32_t ifindex = 0;
     NetDevice* dev = nullptr;
   };
@@ -153,7 +155,7 @@ class Controller {
   void retire_devices();
   std::shared_ptr<model::ControllerState> acquire_state();
   void fill_queue_view(model::QueueView& v, QueueSlot& slot, const model::QueueCounters& counters,
-                       int64_t time_ns);
+                       const std::string& device, int64_t time_ns);
   void fill_cq_and_device_views(model::ControllerState& st, const model::Snapshot& snap);
   void finish_publish(std::shared_ptr<model::ControllerState> st, int64_t loop_start_ns);
   void set_error(NetDevice& dev, std::string msg);
