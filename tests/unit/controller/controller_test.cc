@@ -494,6 +494,56 @@ TEST_F(ControllerTest, SampleFailureIsCountedAndStatePublished) {
   EXPECT_TRUE(s->ready);
 }
 
+// A broken source: a queue whose device_ix is past the snapshot's name table. The snapshot is
+// refused like a failed sample (counted, the last view kept, nothing decided or written), and
+// the error names the queue.
+TEST_F(ControllerTest, AQueueOutsideTheNameTableIsASampleError) {
+  add_device("eth0", 2, 2, initial());
+  add_device("eth1", 3, 2, initial());
+  policy.by_name["eth0"] = enforce();
+  policy.by_name["eth1"] = enforce();
+  ASSERT_TRUE(step().ok());
+  const size_t sets = net.sets.size();
+  const uint32_t eth1 = source.queue(key(3, 1))->device_ix;
+  source.queue(key(3, 1))->device_ix = 7;  // two names in the table
+  for (int p = 0; p < 4; ++p) {
+    traffic(key(2, 0), 100, 100'000, 1'000'000);
+    auto r = step();
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message().find("napi 301 of ifindex 3: device index 7 outside the "
+                                       "snapshot's 2 device name(s)"),
+              std::string::npos)
+        << r.error().message();
+  }
+  auto s = st();
+  EXPECT_EQ(s->sample_errors_total, 4u);
+  EXPECT_EQ(s->loops_total, 5u);
+  EXPECT_EQ(s->queues.size(), 4u);  // last known view kept
+  EXPECT_EQ(queue(key(2, 0))->counters.polls, 0u);
+  EXPECT_EQ(net.sets.size(), sets);
+
+  // Mended: used again.
+  source.queue(key(3, 1))->device_ix = eth1;
+  traffic(key(2, 0), 100, 100'000, 1'000'000);
+  ASSERT_TRUE(step().ok());
+  s = st();
+  EXPECT_EQ(s->sample_errors_total, 4u);
+  EXPECT_EQ(queue(key(3, 1))->device, "eth1");
+  EXPECT_EQ(queue(key(2, 0))->counters.polls, 500u);
+  EXPECT_GT(net.sets.size(), sets);  // what DIM decided meanwhile is written now
+}
+
+// The same on the first snapshot, where the first queue is already outside the table: no device
+// is looked up, and the controller is not ready.
+TEST_F(ControllerTest, AFirstSnapshotWithoutNamesLeavesTheControllerNotReady) {
+  add_device("eth0", 2, 1, initial());
+  source.current.devices.clear();
+  EXPECT_FALSE(step().ok());
+  EXPECT_FALSE(st()->ready);
+  EXPECT_TRUE(st()->queues.empty());
+  EXPECT_EQ(net.gets, 0);
+}
+
 TEST_F(ControllerTest, PublishedStateIsImmutableForReaders) {
   add_device("eth0", 2, 1, initial());
   ASSERT_TRUE(step().ok());

@@ -314,18 +314,8 @@ Result<void> Controller::step() {
   ++loops_total_;
   // The snapshot is a member: the source may update it in place (CounterSource::sample_into).
   auto sampled = source_.sample_into(snap_);
-  if (!sampled) {
-    ++sample_errors_total_;
-    auto st = acquire_state();
-    {
-      std::lock_guard<std::mutex> lock(state_mu_);
-      *st = *published_;  // a failed sample: the same view, updated loop counters
-    }
-    finish_publish(std::move(st), loop_start);
-    return fail(std::move(sampled).error().wrap("taking a counter snapshot"));
-  }
+  if (!sampled) return reject_sample(std::move(sampled).error(), loop_start);
   const model::Snapshot& snap = snap_;
-  ready_ = true;
   const int64_t now = clock_.now_ns();  // rate limits are on the controller's clock
 
   drain_changes();
@@ -363,7 +353,7 @@ Result<void> Controller::step() {
   per_queue_slots_.clear();
   pending_slots_.clear();
   if (queues_.size() != snap.queues.size()) reconcile_queues(snap);
-  FeedCursor cursor{.names = snap.devices.data()};
+  FeedCursor cursor{.names = snap.devices.data(), .n_names = snap.devices.size()};
   QueueSlot* slots = queues_.data();
   const model::QueueCounters* const counters = snap.queues.data();
   const size_t n_queues = snap.queues.size();
@@ -379,9 +369,20 @@ Result<void> Controller::step() {
       reconcile_queues(snap);
       slots = queues_.data();
     }
-    feed_queue(slots[i], static_cast<uint32_t>(i), counters[i], cursor, snap.time_ns,
-               time_backwards);
+    if (!feed_queue(slots[i], static_cast<uint32_t>(i), counters[i], cursor, snap.time_ns,
+                    time_backwards)) [[unlikely]] {
+      // A broken source. The queues fed so far keep their new counters and DIM state, which
+      // the next snapshot continues from; nothing was decided or written yet, so an instance
+      // that decided waits for its profile to be applied, as under a rate limit.
+      const model::QueueCounters& q = counters[i];
+      return reject_sample(DIMCTL_ERR(EINVAL,
+                                      "napi {} of ifindex {}: device index {} outside the "
+                                      "snapshot's {} device name(s)",
+                                      q.key.napi_id, q.key.ifindex, q.device_ix, cursor.n_names),
+                           loop_start);
+    }
   }
+  ready_ = true;
   apply_inventory(loop_start);
   for (auto& [name, dev] : net_devices_) {
     if ((dev->seen || dev->listed) && !dev->per_queue) decide_device(*dev, now);
@@ -428,6 +429,18 @@ Result<void> Controller::step() {
   prev_cqs_ = snap.cqs;
   have_prev_ = true;
   return ok();
+}
+
+// A failed or unusable sample: the same view, updated loop counters.
+Result<void> Controller::reject_sample(Error e, int64_t loop_start_ns) {
+  ++sample_errors_total_;
+  auto st = acquire_state();
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    *st = *published_;
+  }
+  finish_publish(std::move(st), loop_start_ns);
+  return fail(std::move(e).wrap("taking a counter snapshot"));
 }
 
 // Coalesce notifications: keep `current` true to the device, and notice other writers.
@@ -736,18 +749,22 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
 // still short of 64 events, the same device) is a continuity check, the event delta, the DIM
 // window test and the combiner; everything else is out of line, so the loop keeps its values in
 // registers.
-[[gnu::always_inline]] inline void Controller::feed_queue(QueueSlot& slot, uint32_t index,
+[[gnu::always_inline]] inline bool Controller::feed_queue(QueueSlot& slot, uint32_t index,
                                                           const model::QueueCounters& q,
                                                           FeedCursor& cursor, int64_t now_ns,
                                                           bool time_backwards) {
-  // Within one snapshot an ifindex names one device (model::Snapshot): the device is looked up
-  // where the ifindex changes from the previous queue, not once per queue.
-  if (q.key.ifindex != cursor.ifindex || cursor.dev == nullptr) [[unlikely]] {
+  // Within one snapshot the queues of an ifindex share one device_ix (model::Snapshot): the
+  // device is looked up where the index changes from the previous queue, not once per queue.
+  // Keyed on the index rather than the ifindex, the same compare also covers every queue's
+  // index, so one outside the name table is caught before anything reads the table with it.
+  if (q.device_ix != cursor.device_ix || cursor.dev == nullptr) [[unlikely]] {
+    if (q.device_ix >= cursor.n_names) [[unlikely]]
+      return false;
     const std::string& name = cursor.names[q.device_ix];
     // Usually the device this queue had last period (a slot's device outlives it: devices are
     // retired only when no queue of theirs is left).
     cursor.dev = slot.dev != nullptr && slot.dev->name == name ? slot.dev : &net_device_named(name);
-    cursor.ifindex = q.key.ifindex;
+    cursor.device_ix = q.device_ix;
     cursor.dev->seen = true;
   }
   NetDevice& dev = *cursor.dev;
@@ -782,6 +799,7 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
     if (pending) [[unlikely]]
       pending_slots_.push_back(index);
   }
+  return true;
 }
 
 // A queue seen on another device than last period (new, or renamed: another policy, a fresh

@@ -74,10 +74,11 @@ struct CqCounters {
 
 struct Snapshot {
   int64_t time_ns = 0;  // CLOCK_MONOTONIC when the snapshot was taken
-  // Every queue's device_ix < devices.size(). Within one snapshot all queues of an ifindex carry
-  // the same device_ix (a rename shows in the next snapshot as a whole); the controller relies
-  // on it to look devices up once per run of queues instead of once per queue. A name may
-  // appear twice (two ifindexes named alike across a rename) or be referred to by no queue.
+  // Every queue's device_ix < devices.size() (the controller refuses a snapshot that breaks
+  // this, as a failed sample). Within one snapshot all queues of an ifindex carry the same
+  // device_ix (a rename shows in the next snapshot as a whole); the controller relies on it to
+  // look devices up once per run of queues instead of once per queue. A name may appear twice
+  // (two ifindexes named alike across a rename) or be referred to by no queue.
   std::vector<QueueCounters> queues;
   std::vector<std::string> devices;  // ifnames, indexed by QueueCounters::device_ix
   std::vector<CqCounters> cqs;

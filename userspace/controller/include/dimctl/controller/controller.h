@@ -88,8 +88,9 @@ class Controller {
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;
 
-  // One period. Fails only when no snapshot could be taken (counted in sample_errors_total);
-  // per-device problems are reported in DeviceView.last_error and never fail the step.
+  // One period. Fails only when no snapshot could be taken, or the source's snapshot is unusable
+  // (a queue's device_ix outside its name table); both are counted in sample_errors_total.
+  // Per-device problems are reported in DeviceView.last_error and never fail the step.
   // The state is published in every case.
   Result<void> step();
 
@@ -136,15 +137,18 @@ class Controller {
   RdmaDevice& rdma_device_for(const std::string& name);
   void reconcile_queues(const model::Snapshot& snap);
   void reconcile_cqs(const model::Snapshot& snap);
-  // The device of the last ifindex fed (queues of one device come in runs), and the snapshot's
-  // name table.
+  // The snapshot's name table, and the device of the last run of queues fed (queues of one
+  // device come in runs with one device_ix).
   struct FeedCursor {
     const std::string* names = nullptr;
-    uint32_t ifindex = 0;
+    size_t n_names = 0;
+    uint32_t device_ix = 0;
     NetDevice* dev = nullptr;
   };
-  void feed_queue(QueueSlot& slot, uint32_t index, const model::QueueCounters& q,
-                  FeedCursor& cursor, int64_t now_ns, bool time_backwards);
+  // False, with nothing fed, when the queue's device_ix is outside the name table.
+  [[nodiscard]] bool feed_queue(QueueSlot& slot, uint32_t index, const model::QueueCounters& q,
+                                FeedCursor& cursor, int64_t now_ns, bool time_backwards);
+  Result<void> reject_sample(Error e, int64_t loop_start_ns);
   bool feed_dim(QueueSlot& slot, const model::QueueCounters& q, int64_t now_ns, bool reset);
   void bind(QueueSlot& slot, NetDevice& dev);
   void decide_device(NetDevice& dev, int64_t now_ns);
