@@ -23,6 +23,12 @@ const ReloadChange* find(const std::vector<ReloadChange>& list, const std::strin
   return nullptr;
 }
 
+// The change of `key` in `list` as "old -> new", or "" when the key is not there.
+std::string change_of(const std::vector<ReloadChange>& list, const std::string& key) {
+  const ReloadChange* c = find(list, key);
+  return c != nullptr ? c->old_value + " -> " + c->new_value : "";
+}
+
 std::vector<std::string> keys(const std::vector<ReloadChange>& list) {
   std::vector<std::string> out;
   for (const auto& c : list) out.push_back(c.key);
@@ -80,30 +86,12 @@ TEST(DiffForReload, LiveKeysAreAppliedWithOldAndNewValues) {
             (std::vector<std::string>{"mode", "interval", "metrics.publish_interval",
                                       "metrics.max_queue_series", "metrics.max_cq_series",
                                       "collectors.skb_bytes"}));
-  const ReloadChange* c = find(d.applied, "interval");
-  ASSERT_NE(c, nullptr);
-  EXPECT_EQ(c->old_value, "20ms");
-  EXPECT_EQ(c->new_value, "10ms");
-  c = find(d.applied, "metrics.publish_interval");
-  ASSERT_NE(c, nullptr);
-  EXPECT_EQ(c->old_value, "250ms");
-  EXPECT_EQ(c->new_value, "1s");
-  c = find(d.applied, "metrics.max_queue_series");
-  ASSERT_NE(c, nullptr);
-  EXPECT_EQ(c->old_value, "4096");
-  EXPECT_EQ(c->new_value, "100");
-  c = find(d.applied, "metrics.max_cq_series");
-  ASSERT_NE(c, nullptr);
-  EXPECT_EQ(c->old_value, "4096");
-  EXPECT_EQ(c->new_value, "50");
-  c = find(d.applied, "mode");
-  ASSERT_NE(c, nullptr);
-  EXPECT_EQ(c->old_value, "shadow");
-  EXPECT_EQ(c->new_value, "observe");
-  c = find(d.applied, "collectors.skb_bytes");
-  ASSERT_NE(c, nullptr);
-  EXPECT_EQ(c->old_value, "[dimtap*]");
-  EXPECT_EQ(c->new_value, "[dimtap0, veth*]");
+  EXPECT_EQ(change_of(d.applied, "interval"), "20ms -> 10ms");
+  EXPECT_EQ(change_of(d.applied, "metrics.publish_interval"), "250ms -> 1s");
+  EXPECT_EQ(change_of(d.applied, "metrics.max_queue_series"), "4096 -> 100");
+  EXPECT_EQ(change_of(d.applied, "metrics.max_cq_series"), "4096 -> 50");
+  EXPECT_EQ(change_of(d.applied, "mode"), "shadow -> observe");
+  EXPECT_EQ(change_of(d.applied, "collectors.skb_bytes"), "[dimtap*] -> [dimtap0, veth*]");
   // Everything applied is what runs next.
   EXPECT_EQ(d.next.mode, model::Mode::kObserve);
   EXPECT_EQ(d.next.interval_ns, 10'000'000);
@@ -141,14 +129,8 @@ devices:
   EXPECT_TRUE(d.applied.empty()) << keys(d.applied).front();
   EXPECT_EQ(keys(d.needs_restart), (std::vector<std::string>{"collectors.napi", "collectors.rdma",
                                                              "metrics.listen", "state_file"}));
-  const ReloadChange* c = find(d.needs_restart, "metrics.listen");
-  ASSERT_NE(c, nullptr);
-  EXPECT_EQ(c->old_value, "127.0.0.1:9977");
-  EXPECT_EQ(c->new_value, ":9978");
-  c = find(d.needs_restart, "collectors.napi");
-  ASSERT_NE(c, nullptr);
-  EXPECT_EQ(c->old_value, "true");
-  EXPECT_EQ(c->new_value, "false");
+  EXPECT_EQ(change_of(d.needs_restart, "metrics.listen"), "127.0.0.1:9977 -> :9978");
+  EXPECT_EQ(change_of(d.needs_restart, "collectors.napi"), "true -> false");
   // `next` is the running config for every one of them.
   EXPECT_EQ(d.next.state_file, running.state_file);
   EXPECT_EQ(d.next.metrics.listen, "127.0.0.1:9977");
