@@ -34,7 +34,7 @@ bool same_key(const model::QueueKey& a, const model::QueueKey& b) {
   return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
 }
 
-// The profile a queue without DIM asks for: its static profile, or nothing.
+// The profile a queue or CQ without DIM asks for: its static profile, or nothing.
 std::optional<uint8_t> static_wish(const model::DevicePolicy& p) {
   if (p.algorithm == model::Algorithm::kStatic && p.mode != model::Mode::kObserve) {
     return p.static_index;
@@ -493,9 +493,8 @@ void Controller::apply_inventory(int64_t now_ns) {
     dev.listed = true;
     // No queue, no DIM decision; a static profile needs none. Per-queue devices are written
     // per queue index, which only queues give.
-    if (!dev.seen && !dev.per_queue && dev.policy.algorithm == model::Algorithm::kStatic &&
-        dev.policy.mode != model::Mode::kObserve) {
-      dev.combiner.add(model::QueueKey{}, dev.policy.static_index, 0);
+    if (!dev.seen && !dev.per_queue) {
+      if (const auto ix = static_wish(dev.policy)) dev.combiner.add(model::QueueKey{}, *ix, 0);
     }
   }
 }
@@ -1065,11 +1064,8 @@ void Controller::feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_
     // virtual apply, as if ib_cq_rdma_dim_work had run.
     slot.dim->profile_applied();
     slot.wanted_ix = slot.dim->profile_ix();
-  } else if (dev.policy.algorithm == model::Algorithm::kStatic &&
-             dev.policy.mode != model::Mode::kObserve) {
-    slot.wanted_ix = dev.policy.static_index;
   } else {
-    slot.wanted_ix.reset();
+    slot.wanted_ix = static_wish(dev.policy);
   }
   slot.applied_ix =
       slot.wanted_ix ? clamp_profile(*slot.wanted_ix, dev.policy, dim::kRdmaNumProfiles) : 0;
