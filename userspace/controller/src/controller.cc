@@ -18,12 +18,6 @@ namespace dimctl::controller {
 
 namespace {
 
-uint64_t pack(const model::QueueKey& k) {
-  return (uint64_t{k.ifindex} << 32) | k.napi_id;
-}
-uint64_t pack(const model::CqKey& k) {
-  return (uint64_t{k.dev_index} << 32) | k.cq_id;
-}
 // How many queues ahead the per-queue loop asks for its cache lines: the loop is bound by
 // memory (a slot's first line, its next two when a DIM window may close, and the queue's line of
 // snapshot; 3.2 MB at 10k queues).
@@ -125,7 +119,7 @@ void reorder_slots(std::vector<Slot>& slots, std::unordered_map<uint64_t, size_t
   next.reserve(n);
   std::vector<bool> taken(slots.size(), false);
   for (size_t i = 0; i < n; ++i) {
-    auto it = index.find(pack(key_at(i)));
+    auto it = index.find(model::packed(key_at(i)));
     if (it != index.end() && !taken[it->second]) {
       taken[it->second] = true;
       next.push_back(std::move(slots[it->second]));
@@ -139,7 +133,7 @@ void reorder_slots(std::vector<Slot>& slots, std::unordered_map<uint64_t, size_t
   slots = std::move(next);
   index.clear();
   index.reserve(n);
-  for (size_t i = 0; i < n; ++i) index.emplace(pack(slots[i].key), i);
+  for (size_t i = 0; i < n; ++i) index.emplace(model::packed(slots[i].key), i);
 }
 
 }  // namespace

@@ -15,6 +15,11 @@ struct QueueKey {
   uint32_t napi_id = 0;
   auto operator<=>(const QueueKey&) const = default;
 };
+// The key as one 64-bit value, ordered like the key (ifindex, then napi id): hash-map keys and
+// single-compare ordering.
+constexpr uint64_t packed(const QueueKey& k) {
+  return (uint64_t{k.ifindex} << 32) | k.napi_id;
+}
 
 struct QueueCounters {
   QueueKey key;
@@ -53,6 +58,10 @@ struct CqKey {
   uint32_t cq_id = 0;      // cq->res.id == `cqn` of `rdma resource show cq`
   auto operator<=>(const CqKey&) const = default;
 };
+// The key as one 64-bit value, ordered like the key (device index, then CQ id).
+constexpr uint64_t packed(const CqKey& k) {
+  return (uint64_t{k.dev_index} << 32) | k.cq_id;
+}
 
 struct CqCounters {
   CqKey key;

@@ -28,7 +28,7 @@ class ProfileCombiner {
                            std::optional<model::QueueKey> previous_busiest = std::nullopt)
       : policy_(policy),
         has_previous_(previous_busiest.has_value()),
-        previous_(previous_busiest ? packed(*previous_busiest) : 0) {}
+        previous_(previous_busiest ? model::packed(*previous_busiest) : 0) {}
 
   // One queue's wish: the profile index its DIM holds and its events in this period.
   void add(const model::QueueKey& key, uint8_t profile_ix, uint64_t events);
@@ -39,16 +39,11 @@ class ProfileCombiner {
   std::optional<model::QueueKey> busiest() const;
 
  private:
-  // Keys as one 64-bit value: ordered like QueueKey (ifindex, then napi id), compared in one go.
-  static uint64_t packed(const model::QueueKey& k) {
-    return (uint64_t{k.ifindex} << 32) | k.napi_id;
-  }
-
   model::CombinePolicy policy_;
   bool any_ = false;
   bool has_previous_ = false;
   bool incumbent_is_previous_ = false;  // the busiest so far is last period's busiest
-  uint64_t previous_ = 0;               // last period's busiest (packed)
+  uint64_t previous_ = 0;               // last period's busiest (model::packed)
   uint64_t busiest_ = 0;                // packed
   uint64_t busiest_events_ = 0;
   // Indices are kept 32-bit: a byte-sized store may alias anything, and add() runs in the
@@ -61,7 +56,7 @@ class ProfileCombiner {
 // Inline: called once per queue and period. Ties (idle queues all have 0 events) are the common
 // case on a quiet host, so the tie-break is a few word compares.
 inline void ProfileCombiner::add(const model::QueueKey& key, uint8_t profile_ix, uint64_t events) {
-  const uint64_t k = packed(key);
+  const uint64_t k = model::packed(key);
   bool take;
   if (!any_) {
     any_ = true;
