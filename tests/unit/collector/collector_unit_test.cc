@@ -67,6 +67,14 @@ struct NapiFixture : ::testing::Test {
   fakes::FakeDirectory dir;
 };
 
+// What the fold does per key: every CPU's value added into a zeroed sum with add_cpu().
+template <typename V>
+V sum_per_cpu(const std::vector<V>& per_cpu) {
+  V s{};
+  for (const auto& v : per_cpu) add_cpu(s, v);
+  return s;
+}
+
 TEST(SumPerCpu, AddsEveryCounterOfEveryCpu) {
   const std::vector<dimctl_napi_value> v{napi_v(3, 100, 1, 0, 7), napi_v(5, 20, 0, 2, 1),
                                          napi_v(0, 0)};

@@ -8,7 +8,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <span>
 #include <vector>
 
 #include "dimctl/collector/map_reader.h"
@@ -47,18 +46,6 @@ inline void add_cpu(dimctl_cq_value& to, const dimctl_cq_value& v) {
     to.last_comps = v.last_comps;
     to.last_usec = v.last_usec;
   }
-}
-
-inline dimctl_napi_value sum_per_cpu(std::span<const dimctl_napi_value> per_cpu) {
-  dimctl_napi_value s{};
-  for (const auto& v : per_cpu) add_cpu(s, v);
-  return s;
-}
-
-inline dimctl_cq_value sum_per_cpu(std::span<const dimctl_cq_value> per_cpu) {
-  dimctl_cq_value s{};
-  for (const auto& v : per_cpu) add_cpu(s, v);
-  return s;
 }
 
 // Appends `count` entries of a per-CPU hash batch (keys: count x sizeof(K); values: count x
