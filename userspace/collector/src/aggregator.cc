@@ -27,11 +27,12 @@ constexpr uint32_t kSlotMask = DIMCTL_NAPI_SLOTS - 1;
 bool same_key(const dimctl_napi_key& a, const dimctl_napi_key& b) {
   return a.ifindex == b.ifindex && a.napi_id == b.napi_id;
 }
+// The model's key order: the snapshot comes in it.
 uint64_t packed(const dimctl_napi_key& k) {
-  return uint64_t{k.ifindex} << 32 | k.napi_id;
+  return model::packed(model::QueueKey{k.ifindex, k.napi_id});
 }
 uint64_t packed(const dimctl_cq_key& k) {
-  return uint64_t{k.dev_index} << 32 | k.cq_id;
+  return model::packed(model::CqKey{k.dev_index, k.cq_id});
 }
 
 // Positions of `v`'s entries in key order (into reused storage). Sorting 16-byte (key, position)
