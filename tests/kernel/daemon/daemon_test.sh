@@ -224,10 +224,18 @@ start_daemon
 if wait_for 15 sh -c "ip netns exec $NS curl -s --max-time 1 http://127.0.0.1:$PORT/readyz >/dev/null"; then
   # Bounded UDP burst: 40000 datagrams in a few seconds, to the receiver only.
   ip netns exec "$NS2" bash -c 'for i in $(seq 40000); do echo x >/dev/udp/10.213.0.2/9; done' 2>/dev/null
-  sleep 0.5
-  m=$(metrics)
-  dec=$(grep '^dimctl_dim_decisions_total{.*device="dkt-r"' <<<"$m" | awk '{s += $NF} END {print s + 0}')
-  pk=$(grep '^dimctl_napi_packets_total{.*device="dkt-r"' <<<"$m" | awk '{s += $NF} END {print s + 0}')
+  # The view behind /metrics is rebuilt once per metrics.publish_interval (1 s by default), so
+  # a scrape right after the burst may predate it: scrape until it shows the burst (at most 5 s),
+  # then judge the last scrape.
+  veth_counted() {
+    local m
+    m=$(metrics)
+    dec=$(grep '^dimctl_dim_decisions_total{.*device="dkt-r"' <<<"$m" | awk '{s += $NF} END {print s + 0}')
+    pk=$(grep '^dimctl_napi_packets_total{.*device="dkt-r"' <<<"$m" | awk '{s += $NF} END {print s + 0}')
+    [ "${dec%.*}" -ge 1 ] && [ "${pk%.*}" -ge 40000 ]
+  }
+  dec=0 pk=0
+  wait_for 5 veth_counted
   if [ "${dec%.*}" -lt 1 ]; then
     fail shadow_veth_decisions "no DIM decisions for dkt-r (packets seen: $pk)"
   elif [ "${pk%.*}" -lt 40000 ]; then
