@@ -1,0 +1,1096 @@
+// YAML -> Workload. One structural pass with a strict reader (the daemon config's conventions:
+// unknown and duplicate keys, YAML 1.2 core scalar types, ranges), collecting every problem
+// with its position instead of stopping at the first.
+#include "dimctl/sim/workload_yaml.h"
+
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <tuple>
+
+namespace dimctl::sim {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kUs = 1'000;
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kS = 1'000'000'000;
+constexpr int64_t kMaxDelay = 10 * kS;    // service, think, cost, moderation timers
+constexpr int64_t kMaxSpan = 3'600 * kS;  // phases, warm-up, on/off periods
+constexpr uint32_t kMaxQueues = 65'536;
+constexpr uint32_t kMaxDepth = 1'000'000;
+constexpr double kMaxRate = 1e10;  // 10 G requests/s per queue: far beyond any device
+constexpr double kMaxLoad = 1e6;
+constexpr size_t kMaxDiagnostics = 50;
+
+// ---- scalar syntax ----
+
+// YAML 1.2 core-schema type of a scalar, as a JSON-schema validator sees it (yaml-cpp is
+// type-less and would read `yes` as a bool or `123` as a string; we do not).
+enum class ScalarKind { kNull, kBool, kInt, kFloat, kString };
+
+ScalarKind scalar_kind(const YAML::Node& n) {
+  if (n.IsNull()) return ScalarKind::kNull;
+  const std::string& tag = n.Tag();
+  if (tag == "!" || tag == "tag:yaml.org,2002:str") return ScalarKind::kString;  // quoted
+  static const std::regex kBool("true|True|TRUE|false|False|FALSE");
+  static const std::regex kNullRe("~|null|Null|NULL|");
+  static const std::regex kInt("[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+");
+  static const std::regex kFloat(
+      "[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|"
+      "NAN)");
+  const std::string& s = n.Scalar();
+  if (std::regex_match(s, kNullRe)) return ScalarKind::kNull;
+  if (std::regex_match(s, kBool)) return ScalarKind::kBool;
+  if (std::regex_match(s, kInt)) return ScalarKind::kInt;
+  if (std::regex_match(s, kFloat)) return ScalarKind::kFloat;
+  return ScalarKind::kString;
+}
+
+std::string_view kind_name(ScalarKind k) {
+  switch (k) {
+    case ScalarKind::kNull:
+      return "null";
+    case ScalarKind::kBool:
+      return "boolean";
+    case ScalarKind::kInt:
+      return "integer";
+    case ScalarKind::kFloat:
+      return "number";
+    case ScalarKind::kString:
+      return "string";
+  }
+  return "?";
+}
+
+std::string describe(const YAML::Node& n) {
+  if (!n.IsDefined() || n.IsNull()) return "nothing (null)";
+  if (n.IsMap()) return "a mapping";
+  if (n.IsSequence()) return "a list";
+  ScalarKind k = scalar_kind(n);
+  if (k == ScalarKind::kNull) return "nothing (null)";
+  return fmt::format("{} '{}'", kind_name(k), n.Scalar());
+}
+
+std::string join(const std::vector<std::string>& v, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += sep;
+    out += v[i];
+  }
+  return out;
+}
+
+// Optimal string alignment distance (a transposition counts as one edit).
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// The closest candidate within a typo's reach (the config loader's rule).
+std::optional<std::string> suggest(std::string_view word,
+                                   const std::vector<std::string>& candidates) {
+  std::optional<std::string> best;
+  size_t best_d = SIZE_MAX;
+  const size_t limit = word.size() <= 4 ? 1 : 2;
+  for (const auto& c : candidates) {
+    size_t d = edit_distance(word, c);
+    size_t lcp = 0;
+    while (lcp < word.size() && lcp < c.size() && word[lcp] == c[lcp]) ++lcp;
+    bool prefix_like = lcp >= 4 && lcp + 1 >= std::min(word.size(), c.size());
+    if ((d <= limit || prefix_like) && d < best_d) {
+      best = c;
+      best_d = d;
+    }
+  }
+  return best;
+}
+
+// "1.5" -> 1.5 with nothing left over; no sign, no exponent (durations and rates are written
+// by people, and "1e3us" is more likely a typo than intent).
+std::optional<double> parse_decimal(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  size_t i = 0;
+  size_t digits = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++digits;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++digits;
+  }
+  if (digits == 0 || i != s.size()) return std::nullopt;
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+// ---- diagnostics ----
+
+struct Mark {
+  int line = 0;  // 1-based, 0 = unknown
+  int column = 0;
+};
+
+Mark mark_of(const YAML::Node& n) {
+  if (!n.IsDefined()) return {};
+  YAML::Mark m = n.Mark();
+  if (m.is_null()) return {};
+  return {m.line + 1, m.column + 1};
+}
+
+struct Diag {
+  Mark at;
+  std::string path;
+  std::string reason;
+};
+
+class Ctx {
+ public:
+  void error(Mark at, std::string path, std::string reason) {
+    if (diags_.size() > kMaxDiagnostics) return;
+    if (diags_.size() == kMaxDiagnostics) {
+      diags_.push_back({at, "", "too many errors, stopping here"});
+      return;
+    }
+    diags_.push_back({at, std::move(path), std::move(reason)});
+  }
+  void error(const YAML::Node& at, std::string path, std::string reason) {
+    error(mark_of(at), std::move(path), std::move(reason));
+  }
+  size_t count() const { return diags_.size(); }
+  std::string text(std::string_view source) {
+    std::stable_sort(diags_.begin(), diags_.end(), [](const Diag& a, const Diag& b) {
+      return std::tie(a.at.line, a.at.column) < std::tie(b.at.line, b.at.column);
+    });
+    std::vector<std::string> lines;
+    for (const Diag& d : diags_) {
+      std::string where(source);
+      if (d.at.line > 0) where += fmt::format(":{}:{}", d.at.line, d.at.column);
+      lines.push_back(d.path.empty() ? fmt::format("{}: {}", where, d.reason)
+                                     : fmt::format("{}: {}: {}", where, d.path, d.reason));
+    }
+    return join(lines, "\n");
+  }
+
+ private:
+  std::vector<Diag> diags_;
+};
+
+struct Entry {
+  YAML::Node key;
+  YAML::Node value;
+  std::string path;
+  // The position to blame for a bad value: the value itself, or its key when the value has no
+  // useful position (empty values; block collections, which start on the next line).
+  Mark at() const {
+    bool block = (value.IsMap() || value.IsSequence()) && value.Style() != YAML::EmitterStyle::Flow;
+    Mark m = block ? Mark{} : mark_of(value);
+    return m.line > 0 ? m : mark_of(key);
+  }
+};
+
+std::string child_path(std::string_view parent, std::string_view key) {
+  if (parent.empty()) return std::string(key);
+  return fmt::format("{}.{}", parent, key);
+}
+
+// A strict view of one mapping: rejects non-mappings, non-scalar keys, duplicate and unknown
+// keys (with a suggestion or a hint where the key belongs), then hands out the known entries.
+class MapReader {
+ public:
+  MapReader(Ctx& ctx, const YAML::Node& node, Mark at, std::string path,
+            std::initializer_list<std::string_view> allowed,
+            std::initializer_list<std::pair<std::string_view, std::string_view>> hints = {})
+      : path_(std::move(path)) {
+    if (!node.IsDefined() || node.IsNull()) return;
+    if (!node.IsMap()) {
+      ctx.error(at, path_, fmt::format("expected a mapping, got {}", describe(node)));
+      ok_ = false;
+      return;
+    }
+    std::vector<std::string> known(allowed.begin(), allowed.end());
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      // Copies: yaml-cpp's iterator hands out a temporary pair.
+      const YAML::Node key = it->first;
+      const YAML::Node value = it->second;
+      if (!key.IsScalar()) {
+        ctx.error(key, path_, "keys must be plain strings");
+        continue;
+      }
+      const std::string& k = key.Scalar();
+      std::string kp = child_path(path_, k);
+      if (auto dup = entries_.find(k); dup != entries_.end()) {
+        ctx.error(
+            key, kp,
+            fmt::format("duplicate key (first given at line {})", mark_of(dup->second.key).line));
+        continue;
+      }
+      if (std::find(known.begin(), known.end(), k) == known.end()) {
+        std::string reason = fmt::format("unknown key '{}'", k);
+        bool hinted = false;
+        for (const auto& [from, to] : hints) {
+          if (from == k) {
+            reason += fmt::format("; did you mean '{}'?", to);
+            meant_.emplace_back(to);
+            hinted = true;
+          }
+        }
+        if (!hinted) {
+          if (auto s = suggest(k, known)) {
+            reason += fmt::format("; did you mean '{}'?", *s);
+            meant_.push_back(*s);
+          }
+        }
+        reason += fmt::format(" (allowed here: {})", join(known, ", "));
+        ctx.error(key, kp, reason);
+        continue;
+      }
+      entries_.emplace(k, Entry{key, value, kp});
+    }
+  }
+
+  const Entry* get(std::string_view key) const {
+    auto it = entries_.find(std::string(key));
+    return it == entries_.end() ? nullptr : &it->second;
+  }
+  bool is_map() const { return ok_; }
+  // Whether an unknown key was reported with `key` as its suggestion: a "missing key" error
+  // for it would only repeat that one mistake.
+  bool suggested(std::string_view key) const {
+    return std::find(meant_.begin(), meant_.end(), key) != meant_.end();
+  }
+
+ private:
+  std::string path_;
+  std::map<std::string, Entry> entries_;
+  std::vector<std::string> meant_;
+  bool ok_ = true;
+};
+
+// ---- value readers: each reports its own error and returns nullopt on failure ----
+
+std::optional<std::string> read_string(Ctx& ctx, const Entry& e, bool allow_empty = false) {
+  if (!e.value.IsScalar() || scalar_kind(e.value) != ScalarKind::kString) {
+    if (allow_empty && (e.value.IsNull() || (e.value.IsScalar() && e.value.Scalar().empty())))
+      return std::string();
+    std::string hint;
+    if (e.value.IsScalar() && scalar_kind(e.value) != ScalarKind::kNull)
+      hint = fmt::format(" (quote it: \"{}\")", e.value.Scalar());
+    ctx.error(e.at(), e.path, fmt::format("expected a string, got {}{}", describe(e.value), hint));
+    return std::nullopt;
+  }
+  if (e.value.Scalar().empty() && !allow_empty) {
+    ctx.error(e.at(), e.path, "must not be empty");
+    return std::nullopt;
+  }
+  return e.value.Scalar();
+}
+
+std::optional<bool> read_bool(Ctx& ctx, const Entry& e) {
+  if (e.value.IsScalar() && scalar_kind(e.value) == ScalarKind::kBool) {
+    char c = e.value.Scalar()[0];
+    return c == 't' || c == 'T';
+  }
+  ctx.error(e.at(), e.path, fmt::format("expected true or false, got {}", describe(e.value)));
+  return std::nullopt;
+}
+
+std::optional<int64_t> read_int(Ctx& ctx, const Entry& e, int64_t lo, int64_t hi) {
+  if (!e.value.IsScalar() || scalar_kind(e.value) != ScalarKind::kInt) {
+    ctx.error(e.at(), e.path, fmt::format("expected an integer, got {}", describe(e.value)));
+    return std::nullopt;
+  }
+  const std::string& s = e.value.Scalar();
+  int64_t v = 0;
+  const char* b = s.data() + (s[0] == '+' ? 1 : 0);
+  auto [ptr, ec] = std::from_chars(b, s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size()) {
+    ctx.error(e.at(), e.path,
+              fmt::format("'{}' is not a decimal integer in range {}..{}", s, lo, hi));
+    return std::nullopt;
+  }
+  if (v < lo || v > hi) {
+    ctx.error(e.at(), e.path, fmt::format("{} is out of range {}..{}", v, lo, hi));
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<uint64_t> read_u64(Ctx& ctx, const Entry& e) {
+  if (!e.value.IsScalar() || scalar_kind(e.value) != ScalarKind::kInt ||
+      e.value.Scalar()[0] == '-') {
+    ctx.error(e.at(), e.path,
+              fmt::format("expected a non-negative integer, got {}", describe(e.value)));
+    return std::nullopt;
+  }
+  const std::string& s = e.value.Scalar();
+  uint64_t v = 0;
+  const char* b = s.data() + (s[0] == '+' ? 1 : 0);
+  auto [ptr, ec] = std::from_chars(b, s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size()) {
+    ctx.error(e.at(), e.path, fmt::format("'{}' is not a decimal integer below 2^64", s));
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<double> read_number(Ctx& ctx, const Entry& e, double lo, double hi) {
+  ScalarKind k = e.value.IsScalar() ? scalar_kind(e.value) : ScalarKind::kNull;
+  if (k != ScalarKind::kInt && k != ScalarKind::kFloat) {
+    ctx.error(e.at(), e.path, fmt::format("expected a number, got {}", describe(e.value)));
+    return std::nullopt;
+  }
+  double v = 0;
+  const std::string& s = e.value.Scalar();
+  const char* b = s.data() + (s[0] == '+' ? 1 : 0);
+  auto [ptr, ec] = std::from_chars(b, s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v)) {
+    ctx.error(e.at(), e.path, fmt::format("'{}' is not a finite decimal number", s));
+    return std::nullopt;
+  }
+  if (v < lo || v > hi) {
+    ctx.error(e.at(), e.path, fmt::format("{} is out of range {}..{}", s, lo, hi));
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<int64_t> read_duration(Ctx& ctx, const Entry& e, int64_t lo, int64_t hi) {
+  if (!e.value.IsScalar() || scalar_kind(e.value) == ScalarKind::kNull) {
+    ctx.error(e.at(), e.path,
+              fmt::format("expected a duration such as 20ms, got {}", describe(e.value)));
+    return std::nullopt;
+  }
+  const std::string& s = e.value.Scalar();
+  auto v = parse_sim_duration(s);
+  if (!v) {
+    std::string reason;
+    ScalarKind k = scalar_kind(e.value);
+    if (!s.empty() && s[0] == '-')
+      reason = fmt::format("'{}': durations cannot be negative", s);
+    else if (k == ScalarKind::kInt || k == ScalarKind::kFloat)
+      reason = fmt::format("'{}' has no unit; write e.g. {}us (units: ns, us, ms, s)", s, s);
+    else if (s.ends_with("ns") && parse_decimal(s.substr(0, s.size() - 2)))
+      reason = fmt::format("'{}' is not a whole number of nanoseconds", s);
+    else
+      reason =
+          fmt::format("'{}' is not a duration (a number and one of ns, us, ms, s, e.g. 5us)", s);
+    ctx.error(e.at(), e.path, reason);
+    return std::nullopt;
+  }
+  if (*v < lo || *v > hi) {
+    ctx.error(e.at(), e.path,
+              fmt::format("{} is out of range {}..{}", s, format_sim_duration(lo),
+                          format_sim_duration(hi)));
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<double> read_rate(Ctx& ctx, const Entry& e) {
+  std::optional<double> v;
+  if (e.value.IsScalar() && scalar_kind(e.value) != ScalarKind::kNull &&
+      scalar_kind(e.value) != ScalarKind::kBool)
+    v = parse_rate(e.value.Scalar());
+  if (!v) {
+    std::string got = describe(e.value);
+    if (e.value.IsScalar() && !e.value.Scalar().empty() && e.value.Scalar()[0] == '-')
+      got = fmt::format("'{}': rates cannot be negative", e.value.Scalar());
+    ctx.error(e.at(), e.path,
+              fmt::format("expected a rate per second such as 250000, 250k or 1.5M, got {}", got));
+    return std::nullopt;
+  }
+  if (*v <= 0 || *v > kMaxRate) {
+    ctx.error(e.at(), e.path,
+              fmt::format("{} is out of range: a rate must be above 0 and at most 10G per second",
+                          e.value.Scalar()));
+    return std::nullopt;
+  }
+  return v;
+}
+
+// One of a fixed set of words, with a suggestion (or a hint) for near misses.
+std::optional<size_t> read_enum(
+    Ctx& ctx, const Entry& e, const std::vector<std::string>& words,
+    std::initializer_list<std::pair<std::string_view, std::string_view>> hints = {}) {
+  if (e.value.IsScalar() && scalar_kind(e.value) == ScalarKind::kString) {
+    const std::string& s = e.value.Scalar();
+    for (size_t i = 0; i < words.size(); ++i)
+      if (words[i] == s) return i;
+    std::string reason = fmt::format("'{}' is not one of {}", s, join(words, ", "));
+    bool hinted = false;
+    for (const auto& [from, to] : hints) {
+      if (from == s) {
+        reason += fmt::format("; did you mean '{}'?", to);
+        hinted = true;
+      }
+    }
+    if (!hinted) {
+      if (auto sug = suggest(s, words)) reason += fmt::format("; did you mean '{}'?", *sug);
+    }
+    ctx.error(e.at(), e.path, reason);
+    return std::nullopt;
+  }
+  ctx.error(e.at(), e.path,
+            fmt::format("expected one of {}, got {}", join(words, ", "), describe(e.value)));
+  return std::nullopt;
+}
+
+std::vector<std::string> builtin_cost_names() {
+  std::vector<std::string> names;
+  for (const CostModel& c : builtin_cost_models()) names.push_back(c.name);
+  return names;
+}
+
+// A duration (constant) or {dist: constant|exponential|lognormal, mean: D, cv: X}.
+std::optional<Dist> read_dist(Ctx& ctx, const Entry& e) {
+  if (!e.value.IsMap()) {
+    if (e.value.IsSequence()) {
+      ctx.error(e.at(), e.path,
+                fmt::format("expected a duration or a mapping {{dist, mean, cv}}, got {}",
+                            describe(e.value)));
+      return std::nullopt;
+    }
+    auto v = read_duration(ctx, e, 0, kMaxDelay);
+    if (!v) return std::nullopt;
+    return Dist::constant(static_cast<double>(*v));
+  }
+  MapReader r(ctx, e.value, e.at(), e.path, {"dist", "mean", "cv"});
+  static const std::vector<std::string> kKinds = {"constant", "exponential", "lognormal"};
+  std::optional<size_t> kind;
+  if (const Entry* x = r.get("dist")) {
+    kind = read_enum(ctx, *x, kKinds, {{"exp", "exponential"}, {"log-normal", "lognormal"}});
+    if (!kind) return std::nullopt;
+  } else {
+    ctx.error(e.at(), e.path, "missing required key 'dist' (constant, exponential or lognormal)");
+    return std::nullopt;
+  }
+  const Entry* mean = r.get("mean");
+  if (!mean) {
+    ctx.error(e.at(), e.path, "missing required key 'mean'");
+    return std::nullopt;
+  }
+  auto m = read_duration(ctx, *mean, 0, kMaxDelay);
+  const Entry* cv = r.get("cv");
+  std::optional<double> c = 0.0;
+  if (*kind == 2) {
+    if (!cv) {
+      ctx.error(e.at(), e.path, "a lognormal needs 'cv' (standard deviation / mean, e.g. 0.5)");
+      return std::nullopt;
+    }
+    c = read_number(ctx, *cv, 0, 100);
+  } else if (cv) {
+    ctx.error(cv->key, cv->path,
+              fmt::format("cv applies to lognormal only ({} has cv {})", kKinds[*kind],
+                          *kind == 0 ? "0" : "1"));
+    return std::nullopt;
+  }
+  if (!m || !c) return std::nullopt;
+  if (*kind != 0 && *m == 0) {
+    ctx.error(mean->at(), mean->path, fmt::format("a {} needs a mean above 0", kKinds[*kind]));
+    return std::nullopt;
+  }
+  const double mn = static_cast<double>(*m);
+  switch (*kind) {
+    case 0:
+      return Dist::constant(mn);
+    case 1:
+      return Dist::exponential(mn);
+    default:
+      return Dist::lognormal(mn, *c);
+  }
+}
+
+// A built-in name or {base, name, irq, completion, poll}.
+std::optional<CostModel> read_cost(Ctx& ctx, const Entry& e) {
+  if (!e.value.IsMap()) {
+    auto i = read_enum(ctx, e, builtin_cost_names());
+    if (!i) return std::nullopt;
+    return builtin_cost_models()[*i];
+  }
+  MapReader r(ctx, e.value, e.at(), e.path, {"base", "name", "irq", "completion", "poll"});
+  CostModel c;
+  bool ok = true;
+  bool changed = false;
+  if (const Entry* x = r.get("base")) {
+    if (auto i = read_enum(ctx, *x, builtin_cost_names()))
+      c = builtin_cost_models()[*i];
+    else
+      ok = false;
+  }
+  for (auto [key, field] :
+       {std::pair{"irq", &CostModel::irq_ns}, std::pair{"completion", &CostModel::completion_ns},
+        std::pair{"poll", &CostModel::poll_ns}}) {
+    if (const Entry* x = r.get(key)) {
+      if (auto v = read_duration(ctx, *x, 0, kMaxDelay)) {
+        changed = changed || c.*field != *v;
+        c.*field = *v;
+      } else {
+        ok = false;
+      }
+    }
+  }
+  if (const Entry* x = r.get("name")) {
+    if (auto s = read_string(ctx, *x))
+      c.name = *s;
+    else
+      ok = false;
+  } else if (!r.get("base") || changed) {
+    // Reports name the cost model: an unnamed one is named by its values.
+    c.name = fmt::format("irq={},completion={},poll={}", format_sim_duration(c.irq_ns),
+                         format_sim_duration(c.completion_ns), format_sim_duration(c.poll_ns));
+  }
+  if (!ok) return std::nullopt;
+  return c;
+}
+
+void read_stage(Ctx& ctx, const YAML::Node& node, const std::string& path, StageSpec& s) {
+  MapReader r(
+      ctx, node, mark_of(node), path,
+      {"name", "service", "servers", "timer", "poll_budget", "cost", "cores", "moderated", "fixed"},
+      {{"cost_model", "cost"}, {"budget", "poll_budget"}, {"mode", "timer"}});
+  if (const Entry* x = r.get("name"))
+    if (auto v = read_string(ctx, *x)) s.name = *v;
+  if (const Entry* x = r.get("service"))
+    if (auto v = read_dist(ctx, *x)) s.service = *v;
+  if (const Entry* x = r.get("servers"))
+    if (auto v = read_int(ctx, *x, 0, kMaxDepth)) s.servers = static_cast<uint32_t>(*v);
+  if (const Entry* x = r.get("timer")) {
+    static const std::vector<std::string> kModes = {"rate-limit", "idle-gap", "absolute"};
+    if (auto i = read_enum(ctx, *x, kModes,
+                           {{"eqe", "rate-limit"},
+                            {"EQE", "rate-limit"},
+                            {"cqe", "idle-gap"},
+                            {"CQE", "idle-gap"}}))
+      s.timer = static_cast<TimerMode>(*i);
+  }
+  if (const Entry* x = r.get("poll_budget"))
+    if (auto v = read_int(ctx, *x, 1, 65'536)) s.poll_budget = static_cast<uint32_t>(*v);
+  if (const Entry* x = r.get("cost"))
+    if (auto v = read_cost(ctx, *x)) s.cpu = *v;
+  if (const Entry* x = r.get("cores"))
+    if (auto v = read_int(ctx, *x, 1, kMaxQueues)) s.cores = static_cast<uint32_t>(*v);
+  if (const Entry* x = r.get("moderated"))
+    if (auto v = read_bool(ctx, *x)) s.moderated = *v;
+  if (const Entry* x = r.get("fixed")) {
+    MapReader f(ctx, x->value, x->at(), x->path, {"count", "timer"});
+    if (const Entry* y = f.get("count"))
+      if (auto v = read_int(ctx, *y, 1, 65'535)) s.fixed.count = static_cast<uint32_t>(*v);
+    if (const Entry* y = f.get("timer"))
+      if (auto v = read_duration(ctx, *y, 0, kMaxDelay)) s.fixed.timer_ns = *v;
+  }
+}
+
+void read_source(Ctx& ctx, const YAML::Node& node, const std::string& path, const fs::path& dir,
+                 SourceSpec& s) {
+  MapReader r(ctx, node, mark_of(node), path,
+              {"kind", "flow", "depth", "think", "rate", "on_time", "off_time", "periodic", "trace",
+               "trace_device", "bytes"},
+              {{"type", "kind"},
+               {"qd", "depth"},
+               {"file", "trace"},
+               {"device", "trace_device"},
+               {"on", "on_time"},
+               {"off", "off_time"}});
+  if (!r.is_map() || !node.IsDefined() || node.IsNull()) {
+    if (r.is_map()) ctx.error(mark_of(node), path, "missing required key 'kind'");
+    return;
+  }
+  using K = SourceSpec::Kind;
+  static const std::vector<std::string> kKinds = {"closed", "poisson", "onoff", "trace"};
+  const Entry* kind = r.get("kind");
+  if (!kind) {
+    if (!r.suggested("kind"))
+      ctx.error(mark_of(node), path,
+                "missing required key 'kind' (closed, poisson, onoff or trace)");
+    return;
+  }
+  auto k = read_enum(ctx, *kind, kKinds, {{"open", "poisson"}, {"on-off", "onoff"}});
+  if (!k) return;
+  s.kind = static_cast<K>(*k);
+  const std::string& kn = kKinds[*k];
+
+  // Which keys each kind reads; a key another kind reads is a mistake worth naming.
+  struct KeyUse {
+    std::string_view key;
+    std::vector<K> kinds;
+  };
+  static const std::vector<KeyUse> kUse = {
+      {"depth", {K::kClosed}},  {"think", {K::kClosed}},      {"rate", {K::kPoisson, K::kOnOff}},
+      {"on_time", {K::kOnOff}}, {"off_time", {K::kOnOff}},    {"periodic", {K::kOnOff}},
+      {"trace", {K::kTrace}},   {"trace_device", {K::kTrace}}};
+  for (const KeyUse& u : kUse) {
+    const Entry* x = r.get(u.key);
+    if (!x || std::find(u.kinds.begin(), u.kinds.end(), s.kind) != u.kinds.end()) continue;
+    std::vector<std::string> users;
+    for (K uk : u.kinds) users.push_back(kKinds[static_cast<size_t>(uk)]);
+    ctx.error(
+        x->key, x->path,
+        fmt::format("'{}' applies to {} sources, not to kind {}", u.key, join(users, " and "), kn));
+  }
+  auto require = [&](std::string_view key) -> const Entry* {
+    const Entry* x = r.get(key);
+    if (!x && !r.suggested(key))
+      ctx.error(kind->at(), path, fmt::format("kind {} needs '{}'", kn, key));
+    return x;
+  };
+
+  if (const Entry* x = r.get("flow"))
+    if (auto v = read_string(ctx, *x)) s.flow = *v;
+  if (const Entry* x = r.get("bytes"))
+    if (auto v = read_int(ctx, *x, 1, 1 << 30)) s.bytes = static_cast<uint32_t>(*v);
+  switch (s.kind) {
+    case K::kClosed:
+      if (const Entry* x = r.get("depth"))
+        if (auto v = read_int(ctx, *x, 1, kMaxDepth)) s.depth = static_cast<uint32_t>(*v);
+      if (const Entry* x = r.get("think"))
+        if (auto v = read_dist(ctx, *x)) s.think = *v;
+      break;
+    case K::kPoisson:
+    case K::kOnOff:
+      if (const Entry* x = require("rate"))
+        if (auto v = read_rate(ctx, *x)) s.rate = *v;
+      if (s.kind == K::kPoisson) break;
+      if (const Entry* x = require("on_time"))
+        if (auto v = read_duration(ctx, *x, 1, kMaxSpan)) s.on_ns = *v;
+      if (const Entry* x = require("off_time"))
+        if (auto v = read_duration(ctx, *x, 1, kMaxSpan)) s.off_ns = *v;
+      if (const Entry* x = r.get("periodic"))
+        if (auto v = read_bool(ctx, *x)) s.periodic = *v;
+      break;
+    case K::kTrace:
+      if (const Entry* x = require("trace")) {
+        if (auto v = read_string(ctx, *x)) {
+          fs::path p(*v);
+          s.trace_path = (p.is_relative() && !dir.empty() ? dir / p : p).string();
+        }
+      }
+      if (const Entry* x = r.get("trace_device"))
+        if (auto v = read_string(ctx, *x)) s.trace_device = *v;
+      break;
+  }
+}
+
+void read_phase(Ctx& ctx, const YAML::Node& node, const std::string& path, Phase& p) {
+  MapReader r(ctx, node, mark_of(node), path, {"name", "duration", "load", "ramp", "depth"},
+              {{"qd", "depth"}, {"rate", "load"}, {"length", "duration"}});
+  if (!r.is_map()) return;
+  if (const Entry* x = r.get("name"))
+    if (auto v = read_string(ctx, *x)) p.name = *v;
+  if (const Entry* x = r.get("duration")) {
+    if (auto v = read_duration(ctx, *x, 1, kMaxSpan)) p.duration_ns = *v;
+  } else if (!r.suggested("duration")) {
+    ctx.error(mark_of(node), path, "missing required key 'duration'");
+  }
+  if (const Entry* x = r.get("load"))
+    if (auto v = read_number(ctx, *x, 0, kMaxLoad)) p.load = *v;
+  if (const Entry* x = r.get("ramp"))
+    if (auto v = read_bool(ctx, *x)) p.ramp = *v;
+  if (const Entry* x = r.get("depth"))
+    if (auto v = read_int(ctx, *x, 1, kMaxDepth)) p.depth = static_cast<uint32_t>(*v);
+}
+
+// Reads a non-empty list (of `what`s), one item at a time.
+template <typename T, typename F>
+void read_list(Ctx& ctx, const Entry& e, std::string_view what, std::vector<T>& out, F read_one) {
+  if (!e.value.IsSequence()) {
+    ctx.error(e.at(), e.path,
+              fmt::format("expected a list of {}s, got {}", what, describe(e.value)));
+    return;
+  }
+  if (e.value.size() == 0) {
+    ctx.error(e.at(), e.path, fmt::format("empty list; give at least one {}", what));
+    return;
+  }
+  out.clear();
+  size_t i = 0;
+  for (const auto& item : e.value) {
+    T t;
+    read_one(item, fmt::format("{}[{}]", e.path, i++), t);
+    out.push_back(std::move(t));
+  }
+}
+
+void check_names(Ctx& ctx, const YAML::Node& list, std::string_view path,
+                 const std::vector<std::string>& names, std::string_view what) {
+  for (size_t b = 0; b < names.size(); ++b) {
+    for (size_t a = 0; a < b; ++a) {
+      if (names[a] != names[b]) continue;
+      const YAML::Node item = list[b];
+      ctx.error(item.IsMap() && item["name"] ? mark_of(item["name"]) : mark_of(item),
+                fmt::format("{}[{}].name", path, b),
+                fmt::format("duplicate {} name '{}' (also {}[{}]); reports tell them apart by "
+                            "name",
+                            what, names[b], path, a));
+      break;
+    }
+  }
+}
+
+void read_document(Ctx& ctx, const YAML::Node& root, const fs::path& dir, Workload& w) {
+  MapReader r(ctx, root, mark_of(root), "",
+              {"version", "name", "description", "seed", "queues", "table", "apply_delay", "warmup",
+               "window", "stages", "sources", "phases"},
+              {{"stage", "stages"},
+               {"source", "sources"},
+               {"phase", "phases"},
+               {"service", "stages[].service"},
+               {"cost", "stages[].cost"},
+               {"timer", "stages[].timer"},
+               {"duration", "phases[].duration"},
+               {"rate", "sources[].rate"},
+               {"depth", "sources[].depth"}});
+  if (!r.is_map()) return;
+  if (const Entry* x = r.get("version")) {
+    if (x->value.IsScalar() && scalar_kind(x->value) == ScalarKind::kInt &&
+        x->value.Scalar() != "1")
+      ctx.error(x->at(), x->path,
+                fmt::format("unsupported workload version {} (this dimctl reads version 1)",
+                            x->value.Scalar()));
+    else
+      (void)read_int(ctx, *x, 1, 1);
+  }
+  if (const Entry* x = r.get("name"))
+    if (auto v = read_string(ctx, *x)) w.name = *v;
+  if (const Entry* x = r.get("description"))
+    if (auto v = read_string(ctx, *x, /*allow_empty=*/true)) w.description = *v;
+  if (const Entry* x = r.get("seed"))
+    if (auto v = read_u64(ctx, *x)) w.seed = *v;
+  if (const Entry* x = r.get("queues"))
+    if (auto v = read_int(ctx, *x, 1, kMaxQueues)) w.queues = static_cast<uint32_t>(*v);
+  if (const Entry* x = r.get("table")) {
+    if (auto i = read_enum(ctx, *x, {"net-eqe", "net-cqe", "rdma"}, {{"net", "net-eqe"}}))
+      w.table = static_cast<ProfileTable>(*i);
+  }
+  if (const Entry* x = r.get("apply_delay"))
+    if (auto v = read_duration(ctx, *x, 0, kMaxDelay)) w.apply_delay_ns = *v;
+  if (const Entry* x = r.get("warmup"))
+    if (auto v = read_duration(ctx, *x, 0, kMaxSpan)) w.warmup_ns = *v;
+  if (const Entry* x = r.get("window"))
+    if (auto v = read_duration(ctx, *x, 1 * kUs, 10 * kS)) w.window_ns = *v;
+
+  if (const Entry* x = r.get("stages")) {
+    read_list(
+        ctx, *x, "stage", w.stages,
+        [&](const YAML::Node& n, const std::string& p, StageSpec& s) { read_stage(ctx, n, p, s); });
+    std::vector<std::string> names;
+    for (const StageSpec& s : w.stages) names.push_back(s.name);
+    if (x->value.IsSequence() && x->value.size() == w.stages.size())
+      check_names(ctx, x->value, "stages", names, "stage");
+  }
+  if (const Entry* x = r.get("sources")) {
+    read_list(ctx, *x, "source", w.sources,
+              [&](const YAML::Node& n, const std::string& p, SourceSpec& s) {
+                read_source(ctx, n, p, dir, s);
+              });
+  }
+  if (const Entry* x = r.get("phases")) {
+    read_list(
+        ctx, *x, "phase", w.phases,
+        [&](const YAML::Node& n, const std::string& p, Phase& ph) { read_phase(ctx, n, p, ph); });
+    // Only a list that was read names its phases (else w.phases is still the default).
+    const bool read = x->value.IsSequence() && x->value.size() == w.phases.size();
+    std::vector<std::string> names;
+    for (size_t i = 0; read && i < w.phases.size(); ++i) {
+      // Unnamed phases get their index so that every phase is told apart in reports.
+      const YAML::Node item = x->value[i];
+      if (!(item.IsMap() && item["name"])) w.phases[i].name = fmt::format("phase{}", i);
+      names.push_back(w.phases[i].name);
+    }
+    if (read) check_names(ctx, x->value, "phases", names, "phase");
+    if (read && w.phases.front().ramp) {
+      const YAML::Node item = x->value[0];
+      ctx.error(mark_of(item["ramp"]), "phases[0].ramp",
+                "the first phase has no previous load to ramp from");
+    }
+  }
+  if (const Entry* x = r.get("warmup")) {
+    if (w.warmup_ns >= w.duration_ns())
+      ctx.error(
+          x->at(), x->path,
+          fmt::format("warm-up {} leaves nothing to measure (the phases last {})",
+                      format_sim_duration(w.warmup_ns), format_sim_duration(w.duration_ns())));
+  }
+}
+
+// Records where each document starts; everything else is ignored.
+struct DocumentCounter final : YAML::EventHandler {
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+}  // namespace
+
+const std::vector<CostModel>& builtin_cost_models() {
+  // Research section 4: C_irq (direct + indirect) 1-2 us plus cache effects, C_c 0.5-7 us per
+  // completion. docs/SIMULATOR.md gives the reasoning for each value.
+  static const std::vector<CostModel> kModels = {
+      {"free", 0, 0, 0},         {"net", 1'500, 500, 200},   {"512B", 2'000, 1'000, 200},
+      {"4k", 2'000, 1'500, 200}, {"64k", 2'000, 4'000, 200},
+  };
+  return kModels;
+}
+
+std::optional<CostModel> builtin_cost_model(std::string_view name) {
+  for (const CostModel& c : builtin_cost_models())
+    if (c.name == name) return c;
+  return std::nullopt;
+}
+
+std::optional<int64_t> parse_sim_duration(std::string_view text) {
+  if (text == "0") return 0;
+  size_t n = 0;
+  while (n < text.size() && ((text[n] >= '0' && text[n] <= '9') || text[n] == '.')) ++n;
+  std::string_view unit = text.substr(n);
+  int64_t scale = 0;
+  if (unit == "ns") {
+    scale = 1;
+  } else if (unit == "us") {
+    scale = kUs;
+  } else if (unit == "ms") {
+    scale = kMs;
+  } else if (unit == "s") {
+    scale = kS;
+  } else {
+    return std::nullopt;
+  }
+  std::string_view num = text.substr(0, n);
+  // Integers exactly (no double rounding for "9007199254740993ns"); decimals through double.
+  if (num.find('.') == std::string_view::npos) {
+    int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
+    if (num.empty() || ec != std::errc() || ptr != num.data() + num.size()) return std::nullopt;
+    if (v > INT64_MAX / scale) return std::nullopt;
+    return v * scale;
+  }
+  auto d = parse_decimal(num);
+  if (!d) return std::nullopt;
+  const double ns = *d * static_cast<double>(scale);
+  if (ns > 9.2e18) return std::nullopt;
+  const double whole = std::round(ns);
+  if (std::fabs(ns - whole) > 1e-6 * std::max(1.0, ns)) return std::nullopt;
+  return static_cast<int64_t>(whole);
+}
+
+std::string format_sim_duration(int64_t ns) {
+  if (ns == 0) return "0";
+  for (auto [unit, scale] : {std::pair{"s", kS}, std::pair{"ms", kMs}, std::pair{"us", kUs}}) {
+    if (ns >= scale && ns % (scale / 1000) == 0) {
+      // Up to three decimals, trailing zeros trimmed: 1500000 -> 1.5ms.
+      std::string s = fmt::format("{}.{:03}", ns / scale, (ns % scale) / (scale / 1000));
+      while (s.back() == '0') s.pop_back();
+      if (s.back() == '.') s.pop_back();
+      return s + unit;
+    }
+  }
+  return fmt::format("{}ns", ns);
+}
+
+std::optional<double> parse_rate(std::string_view text) {
+  if (text.ends_with("/s")) text.remove_suffix(2);
+  double scale = 1;
+  if (!text.empty()) {
+    switch (text.back()) {
+      case 'k':
+      case 'K':
+        scale = 1e3;
+        break;
+      case 'M':
+        scale = 1e6;
+        break;
+      case 'G':
+        scale = 1e9;
+        break;
+      default:
+        break;
+    }
+    if (scale != 1) text.remove_suffix(1);
+  }
+  if (scale == 1) {
+    // A plain number may use YAML's exponent form (1e6), as the schema's "number" allows.
+    double v = 0;
+    const char* b = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
+    auto [ptr, ec] = std::from_chars(b, text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() ||
+        !std::isfinite(v) || v < 0)
+      return std::nullopt;
+    return v;
+  }
+  auto v = parse_decimal(text);
+  if (!v) return std::nullopt;
+  return *v * scale;
+}
+
+std::optional<Dist> parse_dist(std::string_view text) {
+  auto mean_of = [](std::string_view s) -> std::optional<double> {
+    auto v = parse_sim_duration(s);
+    if (!v || *v <= 0) return std::nullopt;
+    return static_cast<double>(*v);
+  };
+  if (text.starts_with("exp:")) {
+    auto m = mean_of(text.substr(4));
+    if (!m) return std::nullopt;
+    return Dist::exponential(*m);
+  }
+  if (text.starts_with("lognormal:")) {
+    std::string_view rest = text.substr(10);
+    size_t colon = rest.find(':');
+    if (colon == std::string_view::npos) return std::nullopt;
+    auto m = mean_of(rest.substr(0, colon));
+    auto cv = parse_decimal(rest.substr(colon + 1));
+    if (!m || !cv || *cv > 100) return std::nullopt;
+    return Dist::lognormal(*m, *cv);
+  }
+  auto v = parse_sim_duration(text);
+  if (!v || *v > kMaxDelay) return std::nullopt;
+  return Dist::constant(static_cast<double>(*v));
+}
+
+std::string format_dist(const Dist& d) {
+  const std::string mean = format_sim_duration(static_cast<int64_t>(std::llround(d.mean_ns)));
+  switch (d.kind) {
+    case Dist::Kind::kConstant:
+      return mean;
+    case Dist::Kind::kExponential:
+      return "exp:" + mean;
+    case Dist::Kind::kLogNormal:
+      return fmt::format("lognormal:{}:{}", mean, d.cv);
+  }
+  return mean;
+}
+
+std::string_view timer_mode_name(TimerMode m) {
+  switch (m) {
+    case TimerMode::kRateLimit:
+      return "rate-limit";
+    case TimerMode::kIdleGap:
+      return "idle-gap";
+    case TimerMode::kAbsolute:
+      return "absolute";
+  }
+  return "?";
+}
+
+std::optional<TimerMode> parse_timer_mode(std::string_view text) {
+  for (TimerMode m : {TimerMode::kRateLimit, TimerMode::kIdleGap, TimerMode::kAbsolute})
+    if (timer_mode_name(m) == text) return m;
+  return std::nullopt;
+}
+
+std::string_view table_name(ProfileTable t) {
+  switch (t) {
+    case ProfileTable::kNetEqe:
+      return "net-eqe";
+    case ProfileTable::kNetCqe:
+      return "net-cqe";
+    case ProfileTable::kRdma:
+      return "rdma";
+  }
+  return "?";
+}
+
+std::optional<ProfileTable> parse_table(std::string_view text) {
+  for (ProfileTable t : {ProfileTable::kNetEqe, ProfileTable::kNetCqe, ProfileTable::kRdma})
+    if (table_name(t) == text) return t;
+  return std::nullopt;
+}
+
+std::string_view source_kind_name(SourceSpec::Kind k) {
+  switch (k) {
+    case SourceSpec::Kind::kClosed:
+      return "closed";
+    case SourceSpec::Kind::kPoisson:
+      return "poisson";
+    case SourceSpec::Kind::kOnOff:
+      return "onoff";
+    case SourceSpec::Kind::kTrace:
+      return "trace";
+  }
+  return "?";
+}
+
+Result<Workload> load_workload_from_string(std::string_view text, std::string_view name) {
+  Ctx ctx;
+  Workload w;
+  const fs::path source(name);
+  w.name = source.stem().string();
+  if (w.name.empty()) w.name = "workload";
+  // yaml-cpp 0.7's LoadAll() can loop forever on some malformed input, so documents are counted
+  // with a bounded event pass first and only the first one is loaded (as the config loader).
+  YAML::Node doc;
+  try {
+    std::istringstream in{std::string(text)};
+    YAML::Parser parser(in);
+    DocumentCounter counter;
+    for (int i = 0; i < 2 && parser.HandleNextDocument(counter); ++i) {
+    }
+    if (counter.starts.size() > 1) {
+      const YAML::Mark& m = counter.starts[1];
+      bool progressed = m.pos > counter.starts[0].pos;
+      ctx.error(Mark{m.line + 1, m.column + 1}, "",
+                progressed ? "more than one YAML document ('---'); a workload is one document"
+                           : "YAML syntax error: unexpected content outside any mapping or list");
+      return DIMCTL_FAIL(0, "{}", ctx.text(name));
+    }
+    doc = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    Mark m{};
+    if (!e.mark.is_null()) m = {e.mark.line + 1, e.mark.column + 1};
+    ctx.error(m, "", fmt::format("YAML syntax error: {}", e.msg));
+    return DIMCTL_FAIL(0, "{}", ctx.text(name));
+  }
+  try {
+    read_document(ctx, doc, source.parent_path(), w);
+  } catch (const YAML::Exception& e) {
+    // A shape the reader did not expect: still an error with a position, never a crash.
+    Mark m{};
+    if (!e.mark.is_null()) m = {e.mark.line + 1, e.mark.column + 1};
+    ctx.error(m, "", fmt::format("unexpected document structure: {}", e.msg));
+  }
+  if (ctx.count() > 0) return DIMCTL_FAIL(0, "{}", ctx.text(name));
+  return w;
+}
+
+Result<Workload> load_workload(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return DIMCTL_FAIL(errno ? errno : ENOENT, "{}: cannot open workload", path);
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) return DIMCTL_FAIL(errno ? errno : EIO, "{}: cannot read workload", path);
+  return load_workload_from_string(buf.str(), path);
+}
+
+}  // namespace dimctl::sim
