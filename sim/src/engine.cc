@@ -186,7 +186,7 @@ void Engine::start_service(uint32_t req, uint32_t stage, int64_t at) {
     push(at, Ev::kIssue, req, stage);
     return;
   }
-  auto& free_at = servers_[cq_id(stage, r.queue)].free_at;
+  auto& free_at = servers_[cq_id(stage, s.shared_servers ? 0 : r.queue)].free_at;
   auto it = std::min_element(free_at.begin(), free_at.end());
   const int64_t start = std::max(at, *it);
   *it = start + static_cast<int64_t>(s.service.draw(rng));
@@ -300,8 +300,10 @@ void Engine::core_next(uint32_t core) {
     c.runq.clear();
     c.runq_head = 0;
     c.busy = false;
+    app_resume(core);
     return;
   }
+  app_preempt(core);
   const uint32_t id = c.runq[c.runq_head++];
   Cq& q = cqs_[id];
   q.on_runq = false;
@@ -330,16 +332,12 @@ void Engine::serve_chunk(uint32_t core, uint32_t id, int64_t overhead) {
     --q.size;
     t += per;
     q.c.bytes += reqs_[e.req].bytes;
-    deliver(e.req, t);
+    leave_stage(core, e.req, t);
   }
   q.c.completions += n;
   q.budget_left -= n;
   q.done_in_call += n;
-  const int64_t busy = t - now_;
-  if (busy > 0 && now_ >= w_.warmup_ns) {
-    metrics_at(now_).cpu_busy_ns += busy;
-    window_of(now_).cpu_busy_ns += busy;
-  }
+  account_cpu(now_, t - now_);
   push(t, Ev::kCoreDone, core, id);
 }
 
@@ -377,6 +375,41 @@ void Engine::finish_call(Cq& q, bool rearm) {
       request_moderation(q.stage, q.queue, moderation_of(table_, q.rdma->profile_ix()));
     }
   }
+}
+
+void Engine::account_cpu(int64_t at, int64_t busy) {
+  if (busy <= 0 || at < w_.warmup_ns) return;
+  metrics_at(at).cpu_busy_ns += busy;
+  window_of(at).cpu_busy_ns += busy;
+}
+
+void Engine::leave_stage(uint32_t core, uint32_t req, int64_t at) {
+  const int64_t app = stages_[reqs_[req].stage].cpu.app_ns;
+  if (app <= 0) {
+    deliver(req, at);
+    return;
+  }
+  // Runs after the poll that took it (polls outrank application work), so `at` has passed by
+  // the time it starts.
+  cores_[core].app.push_back(AppJob{req, app});
+}
+
+void Engine::app_resume(uint32_t core) {
+  Core& c = cores_[core];
+  if (c.busy || c.app_running || c.app_head == c.app.size()) return;
+  c.app_running = true;
+  c.app_started = now_;
+  push(now_ + c.app[c.app_head].remaining_ns, Ev::kAppDone, core, ++c.app_gen);
+}
+
+void Engine::app_preempt(uint32_t core) {
+  Core& c = cores_[core];
+  if (!c.app_running) return;
+  const int64_t ran = now_ - c.app_started;
+  c.app[c.app_head].remaining_ns -= ran;
+  account_cpu(c.app_started, ran);
+  c.app_running = false;
+  ++c.app_gen;
 }
 
 void Engine::deliver(uint32_t req, int64_t at) {
@@ -549,6 +582,20 @@ Result<RunResult> Engine::run(const RunOptions& opt) {
       case Ev::kPhase:
         enter_phase(e.a);
         break;
+      case Ev::kAppDone: {
+        Core& c = cores_[e.a];
+        if (e.b != c.app_gen || !c.app_running) break;
+        const AppJob job = c.app[c.app_head++];
+        if (c.app_head == c.app.size()) {
+          c.app.clear();
+          c.app_head = 0;
+        }
+        c.app_running = false;
+        account_cpu(c.app_started, now_ - c.app_started);
+        deliver(job.req, now_);
+        app_resume(e.a);
+        break;
+      }
     }
     if (opt.progress && events_ >= next_progress) {
       next_progress += 1 << 16;

@@ -71,6 +71,7 @@ class Engine {
     kControl,     // the dimctl controller's period
     kToggle,      // on/off source a, queue b: switch
     kPhase,       // phase a starts
+    kAppDone,     // core a finished its application job (b = generation)
   };
   struct Event {
     int64_t t;
@@ -112,11 +113,21 @@ class Engine {
     std::unique_ptr<dim::NetDim> net;
     std::unique_ptr<dim::RdmaDim> rdma;
   };
+  struct AppJob {
+    uint32_t req;
+    int64_t remaining_ns;
+  };
   struct Core {
     std::vector<uint32_t> runq;  // FIFO of CQ ids (head index below)
     size_t runq_head = 0;
-    bool busy = false;
+    bool busy = false;  // an interrupt or poll runs
     uint32_t stage = 0;
+    // Application work, run only while no interrupt or poll does.
+    std::vector<AppJob> app;
+    size_t app_head = 0;
+    bool app_running = false;
+    int64_t app_started = 0;
+    uint32_t app_gen = 0;
   };
   struct SourceState {
     SourceSpec spec;
@@ -146,7 +157,11 @@ class Engine {
   void serve_chunk(uint32_t core, uint32_t cq, int64_t overhead);
   void on_core_done(uint32_t core, uint32_t cq);
   void finish_call(Cq& q, bool rearm);
+  void leave_stage(uint32_t core, uint32_t req, int64_t at);
   void deliver(uint32_t req, int64_t at);
+  void app_resume(uint32_t core);
+  void app_preempt(uint32_t core);
+  void account_cpu(int64_t at, int64_t busy);
   void apply(uint32_t cq);
   void enter_phase(uint32_t phase);
   size_t phase_of(int64_t t);

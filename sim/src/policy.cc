@@ -58,7 +58,7 @@ Result<PolicySpec> parse_policy(std::string_view text) {
   PolicySpec p;
   p.name = std::string(text);
   std::string_view base = text;
-  std::string_view period;
+  std::optional<std::string_view> period;
   if (auto at = text.find('@'); at != std::string_view::npos) {
     base = text.substr(0, at);
     period = text.substr(at + 1);
@@ -95,11 +95,11 @@ Result<PolicySpec> parse_policy(std::string_view text) {
   } else {
     return DIMCTL_FAIL(0, "unknown policy '{}' (known: {})", text, policy_help());
   }
-  if (!period.empty()) {
+  if (period) {
     if (p.kind != K::kController) {
       return DIMCTL_FAIL(0, "policy '{}': only dimctl-* policies take @PERIOD", text);
     }
-    auto v = parse_period(period, text);
+    auto v = parse_period(*period, text);
     if (!v) return fail(std::move(v).error());
     p.period_ns = *v;
   }

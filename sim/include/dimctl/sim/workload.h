@@ -40,6 +40,11 @@ struct CostModel {
   int64_t irq_ns = 0;         // per interrupt: handler + indirect (cache) cost
   int64_t completion_ns = 0;  // per completion processed
   int64_t poll_ns = 0;        // per poll call (a re-poll after budget exhaustion, an empty poll)
+  // Per completion, work outside the poll at lower priority than interrupts and polls (the
+  // application taking the completion and submitting its next I/O; on a target, handling the
+  // request): preempted by them, and the completion moves on only when it is done. This is what
+  // keeps interrupts coming at saturation: polls stay short, the CQ empties and re-arms.
+  int64_t app_ns = 0;
 };
 
 // Which DIM profile table the policies index: static indices, the oracle's candidates, the
@@ -50,6 +55,7 @@ struct StageSpec {
   std::string name = "host";
   Dist service = Dist::constant(0);  // device (or fabric + device) time per request
   uint32_t servers = 0;              // 0 = unlimited (a pure delay); else a FIFO with k servers
+  bool shared_servers = false;       // the k servers serve every queue (a link), not each queue
   TimerMode timer = TimerMode::kRateLimit;
   uint32_t poll_budget = 64;  // NAPI 64; ib_core irq_poll 256
   CostModel cpu;
