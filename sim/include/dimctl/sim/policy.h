@@ -1,0 +1,48 @@
+// PolicySpec: which moderation policy a simulation run uses. Every adaptive policy is real
+// dimctl code: the kernel ones call dim:: exactly where the kernel calls lib/dim (per NAPI
+// completion / per ib_core poll pass, 64-event windows); the dimctl ones run the daemon's
+// controller::Controller every period through the model:: interfaces.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "dimctl/common/result.h"
+#include "dimctl/model/policy.h"
+#include "dimctl/sim/workload.h"
+
+namespace dimctl::sim {
+
+struct PolicySpec {
+  enum class Kind : uint8_t {
+    kNone,        // N = 1, T = 0
+    kStatic,      // profile `static_index` of the workload's table
+    kKernelNet,   // net_dim per NAPI completion (EQE or CQE table and timer semantics)
+    kKernelRdma,  // rdma_dim per poll pass (9 RDMA profiles)
+    kController,  // dimctl's Controller every `period_ns`, algorithm `algorithm`
+    kOracle,      // best static profile per phase, in hindsight
+  };
+  Kind kind = Kind::kNone;
+  std::string name = "none";  // as written: "none", "static:3", "kernel-net-eqe", ...
+  uint8_t static_index = 0;
+  bool cqe = false;  // kKernelNet / kController net: the CQE table and idle-gap timer
+  model::Algorithm algorithm = model::Algorithm::kNetEqe;
+  int64_t period_ns = 20'000'000;
+  // The timer semantics this policy implies for moderated CQs (net EQE/CQE); nullopt = the
+  // stage's own.
+  std::optional<TimerMode> timer() const;
+  // The profile table the policy indexes (the workload's unless the policy names one).
+  ProfileTable table(ProfileTable workload_table) const;
+};
+
+// Parses one policy name: none | static:IX | kernel-net-eqe | kernel-net-cqe | kernel-rdma |
+// dimctl-net-eqe | dimctl-net-cqe | dimctl-rdma | dimctl-model | oracle, each dimctl-* with an
+// optional "@PERIOD" (e.g. dimctl-net-eqe@1ms). Errors name the bad part.
+Result<PolicySpec> parse_policy(std::string_view text);
+
+// The policy names `dimctl sim` lists in its help.
+std::string_view policy_help();
+
+}  // namespace dimctl::sim

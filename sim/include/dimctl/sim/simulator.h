@@ -1,0 +1,44 @@
+// The simulator's entry points: run one workload under one policy, or compare several
+// policies on the same workload (same seed, so the same arrivals and service times: common
+// random numbers, paired comparisons).
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "dimctl/common/result.h"
+#include "dimctl/sim/metrics.h"
+#include "dimctl/sim/policy.h"
+#include "dimctl/sim/workload.h"
+
+namespace dimctl::sim {
+
+struct RunOptions {
+  // Called now and then with the fraction of simulated time done (progress bars).
+  std::function<void(double)> progress;
+};
+
+// Checks what the YAML schema cannot: positive durations, at least one phase/stage/source,
+// queues >= 1, a static index inside the table, trace files readable. Errors name the field.
+Result<void> validate(const Workload& w);
+
+// One run. Fails on an invalid workload, or when the policy cannot run on it (e.g. a trace
+// that does not open).
+Result<RunResult> run(const Workload& w, const PolicySpec& policy, const RunOptions& opt = {});
+
+// The oracle: runs every static profile of the table and keeps, per phase, the one that did best
+// (throughput within 1 % of the best static's, then the lowest p99, then the least CPU per
+// completion); its phases are those runs' phases, its windows follow the choice per phase.
+Result<RunResult> run_oracle(const Workload& w, ProfileTable table, const RunOptions& opt = {});
+
+// Fills each phase's convergence_ns of `run` against the reference (the oracle): the time from
+// the phase start until every later window of that phase has mean latency and CPU per
+// completion within +-10 % of the reference's same window, with at least 10 windows left.
+void fill_convergence(RunResult& run, const RunResult& reference);
+
+// Runs every policy (the oracle included when named) on the workload and fills convergence
+// against the oracle when it is among them (or always computes it when `with_convergence`).
+Result<std::vector<RunResult>> compare(const Workload& w, const std::vector<PolicySpec>& policies,
+                                       const RunOptions& opt = {});
+
+}  // namespace dimctl::sim

@@ -1,0 +1,154 @@
+#include "controller_bridge.h"
+
+#include "engine.h"
+
+namespace dimctl::sim {
+
+ControllerBridge::ControllerBridge(Engine& engine, const PolicySpec& policy, const Workload& w)
+    : engine_(engine),
+      policy_(policy),
+      rdma_(policy.algorithm == model::Algorithm::kRdma),
+      stages_(engine.moderated_stages()) {
+  for (uint32_t s : stages_) {
+    std::string name = "sim-" + w.stages[s].name;
+    stage_by_name_[name] = s;
+    names_.push_back(std::move(name));
+  }
+  controller::ControllerOptions opt;
+  opt.period_ns = policy.period_ns;
+  opt.publish_interval_ns = 0;  // the RDMA path reads each period's decision from the state
+  opt.default_mode = model::Mode::kEnforce;
+  opt.config_path = "(simulator)";
+  controller_ = std::make_unique<controller::Controller>(*this, *this, nullptr, *this, *this, *this,
+                                                         std::move(opt));
+}
+
+ControllerBridge::~ControllerBridge() = default;
+
+int64_t ControllerBridge::now_ns() const {
+  return engine_.now();
+}
+
+model::DevicePolicy ControllerBridge::policy_for(const model::DeviceInfo&) const {
+  model::DevicePolicy p;
+  p.mode = model::Mode::kEnforce;
+  p.algorithm = policy_.algorithm;
+  p.rule = "simulator";
+  p.rate_limit_ns = 0;
+  return p;
+}
+
+Result<model::Snapshot> ControllerBridge::sample() {
+  model::Snapshot snap;
+  auto r = sample_into(snap);
+  if (!r) return fail(std::move(r).error());
+  return snap;
+}
+
+Result<void> ControllerBridge::sample_into(model::Snapshot& out) {
+  out.time_ns = engine_.now();
+  out.queues.clear();
+  out.cqs.clear();
+  out.devices = names_;
+  for (uint32_t i = 0; i < stages_.size(); ++i) {
+    for (uint32_t q = 0; q < engine_.queues(); ++q) {
+      const Engine::CqCounters& c = engine_.counters(stages_[i], q);
+      if (rdma_) {
+        model::CqCounters cq;
+        cq.key = {i, q + 1};
+        cq.ibdev = names_[i];
+        cq.poll_ctx = model::PollContext::kSoftirq;
+        cq.schedules = c.interrupts;
+        cq.events = c.polls;
+        cq.polls = c.polls;
+        cq.completions = c.completions;
+        out.cqs.push_back(std::move(cq));
+      } else {
+        model::QueueCounters qc;
+        qc.key = {i + 1, q + 1};
+        qc.queue = static_cast<int32_t>(q);
+        qc.polls = c.polls;
+        qc.packets = c.completions;
+        qc.budget_exhausted = c.budget_exhausted;
+        qc.empty_polls = c.empty_polls;
+        qc.bytes = c.bytes;
+        qc.has_bytes = true;
+        qc.device_ix = i;
+        out.queues.push_back(qc);
+      }
+    }
+  }
+  return ok();
+}
+
+void ControllerBridge::step() {
+  (void)controller_->step();  // a failed step is the controller's to count; never here
+  if (!rdma_) return;
+  // Kernel ULP CQs cannot be moderated from user space; an application that owns its CQs
+  // applies what the controller decided (VerbsCqModerator). The simulator plays that part.
+  const auto st = controller_->state();
+  for (const model::CqView& v : st->cqs) {
+    const uint32_t i = v.counters.key.dev_index;
+    if (i >= stages_.size() || v.counters.key.cq_id == 0) continue;
+    const uint32_t q = v.counters.key.cq_id - 1;
+    const Moderation want{std::max<uint32_t>(v.wanted_comps, 1), int64_t{v.wanted_usec} * 1000};
+    if (!(engine_.moderation(stages_[i], q) == want))
+      engine_.request_moderation(stages_[i], q, want);
+  }
+}
+
+Result<uint32_t> ControllerBridge::stage_of(const std::string& dev) const {
+  auto it = stage_by_name_.find(dev);
+  if (it == stage_by_name_.end()) return DIMCTL_FAIL(ENODEV, "no simulated device {}", dev);
+  return it->second;
+}
+
+model::Coalesce ControllerBridge::coalesce_of(uint32_t stage, uint32_t queue) const {
+  const Moderation m = engine_.moderation(stage, queue);
+  model::Coalesce c;
+  c.rx_usecs = static_cast<uint32_t>(m.timer_ns / 1000);
+  c.rx_max_frames = m.count;
+  return c;
+}
+
+void ControllerBridge::apply(uint32_t stage, uint32_t queue, const model::Coalesce& req) {
+  Moderation m = engine_.moderation(stage, queue);
+  if (req.rx_usecs) m.timer_ns = int64_t{*req.rx_usecs} * 1000;
+  if (req.rx_max_frames) m.count = std::max<uint32_t>(*req.rx_max_frames, 1);
+  engine_.request_moderation(stage, queue, m);
+}
+
+Result<model::Coalesce> ControllerBridge::get(const std::string& dev) {
+  auto s = stage_of(dev);
+  if (!s) return fail(std::move(s).error());
+  return coalesce_of(*s, 0);
+}
+
+Result<model::Coalesce> ControllerBridge::set(const std::string& dev, const model::Coalesce& req) {
+  auto s = stage_of(dev);
+  if (!s) return fail(std::move(s).error());
+  for (uint32_t q = 0; q < engine_.queues(); ++q) apply(*s, q, req);
+  return coalesce_of(*s, 0);
+}
+
+bool ControllerBridge::supports_per_queue(const std::string&) {
+  return true;
+}
+
+Result<model::Coalesce> ControllerBridge::get_queue(const std::string& dev, uint32_t queue) {
+  auto s = stage_of(dev);
+  if (!s) return fail(std::move(s).error());
+  if (queue >= engine_.queues()) return DIMCTL_FAIL(EINVAL, "{}: no queue {}", dev, queue);
+  return coalesce_of(*s, queue);
+}
+
+Result<model::Coalesce> ControllerBridge::set_queue(const std::string& dev, uint32_t queue,
+                                                    const model::Coalesce& req) {
+  auto s = stage_of(dev);
+  if (!s) return fail(std::move(s).error());
+  if (queue >= engine_.queues()) return DIMCTL_FAIL(EINVAL, "{}: no queue {}", dev, queue);
+  apply(*s, queue, req);
+  return coalesce_of(*s, queue);
+}
+
+}  // namespace dimctl::sim

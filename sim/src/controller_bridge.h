@@ -1,0 +1,78 @@
+// ControllerBridge: runs the daemon's controller::Controller inside the simulator. The engine's
+// CQs appear to it as what the BPF collector would report (a net device per moderated stage,
+// "sim-<stage>", one NAPI per queue, per-queue coalescing; or, for algorithm rdma, one CQ per
+// queue on IB device "sim-<stage>"), the clock is simulated time, and its writes become
+// moderation changes after the workload's apply delay. Nothing here decides anything: the
+// decisions are the Controller's.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dimctl/controller/controller.h"
+#include "dimctl/model/clock.h"
+#include "dimctl/model/counter_source.h"
+#include "dimctl/model/net_actuator.h"
+#include "dimctl/model/originals_store.h"
+#include "dimctl/model/policy.h"
+#include "dimctl/sim/policy.h"
+#include "dimctl/sim/workload.h"
+
+namespace dimctl::sim {
+
+class Engine;
+
+class ControllerBridge final : public model::CounterSource,
+                               public model::NetActuator,
+                               public model::OriginalsStore,
+                               public model::PolicySource,
+                               public model::Clock {
+ public:
+  ControllerBridge(Engine& engine, const PolicySpec& policy, const Workload& w);
+  ~ControllerBridge() override;
+
+  // One controller period at the engine's current time.
+  void step();
+
+  // model::CounterSource
+  Result<model::Snapshot> sample() override;
+  Result<void> sample_into(model::Snapshot& out) override;
+  // model::NetActuator
+  Result<model::Coalesce> get(const std::string& dev) override;
+  Result<model::Coalesce> set(const std::string& dev, const model::Coalesce& req) override;
+  bool supports_per_queue(const std::string& dev) override;
+  Result<model::Coalesce> get_queue(const std::string& dev, uint32_t queue) override;
+  Result<model::Coalesce> set_queue(const std::string& dev, uint32_t queue,
+                                    const model::Coalesce& req) override;
+  std::vector<model::CoalesceChange> drain_changes() override { return {}; }
+  // model::OriginalsStore: the simulated devices need no restore.
+  Result<void> record_net(const std::string&, const model::Coalesce&) override { return ok(); }
+  Result<void> record_net_queue(const std::string&, uint32_t, const model::Coalesce&) override {
+    return ok();
+  }
+  Result<void> record_rdma_dim(const std::string&, bool) override { return ok(); }
+  Result<void> forget_net(const std::string&) override { return ok(); }
+  Result<void> forget_rdma(const std::string&) override { return ok(); }
+  // model::PolicySource: every simulated device enforced with the policy's algorithm, no rate
+  // limit beyond the controller period.
+  model::DevicePolicy policy_for(const model::DeviceInfo& dev) const override;
+  // model::Clock
+  int64_t now_ns() const override;
+
+ private:
+  Result<uint32_t> stage_of(const std::string& dev) const;
+  model::Coalesce coalesce_of(uint32_t stage, uint32_t queue) const;
+  void apply(uint32_t stage, uint32_t queue, const model::Coalesce& req);
+
+  Engine& engine_;
+  const PolicySpec& policy_;
+  bool rdma_;
+  std::vector<std::string> names_;  // per moderated stage
+  std::map<std::string, uint32_t> stage_by_name_;
+  std::vector<uint32_t> stages_;
+  std::unique_ptr<controller::Controller> controller_;
+};
+
+}  // namespace dimctl::sim

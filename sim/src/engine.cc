@@ -1,0 +1,657 @@
+#include "engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "arrival_schedule.h"
+#include "controller_bridge.h"
+
+namespace dimctl::sim {
+
+Moderation moderation_of(ProfileTable table, uint8_t ix) {
+  switch (table) {
+    case ProfileTable::kNetEqe:
+    case ProfileTable::kNetCqe: {
+      const auto& t = dim::net_profiles(
+          table == ProfileTable::kNetCqe ? dim::CqPeriodMode::kCqe : dim::CqPeriodMode::kEqe,
+          dim::Direction::kRx);
+      const dim::Profile& p = t[std::min<size_t>(ix, t.size() - 1)];
+      return {std::max<uint32_t>(p.pkts, 1), int64_t{p.usec} * 1000};
+    }
+    case ProfileTable::kRdma: {
+      const dim::Profile& p =
+          dim::kRdmaProfiles[std::min<size_t>(ix, dim::kRdmaProfiles.size() - 1)];
+      return {std::max<uint32_t>(p.comps, 1), int64_t{p.usec} * 1000};
+    }
+  }
+  return {};
+}
+
+int table_size(ProfileTable table) {
+  return table == ProfileTable::kRdma ? dim::kRdmaNumProfiles : dim::kNetNumProfiles;
+}
+
+namespace {
+
+bool later(const auto& x, const auto& y) {
+  return x.t != y.t ? x.t > y.t : x.seq > y.seq;
+}
+constexpr auto kLater = [](const auto& x, const auto& y) { return later(x, y); };
+
+}  // namespace
+
+Engine::Engine(const Workload& w, const PolicySpec& p)
+    : w_(w), p_(p), table_(p.table(w.table)), stages_(w.stages) {
+  const auto timer = p.timer();
+  for (uint32_t s = 0; s < stages_.size(); ++s) {
+    if (!stages_[s].moderated) continue;
+    moderated_stages_.push_back(s);
+    if (timer) stages_[s].timer = *timer;
+  }
+  end_ns_ = w.duration_ns();
+
+  // Cores: stage s owns cores [base_s, base_s + cores_s).
+  std::vector<uint32_t> core_base;
+  for (uint32_t s = 0; s < stages_.size(); ++s) {
+    core_base.push_back(static_cast<uint32_t>(cores_.size()));
+    for (uint32_t c = 0; c < stages_[s].cores; ++c) {
+      Core core;
+      core.stage = s;
+      cores_.push_back(std::move(core));
+    }
+  }
+  cqs_.resize(stages_.size() * w.queues);
+  servers_.resize(stages_.size() * w.queues);
+  for (uint32_t s = 0; s < stages_.size(); ++s) {
+    for (uint32_t q = 0; q < w.queues; ++q) {
+      Cq& cq = cqs_[cq_id(s, q)];
+      cq.ring.resize(64);
+      cq.stage = s;
+      cq.queue = q;
+      cq.core = core_base[s] + q % stages_[s].cores;
+      cq.moderated = stages_[s].moderated;
+      if (stages_[s].servers > 0) servers_[cq_id(s, q)].free_at.assign(stages_[s].servers, 0);
+      if (!cq.moderated) {
+        cq.mod = stages_[s].fixed;
+        continue;
+      }
+      using K = PolicySpec::Kind;
+      switch (p.kind) {
+        case K::kNone:
+        case K::kOracle:
+          cq.mod = Moderation{1, 0};
+          break;
+        case K::kStatic:
+          cq.mod = moderation_of(table_, p.static_index);
+          break;
+        case K::kKernelNet:
+          cq.net = std::make_unique<dim::NetDim>(
+              p.cqe ? dim::CqPeriodMode::kCqe : dim::CqPeriodMode::kEqe, dim::Direction::kRx);
+          cq.mod = moderation_of(table_, cq.net->profile_ix());
+          break;
+        case K::kKernelRdma:
+          cq.rdma = std::make_unique<dim::RdmaDim>();
+          cq.mod = moderation_of(table_, cq.rdma->profile_ix());
+          break;
+        case K::kController:
+          cq.mod = moderation_of(table_, 0);
+          break;
+      }
+    }
+  }
+  for (const SourceSpec& spec : w.sources) {
+    SourceState st;
+    st.spec = spec;
+    auto it = std::find(flows_.begin(), flows_.end(), spec.flow);
+    st.flow = static_cast<uint32_t>(it - flows_.begin());
+    if (it == flows_.end()) flows_.push_back(spec.flow);
+    const auto index = sources_.size();
+    for (uint32_t q = 0; q < w.queues; ++q) st.rng.push_back(Rng::stream(w.seed, index + 1, q + 1));
+    st.outstanding.assign(w.queues, 0);
+    st.target_depth.assign(w.queues, spec.depth);
+    st.on.assign(w.queues, 0);
+    st.next_arrival.assign(w.queues, -1);
+    sources_.push_back(std::move(st));
+  }
+  int64_t t = 0;
+  for (const Phase& ph : w.phases) {
+    phase_start_.push_back(t);
+    PhaseMetrics m;
+    m.phase = ph.name;
+    m.start_ns = std::max(t, w.warmup_ns);
+    t += ph.duration_ns;
+    m.end_ns = std::max(t, m.start_ns);
+    for (const std::string& f : flows_) m.flows.push_back(FlowMetrics{f, {}});
+    for (const StageSpec& s : stages_) m.cores += s.cores;
+    result_.phases.push_back(std::move(m));
+  }
+  const auto nwin = static_cast<size_t>((end_ns_ + w.window_ns - 1) / w.window_ns);
+  result_.windows.resize(nwin);
+  for (size_t i = 0; i < nwin; ++i) result_.windows[i].t_ns = static_cast<int64_t>(i) * w.window_ns;
+}
+
+Engine::~Engine() = default;
+
+const Engine::CqCounters& Engine::counters(uint32_t stage, uint32_t queue) const {
+  return cqs_[cq_id(stage, queue)].c;
+}
+
+Moderation Engine::moderation(uint32_t stage, uint32_t queue) const {
+  const Cq& q = cqs_[cq_id(stage, queue)];
+  return q.pending_mod.value_or(q.mod);
+}
+
+void Engine::request_moderation(uint32_t stage, uint32_t queue, Moderation m) {
+  const uint32_t id = cq_id(stage, queue);
+  cqs_[id].pending_mod = m;
+  push(now_ + w_.apply_delay_ns, Ev::kApply, id, 0);
+}
+
+void Engine::push(int64_t t, Ev type, uint32_t a, uint32_t b) {
+  heap_.push_back(Event{t, seq_++, a, b, type});
+  std::push_heap(heap_.begin(), heap_.end(), kLater);
+}
+
+uint32_t Engine::new_request(uint32_t source, uint32_t queue) {
+  uint32_t id;
+  if (free_req_ != UINT32_MAX) {
+    id = free_req_;
+    free_req_ = reqs_[id].next_free;
+  } else {
+    id = static_cast<uint32_t>(reqs_.size());
+    reqs_.emplace_back();
+  }
+  Request& r = reqs_[id];
+  r.flow = sources_[source].flow;
+  r.source = source;
+  r.queue = queue;
+  r.stage = 0;
+  r.bytes = sources_[source].spec.bytes;
+  return id;
+}
+
+void Engine::start_service(uint32_t req, uint32_t stage, int64_t at) {
+  Request& r = reqs_[req];
+  r.stage = stage;
+  const StageSpec& s = stages_[stage];
+  Rng& rng = sources_[r.source].rng[r.queue];
+  if (s.servers == 0) {
+    const auto service = static_cast<int64_t>(s.service.draw(rng));
+    push(at + service, Ev::kDeviceDone, req, stage);
+    return;
+  }
+  if (at > now_) {
+    // A finite-server FIFO serves in arrival order: enter it when the clock gets there.
+    push(at, Ev::kIssue, req, stage);
+    return;
+  }
+  auto& free_at = servers_[cq_id(stage, s.shared_servers ? 0 : r.queue)].free_at;
+  auto it = std::min_element(free_at.begin(), free_at.end());
+  const int64_t start = std::max(at, *it);
+  *it = start + static_cast<int64_t>(s.service.draw(rng));
+  push(*it, Ev::kDeviceDone, req, stage);
+}
+
+void Engine::issue_closed(uint32_t source, uint32_t queue, int64_t at) {
+  const uint32_t req = new_request(source, queue);
+  reqs_[req].issue_ns = at;
+  ++sources_[source].outstanding[queue];
+  start_service(req, 0, at);
+}
+
+double Engine::load_at(int64_t t) const {
+  size_t i = 0;
+  while (i + 1 < phase_start_.size() && t >= phase_start_[i + 1]) ++i;
+  const Phase& ph = w_.phases[i];
+  if (!ph.ramp) return ph.load;
+  const double prev = i > 0 ? w_.phases[i - 1].load : 0.0;
+  const double f = static_cast<double>(t - phase_start_[i]) / static_cast<double>(ph.duration_ns);
+  return prev + (ph.load - prev) * std::clamp(f, 0.0, 1.0);
+}
+
+void Engine::schedule_arrival(uint32_t source, uint32_t queue, int64_t from) {
+  SourceState& st = sources_[source];
+  int64_t at = -1;
+  if (st.trace) {
+    at = st.trace->next(queue, from);
+  } else {
+    const double rate = st.spec.rate * load_at(from);
+    if (rate > 0) {
+      at = from + std::max<int64_t>(
+                      1, static_cast<int64_t>(std::llround(st.rng[queue].exponential(1e9 / rate))));
+    }
+  }
+  st.next_arrival[queue] = at;
+  if (at >= 0 && at < end_ns_) push(at, Ev::kArrival, source, queue);
+}
+
+void Engine::cq_push(uint32_t id, int64_t t, uint32_t req) {
+  Cq& q = cqs_[id];
+  if (q.size == q.ring.size()) {
+    std::vector<Entry> bigger(q.ring.size() * 2);
+    for (size_t i = 0; i < q.size; ++i) bigger[i] = q.ring[(q.head + i) & (q.ring.size() - 1)];
+    q.ring = std::move(bigger);
+    q.head = 0;
+  }
+  q.ring[(q.head + q.size) & (q.ring.size() - 1)] = Entry{t, req};
+  ++q.size;
+  if (q.armed) evaluate(id);
+}
+
+void Engine::evaluate(uint32_t id) {
+  Cq& q = cqs_[id];
+  if (q.size == 0) return;
+  const Moderation& m = q.mod;
+  if (q.size >= m.count || m.timer_ns <= 0) {
+    fire(id);
+    return;
+  }
+  const size_t mask = q.ring.size() - 1;
+  const int64_t first = q.ring[q.head].arrival_ns;
+  const int64_t last = q.ring[(q.head + q.size - 1) & mask].arrival_ns;
+  int64_t at = 0;
+  switch (stages_[q.stage].timer) {
+    case TimerMode::kRateLimit:
+      at = std::max(first, q.last_irq_ns + m.timer_ns);
+      break;
+    case TimerMode::kIdleGap:
+      at = last + m.timer_ns;
+      break;
+    case TimerMode::kAbsolute:
+      at = first + m.timer_ns;
+      break;
+  }
+  if (at <= now_) {
+    fire(id);
+    return;
+  }
+  // One timer event at a time; a later deadline (idle gap) is found when the earlier fires.
+  if (q.timer_at < 0 || at < q.timer_at) {
+    q.timer_at = at;
+    push(at, Ev::kTimer, id, ++q.timer_gen);
+  }
+}
+
+void Engine::fire(uint32_t id) {
+  Cq& q = cqs_[id];
+  q.armed = false;
+  q.timer_at = -1;
+  ++q.timer_gen;
+  q.last_irq_ns = now_;
+  ++q.c.interrupts;
+  if (now_ >= w_.warmup_ns) ++metrics_at(now_).interrupts;
+  q.irq_charge = true;
+  core_enqueue(q.core, id);
+}
+
+void Engine::core_enqueue(uint32_t core, uint32_t id) {
+  Cq& q = cqs_[id];
+  if (q.on_runq || q.in_call) return;
+  Core& c = cores_[core];
+  c.runq.push_back(id);
+  q.on_runq = true;
+  if (!c.busy) core_next(core);
+}
+
+void Engine::core_next(uint32_t core) {
+  Core& c = cores_[core];
+  if (c.runq_head == c.runq.size()) {
+    c.runq.clear();
+    c.runq_head = 0;
+    c.busy = false;
+    app_resume(core);
+    return;
+  }
+  app_preempt(core);
+  const uint32_t id = c.runq[c.runq_head++];
+  Cq& q = cqs_[id];
+  q.on_runq = false;
+  q.in_call = true;
+  q.budget_left = stages_[q.stage].poll_budget;
+  q.done_in_call = 0;
+  const CostModel& cost = stages_[q.stage].cpu;
+  const int64_t overhead = q.irq_charge ? cost.irq_ns : cost.poll_ns;
+  q.irq_charge = false;
+  ++q.c.polls;
+  if (now_ >= w_.warmup_ns) ++metrics_at(now_).polls;
+  c.busy = true;
+  serve_chunk(core, id, overhead);
+}
+
+void Engine::serve_chunk(uint32_t core, uint32_t id, int64_t overhead) {
+  Cq& q = cqs_[id];
+  const StageSpec& stage = stages_[q.stage];
+  const auto n = static_cast<uint32_t>(std::min<size_t>(q.size, q.budget_left));
+  const int64_t per = stage.cpu.completion_ns;
+  int64_t t = now_ + overhead;
+  const size_t mask = q.ring.size() - 1;
+  for (uint32_t i = 0; i < n; ++i) {
+    const Entry e = q.ring[q.head];
+    q.head = (q.head + 1) & mask;
+    --q.size;
+    t += per;
+    q.c.bytes += reqs_[e.req].bytes;
+    leave_stage(core, e.req, t);
+  }
+  q.c.completions += n;
+  q.budget_left -= n;
+  q.done_in_call += n;
+  account_cpu(now_, t - now_);
+  push(t, Ev::kCoreDone, core, id);
+}
+
+void Engine::on_core_done(uint32_t core, uint32_t id) {
+  Cq& q = cqs_[id];
+  if (q.size > 0 && q.budget_left > 0) {
+    serve_chunk(core, id, 0);  // the same poll call reads what arrived meanwhile
+    return;
+  }
+  if (q.budget_left == 0) {
+    // Budget used up: NAPI stays scheduled, polled again after the others, no re-arm.
+    ++q.c.budget_exhausted;
+    finish_call(q, false);
+    cores_[core].runq.push_back(id);
+    q.on_runq = true;
+  } else {
+    if (q.done_in_call == 0) ++q.c.empty_polls;
+    finish_call(q, true);
+    evaluate(id);
+  }
+  core_next(core);
+}
+
+void Engine::finish_call(Cq& q, bool rearm) {
+  q.in_call = false;
+  if (rearm) q.armed = true;
+  if (q.net && rearm) {
+    // mlx5e_napi_poll: net_dim() after napi_complete_done(), events = interrupts.
+    const auto s = dim::Sample::from_counters(now_, q.c.interrupts, q.c.completions, q.c.bytes);
+    if (q.net->on_sample(s))
+      request_moderation(q.stage, q.queue, moderation_of(table_, q.net->profile_ix()));
+  } else if (q.rdma) {
+    // ib_poll_handler / ib_cq_poll_work: rdma_dim() after every poll pass.
+    if (q.rdma->on_event(now_, q.done_in_call)) {
+      request_moderation(q.stage, q.queue, moderation_of(table_, q.rdma->profile_ix()));
+    }
+  }
+}
+
+void Engine::account_cpu(int64_t at, int64_t busy) {
+  if (busy <= 0 || at < w_.warmup_ns) return;
+  metrics_at(at).cpu_busy_ns += busy;
+  window_of(at).cpu_busy_ns += busy;
+}
+
+void Engine::leave_stage(uint32_t core, uint32_t req, int64_t at) {
+  const int64_t app = stages_[reqs_[req].stage].cpu.app_ns;
+  if (app <= 0) {
+    deliver(req, at);
+    return;
+  }
+  // Runs after the poll that took it (polls outrank application work), so `at` has passed by
+  // the time it starts.
+  cores_[core].app.push_back(AppJob{req, app});
+}
+
+void Engine::app_resume(uint32_t core) {
+  Core& c = cores_[core];
+  if (c.busy || c.app_running || c.app_head == c.app.size()) return;
+  c.app_running = true;
+  c.app_started = now_;
+  push(now_ + c.app[c.app_head].remaining_ns, Ev::kAppDone, core, ++c.app_gen);
+}
+
+void Engine::app_preempt(uint32_t core) {
+  Core& c = cores_[core];
+  if (!c.app_running) return;
+  const int64_t ran = now_ - c.app_started;
+  c.app[c.app_head].remaining_ns -= ran;
+  account_cpu(c.app_started, ran);
+  c.app_running = false;
+  ++c.app_gen;
+}
+
+void Engine::deliver(uint32_t req, int64_t at) {
+  Request& r = reqs_[req];
+  if (r.stage + 1 < stages_.size()) {
+    start_service(req, r.stage + 1, at);
+    return;
+  }
+  if (at >= w_.warmup_ns && at < end_ns_) {
+    const int64_t lat = at - r.issue_ns;
+    PhaseMetrics& m = metrics_at(at);
+    m.latency.record(lat);
+    m.flows[r.flow].latency.record(lat);
+    ++m.completions;
+    Window& win = window_of(at);
+    ++win.completions;
+    win.latency_sum_ns += static_cast<double>(lat);
+    win.latency_max_ns = std::max(win.latency_max_ns, lat);
+  }
+  ++result_.simulated_completions;
+  SourceState& st = sources_[r.source];
+  const uint32_t source = r.source, queue = r.queue;
+  r.next_free = free_req_;
+  free_req_ = req;
+  if (st.spec.kind == SourceSpec::Kind::kClosed) {
+    --st.outstanding[queue];
+    if (st.outstanding[queue] < st.target_depth[queue]) {
+      issue_closed(source, queue, at + static_cast<int64_t>(st.spec.think.draw(st.rng[queue])));
+    }
+  }
+}
+
+void Engine::apply(uint32_t id) {
+  Cq& q = cqs_[id];
+  if (!q.pending_mod) return;
+  const Moderation m = *q.pending_mod;
+  q.pending_mod.reset();
+  if (!(m == q.mod)) {
+    q.mod = m;
+    if (now_ >= w_.warmup_ns) ++metrics_at(now_).moderation_changes;
+    if (id == first_cq_) mod_log_.emplace_back(now_, m);
+  }
+  if (q.net) q.net->profile_applied();
+  if (q.rdma) q.rdma->profile_applied();
+  if (q.armed) evaluate(id);
+}
+
+void Engine::enter_phase(uint32_t phase) {
+  phase_ = phase;
+  const Phase& ph = w_.phases[phase];
+  for (uint32_t s = 0; s < sources_.size(); ++s) {
+    SourceState& st = sources_[s];
+    for (uint32_t q = 0; q < w_.queues; ++q) {
+      switch (st.spec.kind) {
+        case SourceSpec::Kind::kClosed: {
+          st.target_depth[q] = ph.depth.value_or(st.spec.depth);
+          while (st.outstanding[q] < st.target_depth[q]) issue_closed(s, q, now_);
+          break;
+        }
+        case SourceSpec::Kind::kPoisson:
+        case SourceSpec::Kind::kTrace:
+          if (st.next_arrival[q] < 0 || phase == 0) schedule_arrival(s, q, now_);
+          break;
+        case SourceSpec::Kind::kOnOff:
+          if (phase == 0) {
+            st.on[q] = 1;
+            schedule_arrival(s, q, now_);
+            const double on = st.spec.periodic
+                                  ? static_cast<double>(st.spec.on_ns)
+                                  : st.rng[q].exponential(static_cast<double>(st.spec.on_ns));
+            push(now_ + std::max<int64_t>(1, static_cast<int64_t>(on)), Ev::kToggle, s, q);
+          }
+          break;
+      }
+    }
+  }
+}
+
+PhaseMetrics& Engine::metrics_at(int64_t t) {
+  const size_t n = phase_start_.size();
+  while (metric_phase_ + 1 < n && t >= phase_start_[metric_phase_ + 1]) ++metric_phase_;
+  while (metric_phase_ > 0 && t < phase_start_[metric_phase_]) --metric_phase_;
+  return result_.phases[metric_phase_];
+}
+
+Window& Engine::window_of(int64_t t) {
+  const auto i = static_cast<size_t>(t / w_.window_ns);
+  return result_.windows[std::min(i, result_.windows.size() - 1)];
+}
+
+int Engine::profile_ix_of(Moderation m) const {
+  for (int i = 0; i < table_size(table_); ++i) {
+    if (moderation_of(table_, static_cast<uint8_t>(i)) == m) return i;
+  }
+  return -1;
+}
+
+Result<RunResult> Engine::run(const RunOptions& opt) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  for (uint32_t s = 0; s < sources_.size(); ++s) {
+    if (sources_[s].spec.kind != SourceSpec::Kind::kTrace) continue;
+    auto sched = ArrivalSchedule::open(sources_[s].spec, w_.queues, w_.seed + s);
+    if (!sched) return fail(std::move(sched).error());
+    sources_[s].trace = std::move(*sched);
+  }
+  first_cq_ = moderated_stages_.empty() ? 0 : cq_id(moderated_stages_.front(), 0);
+  mod_log_.emplace_back(0, cqs_[first_cq_].mod);
+  if (p_.kind == PolicySpec::Kind::kController) {
+    bridge_ = std::make_unique<ControllerBridge>(*this, p_, w_);
+    push(p_.period_ns, Ev::kControl, 0, 0);
+  }
+  for (uint32_t i = 0; i < phase_start_.size(); ++i) push(phase_start_[i], Ev::kPhase, i, 0);
+
+  uint64_t next_progress = 1 << 16;
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), kLater);
+    const Event e = heap_.back();
+    heap_.pop_back();
+    if (e.t >= end_ns_) break;
+    now_ = e.t;
+    ++events_;
+    switch (e.type) {
+      case Ev::kArrival: {
+        SourceState& st = sources_[e.a];
+        if (st.next_arrival[e.b] != e.t) break;  // superseded (source switched off)
+        if (st.spec.kind == SourceSpec::Kind::kOnOff && !st.on[e.b]) break;
+        const uint32_t req = new_request(e.a, e.b);
+        reqs_[req].issue_ns = now_;
+        start_service(req, 0, now_);
+        schedule_arrival(e.a, e.b, now_);
+        break;
+      }
+      case Ev::kIssue:
+        start_service(e.a, e.b, now_);
+        break;
+      case Ev::kDeviceDone:
+        cq_push(cq_id(e.b, reqs_[e.a].queue), now_, e.a);
+        break;
+      case Ev::kTimer: {
+        Cq& q = cqs_[e.a];
+        if (e.b != q.timer_gen) break;
+        q.timer_at = -1;
+        if (q.armed) evaluate(e.a);
+        break;
+      }
+      case Ev::kCoreDone:
+        on_core_done(e.a, e.b);
+        break;
+      case Ev::kApply:
+        apply(e.a);
+        break;
+      case Ev::kControl:
+        bridge_->step();
+        push(now_ + p_.period_ns, Ev::kControl, 0, 0);
+        break;
+      case Ev::kToggle: {
+        SourceState& st = sources_[e.a];
+        st.on[e.b] ^= 1;
+        const bool on = st.on[e.b];
+        if (on) {
+          schedule_arrival(e.a, e.b, now_);
+        } else {
+          st.next_arrival[e.b] = -1;
+        }
+        const auto mean = static_cast<double>(on ? st.spec.on_ns : st.spec.off_ns);
+        const double d = st.spec.periodic ? mean : st.rng[e.b].exponential(mean);
+        push(now_ + std::max<int64_t>(1, static_cast<int64_t>(d)), Ev::kToggle, e.a, e.b);
+        break;
+      }
+      case Ev::kPhase:
+        enter_phase(e.a);
+        break;
+      case Ev::kAppDone: {
+        Core& c = cores_[e.a];
+        if (e.b != c.app_gen || !c.app_running) break;
+        const AppJob job = c.app[c.app_head++];
+        if (c.app_head == c.app.size()) {
+          c.app.clear();
+          c.app_head = 0;
+        }
+        c.app_running = false;
+        account_cpu(c.app_started, now_ - c.app_started);
+        deliver(job.req, now_);
+        app_resume(e.a);
+        break;
+      }
+    }
+    if (opt.progress && events_ >= next_progress) {
+      next_progress += 1 << 16;
+      opt.progress(static_cast<double>(now_) / static_cast<double>(end_ns_));
+    }
+  }
+
+  // Queue 0's moderation at the end of each window.
+  size_t li = 0;
+  for (Window& win : result_.windows) {
+    const int64_t end = win.t_ns + w_.window_ns;
+    while (li + 1 < mod_log_.size() && mod_log_[li + 1].first < end) ++li;
+    win.count = mod_log_[li].second.count;
+    win.timer_ns = mod_log_[li].second.timer_ns;
+    win.profile_ix = profile_ix_of(mod_log_[li].second);
+  }
+  result_.workload = w_.name;
+  result_.policy = p_.name;
+  result_.seed = w_.seed;
+  for (const StageSpec& s : stages_) {
+    if (!result_.cost_model.empty()) result_.cost_model += "+";
+    result_.cost_model += s.cpu.name;
+  }
+  result_.total = sum_phases(result_.phases);
+  result_.simulated_events = events_;
+  result_.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  if (opt.progress) opt.progress(1.0);
+  return std::move(result_);
+}
+
+PhaseMetrics sum_phases(const std::vector<PhaseMetrics>& phases) {
+  PhaseMetrics t;
+  t.phase = "total";
+  if (phases.empty()) return t;
+  t.start_ns = phases.front().start_ns;
+  t.end_ns = phases.back().end_ns;
+  t.cores = phases.front().cores;
+  for (const PhaseMetrics& p : phases) {
+    t.latency.merge(p.latency);
+    for (const FlowMetrics& f : p.flows) {
+      auto it = std::find_if(t.flows.begin(), t.flows.end(),
+                             [&](const FlowMetrics& x) { return x.flow == f.flow; });
+      if (it == t.flows.end()) {
+        t.flows.push_back(f);
+      } else {
+        it->latency.merge(f.latency);
+      }
+    }
+    t.completions += p.completions;
+    t.interrupts += p.interrupts;
+    t.polls += p.polls;
+    t.moderation_changes += p.moderation_changes;
+    t.cpu_busy_ns += p.cpu_busy_ns;
+  }
+  return t;
+}
+
+}  // namespace dimctl::sim
