@@ -32,15 +32,6 @@ int table_size(ProfileTable table) {
   return table == ProfileTable::kRdma ? dim::kRdmaNumProfiles : dim::kNetNumProfiles;
 }
 
-namespace {
-
-bool later(const auto& x, const auto& y) {
-  return x.t != y.t ? x.t > y.t : x.seq > y.seq;
-}
-constexpr auto kLater = [](const auto& x, const auto& y) { return later(x, y); };
-
-}  // namespace
-
 Engine::Engine(const Workload& w, const PolicySpec& p)
     : w_(w), p_(p), table_(p.table(w.table)), stages_(w.stages) {
   const auto timer = p.timer();
@@ -50,6 +41,7 @@ Engine::Engine(const Workload& w, const PolicySpec& p)
     if (timer) stages_[s].timer = *timer;
   }
   end_ns_ = w.duration_ns();
+  for (const StageSpec& s : stages_) service_.emplace_back(s.service);
 
   // Cores: stage s owns cores [base_s, base_s + cores_s).
   std::vector<uint32_t> core_base;
@@ -103,6 +95,7 @@ Engine::Engine(const Workload& w, const PolicySpec& p)
   for (const SourceSpec& spec : w.sources) {
     SourceState st;
     st.spec = spec;
+    st.think = Dist::Sampler(spec.think);
     auto it = std::find(flows_.begin(), flows_.end(), spec.flow);
     st.flow = static_cast<uint32_t>(it - flows_.begin());
     if (it == flows_.end()) flows_.push_back(spec.flow);
@@ -149,8 +142,7 @@ void Engine::request_moderation(uint32_t stage, uint32_t queue, Moderation m) {
 }
 
 void Engine::push(int64_t t, Ev type, uint32_t a, uint32_t b) {
-  heap_.push_back(Event{t, seq_++, a, b, type});
-  std::push_heap(heap_.begin(), heap_.end(), kLater);
+  queue_.push(t, (uint64_t{a} << 32) | (uint64_t{b & kBMask} << 4) | static_cast<uint64_t>(type));
 }
 
 uint32_t Engine::new_request(uint32_t source, uint32_t queue) {
@@ -177,7 +169,7 @@ void Engine::start_service(uint32_t req, uint32_t stage, int64_t at) {
   const StageSpec& s = stages_[stage];
   Rng& rng = sources_[r.source].rng[r.queue];
   if (s.servers == 0) {
-    const auto service = static_cast<int64_t>(s.service.draw(rng));
+    const auto service = static_cast<int64_t>(service_[stage].draw(rng));
     push(at + service, Ev::kDeviceDone, req, stage);
     return;
   }
@@ -189,7 +181,7 @@ void Engine::start_service(uint32_t req, uint32_t stage, int64_t at) {
   auto& free_at = servers_[cq_id(stage, s.shared_servers ? 0 : r.queue)].free_at;
   auto it = std::min_element(free_at.begin(), free_at.end());
   const int64_t start = std::max(at, *it);
-  *it = start + static_cast<int64_t>(s.service.draw(rng));
+  *it = start + static_cast<int64_t>(service_[stage].draw(rng));
   push(*it, Ev::kDeviceDone, req, stage);
 }
 
@@ -437,7 +429,7 @@ void Engine::deliver(uint32_t req, int64_t at) {
   if (st.spec.kind == SourceSpec::Kind::kClosed) {
     --st.outstanding[queue];
     if (st.outstanding[queue] < st.target_depth[queue]) {
-      issue_closed(source, queue, at + static_cast<int64_t>(st.spec.think.draw(st.rng[queue])));
+      issue_closed(source, queue, at + static_cast<int64_t>(st.think.draw(st.rng[queue])));
     }
   }
 }
@@ -496,8 +488,12 @@ PhaseMetrics& Engine::metrics_at(int64_t t) {
 }
 
 Window& Engine::window_of(int64_t t) {
-  const auto i = static_cast<size_t>(t / w_.window_ns);
-  return result_.windows[std::min(i, result_.windows.size() - 1)];
+  if (t < win_lo_ || t >= win_hi_) {
+    win_ix_ = std::min(static_cast<size_t>(t / w_.window_ns), result_.windows.size() - 1);
+    win_lo_ = static_cast<int64_t>(win_ix_) * w_.window_ns;
+    win_hi_ = win_lo_ + w_.window_ns;
+  }
+  return result_.windows[win_ix_];
 }
 
 int Engine::profile_ix_of(Moderation m) const {
@@ -524,10 +520,11 @@ Result<RunResult> Engine::run(const RunOptions& opt) {
   for (uint32_t i = 0; i < phase_start_.size(); ++i) push(phase_start_[i], Ev::kPhase, i, 0);
 
   uint64_t next_progress = 1 << 16;
-  while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), kLater);
-    const Event e = heap_.back();
-    heap_.pop_back();
+  while (!queue_.empty()) {
+    const EventQueue::Node n = queue_.pop();
+    const Event e{n.t, static_cast<uint32_t>(n.payload >> 32),
+                  static_cast<uint32_t>((n.payload >> 4) & kBMask),
+                  static_cast<Ev>(n.payload & 15)};
     if (e.t >= end_ns_) break;
     now_ = e.t;
     ++events_;
@@ -550,7 +547,7 @@ Result<RunResult> Engine::run(const RunOptions& opt) {
         break;
       case Ev::kTimer: {
         Cq& q = cqs_[e.a];
-        if (e.b != q.timer_gen) break;
+        if (e.b != (q.timer_gen & kBMask)) break;
         q.timer_at = -1;
         if (q.armed) evaluate(e.a);
         break;
@@ -584,7 +581,7 @@ Result<RunResult> Engine::run(const RunOptions& opt) {
         break;
       case Ev::kAppDone: {
         Core& c = cores_[e.a];
-        if (e.b != c.app_gen || !c.app_running) break;
+        if (e.b != (c.app_gen & kBMask) || !c.app_running) break;
         const AppJob job = c.app[c.app_head++];
         if (c.app_head == c.app.size()) {
           c.app.clear();

@@ -22,6 +22,7 @@
 #include "dimctl/sim/rng.h"
 #include "dimctl/sim/simulator.h"
 #include "dimctl/sim/workload.h"
+#include "event_queue.h"
 
 namespace dimctl::sim {
 
@@ -73,13 +74,15 @@ class Engine {
     kPhase,       // phase a starts
     kAppDone,     // core a finished its application job (b = generation)
   };
+  // An event's payload: type in the low 4 bits, b in the next 28 (generations wrap there), a in
+  // the high 32.
   struct Event {
     int64_t t;
-    uint64_t seq;
     uint32_t a;
     uint32_t b;
     Ev type;
   };
+  static constexpr uint32_t kBMask = (1u << 28) - 1;
   struct Request {
     int64_t issue_ns;
     uint32_t flow;
@@ -131,6 +134,7 @@ class Engine {
   };
   struct SourceState {
     SourceSpec spec;
+    Dist::Sampler think;
     uint32_t flow = 0;
     std::vector<Rng> rng;  // per queue: arrivals, think time, service times
     std::vector<uint32_t> outstanding;
@@ -173,10 +177,10 @@ class Engine {
   const Workload& w_;
   const PolicySpec& p_;
   ProfileTable table_;
-  std::vector<StageSpec> stages_;  // with the policy's timer semantics
+  std::vector<StageSpec> stages_;       // with the policy's timer semantics
+  std::vector<Dist::Sampler> service_;  // per stage
   std::vector<uint32_t> moderated_stages_;
-  std::vector<Event> heap_;
-  uint64_t seq_ = 0;
+  EventQueue queue_;
   int64_t now_ = 0;
   int64_t end_ns_ = 0;
   std::vector<Request> reqs_;
@@ -187,6 +191,9 @@ class Engine {
   std::vector<Server> servers_;  // stage * queues + queue
   std::vector<std::string> flows_;
   std::vector<int64_t> phase_start_;
+  // The window of the last completion recorded: completions come nearly in time order.
+  size_t win_ix_ = 0;
+  int64_t win_lo_ = 0, win_hi_ = 0;
   size_t phase_ = 0;
   size_t metric_phase_ = 0;
   std::unique_ptr<ControllerBridge> bridge_;

@@ -33,10 +33,19 @@ class Rng {
   // Uniform in (0, 1): never 0, so log() is finite.
   double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }
   double exponential(double mean) { return -mean * std::log(uniform()); }
+  // Box-Muller, both values used: a stream's sequence depends only on its seed and the calls
+  // made on it, which is all common random numbers need.
   double normal() {
-    // Box-Muller; one value per call keeps the stream position independent of history.
+    if (has_spare_) {
+      has_spare_ = false;
+      return spare_;
+    }
     const double u1 = uniform(), u2 = uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+    const double r = std::sqrt(-2.0 * std::log(u1));
+    const double a = 6.283185307179586 * u2;
+    spare_ = r * std::sin(a);
+    has_spare_ = true;
+    return r * std::cos(a);
   }
 
  private:
@@ -48,6 +57,8 @@ class Rng {
     return z ^ (z >> 31);
   }
   uint64_t s_[4];
+  double spare_ = 0;
+  bool has_spare_ = false;
 };
 
 // A non-negative duration distribution, in nanoseconds.
@@ -61,21 +72,36 @@ struct Dist {
   static Dist exponential(double mean) { return {Kind::kExponential, mean, 1}; }
   static Dist lognormal(double mean, double cv) { return {Kind::kLogNormal, mean, cv}; }
 
-  double draw(Rng& rng) const {
-    switch (kind) {
-      case Kind::kConstant:
-        return mean_ns;
-      case Kind::kExponential:
-        return rng.exponential(mean_ns);
-      case Kind::kLogNormal: {
-        // Parameters of the underlying normal from the mean and cv of the log-normal.
-        const double s2 = std::log1p(cv * cv);
-        const double mu = std::log(mean_ns) - s2 / 2;
-        return std::exp(mu + std::sqrt(s2) * rng.normal());
+  double draw(Rng& rng) const { return Sampler(*this).draw(rng); }
+
+  // A Dist with its log-normal parameters worked out once (the engine draws millions).
+  class Sampler {
+   public:
+    Sampler() = default;
+    explicit Sampler(const Dist& d) : kind_(d.kind), mean_(d.mean_ns) {
+      if (kind_ == Kind::kLogNormal) {
+        // The underlying normal's parameters from the log-normal's mean and cv.
+        const double s2 = std::log1p(d.cv * d.cv);
+        mu_ = std::log(d.mean_ns) - s2 / 2;
+        sigma_ = std::sqrt(s2);
       }
     }
-    return mean_ns;
-  }
+    double draw(Rng& rng) const {
+      switch (kind_) {
+        case Kind::kConstant:
+          return mean_;
+        case Kind::kExponential:
+          return rng.exponential(mean_);
+        case Kind::kLogNormal:
+          return std::exp(mu_ + sigma_ * rng.normal());
+      }
+      return mean_;
+    }
+
+   private:
+    Kind kind_ = Kind::kConstant;
+    double mean_ = 0, mu_ = 0, sigma_ = 0;
+  };
 };
 
 }  // namespace dimctl::sim
