@@ -530,7 +530,7 @@ std::optional<CostModel> read_cost(Ctx& ctx, const Entry& e) {
     if (!i) return std::nullopt;
     return builtin_cost_models()[*i];
   }
-  MapReader r(ctx, e.value, e.at(), e.path, {"base", "name", "irq", "completion", "poll"});
+  MapReader r(ctx, e.value, e.at(), e.path, {"base", "name", "irq", "completion", "poll", "app"});
   CostModel c;
   bool ok = true;
   bool changed = false;
@@ -542,7 +542,7 @@ std::optional<CostModel> read_cost(Ctx& ctx, const Entry& e) {
   }
   for (auto [key, field] :
        {std::pair{"irq", &CostModel::irq_ns}, std::pair{"completion", &CostModel::completion_ns},
-        std::pair{"poll", &CostModel::poll_ns}}) {
+        std::pair{"poll", &CostModel::poll_ns}, std::pair{"app", &CostModel::app_ns}}) {
     if (const Entry* x = r.get(key)) {
       if (auto v = read_duration(ctx, *x, 0, kMaxDelay)) {
         changed = changed || c.*field != *v;
@@ -559,24 +559,27 @@ std::optional<CostModel> read_cost(Ctx& ctx, const Entry& e) {
       ok = false;
   } else if (!r.get("base") || changed) {
     // Reports name the cost model: an unnamed one is named by its values.
-    c.name = fmt::format("irq={},completion={},poll={}", format_sim_duration(c.irq_ns),
-                         format_sim_duration(c.completion_ns), format_sim_duration(c.poll_ns));
+    c.name = fmt::format("irq={},completion={},poll={},app={}", format_sim_duration(c.irq_ns),
+                         format_sim_duration(c.completion_ns), format_sim_duration(c.poll_ns),
+                         format_sim_duration(c.app_ns));
   }
   if (!ok) return std::nullopt;
   return c;
 }
 
 void read_stage(Ctx& ctx, const YAML::Node& node, const std::string& path, StageSpec& s) {
-  MapReader r(
-      ctx, node, mark_of(node), path,
-      {"name", "service", "servers", "timer", "poll_budget", "cost", "cores", "moderated", "fixed"},
-      {{"cost_model", "cost"}, {"budget", "poll_budget"}, {"mode", "timer"}});
+  MapReader r(ctx, node, mark_of(node), path,
+              {"name", "service", "servers", "shared_servers", "timer", "poll_budget", "cost",
+               "cores", "moderated", "fixed"},
+              {{"cost_model", "cost"}, {"budget", "poll_budget"}, {"mode", "timer"}});
   if (const Entry* x = r.get("name"))
     if (auto v = read_string(ctx, *x)) s.name = *v;
   if (const Entry* x = r.get("service"))
     if (auto v = read_dist(ctx, *x)) s.service = *v;
   if (const Entry* x = r.get("servers"))
     if (auto v = read_int(ctx, *x, 0, kMaxDepth)) s.servers = static_cast<uint32_t>(*v);
+  if (const Entry* x = r.get("shared_servers"))
+    if (auto v = read_bool(ctx, *x)) s.shared_servers = *v;
   if (const Entry* x = r.get("timer")) {
     static const std::vector<std::string> kModes = {"rate-limit", "idle-gap", "absolute"};
     if (auto i = read_enum(ctx, *x, kModes,
@@ -856,10 +859,14 @@ struct DocumentCounter final : YAML::EventHandler {
 
 const std::vector<CostModel>& builtin_cost_models() {
   // Research section 4: C_irq (direct + indirect) 1-2 us plus cache effects, C_c 0.5-7 us per
-  // completion. docs/SIMULATOR.md gives the reasoning for each value.
+  // completion, at most ~6.8 us of core time per I/O in all (anchor A1). docs/SIMULATOR.md gives
+  // the reasoning for each value. Fields: name, irq, completion, poll, app.
   static const std::vector<CostModel> kModels = {
-      {"free", 0, 0, 0},         {"net", 1'500, 500, 200},   {"512B", 2'000, 1'000, 200},
-      {"4k", 2'000, 1'500, 200}, {"64k", 2'000, 4'000, 200},
+      {"free", 0, 0, 0, 0},
+      {"net", 1'500, 500, 200, 1'000},
+      {"512B", 2'000, 1'000, 300, 2'000},
+      {"4k", 2'000, 1'500, 300, 2'000},
+      {"64k", 2'000, 3'000, 300, 2'000},
   };
   return kModels;
 }

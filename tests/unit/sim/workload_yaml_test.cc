@@ -56,13 +56,15 @@ TEST(WorkloadYaml, FullFileHasEveryValueWritten) {
   EXPECT_DOUBLE_EQ(t.service.mean_ns, 10'000);
   EXPECT_DOUBLE_EQ(t.service.cv, 0.5);
   EXPECT_EQ(t.servers, 2u);
+  EXPECT_TRUE(t.shared_servers);
   EXPECT_EQ(t.timer, TimerMode::kAbsolute);
   EXPECT_EQ(t.poll_budget, 16u);
   // base 64k with irq overridden: named by its values, so a report never calls it "64k".
-  EXPECT_EQ(t.cpu.name, "irq=3us,completion=4us,poll=200ns");
+  EXPECT_EQ(t.cpu.name, "irq=3us,completion=3us,poll=300ns,app=2us");
   EXPECT_EQ(t.cpu.irq_ns, 3'000);
   EXPECT_EQ(t.cpu.completion_ns, builtin_cost_model("64k")->completion_ns);
   EXPECT_EQ(t.cpu.poll_ns, builtin_cost_model("64k")->poll_ns);
+  EXPECT_EQ(t.cpu.app_ns, builtin_cost_model("64k")->app_ns);
   EXPECT_EQ(t.cores, 3u);
   EXPECT_FALSE(t.moderated);
   EXPECT_EQ(t.fixed, (Moderation{4, 8'000}));
@@ -80,6 +82,7 @@ TEST(WorkloadYaml, FullFileHasEveryValueWritten) {
   EXPECT_EQ(wire.cpu.irq_ns, 1'200);
   EXPECT_EQ(wire.cpu.completion_ns, 700);
   EXPECT_EQ(wire.cpu.poll_ns, 90);
+  EXPECT_EQ(wire.cpu.app_ns, 2'500);
 
   ASSERT_EQ(w->sources.size(), 4u);
   const SourceSpec& c = w->sources[0];
@@ -135,6 +138,7 @@ TEST(WorkloadYaml, EmptyDocumentGivesTheDefaults) {
   EXPECT_EQ(w->stages[0].cpu.name, "free");
   EXPECT_EQ(w->stages[0].timer, d.stages[0].timer);
   EXPECT_EQ(w->stages[0].poll_budget, d.stages[0].poll_budget);
+  EXPECT_EQ(w->stages[0].shared_servers, d.stages[0].shared_servers);
   ASSERT_EQ(w->sources.size(), 1u);
   EXPECT_EQ(w->sources[0].kind, SourceSpec::Kind::kClosed);
   EXPECT_EQ(w->sources[0].depth, 1u);
@@ -333,6 +337,8 @@ TEST(CostModels, BuiltinsAreDistinctAndWithinTheResearchRanges) {
     EXPECT_GE(c.completion_ns, 500) << c.name;
     EXPECT_LE(c.completion_ns, 7'000) << c.name;
     EXPECT_LT(c.poll_ns, c.irq_ns) << c.name;
+    // Everything an unmoderated I/O costs the host stays near anchor A1's <= 6.8 us per I/O.
+    EXPECT_LE(c.irq_ns + c.completion_ns + c.poll_ns + c.app_ns, 7'300) << c.name;
   }
   EXPECT_EQ(names, (std::set<std::string>{"free", "net", "512B", "4k", "64k"}));
   // Larger I/O costs more per completion (more pages per request).
