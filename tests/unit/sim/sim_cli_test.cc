@@ -1,0 +1,281 @@
+// `dimctl sim`: the real command (main.cc + cmd_sim.cc) run as a process. Argument and input
+// errors exit 2 with a message naming what is wrong; a run prints its tables or one JSON
+// document on stdout and nothing else.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#ifndef DIMCTL_SIM_BINARY
+#error "DIMCTL_SIM_BINARY must name the dimctl executable built with cmd_sim.cc"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct CmdResult {
+  int rc = -1;
+  std::string out;
+  std::string err;
+};
+
+class SimCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("dimctl-sim-cli-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+
+  CmdResult run(const std::string& args) {
+    const fs::path err = dir_ / "stderr";
+    const std::string cmd = std::string(DIMCTL_SIM_BINARY) + " sim " + args + " 2>" + err.string();
+    CmdResult r;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return r;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int status = pclose(p);
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream in(err);
+    std::stringstream s;
+    s << in.rdbuf();
+    r.err = s.str();
+    return r;
+  }
+
+  // A small workload: 100 ms of Poisson load on one queue (~17k completions).
+  std::string tiny() {
+    return write("tiny.yaml",
+                 "name: tiny\n"
+                 "description: \"cli test\"\n"
+                 "table: net-eqe\n"
+                 "warmup: 2ms\n"
+                 "stages:\n"
+                 "  - service: 2us\n"
+                 "    cost: net\n"
+                 "sources:\n"
+                 "  - {kind: poisson, rate: 200k, flow: rx}\n"
+                 "phases:\n"
+                 "  - {name: low, duration: 50ms, load: 0.5}\n"
+                 "  - {name: high, duration: 50ms, load: 1.2}\n");
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(SimCli, NeedsAWorkloadOrATrace) {
+  CmdResult r = run("--policy none");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "dimctl sim: give exactly one of --workload FILE.yaml and --trace FILE\n");
+  EXPECT_EQ(r.out, "");
+  r = run("--workload " + tiny() + " --trace x.dtr --policy none");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "dimctl sim: give exactly one of --workload FILE.yaml and --trace FILE\n");
+}
+
+TEST_F(SimCli, NeedsAPolicy) {
+  CmdResult r = run("--workload " + tiny());
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--policy is required"), std::string::npos) << r.err;
+}
+
+TEST_F(SimCli, UnknownPolicyIsNamed) {
+  CmdResult r = run("--workload " + tiny() + " --policy none,kernel-dimm");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err.rfind("dimctl sim: unknown policy 'kernel-dimm' (known: none, static:IX", 0), 0u)
+      << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(SimCli, PolicyErrorsExitTwo) {
+  const std::string w = tiny();
+  CmdResult r = run("--workload " + w + " --policy none,none");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "dimctl sim: policy 'none' is given twice\n");
+  r = run("--workload " + w + " --policy static:5");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "dimctl sim: policy 'static:5': the net-eqe table has profiles 0..4\n");
+  r = run("--workload " + w + " --policy static:5 --table rdma --dry-run");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  r = run("--workload " + w + " --policy kernel-rdma@20ms");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("only dimctl-* policies take @PERIOD"), std::string::npos) << r.err;
+}
+
+// As check-config: every error with file:line:column, then a count, exit 2.
+TEST_F(SimCli, BadWorkloadFileGetsItsPositions) {
+  const std::string w = write("bad.yaml",
+                              "queues: 0\n"
+                              "stages:\n"
+                              "  - sevice: 5us\n");
+  CmdResult r = run("--workload " + w + " --policy none");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, w + ":1:9: queues: 0 is out of range 1..65536\n" + w +
+                       ":3:5: stages[0].sevice: unknown key 'sevice'; did you mean 'service'? "
+                       "(allowed here: name, service, servers, shared_servers, timer, "
+                       "poll_budget, cost, cores, moderated, fixed)\n" +
+                       w + ": invalid (2 errors)\n");
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(SimCli, MissingWorkloadFile) {
+  CmdResult r = run("--workload " + (dir_ / "nope.yaml").string() + " --policy none");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("nope.yaml: cannot open workload: No such file or directory"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(SimCli, BadFlagValues) {
+  const std::string w = tiny();
+  struct Case {
+    std::string args;
+    std::string err;  // a substring of stderr
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--duration fast", "--duration 'fast': want a positive duration such as 500ms or 2s"},
+           {"--duration 0", "--duration '0': want a positive duration"},
+           {"--service 5", "--service '5': want a duration (5us), exp:MEAN or lognormal:MEAN:CV"},
+           {"--timer eqe", "--timer: eqe not in {rate-limit,idle-gap,absolute}"},
+           {"--cost 8k", "--cost: 8k not in {free,net,512B,4k,64k}"},
+           {"--queues 0", "--queues: Value 0 not in range 1 to 65536"},
+           {"--trace-device veth0", "--trace-device applies to --trace only"},
+       }) {
+    CmdResult r = run("--workload " + w + " --policy none " + c.args);
+    EXPECT_EQ(r.rc, 2) << c.args;
+    EXPECT_NE(r.err.find(c.err), std::string::npos) << c.args << ": " << r.err;
+    EXPECT_EQ(r.out, "") << c.args;
+  }
+}
+
+TEST_F(SimCli, DurationTooShortForThePhases) {
+  CmdResult r = run("--workload " + tiny() + " --policy none --duration 1ns");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "dimctl sim: --duration 1ns: too short for 2 phases\n");
+}
+
+TEST_F(SimCli, DryRunPrintsTheRunAndSimulatesNothing) {
+  CmdResult r = run("--workload " + tiny() +
+                    " --policy none,kernel-net-eqe,oracle --dry-run --seed 9 --queues 3 "
+                    "--cost 4k --timer idle-gap --service exp:3us");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("workload tiny ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("seed 9, 3 queues, table net-eqe"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stage host: service exp:3us, no server limit, timer idle-gap"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("cost 4k (irq 2us, completion 1.5us, poll 300ns, app 2us)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("policies: none, kernel-net-eqe, oracle"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("phase low"), std::string::npos) << "a dry run has no results";
+}
+
+TEST_F(SimCli, JsonIsOneDocumentWithEveryPolicyAndPhase) {
+  // dimctl-net-eqe runs the daemon's Controller, which logs; none of it may reach stdout.
+  CmdResult r = run("--workload " + tiny() + " --policy none,dimctl-net-eqe,oracle --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json doc;
+  ASSERT_NO_THROW(doc = json::parse(r.out)) << r.out.substr(0, 300);
+  EXPECT_EQ(doc["tool"], "dimctl sim");
+  EXPECT_EQ(doc["workload"]["name"], "tiny");
+  EXPECT_EQ(doc["workload"]["cost_model"], "net");
+  EXPECT_EQ(doc["workload"]["stages"][0]["cost"]["irq_ns"], 1500);
+  ASSERT_EQ(doc["runs"].size(), 3u);
+  const char* names[] = {"none", "dimctl-net-eqe", "oracle"};
+  for (size_t i = 0; i < 3; ++i) {
+    const json& run = doc["runs"][i];
+    EXPECT_EQ(run["policy"], names[i]);
+    EXPECT_EQ(run["cost_model"], "net");
+    EXPECT_FALSE(run.contains("windows")) << "windows only with --timeline";
+    ASSERT_EQ(run["phases"].size(), 2u);
+    EXPECT_EQ(run["phases"][0]["phase"], "low");
+    EXPECT_EQ(run["phases"][1]["phase"], "high");
+    const json& total = run["total"];
+    EXPECT_GT(total["completions"].get<uint64_t>(), 10'000u);
+    for (const char* q : {"p50", "p99", "p99.9", "p99.99", "p99.999"})
+      EXPECT_TRUE(total["latency"]["quantiles"].contains(q)) << q;
+    // ~17k completions: p99 has >= 100 beyond it, p99.99 cannot.
+    EXPECT_TRUE(total["latency"]["quantiles"]["p99"]["significant"].get<bool>());
+    EXPECT_FALSE(total["latency"]["quantiles"]["p99.99"]["significant"].get<bool>());
+    // The CDF: quantiles ascending, latencies non-decreasing, ending at the maximum.
+    const json& cdf = total["latency"]["cdf"];
+    ASSERT_GT(cdf.size(), 50u);
+    for (size_t k = 1; k < cdf.size(); ++k) {
+      EXPECT_GT(cdf[k][0].get<double>(), cdf[k - 1][0].get<double>());
+      EXPECT_GE(cdf[k][1].get<double>(), cdf[k - 1][1].get<double>());
+    }
+    EXPECT_EQ(cdf.back()[0].get<double>(), 1.0);
+    EXPECT_EQ(cdf.back()[1].get<double>(), total["latency"]["max_ns"].get<double>());
+  }
+  // Convergence is filled against the oracle for the others; the oracle names its choices.
+  EXPECT_FALSE(doc["runs"][0]["phases"][0]["convergence_ns"].is_null());
+  EXPECT_TRUE(doc["runs"][2]["phases"][0].contains("oracle_choice"));
+  EXPECT_EQ(r.err, "") << "nothing on stderr without a terminal or --progress";
+}
+
+TEST_F(SimCli, TimelineAndOverridesInJson) {
+  CmdResult r =
+      run("--workload " + tiny() + " --policy none --json --timeline --seed 77 --duration 40ms");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json doc = json::parse(r.out);
+  EXPECT_EQ(doc["workload"]["seed"], 77);
+  EXPECT_EQ(doc["runs"][0]["seed"], 77);
+  // --duration stretches every phase (and the warm-up) in proportion.
+  EXPECT_EQ(doc["workload"]["duration_ns"], 40'000'000);
+  EXPECT_EQ(doc["workload"]["phases"][0]["duration_ns"], 20'000'000);
+  EXPECT_EQ(doc["workload"]["phases"][1]["duration_ns"], 20'000'000);
+  EXPECT_EQ(doc["workload"]["warmup_ns"], 800'000);
+  const json& w = doc["runs"][0]["windows"];
+  ASSERT_EQ(w["t_ns"].size(), 40u);  // 1 ms windows
+  for (const char* k : {"completions", "mean_latency_ns", "max_latency_ns", "cpu_per_completion_ns",
+                        "count", "timer_ns", "profile"})
+    EXPECT_EQ(w[k].size(), 40u) << k;
+}
+
+TEST_F(SimCli, TextTablePutsPoliciesSideBySide) {
+  CmdResult r = run("--workload " + tiny() + " --policy none,static:2");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("phase low: 50ms, load 0.5"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("phase high: 50ms, load 1.2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("whole run"), std::string::npos) << r.out;
+  // The header row names both policies; each metric row has a cell for each.
+  EXPECT_NE(r.out.find("none  static:2"), std::string::npos) << r.out;
+  for (const char* row : {"latency p99.999 (us)", "throughput (/s)", "CPU per completion (us)",
+                          "interrupts/s", "completions/interrupt", "changes/s", "convergence"})
+    EXPECT_NE(r.out.find(row), std::string::npos) << row;
+  EXPECT_NE(r.out.find("* fewer than 100 completions beyond this quantile"), std::string::npos);
+  EXPECT_NE(r.out.find("convergence: needs the oracle among the policies"), std::string::npos);
+}
+
+// Same seed, same numbers: the report's figures are reproducible.
+TEST_F(SimCli, RunsAreDeterministic) {
+  const std::string args = "--workload " + tiny() + " --policy kernel-net-eqe --json";
+  CmdResult a = run(args), b = run(args);
+  ASSERT_EQ(a.rc, 0);
+  ASSERT_EQ(b.rc, 0);
+  json ja = json::parse(a.out), jb = json::parse(b.out);
+  ja["runs"][0].erase("wall_seconds");
+  jb["runs"][0].erase("wall_seconds");
+  EXPECT_EQ(ja, jb);
+}
+
+}  // namespace

@@ -1,0 +1,698 @@
+// dimctl sim --workload FILE.yaml|--trace FILE --policy P[,P...]: runs the discrete-event
+// simulator (docs/SIMULATOR.md) on one workload under each policy, with the same seed (the same
+// arrivals and service times for every policy), and prints the metrics per phase with the
+// policies side by side, or everything as JSON (what bench/sim/report.py reads).
+//
+// Exit 0 success, 1 a run failed, 2 bad flags, a bad workload file (its file:line:column errors
+// on stderr, as check-config) or a policy name the simulator does not know.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "dim/profile.h"
+#include "dimctl/common/exit_codes.h"
+#include "dimctl/sim/simulator.h"
+#include "dimctl/sim/workload_yaml.h"
+
+namespace dimctl::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace dimctl::sim;
+// Keys in the order written: a document a person can read top-down.
+using json = nlohmann::ordered_json;
+
+struct SimArgs {
+  std::string workload;
+  std::string trace;
+  std::string trace_device;
+  std::vector<std::string> policies;
+  bool json = false;
+  bool timeline = false;
+  bool progress = false;
+  bool dry_run = false;
+  std::optional<uint64_t> seed;
+  std::string duration;
+  std::optional<uint32_t> queues;
+  std::string cost;
+  std::string timer;
+  std::string service;
+  std::string table;
+};
+
+// The quantiles every table and JSON document reports (research 6.3).
+struct Quantile {
+  const char* name;
+  double q;
+};
+constexpr Quantile kQuantiles[] = {
+    {"p50", 0.5}, {"p99", 0.99}, {"p99.9", 0.999}, {"p99.99", 0.9999}, {"p99.999", 0.99999}};
+// CDF points in the JSON: tail fractions 1 - q log-spaced from 1 down to 1e-6.
+constexpr int kCdfPoints = 200;
+constexpr double kCdfTailDecades = 6;
+
+int usage(const std::string& msg) {
+  std::cerr << "dimctl sim: " << msg << "\n";
+  return kExitUsage;
+}
+
+int table_size(ProfileTable t) {
+  return t == ProfileTable::kRdma ? dim::kRdmaNumProfiles : dim::kNetNumProfiles;
+}
+
+// ---- building the workload ----
+
+// The run of a recorded trace: one stage and one trace source, from flags or defaults.
+Workload trace_workload(const SimArgs& a) {
+  Workload w;
+  w.name = "trace-" + fs::path(a.trace).stem().string();
+  w.description = "replay of " + a.trace;
+  w.table = ProfileTable::kNetEqe;  // `dimctl record` samples NIC queues first of all
+  w.stages[0].name = "host";
+  w.stages[0].cpu = *builtin_cost_model("net");
+  w.sources[0].kind = SourceSpec::Kind::kTrace;
+  w.sources[0].flow = "trace";
+  w.sources[0].trace_path = a.trace;
+  w.sources[0].trace_device = a.trace_device;
+  w.phases[0].name = "trace";
+  w.phases[0].duration_ns = 1'000'000'000;
+  return w;
+}
+
+// Applies the override flags; "" on success, else what is wrong.
+std::string apply_overrides(const SimArgs& a, Workload& w) {
+  if (a.seed) w.seed = *a.seed;
+  if (a.queues) w.queues = *a.queues;
+  if (!a.table.empty()) w.table = *parse_table(a.table);  // checked by CLI11
+  if (!a.cost.empty()) {
+    for (StageSpec& s : w.stages) s.cpu = *builtin_cost_model(a.cost);
+  }
+  if (!a.timer.empty()) {
+    for (StageSpec& s : w.stages) s.timer = *parse_timer_mode(a.timer);
+  }
+  if (!a.service.empty()) {
+    auto d = parse_dist(a.service);
+    if (!d)
+      return fmt::format(
+          "--service '{}': want a duration (5us), exp:MEAN or lognormal:MEAN:CV (e.g. "
+          "lognormal:10us:0.5)",
+          a.service);
+    for (StageSpec& s : w.stages) s.service = *d;
+  }
+  if (!a.duration.empty()) {
+    auto d = parse_sim_duration(a.duration);
+    if (!d || *d <= 0)
+      return fmt::format("--duration '{}': want a positive duration such as 500ms or 2s",
+                         a.duration);
+    // Every phase (and the warm-up) in proportion, so the workload keeps its shape.
+    const double k = static_cast<double>(*d) / static_cast<double>(w.duration_ns());
+    int64_t left = *d;
+    for (size_t i = 0; i < w.phases.size(); ++i) {
+      const int64_t scaled =
+          i + 1 == w.phases.size()
+              ? left
+              : std::max<int64_t>(1,
+                                  std::llround(static_cast<double>(w.phases[i].duration_ns) * k));
+      w.phases[i].duration_ns = std::max<int64_t>(1, scaled);
+      left -= w.phases[i].duration_ns;
+    }
+    if (left < 0 || w.phases.back().duration_ns <= 0)
+      return fmt::format("--duration {}: too short for {} phases", a.duration, w.phases.size());
+    w.warmup_ns = std::llround(static_cast<double>(w.warmup_ns) * k);
+  }
+  return "";
+}
+
+// ---- progress bar ----
+
+// On stderr, once a run has taken a second, only when stderr is a terminal (or --progress).
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool force) : enabled_(force || isatty(STDERR_FILENO) == 1) {}
+  void start(std::string label) {
+    label_ = std::move(label);
+    t0_ = Clock::now();
+    last_ = t0_;
+  }
+  void update(double f) {
+    if (!enabled_) return;
+    const auto now = Clock::now();
+    if (now - t0_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    f = std::clamp(f, 0.0, 1.0);
+    constexpr int kWidth = 30;
+    const int filled = static_cast<int>(f * kWidth);
+    const double elapsed = std::chrono::duration<double>(now - t0_).count();
+    std::string eta = f > 0.01 ? fmt::format(", {:.0f}s left", elapsed * (1 - f) / f) : "";
+    std::cerr << fmt::format("\r{} [{}{}] {:3.0f}%{}  ", label_, std::string(filled, '#'),
+                             std::string(kWidth - filled, ' '), f * 100, eta)
+              << std::flush;
+    shown_ = true;
+  }
+  void done() {
+    if (!shown_) return;
+    std::cerr << "\r" << std::string(label_.size() + 60, ' ') << "\r" << std::flush;
+    shown_ = false;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool enabled_;
+  bool shown_ = false;
+  std::string label_;
+  Clock::time_point t0_, last_;
+};
+
+// ---- JSON ----
+
+json dist_json(const Dist& d) {
+  static const char* kNames[] = {"constant", "exponential", "lognormal"};
+  return {{"dist", kNames[static_cast<int>(d.kind)]},
+          {"mean_ns", d.mean_ns},
+          {"cv", d.cv},
+          {"text", format_dist(d)}};
+}
+
+json cost_json(const CostModel& c) {
+  return {{"name", c.name},
+          {"irq_ns", c.irq_ns},
+          {"completion_ns", c.completion_ns},
+          {"poll_ns", c.poll_ns},
+          {"app_ns", c.app_ns}};
+}
+
+std::string cost_models(const Workload& w) {
+  std::vector<std::string> names;
+  for (const StageSpec& s : w.stages)
+    if (std::find(names.begin(), names.end(), s.cpu.name) == names.end())
+      names.push_back(s.cpu.name);
+  return fmt::format("{}", fmt::join(names, "+"));
+}
+
+json workload_json(const Workload& w, const std::string& source) {
+  json stages = json::array();
+  for (const StageSpec& s : w.stages) {
+    stages.push_back({{"name", s.name},
+                      {"service", dist_json(s.service)},
+                      {"servers", s.servers},
+                      {"shared_servers", s.shared_servers},
+                      {"timer", timer_mode_name(s.timer)},
+                      {"poll_budget", s.poll_budget},
+                      {"cost", cost_json(s.cpu)},
+                      {"cores", s.cores},
+                      {"moderated", s.moderated},
+                      {"fixed", {{"count", s.fixed.count}, {"timer_ns", s.fixed.timer_ns}}}});
+  }
+  json sources = json::array();
+  for (const SourceSpec& s : w.sources) {
+    json j = {{"kind", source_kind_name(s.kind)}, {"flow", s.flow}, {"bytes", s.bytes}};
+    switch (s.kind) {
+      case SourceSpec::Kind::kClosed:
+        j["depth"] = s.depth;
+        j["think"] = dist_json(s.think);
+        break;
+      case SourceSpec::Kind::kPoisson:
+        j["rate"] = s.rate;
+        break;
+      case SourceSpec::Kind::kOnOff:
+        j["rate"] = s.rate;
+        j["on_ns"] = s.on_ns;
+        j["off_ns"] = s.off_ns;
+        j["periodic"] = s.periodic;
+        break;
+      case SourceSpec::Kind::kTrace:
+        j["trace"] = s.trace_path;
+        j["trace_device"] = s.trace_device;
+        break;
+    }
+    sources.push_back(std::move(j));
+  }
+  json phases = json::array();
+  for (const Phase& p : w.phases) {
+    json j = {{"name", p.name}, {"duration_ns", p.duration_ns}, {"load", p.load}, {"ramp", p.ramp}};
+    if (p.depth) j["depth"] = *p.depth;
+    phases.push_back(std::move(j));
+  }
+  return {{"name", w.name},
+          {"description", w.description},
+          {"source", source},
+          {"seed", w.seed},
+          {"queues", w.queues},
+          {"table", table_name(w.table)},
+          {"apply_delay_ns", w.apply_delay_ns},
+          {"warmup_ns", w.warmup_ns},
+          {"window_ns", w.window_ns},
+          {"duration_ns", w.duration_ns()},
+          {"cost_model", cost_models(w)},
+          {"stages", std::move(stages)},
+          {"sources", std::move(sources)},
+          {"phases", std::move(phases)}};
+}
+
+json latency_json(const LatencyHistogram& h) {
+  json quantiles = json::object();
+  for (const Quantile& q : kQuantiles)
+    quantiles[q.name] = {{"ns", h.quantile(q.q)}, {"significant", h.significant(q.q)}};
+  // The CDF to the deepest quantile with at least one sample beyond it, then the maximum.
+  json cdf = json::array();
+  const auto n = static_cast<double>(h.count());
+  for (int i = 0; i < kCdfPoints && n > 0; ++i) {
+    const double tail = std::pow(10.0, -kCdfTailDecades * i / (kCdfPoints - 1));
+    if (n * tail < 1) break;
+    const double q = 1 - tail;
+    cdf.push_back({q, h.quantile(q)});
+  }
+  if (n > 0) cdf.push_back({1.0, static_cast<double>(h.max())});
+  return {{"count", h.count()}, {"mean_ns", h.mean()},    {"min_ns", h.min()},
+          {"max_ns", h.max()},  {"quantiles", quantiles}, {"cdf", std::move(cdf)}};
+}
+
+json phase_json(const PhaseMetrics& m) {
+  json flows = json::array();
+  for (const FlowMetrics& f : m.flows)
+    flows.push_back({{"flow", f.flow}, {"latency", latency_json(f.latency)}});
+  json j = {{"phase", m.phase},
+            {"start_ns", m.start_ns},
+            {"end_ns", m.end_ns},
+            {"seconds", m.seconds()},
+            {"completions", m.completions},
+            {"throughput", m.throughput()},
+            {"interrupts", m.interrupts},
+            {"interrupts_per_s", m.interrupts_per_s()},
+            {"completions_per_interrupt", m.completions_per_interrupt()},
+            {"polls", m.polls},
+            {"moderation_changes", m.moderation_changes},
+            {"changes_per_s", m.changes_per_s()},
+            {"cpu_busy_ns", m.cpu_busy_ns},
+            {"cores", m.cores},
+            {"cpu_per_completion_ns", m.cpu_per_completion_ns()},
+            {"cpu_utilisation", m.cpu_utilisation()},
+            // null: not computed (no oracle among the policies); -1: never converged.
+            {"convergence_ns", m.convergence_ns == -2 ? json(nullptr) : json(m.convergence_ns)},
+            {"latency", latency_json(m.latency)},
+            {"flows", std::move(flows)}};
+  if (!m.oracle_choice.empty()) j["oracle_choice"] = m.oracle_choice;
+  return j;
+}
+
+// Column-wise: a long run has many windows.
+json windows_json(const std::vector<Window>& ws) {
+  json t = json::array(), c = json::array(), mean = json::array(), mx = json::array(),
+       cpu = json::array(), count = json::array(), timer = json::array(), prof = json::array();
+  for (const Window& w : ws) {
+    t.push_back(w.t_ns);
+    c.push_back(w.completions);
+    mean.push_back(std::round(w.mean_latency_ns()));
+    mx.push_back(w.latency_max_ns);
+    cpu.push_back(std::round(w.cpu_per_completion_ns()));
+    count.push_back(w.count);
+    timer.push_back(w.timer_ns);
+    prof.push_back(w.profile_ix);
+  }
+  return {{"t_ns", t},
+          {"completions", c},
+          {"mean_latency_ns", mean},
+          {"max_latency_ns", mx},
+          {"cpu_per_completion_ns", cpu},
+          {"count", count},
+          {"timer_ns", timer},
+          {"profile", prof}};
+}
+
+json run_json(const RunResult& r, bool timeline) {
+  json phases = json::array();
+  for (const PhaseMetrics& m : r.phases) phases.push_back(phase_json(m));
+  json j = {{"policy", r.policy},
+            {"seed", r.seed},
+            {"cost_model", r.cost_model},
+            {"wall_seconds", r.wall_seconds},
+            {"simulated_completions", r.simulated_completions},
+            {"simulated_events", r.simulated_events},
+            {"total", phase_json(r.total)},
+            {"phases", std::move(phases)}};
+  if (timeline) j["windows"] = windows_json(r.windows);
+  return j;
+}
+
+// ---- text ----
+
+std::string fmt_us(double ns) {
+  const double us = ns / 1e3;
+  if (us < 10) return fmt::format("{:.2f}", us);
+  if (us < 1000) return fmt::format("{:.1f}", us);
+  return fmt::format("{:.0f}", us);
+}
+
+std::string fmt_count(double v) {
+  if (v >= 1e9) return fmt::format("{:.2f}G", v / 1e9);
+  if (v >= 1e6) return fmt::format("{:.2f}M", v / 1e6);
+  if (v >= 1e4) return fmt::format("{:.1f}k", v / 1e3);
+  if (v >= 100) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.2f}", v);
+}
+
+std::string fmt_convergence(int64_t ns) {
+  if (ns == -2) return "-";
+  if (ns == -1) return "never";
+  return fmt::format("{:.0f}ms", static_cast<double>(ns) / 1e6);
+}
+
+struct Row {
+  std::string label;
+  std::vector<std::string> cells;
+};
+
+void print_table(std::ostream& out, const std::vector<std::string>& heads,
+                 const std::vector<Row>& rows) {
+  size_t first = 6;
+  for (const Row& r : rows) first = std::max(first, r.label.size());
+  std::vector<size_t> width;
+  for (size_t c = 0; c < heads.size(); ++c) {
+    size_t wd = heads[c].size();
+    for (const Row& r : rows) wd = std::max(wd, r.cells[c].size());
+    width.push_back(wd);
+  }
+  out << fmt::format("  {:<{}}", "", first);
+  for (size_t c = 0; c < heads.size(); ++c) out << fmt::format("  {:>{}}", heads[c], width[c]);
+  out << "\n";
+  for (const Row& r : rows) {
+    out << fmt::format("  {:<{}}", r.label, first);
+    for (size_t c = 0; c < r.cells.size(); ++c)
+      out << fmt::format("  {:>{}}", r.cells[c], width[c]);
+    out << "\n";
+  }
+}
+
+std::vector<Row> latency_rows(const std::string& prefix,
+                              const std::vector<const LatencyHistogram*>& hs, bool& marked) {
+  std::vector<Row> rows;
+  for (const Quantile& q : kQuantiles) {
+    Row r{fmt::format("{}{} (us)", prefix, q.name), {}};
+    for (const LatencyHistogram* h : hs) {
+      const bool sig = h->significant(q.q);
+      marked = marked || (!sig && h->count() > 0);
+      r.cells.push_back(h->count() == 0 ? "-" : fmt_us(h->quantile(q.q)) + (sig ? "" : "*"));
+    }
+    rows.push_back(std::move(r));
+  }
+  Row mx{prefix + "max (us)", {}};
+  for (const LatencyHistogram* h : hs)
+    mx.cells.push_back(h->count() == 0 ? "-" : fmt_us(static_cast<double>(h->max())));
+  rows.push_back(std::move(mx));
+  return rows;
+}
+
+void print_phase(std::ostream& out, const std::vector<RunResult>& runs,
+                 const std::vector<std::string>& heads, size_t ph, bool& marked) {
+  auto m = [&](const RunResult& r) -> const PhaseMetrics& {
+    return ph == SIZE_MAX ? r.total : r.phases[ph];
+  };
+  std::vector<Row> rows;
+  auto add = [&](std::string label, auto cell) {
+    Row r{std::move(label), {}};
+    for (const RunResult& run : runs) r.cells.push_back(cell(m(run)));
+    rows.push_back(std::move(r));
+  };
+  add("completions",
+      [](const PhaseMetrics& p) { return fmt_count(static_cast<double>(p.completions)); });
+  std::vector<const LatencyHistogram*> hs;
+  for (const RunResult& run : runs) hs.push_back(&m(run).latency);
+  for (Row& r : latency_rows("latency ", hs, marked)) rows.push_back(std::move(r));
+  add("throughput (/s)", [](const PhaseMetrics& p) { return fmt_count(p.throughput()); });
+  add("CPU per completion (us)",
+      [](const PhaseMetrics& p) { return fmt_us(p.cpu_per_completion_ns()); });
+  add("CPU busy (%)",
+      [](const PhaseMetrics& p) { return fmt::format("{:.1f}", 100 * p.cpu_utilisation()); });
+  add("interrupts/s", [](const PhaseMetrics& p) { return fmt_count(p.interrupts_per_s()); });
+  add("completions/interrupt",
+      [](const PhaseMetrics& p) { return fmt::format("{:.2f}", p.completions_per_interrupt()); });
+  add("changes/s", [](const PhaseMetrics& p) { return fmt::format("{:.1f}", p.changes_per_s()); });
+  if (ph != SIZE_MAX) {
+    add("convergence", [](const PhaseMetrics& p) { return fmt_convergence(p.convergence_ns); });
+    bool oracle = false;
+    for (const RunResult& run : runs) oracle = oracle || !m(run).oracle_choice.empty();
+    if (oracle) {
+      add("oracle's choice", [](const PhaseMetrics& p) {
+        return p.oracle_choice.empty() ? std::string("") : p.oracle_choice;
+      });
+    }
+  }
+  // Per flow when there is more than one (a flow's latency under another's load, W6).
+  const PhaseMetrics& first = m(runs.front());
+  if (first.flows.size() > 1) {
+    for (const FlowMetrics& f : first.flows) {
+      std::vector<const LatencyHistogram*> fh;
+      for (const RunResult& run : runs) {
+        const FlowMetrics* x = m(run).flow(f.flow);
+        fh.push_back(x ? &x->latency : &f.latency);
+      }
+      for (Row& r : latency_rows("flow " + f.flow + " ", fh, marked)) rows.push_back(std::move(r));
+    }
+  }
+  print_table(out, heads, rows);
+}
+
+std::string stage_text(const StageSpec& s) {
+  const CostModel& c = s.cpu;
+  return fmt::format(
+      "stage {}: service {}, {}, timer {}, poll budget {}, {} core{}, {}cost {} (irq {}, "
+      "completion {}, poll {}, app {})",
+      s.name, format_dist(s.service),
+      s.servers == 0 ? std::string("no server limit")
+                     : fmt::format("{} server{}{}", s.servers, s.servers == 1 ? "" : "s",
+                                   s.shared_servers ? " shared by all queues" : " per queue"),
+      timer_mode_name(s.timer), s.poll_budget, s.cores, s.cores == 1 ? "" : "s",
+      s.moderated ? ""
+                  : fmt::format("not moderated (fixed N={} T={}), ", s.fixed.count,
+                                format_sim_duration(s.fixed.timer_ns)),
+      c.name, format_sim_duration(c.irq_ns), format_sim_duration(c.completion_ns),
+      format_sim_duration(c.poll_ns), format_sim_duration(c.app_ns));
+}
+
+std::string source_text(const SourceSpec& s) {
+  switch (s.kind) {
+    case SourceSpec::Kind::kClosed:
+      return fmt::format("source {}: closed loop, depth {}, think {}", s.flow, s.depth,
+                         format_dist(s.think));
+    case SourceSpec::Kind::kPoisson:
+      return fmt::format("source {}: Poisson {}/s per queue", s.flow, fmt_count(s.rate));
+    case SourceSpec::Kind::kOnOff:
+      return fmt::format("source {}: on/off {}/s while on, on {} off {}{}", s.flow,
+                         fmt_count(s.rate), format_sim_duration(s.on_ns),
+                         format_sim_duration(s.off_ns), s.periodic ? " (periodic)" : "");
+    case SourceSpec::Kind::kTrace:
+      return fmt::format("source {}: trace {}{}", s.flow, s.trace_path,
+                         s.trace_device.empty() ? "" : " device " + s.trace_device);
+  }
+  return "";
+}
+
+void print_header(std::ostream& out, const Workload& w, const std::string& source) {
+  out << fmt::format("workload {} ({})\n", w.name, source);
+  if (!w.description.empty()) out << "  " << w.description << "\n";
+  out << fmt::format(
+      "  seed {}, {} queue{}, table {}, apply delay {}, warm-up {}, window {}, {} in all\n", w.seed,
+      w.queues, w.queues == 1 ? "" : "s", table_name(w.table),
+      format_sim_duration(w.apply_delay_ns), format_sim_duration(w.warmup_ns),
+      format_sim_duration(w.window_ns), format_sim_duration(w.duration_ns()));
+  for (const StageSpec& s : w.stages) out << "  " << stage_text(s) << "\n";
+  for (const SourceSpec& s : w.sources) out << "  " << source_text(s) << "\n";
+}
+
+void print_text(std::ostream& out, const Workload& w, const std::string& source,
+                const std::vector<RunResult>& runs) {
+  print_header(out, w, source);
+  std::vector<std::string> heads;
+  for (const RunResult& r : runs) heads.push_back(r.policy);
+  bool marked = false;
+  for (size_t ph = 0; ph < w.phases.size(); ++ph) {
+    const Phase& p = w.phases[ph];
+    const PhaseMetrics& m = runs.front().phases[ph];
+    out << fmt::format("\nphase {}: {}, load {}{}{} (measured {}..{})\n", p.name,
+                       format_sim_duration(p.duration_ns), p.load, p.ramp ? " (ramped)" : "",
+                       p.depth ? fmt::format(", depth {}", *p.depth) : "",
+                       format_sim_duration(m.start_ns), format_sim_duration(m.end_ns));
+    print_phase(out, runs, heads, ph, marked);
+  }
+  if (w.phases.size() > 1) {
+    out << "\nwhole run\n";
+    print_phase(out, runs, heads, SIZE_MAX, marked);
+  }
+  if (marked)
+    out << "\n* fewer than 100 completions beyond this quantile: not significant "
+           "(performance-research 5.3)\n";
+  bool convergence = false;
+  for (const RunResult& r : runs)
+    for (const PhaseMetrics& m : r.phases) convergence = convergence || m.convergence_ns != -2;
+  if (!convergence)
+    out << "convergence: needs the oracle among the policies (--policy ...,oracle)\n";
+}
+
+// ---- the command ----
+
+int run(const SimArgs& a) {
+  // stdout carries the tables / JSON. The simulated daemon's Controller logs every device it
+  // meets at info level: noise here, so warnings and errors only, on stderr.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("dimctl-sim"));
+  spdlog::set_level(spdlog::level::warn);
+  if (a.workload.empty() == a.trace.empty())
+    return usage("give exactly one of --workload FILE.yaml and --trace FILE");
+  if (!a.trace_device.empty() && a.trace.empty())
+    return usage("--trace-device applies to --trace only");
+
+  std::vector<PolicySpec> specs;
+  for (const std::string& p : a.policies) {
+    auto spec = parse_policy(p);
+    if (!spec) return usage(spec.error().message());
+    for (const PolicySpec& s : specs)
+      if (s.name == spec->name) return usage(fmt::format("policy '{}' is given twice", p));
+    specs.push_back(std::move(*spec));
+  }
+  if (specs.empty()) return usage("--policy needs at least one policy");
+
+  Workload w;
+  std::string source;
+  if (!a.workload.empty()) {
+    auto loaded = load_workload(a.workload);
+    if (!loaded) {
+      const std::string text = loaded.error().message();
+      std::cerr << text << "\n";
+      if (loaded.error().code() == 0) {
+        const auto n = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
+        std::cerr << fmt::format("{}: invalid ({} error{})\n", a.workload, n, n == 1 ? "" : "s");
+      }
+      return kExitUsage;
+    }
+    w = std::move(*loaded);
+    source = a.workload;
+  } else {
+    w = trace_workload(a);
+    source = a.trace;
+  }
+  if (std::string why = apply_overrides(a, w); !why.empty()) return usage(why);
+  if (auto v = validate(w); !v) return usage(v.error().message());
+  for (const PolicySpec& s : specs) {
+    const ProfileTable t = s.table(w.table);
+    if (s.kind == PolicySpec::Kind::kStatic && s.static_index >= table_size(t))
+      return usage(fmt::format("policy '{}': the {} table has profiles 0..{}", s.name,
+                               table_name(t), table_size(t) - 1));
+  }
+  if (a.dry_run) {
+    print_header(std::cout, w, source);
+    std::vector<std::string> names;
+    for (const PolicySpec& s : specs) names.push_back(s.name);
+    std::cout << fmt::format("  policies: {}\n", fmt::join(names, ", "));
+    return kExitOk;
+  }
+
+  ProgressBar bar(a.progress);
+  std::vector<RunResult> runs;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const PolicySpec& s = specs[i];
+    RunOptions opt;
+    opt.progress = [&bar](double f) { bar.update(f); };
+    bar.start(fmt::format("dimctl sim: {} {}/{} {}", w.name, i + 1, specs.size(), s.name));
+    auto r = s.kind == PolicySpec::Kind::kOracle ? run_oracle(w, s.table(w.table), opt)
+                                                 : sim::run(w, s, opt);
+    bar.done();
+    if (!r) {
+      std::cerr << fmt::format("dimctl sim: policy {}: {}\n", s.name, r.error().message());
+      return kExitFailure;
+    }
+    r->policy = s.name;  // as written (e.g. dimctl-rdma@1ms)
+    runs.push_back(std::move(*r));
+  }
+  // Convergence against the oracle's steady state, when it ran (same arrivals: paired).
+  for (const RunResult& ref : runs) {
+    if (ref.policy != "oracle") continue;
+    const RunResult oracle = ref;
+    for (RunResult& r : runs)
+      if (r.policy != "oracle") fill_convergence(r, oracle);
+    break;
+  }
+
+  if (a.json) {
+    json runs_json = json::array();
+    for (const RunResult& r : runs) runs_json.push_back(run_json(r, a.timeline));
+    json doc = {{"tool", "dimctl sim"},
+                {"version", DIMCTL_VERSION},
+                {"workload", workload_json(w, source)},
+                {"runs", std::move(runs_json)}};
+    std::cout << doc.dump() << "\n";
+    return kExitOk;
+  }
+  print_text(std::cout, w, source, runs);
+  if (a.timeline) {
+    for (const RunResult& r : runs) {
+      std::cout << fmt::format(
+          "\ntimeline {} (window {}): t_ms completions mean_us max_us "
+          "cpu_us N T_us profile\n",
+          r.policy, format_sim_duration(w.window_ns));
+      for (const Window& x : r.windows)
+        std::cout << fmt::format(
+            "  {:.3f} {} {:.2f} {:.2f} {:.2f} {} {:.1f} {}\n", static_cast<double>(x.t_ns) / 1e6,
+            x.completions, x.mean_latency_ns() / 1e3, static_cast<double>(x.latency_max_ns) / 1e3,
+            x.cpu_per_completion_ns() / 1e3, x.count, static_cast<double>(x.timer_ns) / 1e3,
+            x.profile_ix);
+    }
+  }
+  return kExitOk;
+}
+
+const Registrar kSim("sim", [](CLI::App& app, Runner& runner) {
+  auto a = std::make_shared<SimArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "sim", "Simulate a workload under moderation policies side by side (docs/SIMULATOR.md)");
+  sub->add_option("--workload", a->workload, "workload file (YAML, docs/SIMULATOR.md)");
+  sub->add_option("--trace", a->trace,
+                  "a `dimctl record` trace: one stage, one trace source (see --cost, --timer, "
+                  "--service, --table, --queues, --duration)");
+  sub->add_option("--trace-device", a->trace_device, "--trace: keep only this net device's queues");
+  sub->add_option("--policy", a->policies,
+                  std::string("policies, comma-separated: ") + std::string(policy_help()))
+      ->required()
+      ->delimiter(',');
+  sub->add_flag("--json", a->json,
+                "everything as one JSON document (phases, flows, quantiles, CDF; windows with "
+                "--timeline)");
+  sub->add_flag("--timeline", a->timeline,
+                "per-window profile, latency and CPU (the workload's window; convergence uses "
+                "them)");
+  sub->add_option("--seed", a->seed, "override the workload's seed");
+  sub->add_option("--duration", a->duration,
+                  "run length (e.g. 500ms, 2s): every phase and the warm-up scaled to it");
+  sub->add_option("--queues", a->queues, "override the number of queues")
+      ->check(CLI::Range(1, 65'536));
+  std::vector<std::string> costs;
+  for (const CostModel& c : builtin_cost_models()) costs.push_back(c.name);
+  sub->add_option("--cost", a->cost, "cost model of every stage (built-in name)")
+      ->check(CLI::IsMember(costs));
+  sub->add_option("--timer", a->timer, "timer semantics of every stage")
+      ->check(CLI::IsMember({"rate-limit", "idle-gap", "absolute"}));
+  sub->add_option("--service", a->service,
+                  "service time of every stage: 5us, exp:MEAN or lognormal:MEAN:CV");
+  sub->add_option("--table", a->table, "profile table static:IX and the oracle index")
+      ->check(CLI::IsMember({"net-eqe", "net-cqe", "rdma"}));
+  sub->add_flag("--progress", a->progress,
+                "a progress bar on stderr even when it is not a terminal (runs over a second)");
+  sub->add_flag("--dry-run", a->dry_run,
+                "check the workload, flags and policies and print the run; simulate nothing");
+  runner = [a] { return run(*a); };
+  return sub;
+});
+
+}  // namespace
+}  // namespace dimctl::cli
