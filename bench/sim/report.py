@@ -1,0 +1,653 @@
+#!/usr/bin/env python3
+"""The simulator report, from the `dimctl sim --json --timeline` documents bench/sim/run.sh writes.
+
+usage: report.py --runs DIR --commit SHA --markdown docs/BENCHMARKS.md --figures docs/sim
+
+- replaces what lies between <!-- sim:begin --> and <!-- sim:end --> in the markdown file (the
+  rest of the file is left alone; the section is appended when the markers are missing);
+- writes docs/sim/full-report.md (every metric of every phase of every run);
+- draws SVG figures into the figures directory with gnuplot: QD=1 latency CDF to p99.999 (W1),
+  latency vs IOPS per policy (W2), moderation profile and latency through step changes (W5).
+
+Every table and figure names its workload, cost model, seed and the commit. Standard library
+only (json); the figures need gnuplot (Debian gnuplot-nox, installed by scripts/deps.sh).
+"""
+import argparse
+import datetime
+import json
+import math
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+BEGIN, END = "<!-- sim:begin -->", "<!-- sim:end -->"
+QUANTILES = ["p50", "p99", "p99.9", "p99.99", "p99.999"]
+
+# (timer us, count) of each profile, as dim/include/dim/profile.h (RX tables for net).
+TABLES = {
+    "rdma": [(1, 1), (1, 4), (2, 4), (2, 8), (4, 8), (16, 8), (16, 16), (32, 16), (32, 32)],
+    "net-eqe": [(1, 256), (8, 256), (64, 256), (128, 256), (256, 256)],
+    "net-cqe": [(2, 256), (8, 128), (16, 64), (32, 64), (64, 64)],
+}
+
+# The founding series' table (performance-research A1-A3: rdma_dim cover letter, 512B/4k/64k
+# reads, IOPS before -> after).
+SEED_IOPS = {"512B": (7.7e6, 8.2e6), "4k": (1.8e6, 2.65e6), "64k": (175e3, 175e3)}
+
+
+# ---------------------------------------------------------------------------------- loading
+
+class Run:
+    """One `dimctl sim` invocation: a workload (or variant) under every policy."""
+
+    def __init__(self, run_id, cmd, doc):
+        self.id = run_id
+        self.base, _, self.variant = run_id.partition("@")
+        self.cmd = cmd
+        self.doc = doc
+        self.w = doc["workload"]
+        self.policies = [r["policy"] for r in doc["runs"]]
+        self.by_policy = {r["policy"]: r for r in doc["runs"]}
+
+    def phase_names(self):
+        return [p["name"] for p in self.w["phases"]]
+
+    def phase(self, policy, name=None):
+        r = self.by_policy[policy]
+        if name is None:
+            return r["total"]
+        return next(p for p in r["phases"] if p["phase"] == name)
+
+    def flags(self):
+        """The flags a variant adds to its workload file (after --json --timeline)."""
+        return self.cmd.partition("--timeline")[2].strip()
+
+    def caption(self):
+        w = self.w
+        variant = f" (here with `{self.flags()}`)" if self.flags() else ""
+        return (f"`{self.id}`: {w['description']}{variant}; {w['queues']} "
+                f"queue{'s' if w['queues'] > 1 else ''}, table {w['table']}, cost model "
+                f"**{w['cost_model']}**, seed {w['seed']}")
+
+
+def load_runs(directory):
+    runs = {}
+    manifest = pathlib.Path(directory) / "manifest.tsv"
+    for line in manifest.read_text().splitlines():
+        if not line.strip():
+            continue
+        run_id, cmd = line.split("\t", 1)
+        with open(pathlib.Path(directory) / f"{run_id}.json", encoding="utf-8") as fh:
+            runs[run_id] = Run(run_id, cmd, json.load(fh))
+    return runs
+
+
+# ---------------------------------------------------------------------------------- formatting
+
+def us(ns):
+    v = ns / 1e3
+    if v < 10:
+        return f"{v:.2f}"
+    if v < 1000:
+        return f"{v:.1f}"
+    return f"{v:,.0f}"
+
+
+def count(v):
+    if v >= 1e9:
+        return f"{v / 1e9:.2f}G"
+    if v >= 1e6:
+        return f"{v / 1e6:.2f}M"
+    if v >= 1e4:
+        return f"{v / 1e3:.1f}k"
+    if v >= 100:
+        return f"{v:.0f}"
+    return f"{v:.2f}"
+
+
+def quant(lat, name):
+    """A quantile in us, marked * when fewer than 100 completions lie beyond it."""
+    if lat["count"] == 0:
+        return "-"
+    q = lat["quantiles"][name]
+    return us(q["ns"]) + ("" if q["significant"] else "\\*")
+
+
+def pct(new, old):
+    if old == 0:
+        return "-"
+    return f"{100 * (new - old) / old:+.1f} %"
+
+
+def convergence(ns):
+    if ns is None:
+        return "-"
+    if ns < 0:
+        return "never"
+    return f"{ns / 1e6:.0f}"
+
+
+def md_table(head, rows, align=None):
+    align = align or ["l"] + ["r"] * (len(head) - 1)
+    out = ["| " + " | ".join(head) + " |",
+           "|" + "|".join(":---" if a == "l" else "---:" for a in align) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return out
+
+
+def policy_text(name, table):
+    if name == "none":
+        return "no moderation (N = 1, T = 0): the latency floor, the interrupt ceiling"
+    if name.startswith("static:"):
+        ix = int(name.split(":")[1])
+        t, n = TABLES[table][ix]
+        return f"profile {ix} of the {table} table always (T = {t} us, N = {n})"
+    if name.startswith("kernel-"):
+        return "the kernel's DIM (dim:: library, the kernel's code paths and 64-event windows)"
+    if name.startswith("dimctl-model"):
+        return "dimctl's model-based policy (the daemon's Controller, algorithm model)"
+    if name.startswith("dimctl-"):
+        return "dimctl's daemon Controller running DIM on sampled counters every 20 ms"
+    if name == "oracle":
+        return "best static profile per phase in hindsight (throughput within 1 %, then p99, then CPU)"
+    return ""
+
+
+# ---------------------------------------------------------------------------------- figures
+
+def style(policy, policies):
+    """Line colour and width per policy, the same role the same colour in every figure; earlier
+    columns drawn wider so that policies whose curves coincide stay visible."""
+    statics = [p for p in policies if p.startswith("static:")]
+    if policy == "none":
+        color = "#000000"
+    elif policy.startswith("static:"):
+        color = ["#1f77b4", "#17becf", "#9467bd", "#8c564b"][statics.index(policy) % 4]
+    elif policy.startswith("kernel-"):
+        color = "#d62728"
+    elif policy.startswith("dimctl-model"):
+        color = "#ff7f0e"
+    elif policy.startswith("dimctl-"):
+        color = "#2ca02c"
+    else:  # the oracle
+        color = "#7f7f7f"
+    width = 1.5 + 0.7 * (len(policies) - 1 - policies.index(policy))
+    return f"lc rgb '{color}' lw {width:.1f}"
+
+
+class Plotter:
+    def __init__(self, out_dir, commit):
+        self.out = pathlib.Path(out_dir).resolve()
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.commit = commit
+        self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="dimctl-sim-report-"))
+        self.made = []
+
+    def gnuplot(self, name, script):
+        path = self.tmp / f"{name}.gp"
+        path.write_text(script)
+        subprocess.run(["gnuplot", str(path)], check=True, cwd=self.tmp)
+        self.made.append(name)
+
+    @staticmethod
+    def header(svg, title, width=900, height=520):
+        return (f"set terminal svg size {width},{height} dynamic enhanced font 'Helvetica,12' "
+                f"background rgb 'white'\nset output '{svg}'\nset title \"{title}\" noenhanced\n"
+                "set grid lc rgb '#dddddd'\nset key outside right top noenhanced\n")
+
+    def cdf(self, run, name):
+        """Tail latency: fraction of completions slower than x, log-log, to p99.999 and max."""
+        data = self.tmp / f"{name}.dat"
+        plots = []
+        with open(data, "w") as fh:
+            block = 0
+            for policy in run.policies:
+                lat = run.phase(policy)["latency"]
+                n = lat["count"]
+                pts = [(x / 1e3, max(1 - q, 0.5 / n)) for q, x in lat["cdf"]]
+                # Solid while >= 100 completions lie beyond the point, dashed after.
+                sig = [p for p in pts if p[1] * n >= 100]
+                rest = [p for p in pts if p[1] * n <= 100]
+                for part in (sig, rest):
+                    for x, y in part:
+                        fh.write(f"{x:.4f} {y:.4e}\n")
+                    fh.write("\n\n")
+                st = style(policy, run.policies)
+                plots.append(f"'{data.name}' index {block} with lines {st} title '{policy}'")
+                plots.append(f"'{data.name}' index {block + 1} with lines {st} dt 2 notitle")
+                block += 2
+        w = run.w
+        title = (f"{run.id}: QD=1 latency tail (cost {w['cost_model']}, seed {w['seed']}, "
+                 f"commit {self.commit})")
+        script = self.header(f"{self.out / (name + '.svg')}", title)
+        script += ("set logscale xy\nset xlabel 'completion latency (us)'\n"
+                   "set ylabel 'fraction of completions slower'\nset format y '10^{%L}'\n"
+                   "set yrange [*:1.5]\n"
+                   "set arrow from graph 0, first 1e-5 to graph 1, first 1e-5 nohead dt 3 lc rgb '#888888'\n"
+                   "set label 'p99.999' at graph 0.01, first 1.6e-5 tc rgb '#666666'\n"
+                   "set label 'dashed: fewer than 100 completions beyond' at graph 0.01, graph 0.04 "
+                   "tc rgb '#666666'\n")
+        script += "plot " + ", \\\n     ".join(plots) + "\n"
+        self.gnuplot(name, script)
+        return name + ".svg"
+
+    def latency_vs_iops(self, run, name):
+        data = self.tmp / f"{name}.dat"
+        plots = []
+        with open(data, "w") as fh:
+            for i, policy in enumerate(run.policies):
+                for ph in run.phase_names():
+                    p = run.phase(policy, ph)
+                    if p["completions"] == 0:
+                        continue
+                    fh.write(f"{p['throughput'] / 1e3:.3f} {p['latency']['quantiles']['p99']['ns'] / 1e3:.3f} "
+                             f"{ph}\n")
+                fh.write("\n\n")
+                plots.append(f"'{data.name}' index {i} using 1:2 with linespoints "
+                             f"{style(policy, run.policies)} pt 7 ps 0.8 title '{policy}'")
+        w = run.w
+        title = (f"{run.id}: p99 latency vs throughput per phase (cost {w['cost_model']}, "
+                 f"seed {w['seed']}, commit {self.commit})")
+        script = self.header(f"{self.out / (name + '.svg')}", title)
+        script += ("set logscale y\nset xlabel 'throughput (thousand completions/s)'\n"
+                   "set ylabel 'p99 latency (us)'\n")
+        script += "plot " + ", \\\n     ".join(plots) + "\n"
+        self.gnuplot(name, script)
+        return name + ".svg"
+
+    def timeline(self, run, name, high_phases):
+        """Profile index (top) and mean latency per window (bottom) through step changes."""
+        data = self.tmp / f"{name}.dat"
+        with open(data, "w") as fh:
+            for policy in run.policies:
+                win = run.by_policy[policy]["windows"]
+                for t, c, m, prof in zip(win["t_ns"], win["completions"], win["mean_latency_ns"],
+                                         win["profile"]):
+                    fh.write(f"{t / 1e6:.3f} {prof} {m / 1e3 if c else float('nan'):.3f}\n")
+                fh.write("\n\n")
+        # Shade the high-load phases.
+        rects, start = [], 0
+        for p in run.w["phases"]:
+            end = start + p["duration_ns"]
+            if p["name"] in high_phases:
+                rects.append(f"set object rect from {start / 1e6}, graph 0 to {end / 1e6}, graph 1 "
+                             "behind fc rgb '#f3e6c8' fs solid 1.0 noborder\n")
+            start = end
+        w = run.w
+        size = len(TABLES[w["table"]])
+        title = (f"{run.id}: profile and latency through the steps (cost {w['cost_model']}, "
+                 f"seed {w['seed']}, commit {self.commit}; shaded: high load)")
+        script = self.header(f"{self.out / (name + '.svg')}", title, 1000, 760)
+        script += "set multiplot layout 2,1\nunset title\n"
+        script += "".join(rects)
+        ytics = ", ".join(f"'{i} ({t}us/{n})' {i}" for i, (t, n) in enumerate(TABLES[w["table"]]))
+        script += (f"set ylabel 'profile (T/N)'\nset yrange [-1.5:{size - 0.5}]\n"
+                   f"set ytics ({ytics}, 'none' -1)\nset xlabel 'time (ms)'\nset title \"{title}\" noenhanced\n")
+        plots = [f"'{data.name}' index {i} using 1:2 with steps {style(p, run.policies)} title '{p}'"
+                 for i, p in enumerate(run.policies)]
+        script += "plot " + ", \\\n     ".join(plots) + "\n"
+        script += ("unset title\nset ytics auto\nset yrange [*:*]\nset logscale y\n"
+                   "set ylabel 'mean latency per window (us)'\n")
+        plots = [f"'{data.name}' index {i} using 1:3 with lines lc rgb "
+                 f"'{style(p, run.policies).split(chr(39))[1]}' lw 1 title '{p}'"
+                 for i, p in enumerate(run.policies)]
+        script += "plot " + ", \\\n     ".join(plots) + "\nunset multiplot\n"
+        self.gnuplot(name, script)
+        return name + ".svg"
+
+
+# ---------------------------------------------------------------------------------- sections
+
+def reproduce(runs):
+    out = ["", "<details><summary>commands</summary>", "", "```sh"]
+    out += [r.cmd for r in runs]
+    out += ["```", "", "</details>", ""]
+    return out
+
+
+def latency_table(run, phase=None):
+    head = ["policy"] + [f"{q} (us)" for q in QUANTILES] + ["max (us)", "mean (us)", "p99 − none",
+                                                             "p99.99 − none", "CPU/IO (us)",
+                                                             "interrupts/s"]
+    none = run.phase("none", phase)["latency"] if "none" in run.by_policy else None
+    rows = []
+    for policy in run.policies:
+        p = run.phase(policy, phase)
+        lat = p["latency"]
+        excess = []
+        for q in ("p99", "p99.99"):
+            if none is None:
+                excess.append("-")
+            else:
+                excess.append(f"{(lat['quantiles'][q]['ns'] - none['quantiles'][q]['ns']) / 1e3:+.2f}")
+        rows.append([policy] + [quant(lat, q) for q in QUANTILES] +
+                    [us(lat["max_ns"]), us(lat["mean_ns"])] + excess +
+                    [us(p["cpu_per_completion_ns"]), count(p["interrupts_per_s"])])
+    return md_table(head, rows)
+
+
+def section_w1(runs, plot):
+    out = ["### W1 — QD=1 latency, single queue and multi-queue (review question 1)", ""]
+    figs = []
+    for rid in ("w1-qd1", "w1-qd1-8q"):
+        if rid not in runs:
+            continue
+        r = runs[rid]
+        n = r.phase(r.policies[0])["latency"]["count"]
+        out += [r.caption() + f"; {count(n)} completions per policy.", ""]
+        out += latency_table(r) + [""]
+        figs.append((rid, plot.cdf(r, f"{rid}-cdf")))
+    for rid, svg in figs:
+        out += [f"![{rid}: QD=1 latency tail to p99.999 and max](sim/{svg})", ""]
+    sweep = [r for r in runs.values() if r.base == "w1-qd1" and r.variant]
+    if sweep:
+        base = runs.get("w1-qd1")
+        policies = (base or sweep[0]).policies
+        out += ["Sweeps of the single-queue case (one flag changed each; p99 / p99.99 in us, "
+                "`*` not significant):", ""]
+        rows = []
+        for r in ([base] if base else []) + sorted(sweep, key=lambda x: x.variant):
+            st = r.w["stages"][0]
+            label = (f"{r.variant or 'base'}: service {st['service']['text']}, "
+                     f"{st['timer']}, cost {st['cost']['name']}")
+            cells = []
+            for p in policies:
+                lat = r.phase(p)["latency"] if p in r.by_policy else None
+                cells.append("-" if lat is None else f"{quant(lat, 'p99')} / {quant(lat, 'p99.99')}")
+            rows.append([label] + cells)
+        out += md_table(["variant"] + policies, rows) + [""]
+    out += reproduce([r for r in runs.values() if r.base.startswith("w1-")])
+    return out
+
+
+def section_w2(runs, plot):
+    out = ["### W2 — latency vs IOPS (review question 2)", "",
+           "Each phase is one point: its throughput and its p99 latency (`*` not significant). "
+           "Where the offered load exceeds what the core completes, a backlog grows through the "
+           "phase and its latency is the backlog's age; the overloaded phases come last.", ""]
+    for rid in ("w2-closed", "w2-closed@8q", "w2-open"):
+        if rid not in runs:
+            continue
+        r = runs[rid]
+        out += [r.caption() + ". Cells: throughput / p99 (us).", ""]
+        rows = []
+        for ph in r.phase_names():
+            cells = []
+            for p in r.policies:
+                m = r.phase(p, ph)
+                cells.append(f"{count(m['throughput'])} / {quant(m['latency'], 'p99')}")
+            rows.append([ph] + cells)
+        out += md_table(["phase"] + r.policies, rows) + [""]
+        svg = plot.latency_vs_iops(r, rid.replace("@", "-"))
+        out += [f"![{rid}: p99 latency vs throughput](sim/{svg})", ""]
+    out += reproduce([r for r in runs.values() if r.base.startswith("w2-")])
+    return out
+
+
+def section_w3(runs):
+    out = ["### W3 — saturation throughput: the founding series' table", ""]
+    sizes = [s for s in ("512B", "4k", "64k") if f"w3-sat-{s}" in runs]
+    if not sizes:
+        return []
+    first = runs[f"w3-sat-{sizes[0]}"]
+    policies = first.policies
+    seeds = sorted({r.w["seed"] for r in runs.values() if r.base.startswith("w3-")})
+    out += [f"8 queues on 2 host cores, 32 requests outstanding per queue, constant service "
+            f"(null_blk-like, as the seed's testbed), cost models 512B / 4k / 64k (the 64k run is "
+            f"bound by a shared 100 Gb/s link), seed {', '.join(map(str, seeds))} (a closed loop "
+            "with constant service draws no random numbers: every seed gives the same run). "
+            "Cells: throughput, change vs `none`.", ""]
+    rows, summary = [], {}
+    for size in sizes:
+        group = [r for r in runs.values() if r.base == f"w3-sat-{size}"]
+        mean = {}
+        cells = []
+        for p in policies:
+            vals = [r.phase(p)["throughput"] for r in group if p in r.by_policy]
+            mean[p] = sum(vals) / len(vals)
+            spread = f" ({count(min(vals))}–{count(max(vals))})" if len(vals) > 1 else ""
+            change = "" if p == "none" or "none" not in mean else f", {pct(mean[p], mean['none'])}"
+            cells.append(f"{count(mean[p])}{spread}{change}")
+        before, after = SEED_IOPS[size]
+        rows.append([size] + cells + [f"{count(before)} → {count(after)} ({pct(after, before)})"])
+        summary[size] = mean
+    out += md_table(["size"] + policies + ["seed's table (real HW, A1–A3)"], rows) + [""]
+    rows = []
+    for size in sizes:
+        r = runs[f"w3-sat-{size}"]
+        rows.append([size] + [f"{us(r.phase(p)['cpu_per_completion_ns'])} / "
+                              f"{r.phase(p)['completions_per_interrupt']:.1f} / "
+                              f"{r.phase(p)['cpu_utilisation'] * 100:.0f} %" for p in policies])
+    out += ["CPU per completion (us) / completions per interrupt / CPU busy, seed "
+            f"{first.w['seed']}:", ""]
+    out += md_table(["size"] + policies, rows) + [""]
+    if "kernel-rdma" in policies and "none" in policies:
+        parts = [f"{s} {pct(summary[s]['kernel-rdma'], summary[s]['none'])}" for s in sizes]
+        out += [f"Kernel RDMA DIM vs no moderation, mean throughput: {', '.join(parts)} "
+                "(the seed's direction: up at 512B and 4k, unchanged at 64k; magnitudes depend on "
+                "the cost model, not calibrated to the CX-5 testbed).", ""]
+    out += reproduce([r for r in runs.values() if r.base.startswith("w3-")])
+    return out
+
+
+def adaptivity_table(run_list, cell):
+    policies = run_list[0].policies
+    rows = [[f"`{r.id}`"] + [cell(r, p) for p in policies] for r in run_list]
+    return md_table(["workload"] + policies, rows)
+
+
+def section_adapt(runs, plot):
+    out = ["### W4, W5, W8 — adapting to change, how well and how fast (review question 3)", ""]
+    w5 = [runs[k] for k in ("w5-step-x10", "w5-step-x100", "w5-step-net") if k in runs]
+    for r in w5:
+        out += [r.caption() + ".", "",
+                "Convergence (ms after the phase start until every later 1 ms window is within "
+                "±10 % of the oracle's mean latency and CPU per completion, `never` if not, "
+                "`-` not computed) / p99 (us) per phase:", ""]
+        rows = []
+        for ph in r.phase_names():
+            rows.append([ph] + [f"{convergence(r.phase(p, ph)['convergence_ns'])} / "
+                                f"{quant(r.phase(p, ph)['latency'], 'p99')}" for p in r.policies])
+        tot = [r.phase(p) for p in r.policies]
+        rows.append(["whole run: changes/s, CPU/IO (us)"] +
+                    [f"{t['changes_per_s']:.1f}, {us(t['cpu_per_completion_ns'])}" for t in tot])
+        out += md_table(["phase"] + r.policies, rows) + [""]
+        high = [p["name"] for p in r.w["phases"] if p["load"] > 1]
+        svg = plot.timeline(r, r.id + "-timeline", high)
+        out += [f"![{r.id}: profile and latency timeline](sim/{svg})", ""]
+    for prefix, what in (("w4-", "W4 bursty on/off"), ("w8-", "W8 adversarial periodic load")):
+        group = sorted((r for r in runs.values() if r.base.startswith(prefix)), key=lambda x: x.id)
+        if not group:
+            continue
+        out += [f"{what}: " + "; ".join(r.caption() for r in group) + ".", "",
+                "Cells: p99 (us) / CPU per completion (us) / moderation changes per second; "
+                "p99 relative to the oracle's in brackets.", ""]
+
+        def cell(r, p):
+            t = r.phase(p)
+            o = r.phase("oracle")["latency"]["quantiles"]["p99"]["ns"] if "oracle" in r.by_policy else 0
+            rel = f" ({t['latency']['quantiles']['p99']['ns'] / o:.2f}×)" if o else ""
+            return (f"{quant(t['latency'], 'p99')}{rel} / {us(t['cpu_per_completion_ns'])} / "
+                    f"{t['changes_per_s']:.1f}")
+        out += adaptivity_table(group, cell) + [""]
+    out += reproduce([r for r in runs.values() if r.base[:3] in ("w4-", "w5-", "w8-")])
+    return out
+
+
+def section_w6(runs):
+    if "w6-mixed" not in runs:
+        return []
+    r = runs["w6-mixed"]
+    out = ["### W6 — a QD=1 flow sharing a queue with a bulk flow", "", r.caption() + ".", ""]
+
+    def flow(p, ph, name):
+        return next(f for f in r.phase(p, ph)["flows"] if f["flow"] == name)
+
+    rows = []
+    for label, fn in (
+        ("qd1 flow p99, alone (us)", lambda p: quant(flow(p, "solo", "qd1")["latency"], "p99")),
+        ("qd1 flow p99, with bulk (us)", lambda p: quant(flow(p, "mixed", "qd1")["latency"], "p99")),
+        ("qd1 flow p99 with / alone", lambda p: f"{flow(p, 'mixed', 'qd1')['latency']['quantiles']['p99']['ns'] / flow(p, 'solo', 'qd1')['latency']['quantiles']['p99']['ns']:.2f}×"),
+        ("qd1 flow p99.99 with bulk (us)", lambda p: quant(flow(p, "mixed", "qd1")["latency"], "p99.99")),
+        ("bulk flow p99 (us)", lambda p: quant(flow(p, "mixed", "bulk")["latency"], "p99")),
+        ("throughput with bulk (/s)", lambda p: count(r.phase(p, "mixed")["throughput"])),
+        ("CPU busy with bulk", lambda p: f"{r.phase(p, 'mixed')['cpu_utilisation'] * 100:.0f} %"),
+    ):
+        rows.append([label] + [fn(p) for p in r.policies])
+    out += md_table(["", *r.policies], rows) + [""]
+    out += reproduce([r])
+    return out
+
+
+def section_w7(runs):
+    group = [runs[k] for k in ("w7-host", "w7-target", "w7-both") if k in runs]
+    if not group:
+        return []
+    out = ["### W7 — host vs target moderation (review: separate the two sides)", "",
+           "Two stages per request: the target (device 5 us, its CQ, core and cost model) then the "
+           "host (fabric round trip 3 us, its CQ and core). The policy runs on the stages marked "
+           "moderated; the other side interrupts per completion. " +
+           f"Cost model {group[0].w['cost_model']}, seed {group[0].w['seed']}.", ""]
+    rows = []
+    for r in group:
+        side = r.id.split("-", 1)[1]
+        for label, fn in (
+            ("QD=1 p50 / p99 (us)", lambda p: f"{quant(r.phase(p, 'qd1')['latency'], 'p50')} / "
+                                              f"{quant(r.phase(p, 'qd1')['latency'], 'p99')}"),
+            ("QD=32 throughput / p99 (us)", lambda p: f"{count(r.phase(p, 'qd32')['throughput'])} / "
+                                                      f"{quant(r.phase(p, 'qd32')['latency'], 'p99')}"),
+            ("QD=32 interrupts/s (both sides)",
+             lambda p: count(r.phase(p, "qd32")["interrupts_per_s"])),
+        ):
+            rows.append([f"moderated: {side}", label] + [fn(p) for p in r.policies])
+    out += md_table(["variant", "metric", *group[0].policies], rows, ["l", "l"] + ["r"] * len(group[0].policies)) + [""]
+    out += reproduce(group)
+    return out
+
+
+def full_report(runs, commit):
+    out = ["# Simulator report: every metric of every run", "",
+           f"Generated by `bench/sim/run.sh` (`make bench`) at commit `{commit}`; the summary is in "
+           "[../BENCHMARKS.md](../BENCHMARKS.md). `*` marks a quantile with fewer than 100 "
+           "completions beyond it (not significant). Convergence in ms (`-` not computed, "
+           "`never`).", ""]
+    for rid in sorted(runs):
+        r = runs[rid]
+        out += [f"## {rid}", "", r.caption() + ".", "", "```sh", r.cmd, "```", ""]
+        for st in r.w["stages"]:
+            c = st["cost"]
+            out.append(f"- stage {st['name']}: service {st['service']['text']}, servers {st['servers']}"
+                       f"{' shared' if st['shared_servers'] else ''}, timer {st['timer']}, poll budget "
+                       f"{st['poll_budget']}, {st['cores']} core(s), moderated {str(st['moderated']).lower()}, "
+                       f"cost {c['name']} (irq {c['irq_ns']} ns, completion {c['completion_ns']} ns, "
+                       f"poll {c['poll_ns']} ns, app {c['app_ns']} ns)")
+        out.append("")
+        names = r.phase_names() + ([None] if len(r.phase_names()) > 1 else [])
+        for ph in names:
+            out += [f"**{ph or 'whole run'}**", ""]
+            rows = []
+
+            def add(label, fn):
+                rows.append([label] + [fn(r.phase(p, ph)) for p in r.policies])
+            add("completions", lambda m: count(m["completions"]))
+            for q in QUANTILES:
+                add(f"latency {q} (us)", lambda m, q=q: quant(m["latency"], q))
+            add("latency max (us)", lambda m: us(m["latency"]["max_ns"]))
+            add("throughput (/s)", lambda m: count(m["throughput"]))
+            add("CPU per completion (us)", lambda m: us(m["cpu_per_completion_ns"]))
+            add("CPU busy", lambda m: f"{m['cpu_utilisation'] * 100:.1f} %")
+            add("interrupts/s", lambda m: count(m["interrupts_per_s"]))
+            add("completions/interrupt", lambda m: f"{m['completions_per_interrupt']:.2f}")
+            add("changes/s", lambda m: f"{m['changes_per_s']:.1f}")
+            if ph is not None:
+                add("convergence (ms)", lambda m: convergence(m["convergence_ns"]))
+                add("oracle's choice", lambda m: m.get("oracle_choice", ""))
+            flows = r.phase(r.policies[0], ph)["flows"]
+            if len(flows) > 1:
+                for f in flows:
+                    for q in ("p50", "p99", "p99.99"):
+                        add(f"flow {f['flow']} {q} (us)",
+                            lambda m, f=f, q=q: quant(next(x for x in m["flows"] if x["flow"] == f["flow"])["latency"], q))
+            out += md_table(["metric", *r.policies], rows) + [""]
+    return out
+
+
+def report(runs, commit, plot):
+    total_completions = sum(x["simulated_completions"] for r in runs.values() for x in r.doc["runs"])
+    wall = sum(x["wall_seconds"] for r in runs.values() for x in r.doc["runs"])
+    version = next(iter(runs.values())).doc.get("version", "?")
+    table_of = {}
+    for r in runs.values():
+        for p in r.policies:
+            table_of.setdefault(p, r.w["table"])
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    out = [BEGIN, "",
+           "## Simulator report (generated)", "",
+           f"Generated by `make bench` (`bench/sim/run.sh`, `bench/sim/report.py`) at commit "
+           f"`{commit}` (dimctl {version}), {now}: {len(runs)} runs of `dimctl sim`, "
+           f"{count(total_completions)} simulated completions in {wall:.0f} s of simulation time "
+           "(summed over runs). The simulation is deterministic: the same commit and seeds give "
+           "the same numbers on any machine. Every metric of every phase: "
+           "[sim/full-report.md](sim/full-report.md).", "",
+           "Everything below is a simulation under the stated cost models (docs/SIMULATOR.md): it "
+           "shows directions and mechanisms, not what a given NIC or HCA will do "
+           "(performance-research 6.6). Quantiles marked `*` have fewer than 100 completions "
+           "beyond them (performance-research 5.3) and are not significant. One seed per workload, "
+           "common random numbers across policies (every policy sees the same arrivals and "
+           "service times), so differences between columns are paired, not noise.", "",
+           "Policies:", ""]
+    for p in sorted(table_of, key=lambda x: (x != "none", not x.startswith("static"), x)):
+        out.append(f"- `{p}`: {policy_text(p, table_of[p])}")
+    out.append("")
+    out += section_w1(runs, plot)
+    out += section_w2(runs, plot)
+    out += section_w3(runs)
+    out += section_adapt(runs, plot)
+    out += section_w6(runs)
+    out += section_w7(runs)
+    out += ["### Not answered here", "",
+            "- Real NVMe devices (review question 4): the W1 service time is log-normal "
+            "(NVMe-like), not a device. No NIC or HCA with real moderation is available here.",
+            "- Confidence intervals over ≥ 10 seeds (performance-research 5.3): one seed per "
+            "workload (the tail quantiles rest on 10^5 to 10^7 completions instead).",
+            "- Cost models are assumptions within performance-research section 4's ranges, not "
+            "measurements of a host; the 64k link bound is modelled, not measured.", "", END]
+    return out
+
+
+def replace_section(markdown, lines):
+    path = pathlib.Path(markdown)
+    text = path.read_text() if path.exists() else ""
+    section = "\n".join(lines)
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        _, tail = rest.split(END, 1)
+        text = head + section + tail
+    else:
+        text = text.rstrip("\n") + ("\n\n" if text else "") + section + "\n"
+    path.write_text(text)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", required=True, help="directory with manifest.tsv and ID.json files")
+    ap.add_argument("--commit", required=True)
+    ap.add_argument("--markdown", required=True)
+    ap.add_argument("--figures", required=True)
+    a = ap.parse_args()
+    runs = load_runs(a.runs)
+    if not runs:
+        print("report.py: no runs", file=sys.stderr)
+        return 1
+    plot = Plotter(a.figures, a.commit)
+    lines = report(runs, a.commit, plot)
+    replace_section(a.markdown, lines)
+    (pathlib.Path(a.figures) / "full-report.md").write_text("\n".join(full_report(runs, a.commit)) + "\n")
+    print(f"report.py: {a.markdown} (section {BEGIN}..{END}), {a.figures}/full-report.md, "
+          f"{len(plot.made)} figures: {', '.join(plot.made)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# bench/sim/run.sh BUILD: the simulator report. Runs `dimctl sim --json --timeline` on every
+# workload in bench/sim/workloads/ (plus the W1 sweeps and W2 on eight queues, listed below) with
+# the policies of the workload's profile table, then bench/sim/report.py, which writes the tables
+# into docs/BENCHMARKS.md between <!-- sim:begin --> and <!-- sim:end --> and draws the SVG
+# figures into docs/sim/ with gnuplot.
+#
+# The simulation is deterministic: a commit and its seeds give the same numbers on any machine;
+# only the wall time depends on the machine. SIM_JOBS (default: nproc) runs that many at once.
+set -euo pipefail
+BUILD=${1:-build}
+cd "$(dirname "$0")/../.."
+DIMCTL=$BUILD/userspace/cli/dimctl
+if [ ! -x "$DIMCTL" ]; then
+  echo "bench/sim/run.sh: $DIMCTL is not built (cmake --build $BUILD --target dimctl)" >&2
+  exit 1
+fi
+for tool in python3 gnuplot; do
+  if ! command -v $tool >/dev/null; then
+    echo "bench/sim/run.sh: $tool not found (scripts/deps.sh installs it)" >&2
+    exit 1
+  fi
+done
+OUT=$BUILD/bench-sim
+rm -rf "$OUT"
+mkdir -p "$OUT"
+JOBS=${SIM_JOBS:-$(nproc)}
+WL=bench/sim/workloads
+
+# The commit the numbers belong to; "-dirty" when the sources differ from it (docs/ excluded:
+# this script rewrites docs/BENCHMARKS.md and docs/sim/ itself).
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- . ':(exclude)docs' 2>/dev/null; then
+  commit="$commit-dirty"
+fi
+
+# `dimctl-model` (the model-based policy) runs where this dimctl knows it.
+model=""
+if "$DIMCTL" sim --workload "$WL/w1-qd1.yaml" --policy dimctl-model --dry-run >/dev/null 2>&1; then
+  model=",dimctl-model"
+fi
+
+# Policies per profile table: none, a moderate and an aggressive static profile
+# (performance-research 6.1 P1/P2), the kernel's DIM, dimctl's controller (20 ms period),
+# the model-based policy when present, and the oracle (best static profile per phase).
+policies() {
+  case "$1" in
+    rdma) echo "none,static:6,static:8,kernel-rdma,dimctl-rdma$model,oracle" ;;
+    net-eqe) echo "none,static:1,static:2,kernel-net-eqe,dimctl-net-eqe$model,oracle" ;;
+    net-cqe) echo "none,static:1,static:3,kernel-net-cqe,dimctl-net-cqe$model,oracle" ;;
+    *) echo "bench/sim/run.sh: unknown table '$1'" >&2; exit 1 ;;
+  esac
+}
+
+# id|workload file|extra flags. An id is FILE-STEM[@variant]; the report groups by stem.
+runs=()
+for f in "$WL"/*.yaml; do
+  runs+=("$(basename "$f" .yaml)|$f|")
+done
+# W1 sweeps around w1-qd1 (service log-normal 5us cv 0.3, idle-gap timer, cost 4k), each long
+# enough for >= 10^6 completions (p99.99 significant).
+runs+=("w1-qd1@service-1us|$WL/w1-qd1.yaml|--service lognormal:1us:0.3 --duration 10s")
+runs+=("w1-qd1@service-20us|$WL/w1-qd1.yaml|--service lognormal:20us:0.3 --duration 35s")
+runs+=("w1-qd1@service-80us|$WL/w1-qd1.yaml|--service lognormal:80us:0.3 --duration 110s")
+runs+=("w1-qd1@timer-rate-limit|$WL/w1-qd1.yaml|--timer rate-limit --duration 15s")
+runs+=("w1-qd1@timer-absolute|$WL/w1-qd1.yaml|--timer absolute --duration 15s")
+runs+=("w1-qd1@cost-512B|$WL/w1-qd1.yaml|--cost 512B --duration 15s")
+runs+=("w1-qd1@cost-64k|$WL/w1-qd1.yaml|--cost 64k --duration 15s")
+# W2 multi-queue: eight queues sharing the one core.
+runs+=("w2-closed@8q|$WL/w2-closed.yaml|--queues 8")
+
+manifest=$OUT/manifest.tsv
+: >"$manifest"
+for r in "${runs[@]}"; do
+  IFS='|' read -r id file flags <<<"$r"
+  table=$(sed -n 's/^table: *\([a-z-]*\).*/\1/p' "$file")
+  cmd="dimctl sim --workload $file --policy $(policies "${table:-rdma}") --json --timeline${flags:+ $flags}"
+  printf '%s\t%s\n' "$id" "$cmd" >>"$manifest"
+done
+
+one() {  # one run: $1 = id, $2 = the dimctl sim command line (dimctl = $DIMCTL)
+  local id=$1 cmd=$2 t0 ms rc=0
+  t0=$(date +%s%N)
+  # shellcheck disable=SC2086 # the command line is a list of words
+  "$DIMCTL" ${cmd#dimctl } >"$OUT/$id.json" 2>"$OUT/$id.err" || rc=$?
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  printf '%-28s %4d.%01ds%s\n' "$id" $((ms / 1000)) $((ms % 1000 / 100)) \
+    "$([ $rc -eq 0 ] || echo "  FAILED (rc $rc): $(head -c 300 "$OUT/$id.err")")"
+  return $rc
+}
+export -f one
+export DIMCTL OUT
+
+echo "bench/sim: ${#runs[@]} runs, $JOBS at a time, commit $commit"
+t0=$(date +%s)
+rc=0
+# shellcheck disable=SC2016 # $0 and $1 are the inner shell's
+tr '\t' '\n' <"$manifest" | xargs -d '\n' -n 2 -P "$JOBS" bash -c 'one "$0" "$1"' || rc=1
+echo "bench/sim: simulations took $(($(date +%s) - t0))s"
+if [ $rc -ne 0 ]; then
+  echo "bench/sim/run.sh: some runs failed (see $OUT/*.err)" >&2
+  exit 1
+fi
+python3 bench/sim/report.py --runs "$OUT" --commit "$commit" --markdown docs/BENCHMARKS.md \
+  --figures docs/sim
