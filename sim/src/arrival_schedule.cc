@@ -42,12 +42,3 @@ int64_t ArrivalSchedule::next(uint32_t queue, int64_t from) {
 }
 
 }  // namespace dimctl::sim
-
-namespace dimctl::sim {
-
-Result<std::unique_ptr<ArrivalSchedule>> ArrivalSchedule::open(const SourceSpec& spec, uint32_t,
-                                                               uint64_t) {
-  return DIMCTL_FAIL(ENOTSUP, "trace source {}: trace replay is not built yet", spec.trace_path);
-}
-
-}  // namespace dimctl::sim

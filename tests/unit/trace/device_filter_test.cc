@@ -1,0 +1,49 @@
+#include <gtest/gtest.h>
+
+#include "dimctl/trace/device_filter.h"
+
+namespace dimctl::trace {
+namespace {
+
+model::QueueCounters queue(uint32_t ifindex, uint32_t napi, uint32_t dev, uint64_t packets) {
+  model::QueueCounters q;
+  q.key = {ifindex, napi};
+  q.device_ix = dev;
+  q.packets = packets;
+  return q;
+}
+
+TEST(DeviceFilter, KeepsMatchingQueuesAndCqsAndRenumbersTheDeviceTable) {
+  model::Snapshot in;
+  in.time_ns = 42;
+  in.devices = {"eth0", "dimdemo0", "lo", "dimdemo1"};
+  in.queues = {queue(2, 1, 0, 10), queue(5, 2, 1, 20), queue(7, 3, 3, 30), queue(7, 4, 3, 40)};
+  model::CqCounters c1, c2;
+  c1.ibdev = "rxe0";
+  c2.ibdev = "mlx5_0";
+  in.cqs = {c1, c2};
+
+  model::Snapshot out;
+  out.devices = {"stale", "stale", "stale", "stale", "stale"};  // storage reused, resized
+  keep_devices(in, {"dimdemo*", "rxe?"}, out);
+  EXPECT_EQ(out.time_ns, 42);
+  EXPECT_EQ(out.devices, (std::vector<std::string>{"dimdemo0", "dimdemo1"}));
+  ASSERT_EQ(out.queues.size(), 3u);
+  EXPECT_EQ(out.queues[0].packets, 20u);
+  EXPECT_EQ(out.queues[0].device_ix, 0u);
+  EXPECT_EQ(out.queues[1].packets, 30u);
+  EXPECT_EQ(out.queues[1].device_ix, 1u);
+  EXPECT_EQ(out.queues[2].device_ix, 1u);
+  EXPECT_EQ(out.device_of(out.queues[2]), "dimdemo1");
+  ASSERT_EQ(out.cqs.size(), 1u);
+  EXPECT_EQ(out.cqs[0].ibdev, "rxe0");
+
+  // Anchored globs: "dimdemo" alone matches nothing.
+  keep_devices(in, {"dimdemo"}, out);
+  EXPECT_TRUE(out.queues.empty());
+  EXPECT_TRUE(out.devices.empty());
+  EXPECT_TRUE(out.cqs.empty());
+}
+
+}  // namespace
+}  // namespace dimctl::trace
