@@ -25,6 +25,7 @@
 #include "dim/profile.h"
 #include "dimctl/common/exit_codes.h"
 #include "dimctl/sim/simulator.h"
+#include "dimctl/sim/trace_source.h"
 #include "dimctl/sim/workload_yaml.h"
 
 namespace dimctl::cli {
@@ -75,20 +76,41 @@ int table_size(ProfileTable t) {
 
 // ---- building the workload ----
 
-// The run of a recorded trace: one stage and one trace source, from flags or defaults.
-Workload trace_workload(const SimArgs& a) {
+// The run of a recorded trace: one stage and one trace source, each trace queue (after
+// --trace-device) replayed on its own simulated queue for the trace's length. A trace of CQs
+// only is storage (rdma table, cost 4k, irq_poll's budget); anything else a NIC (net-eqe, cost
+// net, NAPI's budget). Flags change any of it afterwards.
+Result<Workload> trace_workload(const SimArgs& a, TraceInfo& info) {
+  auto inspected = inspect_trace(a.trace, a.trace_device);
+  if (!inspected) return fail(std::move(inspected).error());
+  info = std::move(*inspected);
+  const bool cqs = !info.names.empty() &&
+                   std::all_of(info.names.begin(), info.names.end(), [](const std::string& n) {
+                     return n.find(" cq ") != std::string::npos;
+                   });
   Workload w;
   w.name = "trace-" + fs::path(a.trace).stem().string();
-  w.description = "replay of " + a.trace;
-  w.table = ProfileTable::kNetEqe;  // `dimctl record` samples NIC queues first of all
-  w.stages[0].name = "host";
-  w.stages[0].cpu = *builtin_cost_model("net");
-  w.sources[0].kind = SourceSpec::Kind::kTrace;
-  w.sources[0].flow = "trace";
-  w.sources[0].trace_path = a.trace;
-  w.sources[0].trace_device = a.trace_device;
+  w.description = fmt::format("replay of {}{}: {} queue{}, {} arrivals over {}", a.trace,
+                              a.trace_device.empty() ? "" : " (" + a.trace_device + ")",
+                              info.queues, info.queues == 1 ? "" : "s", info.arrivals,
+                              format_sim_duration(info.duration_ns));
+  w.queues = std::max<uint32_t>(1, info.queues);
+  w.table = cqs ? ProfileTable::kRdma : ProfileTable::kNetEqe;
+  StageSpec& st = w.stages[0];
+  st.name = "host";
+  st.cpu = *builtin_cost_model(cqs ? "4k" : "net");
+  st.poll_budget = cqs ? 256 : 64;
+  st.timer = cqs ? TimerMode::kIdleGap : TimerMode::kRateLimit;
+  st.cores = w.queues;  // each queue's interrupt on its own core, as RSS / IRQ affinity spread them
+  SourceSpec& src = w.sources[0];
+  src.kind = SourceSpec::Kind::kTrace;
+  src.flow = "trace";
+  src.trace_path = a.trace;
+  src.trace_device = a.trace_device;
   w.phases[0].name = "trace";
-  w.phases[0].duration_ns = 1'000'000'000;
+  w.phases[0].duration_ns = std::max<int64_t>(1, info.duration_ns);
+  // Whole windows of the recorder's interval at most, so the timeline follows the trace.
+  if (info.interval_ns > 0) w.window_ns = std::min(w.window_ns, info.interval_ns);
   return w;
 }
 
@@ -500,7 +522,8 @@ std::string source_text(const SourceSpec& s) {
   return "";
 }
 
-void print_header(std::ostream& out, const Workload& w, const std::string& source) {
+void print_header(std::ostream& out, const Workload& w, const std::string& source,
+                  const TraceInfo& trace) {
   out << fmt::format("workload {} ({})\n", w.name, source);
   if (!w.description.empty()) out << "  " << w.description << "\n";
   out << fmt::format(
@@ -510,11 +533,18 @@ void print_header(std::ostream& out, const Workload& w, const std::string& sourc
       format_sim_duration(w.window_ns), format_sim_duration(w.duration_ns()));
   for (const StageSpec& s : w.stages) out << "  " << stage_text(s) << "\n";
   for (const SourceSpec& s : w.sources) out << "  " << source_text(s) << "\n";
+  for (size_t i = 0; i < trace.names.size(); ++i) {
+    if (i == 8) {
+      out << fmt::format("  ... and {} more trace queues\n", trace.names.size() - 8);
+      break;
+    }
+    out << fmt::format("  queue {}: replays {}\n", i, trace.names[i]);
+  }
 }
 
 void print_text(std::ostream& out, const Workload& w, const std::string& source,
-                const std::vector<RunResult>& runs) {
-  print_header(out, w, source);
+                const TraceInfo& trace, const std::vector<RunResult>& runs) {
+  print_header(out, w, source, trace);
   std::vector<std::string> heads;
   for (const RunResult& r : runs) heads.push_back(r.policy);
   bool marked = false;
@@ -565,6 +595,7 @@ int run(const SimArgs& a) {
 
   Workload w;
   std::string source;
+  TraceInfo trace_info;
   if (!a.workload.empty()) {
     auto loaded = load_workload(a.workload);
     if (!loaded) {
@@ -579,7 +610,9 @@ int run(const SimArgs& a) {
     w = std::move(*loaded);
     source = a.workload;
   } else {
-    w = trace_workload(a);
+    auto t = trace_workload(a, trace_info);
+    if (!t) return usage(t.error().message());
+    w = std::move(*t);
     source = a.trace;
   }
   if (std::string why = apply_overrides(a, w); !why.empty()) return usage(why);
@@ -591,7 +624,7 @@ int run(const SimArgs& a) {
                                table_name(t), table_size(t) - 1));
   }
   if (a.dry_run) {
-    print_header(std::cout, w, source);
+    print_header(std::cout, w, source, trace_info);
     std::vector<std::string> names;
     for (const PolicySpec& s : specs) names.push_back(s.name);
     std::cout << fmt::format("  policies: {}\n", fmt::join(names, ", "));
@@ -629,12 +662,19 @@ int run(const SimArgs& a) {
     for (const RunResult& r : runs) runs_json.push_back(run_json(r, a.timeline));
     json doc = {{"tool", "dimctl sim"},
                 {"version", DIMCTL_VERSION},
-                {"workload", workload_json(w, source)},
-                {"runs", std::move(runs_json)}};
+                {"workload", workload_json(w, source)}};
+    if (!a.trace.empty()) {
+      doc["trace"] = {{"queues", trace_info.queues},
+                      {"duration_ns", trace_info.duration_ns},
+                      {"arrivals", trace_info.arrivals},
+                      {"interval_ns", trace_info.interval_ns},
+                      {"names", trace_info.names}};
+    }
+    doc["runs"] = std::move(runs_json);
     std::cout << doc.dump() << "\n";
     return kExitOk;
   }
-  print_text(std::cout, w, source, runs);
+  print_text(std::cout, w, source, trace_info, runs);
   if (a.timeline) {
     for (const RunResult& r : runs) {
       std::cout << fmt::format(
@@ -658,8 +698,9 @@ const Registrar kSim("sim", [](CLI::App& app, Runner& runner) {
       "sim", "Simulate a workload under moderation policies side by side (docs/SIMULATOR.md)");
   sub->add_option("--workload", a->workload, "workload file (YAML, docs/SIMULATOR.md)");
   sub->add_option("--trace", a->trace,
-                  "a `dimctl record` trace: one stage, one trace source (see --cost, --timer, "
-                  "--service, --table, --queues, --duration)");
+                  "a `dimctl record` trace: each of its queues replayed on a simulated queue for "
+                  "the trace's length, one stage (change it with --cost, --timer, --service, "
+                  "--table, --queues, --duration)");
   sub->add_option("--trace-device", a->trace_device, "--trace: keep only this net device's queues");
   sub->add_option("--policy", a->policies,
                   std::string("policies, comma-separated: ") + std::string(policy_help()))

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <string>
 
+#include "dimctl/trace/trace_writer.h"
+
 #ifndef DIMCTL_SIM_BINARY
 #error "DIMCTL_SIM_BINARY must name the dimctl executable built with cmd_sim.cc"
 #endif
@@ -264,6 +266,94 @@ TEST_F(SimCli, TextTablePutsPoliciesSideBySide) {
     EXPECT_NE(r.out.find(row), std::string::npos) << row;
   EXPECT_NE(r.out.find("* fewer than 100 completions beyond this quantile"), std::string::npos);
   EXPECT_NE(r.out.find("convergence: needs the oracle among the policies"), std::string::npos);
+}
+
+// Two veth queues (400 and 100 packets per 20 ms interval) or one CQ, 11 frames: 200 ms.
+void write_trace(const std::string& path, bool cq_only) {
+  auto w = dimctl::trace::TraceWriter::open(path, {});
+  ASSERT_TRUE(w) << w.error().message();
+  constexpr int64_t kMs = 1'000'000;
+  for (uint64_t i = 0; i < 11; ++i) {
+    dimctl::model::Snapshot s;
+    s.time_ns = 7'000 * kMs + static_cast<int64_t>(i) * 20 * kMs;
+    if (cq_only) {
+      dimctl::model::CqCounters c;
+      c.key = {0, 4};
+      c.ibdev = "rxe0";
+      c.completions = 300 * i;
+      s.cqs = {c};
+    } else {
+      s.devices = {"veth0", "veth1"};
+      dimctl::model::QueueCounters a, b;
+      a.key = {7, 8193};
+      a.queue = 0;
+      a.packets = a.polls = 400 * i;
+      a.device_ix = 0;
+      b.key = {9, 8194};
+      b.queue = 0;
+      b.packets = b.polls = 100 * i;
+      b.device_ix = 1;
+      s.queues = {a, b};
+    }
+    ASSERT_TRUE(w->write(s));
+  }
+  ASSERT_TRUE(w->close());
+}
+
+TEST_F(SimCli, TraceReplaysEachQueueForTheTracesLength) {
+  const std::string t = (dir_ / "veth.dtr").string();
+  write_trace(t, false);
+  CmdResult r = run("--trace " + t + " --policy none,kernel-net-eqe --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json doc = json::parse(r.out);
+  EXPECT_EQ(doc["trace"]["queues"], 2);
+  EXPECT_EQ(doc["trace"]["arrivals"], 5000);
+  EXPECT_EQ(doc["workload"]["queues"], 2);
+  EXPECT_EQ(doc["workload"]["duration_ns"], 200'000'000);
+  EXPECT_EQ(doc["workload"]["table"], "net-eqe");
+  EXPECT_EQ(doc["workload"]["cost_model"], "net");
+  EXPECT_EQ(doc["workload"]["sources"][0]["kind"], "trace");
+  EXPECT_EQ(doc["workload"]["stages"][0]["cores"], 2) << "a core per queue, as RSS spreads them";
+  // Light load: (almost) every recorded packet is delivered within the run.
+  for (const json& run : doc["runs"])
+    EXPECT_NEAR(run["total"]["completions"].get<double>(), 5000, 50) << run["policy"];
+
+  r = run("--trace " + t + " --trace-device veth1 --policy none --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json one = json::parse(r.out);
+  EXPECT_EQ(one["workload"]["queues"], 1);
+  EXPECT_NEAR(one["runs"][0]["total"]["completions"].get<double>(), 1000, 10);
+
+  // Text: the queues it replays are named.
+  r = run("--trace " + t + " --policy none --dry-run");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("queue 0: replays veth0 queue 0 (napi 8193)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("queue 1: replays veth1 queue 0 (napi 8194)"), std::string::npos) << r.out;
+}
+
+TEST_F(SimCli, ATraceOfCqsIsStorage) {
+  const std::string t = (dir_ / "cq.dtr").string();
+  write_trace(t, true);
+  CmdResult r = run("--trace " + t + " --policy none,kernel-rdma --json --cost 512B");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json doc = json::parse(r.out);
+  EXPECT_EQ(doc["workload"]["table"], "rdma");
+  EXPECT_EQ(doc["workload"]["cost_model"], "512B");  // the flag wins over the default (4k)
+  EXPECT_EQ(doc["workload"]["stages"][0]["poll_budget"], 256);
+  EXPECT_NEAR(doc["runs"][1]["total"]["completions"].get<double>(), 3000, 30);
+}
+
+TEST_F(SimCli, BadTraceIsAUsageError) {
+  const std::string t = write("junk.dtr", "this is not a trace\n");
+  CmdResult r = run("--trace " + t + " --policy none");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find(t), std::string::npos) << r.err;
+  const std::string v = (dir_ / "veth.dtr").string();
+  write_trace(v, false);
+  r = run("--trace " + v + " --trace-device eth9 --policy none");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("eth9"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("veth0"), std::string::npos) << "the devices seen are listed: " << r.err;
 }
 
 // Same seed, same numbers: the report's figures are reproducible.
