@@ -14,6 +14,8 @@ PKGS=(
   iproute2 ethtool kmod procps python3 python3-jsonschema python3-yaml curl jq
   qemu-system-x86 busybox-static cpio nvme-cli fio
   prometheus yamllint
+  # bench (the simulator report's figures)
+  gnuplot-nox
 )
 
 if [ "$(id -u)" -ne 0 ]; then
