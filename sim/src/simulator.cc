@@ -102,10 +102,13 @@ Result<RunResult> run(const Workload& w, const PolicySpec& policy, const RunOpti
 namespace {
 
 // True when `a` did better than `b` in a phase: throughput within 1 % of the best static's
-// (`best_tput`), then the lower p99, then the least CPU per completion.
+// (`best_tput`), or within 100 completions over the phase (a low-rate phase's throughput is its
+// demand; what a profile carries over from the previous phase is not a difference), then the
+// lower p99, then the least CPU per completion.
 bool better(const PhaseMetrics& a, const PhaseMetrics& b, double best_tput) {
-  const bool a_ok = a.throughput() >= 0.99 * best_tput;
-  const bool b_ok = b.throughput() >= 0.99 * best_tput;
+  const double slack = std::max(0.01 * best_tput, a.seconds() > 0 ? 100 / a.seconds() : 0.0);
+  const bool a_ok = a.throughput() >= best_tput - slack;
+  const bool b_ok = b.throughput() >= best_tput - slack;
   if (a_ok != b_ok) return a_ok;
   const double pa = a.latency.quantile(0.99), pb = b.latency.quantile(0.99);
   if (pa != pb) return pa < pb;

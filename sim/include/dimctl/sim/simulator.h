@@ -27,8 +27,9 @@ Result<void> validate(const Workload& w);
 Result<RunResult> run(const Workload& w, const PolicySpec& policy, const RunOptions& opt = {});
 
 // The oracle: runs every static profile of the table and keeps, per phase, the one that did best
-// (throughput within 1 % of the best static's, then the lowest p99, then the least CPU per
-// completion); its phases are those runs' phases, its windows follow the choice per phase.
+// (throughput within 1 % of the best static's, or 100 completions over the phase, then the lowest
+// p99, then the least CPU per completion); its phases are those runs' phases, its windows follow
+// the choice per phase.
 Result<RunResult> run_oracle(const Workload& w, ProfileTable table, const RunOptions& opt = {});
 
 // Fills each phase's convergence_ns of `run` against the reference (the oracle): the time from
