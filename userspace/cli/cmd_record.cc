@@ -178,7 +178,12 @@ int run_record(const RecordArgs& a) {
         trace::keep_devices(sampled, a.devices, filtered);
         frame = &filtered;
       }
-      auto w = writer->write(*frame);
+      if (auto bad = trace::check_snapshot(*frame); !bad) {
+        // A collector bug, not a disk problem: skipped like a failed sample, as the daemon does.
+        spdlog::error("sample skipped: {}", bad.error().message());
+        frame = nullptr;
+      }
+      Result<void> w = frame != nullptr ? writer->write(*frame) : Result<void>{};
       const int64_t now = clock.now_ns();
       if (w && (!announced || now - last_flush >= kFlushEvery)) {
         w = writer->flush();
@@ -189,7 +194,7 @@ int run_record(const RecordArgs& a) {
         rc = kExitFailure;
         break;
       }
-      if (!announced) {
+      if (!announced && frame != nullptr) {
         // After the first frame is on disk: a script may start its traffic from here.
         spdlog::info(
             "recording to {} every {} {}", a.output, config::format_duration(v->interval_ns),
