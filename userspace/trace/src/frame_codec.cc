@@ -5,6 +5,7 @@
 #include <array>
 #include <limits>
 
+#include "dimctl/trace/trace_writer.h"
 #include "varint.h"
 
 namespace dimctl::trace::detail {
@@ -144,6 +145,26 @@ bool fits_i32(int64_t v) {
 }
 
 }  // namespace
+}  // namespace dimctl::trace::detail
+
+namespace dimctl::trace {
+
+Result<void> check_snapshot(const model::Snapshot& s) {
+  for (size_t i = 0; i < s.queues.size(); ++i) {
+    const auto& q = s.queues[i];
+    if (q.device_ix >= s.devices.size()) {
+      return DIMCTL_FAIL(EINVAL,
+                         "snapshot queue {} (ifindex {} napi {}): device_ix {} outside its device "
+                         "table of {}",
+                         i, q.key.ifindex, q.key.napi_id, q.device_ix, s.devices.size());
+    }
+  }
+  return ok();
+}
+
+}  // namespace dimctl::trace
+
+namespace dimctl::trace::detail {
 
 void FrameState::reset(int64_t time_base_ns) {
   prev = Snapshot{};
@@ -166,15 +187,7 @@ void FrameState::advance(const Snapshot& s, bool queue_keys_changed, bool cq_key
 }
 
 Result<void> FrameEncoder::encode(const Snapshot& s, std::string& out) {
-  for (size_t i = 0; i < s.queues.size(); ++i) {
-    if (s.queues[i].device_ix >= s.devices.size()) {
-      return DIMCTL_FAIL(EINVAL,
-                         "snapshot queue {} (ifindex {} napi {}): device_ix {} outside "
-                         "its device table of {}",
-                         i, s.queues[i].key.ifindex, s.queues[i].key.napi_id, s.queues[i].device_ix,
-                         s.devices.size());
-    }
-  }
+  if (auto r = check_snapshot(s); !r) return r;
   const Snapshot& p = state_.prev;
   const bool devices = s.devices != p.devices;
   const bool queue_keys = !same_keys(s.queues, p.queues);

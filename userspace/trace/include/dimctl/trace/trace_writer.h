@@ -29,6 +29,10 @@ struct WriterOptions {
   std::string note;
 };
 
+// EINVAL naming the first queue whose device_ix is outside the snapshot's device table (the
+// invariant model::Snapshot documents, which the writer keeps and every reader may rely on).
+Result<void> check_snapshot(const model::Snapshot& snap);
+
 class TraceWriter {
  public:
   // Creates FILE and writes its header. An existing non-empty FILE is rotated out of the way
@@ -41,8 +45,7 @@ class TraceWriter {
   // Flushes what is pending (errors are lost: call close() to see them).
   ~TraceWriter();
 
-  // One frame. Refuses (EINVAL, nothing written) a snapshot whose queue names a device_ix
-  // outside its device table, the invariant model::Snapshot documents.
+  // One frame. Refuses a snapshot that fails check_snapshot() (EINVAL, nothing written).
   Result<void> write(const model::Snapshot& snap);
   // Writes every pending frame to the file.
   Result<void> flush();

@@ -1,0 +1,84 @@
+// The checked-in trace of the veth demo traffic (tests/fixtures/traces/README.md): it still reads
+// with this code, its header says how it was made, and its demo queue's rate is plausible.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "dimctl/trace/trace_reader.h"
+
+namespace dimctl::trace {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+TEST(VethDemoFixture, HeaderAndDemoQueueRateArePlausible) {
+  auto r = TraceReader::open(DIMCTL_TRACE_FIXTURE);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const TraceHeader& h = r->header();
+  EXPECT_EQ(h.version, kFormatVersion);
+  EXPECT_FALSE(h.host.empty());
+  EXPECT_FALSE(h.kernel_release.empty());
+  EXPECT_THAT(h.recorder_version, StartsWith("dimctl "));
+  EXPECT_THAT(h.note, HasSubstr("--devices dimdemo0"));
+  EXPECT_EQ(h.interval_ns, 20'000'000);
+  EXPECT_GT(h.start_realtime_ns, 1'700'000'000'000'000'000);
+
+  std::vector<model::Snapshot> frames;
+  for (;;) {
+    auto f = r->next();
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    if (!f->has_value()) break;
+    frames.push_back(std::move(**f));
+  }
+  EXPECT_FALSE(r->warning().has_value()) << *r->warning();
+  ASSERT_GE(frames.size(), 100u);
+  EXPECT_GE(frames.front().time_ns, h.start_monotonic_ns);
+
+  // Frames every interval: the span agrees with the count within 10 %.
+  const int64_t span = frames.back().time_ns - frames.front().time_ns;
+  const double expected_frames = static_cast<double>(span) / static_cast<double>(h.interval_ns) + 1;
+  EXPECT_NEAR(static_cast<double>(frames.size()), expected_frames, 0.1 * expected_frames);
+
+  // The demo queue (dimdemo0's NAPI) is in every frame; its counters only rise.
+  uint64_t first = 0, last = 0, busy = 0, idle = 0, max_delta = 0;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const auto& s = frames[i];
+    if (i > 0) {
+      ASSERT_GT(s.time_ns, frames[i - 1].time_ns) << "frame " << i;
+    }
+    auto q = std::find_if(s.queues.begin(), s.queues.end(),
+                          [&](const auto& c) { return s.device_of(c) == "dimdemo0"; });
+    ASSERT_NE(q, s.queues.end()) << "frame " << i << " has no dimdemo0 queue";
+    EXPECT_LE(q->events(), q->polls);
+    if (i == 0) {
+      first = last = q->packets;
+      continue;
+    }
+    ASSERT_GE(q->packets, last) << "frame " << i;
+    const uint64_t d = q->packets - last;
+    (d > 0 ? busy : idle) += 1;
+    max_delta = std::max(max_delta, d);
+    last = q->packets;
+  }
+  const uint64_t total = last - first;
+  const double pps = static_cast<double>(total) * 1e9 / static_cast<double>(span);
+  std::printf("veth demo fixture: %zu frames over %.3f s, %llu packets, %.0f packets/s\n",
+              frames.size(), static_cast<double>(span) / 1e9,
+              static_cast<unsigned long long>(total), pps);
+  EXPECT_GT(total, 0u);
+  // Bash-paced UDP over veth on a shared 2-core machine: well above 100/s, well below 5M/s.
+  EXPECT_GT(pps, 100.0);
+  EXPECT_LT(pps, 5e6);
+  // Consistent with the frames: no frame carries more than the total, and the mean per busy
+  // frame times the busy frames is the total.
+  EXPECT_LE(max_delta, total);
+  EXPECT_GE(max_delta * busy, total);
+  // demo-traffic.sh sends bursts and pauses: the trace shows both (what the simulator replays).
+  EXPECT_GT(busy, frames.size() / 10);
+  EXPECT_GT(idle, 0u);
+}
+
+}  // namespace
+}  // namespace dimctl::trace

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# `dimctl trace show` and `dimctl record`'s flag checks as an operator meets them: exit codes
+# 0/2 and the text printed (no root: record's flags are checked before anything is attached).
+# usage: trace_cli.sh DIMCTL FIXTURE
+set -uo pipefail
+DIMCTL=$1
+FIXTURE=$2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+
+fail() {
+  echo "FAIL: $*" >&2
+  fails=$((fails + 1))
+}
+
+# run NAME WANT_RC ARGS...: runs dimctl, keeps stdout/stderr in $TMP/NAME.{out,err}.
+run() {
+  local name=$1 want=$2
+  shift 2
+  "$DIMCTL" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+  local rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    fail "$name: exit $rc, want $want"
+    sed 's/^/  stdout: /' "$TMP/$name.out" | head -n 20 >&2
+    sed 's/^/  stderr: /' "$TMP/$name.err" >&2
+  fi
+}
+expect_in() {  # expect_in NAME out|err TEXT
+  grep -qF -- "$3" "$TMP/$1.$2" || fail "$1: $2 lacks '$3': $(head -c 600 "$TMP/$1.$2")"
+}
+expect_not_in() {
+  if grep -qF -- "$3" "$TMP/$1.$2"; then fail "$1: $2 has '$3'"; fi
+}
+
+# record: every bad flag is a usage error naming the flag, before any BPF work.
+run rec_interval 2 record --output "$TMP/x.dtr" --interval 20x
+expect_in rec_interval err "--interval '20x' is not a duration"
+run rec_interval_range 2 record --output "$TMP/x.dtr" --interval 100us
+expect_in rec_interval_range err "--interval 100us is out of range 1ms..3600s"
+run rec_duration 2 record --output "$TMP/x.dtr" --duration soon
+expect_in rec_duration err "--duration 'soon' is not a duration"
+run rec_size 2 record --output "$TMP/x.dtr" --max-bytes 12Q
+expect_in rec_size err "--max-bytes '12Q' is not a size"
+run rec_small 2 record --output "$TMP/x.dtr" --max-bytes 1K
+expect_in rec_small err "--max-bytes 1K is below the minimum of 4096 bytes"
+run rec_keep 2 record --output "$TMP/x.dtr" --keep -1
+run rec_no_output 2 record
+expect_in rec_no_output err "--output is required"
+[ -e "$TMP/x.dtr" ] && fail "a usage error created the output file"
+
+# trace show on the fixture.
+run show 0 trace show "$FIXTURE"
+expect_in show out "format version 1"
+expect_in show out "note      dimctl record --interval 20ms --duration 4s --devices dimdemo0"
+expect_in show out "frame 0 t="
+expect_in show out "  dimdemo0 "
+expect_in show out "summary: 200 frames"
+run summary 0 trace show --summary "$FIXTURE"
+expect_not_in summary out "frame 1 "
+expect_in summary out "summary: 200 frames"
+grep -Eq '^dimdemo0 +[0-9]+ +[0-9]+ .* 26229 ' "$TMP/summary.out" ||
+  fail "summary: no dimdemo0 row with 26229 packets: $(cat "$TMP/summary.out")"
+
+# A truncated copy: a warning, the frames before, exit 0.
+size=$(stat -c %s "$FIXTURE")
+head -c $((size - 5)) "$FIXTURE" >"$TMP/cut.dtr"
+run cut 0 trace show --summary "$TMP/cut.dtr"
+expect_in cut err "warning: $TMP/cut.dtr: truncated frame at byte"
+expect_in cut out "summary: 199 frames"
+
+# A corrupt last CRC: an error naming file and offset, exit 2, totals of what was read.
+cp "$FIXTURE" "$TMP/bad.dtr"
+last=$(tail -c 1 "$FIXTURE" | od -An -tu1 | tr -d ' ')
+printf "\\$(printf %03o $(((last + 1) % 256)))" | dd of="$TMP/bad.dtr" bs=1 seek=$((size - 1)) conv=notrunc status=none
+run bad 2 trace show --summary "$TMP/bad.dtr"
+expect_in bad err "$TMP/bad.dtr: frame checksum mismatch at byte"
+expect_in bad out "summary: 199 frames"
+
+echo "just text" >"$TMP/text.dtr"
+run text 2 trace show "$TMP/text.dtr"
+expect_in text err "not a dimctl trace (bad magic at byte 0)"
+run missing 2 trace show "$TMP/none.dtr"
+expect_in missing err "cannot open $TMP/none.dtr"
+run missing_set 2 trace show --rotation-set "$TMP/none.dtr"
+expect_in missing_set err "no trace at $TMP/none.dtr"
+run no_sub 2 trace
+
+# A rotation set is read oldest first: FILE.1 then FILE.
+cp "$FIXTURE" "$TMP/set.dtr.1"
+cp "$FIXTURE" "$TMP/set.dtr"
+run set 0 trace show --summary --rotation-set "$TMP/set.dtr"
+expect_in set out "file      $TMP/set.dtr.1 ("
+expect_in set out "summary: 400 frames"
+
+[ "$fails" -eq 0 ] && echo "trace CLI: all checks passed"
+exit $((fails > 0))
