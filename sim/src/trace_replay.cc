@@ -33,7 +33,7 @@ Result<Intervals> read_intervals(const std::string& path, const std::string& dev
   std::vector<std::vector<ArrivalSchedule::Interval>> raw;
   std::set<std::string> seen;
   std::optional<int64_t> t0;
-  int64_t t_last = 0;
+  int64_t t_last = 0, prev_frame_ns = 0;
   uint64_t frames = 0, arrivals = 0;
   Intervals out;
   out.info.interval_ns = reader->header().interval_ns;
@@ -41,11 +41,18 @@ Result<Intervals> read_intervals(const std::string& path, const std::string& dev
                      bool is_cq, std::string name) {
     auto it = tracks.find(key);
     if (it == tracks.end()) {
-      tracks.emplace(key, Track{raw.size(), value, now});
+      // The first frame is the baseline. A queue that appears later was first seen by the
+      // collector in the meantime (the BPF side counts a NAPI from its first poll): what it
+      // holds arrived since the previous frame, as `dimctl trace show` counts it.
+      it = tracks.emplace(key, Track{raw.size(), 0, prev_frame_ns}).first;
       order.emplace_back(is_cq, key);
       raw.emplace_back();
       out.info.names.push_back(std::move(name));
-      return;
+      if (frames == 1) {
+        it->second.last = value;
+        it->second.last_ns = now;
+        return;
+      }
     }
     Track& tr = it->second;
     // A counter that went backwards was reset: what it holds now happened since.
@@ -63,6 +70,7 @@ Result<Intervals> read_intervals(const std::string& path, const std::string& dev
     if (!*frame) break;
     const model::Snapshot& s = **frame;
     if (!t0) t0 = s.time_ns;
+    prev_frame_ns = frames == 0 ? s.time_ns : t_last;
     t_last = s.time_ns;
     ++frames;
     for (const model::QueueCounters& q : s.queues) {

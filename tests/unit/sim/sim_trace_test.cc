@@ -53,6 +53,14 @@ class SimTrace : public ::testing::Test {
       c.ibdev = "rxe0";
       c.completions = 3 * static_cast<uint64_t>(i);
       s.cqs = {c};
+      if (i >= 2) {
+        // A NAPI the collector first sees in frame 2, 5 packets in (its first poll).
+        model::QueueCounters late;
+        late.key = {11, 9000};
+        late.packets = 5 + static_cast<uint64_t>(i - 2);
+        late.device_ix = 1;
+        s.queues.push_back(late);
+      }
       ASSERT_TRUE(w->write(s));
     }
     ASSERT_TRUE(w->close());
@@ -64,12 +72,14 @@ TEST_F(SimTrace, InspectCountsEveryRecordedArrivalAndNumbersNetQueuesFirst) {
   write_trace(11, 40);
   auto info = inspect_trace(path_);
   ASSERT_TRUE(info) << info.error().message();
-  EXPECT_EQ(info->queues, 3u);
+  EXPECT_EQ(info->queues, 4u);
   EXPECT_EQ(info->duration_ns, 200 * kMs);
-  EXPECT_EQ(info->arrivals, 10u * 40 + 2 + 10 * 3);
-  ASSERT_EQ(info->names.size(), 3u);
+  // A queue present from the first frame counts from there; one that appears later counts
+  // everything it holds (what `dimctl trace show` does too).
+  EXPECT_EQ(info->arrivals, 10u * 40 + 2 + (5 + 8) + 10 * 3);
+  ASSERT_EQ(info->names.size(), 4u);
   EXPECT_NE(info->names[0].find("veth0"), std::string::npos);
-  EXPECT_NE(info->names[2].find("rxe0"), std::string::npos);
+  EXPECT_NE(info->names[3].find("rxe0"), std::string::npos);
   auto only = inspect_trace(path_, "veth0");
   ASSERT_TRUE(only);
   EXPECT_EQ(only->queues, 1u);
