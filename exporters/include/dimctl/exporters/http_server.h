@@ -10,11 +10,18 @@
 //
 // RAII: start() binds and starts serving; the destructor stops and joins. Handlers only read
 // the immutable state through the getter, so no lock is shared with the control loop.
+//
+// Under abuse (idle or slowloris connections, endless or oversized heads, clients that never
+// read) the server keeps answering: no handler thread ever waits on a client. One event-loop
+// thread reads each request head with a deadline and a size cap and writes out what a response
+// could not send at once; the handler threads only route and render a complete head. Limits in
+// HttpLimits (docs/METRICS.md, "Limits").
 #pragma once
 
 #include <prometheus/collectable.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -45,12 +52,36 @@ struct ListenAddress {
 //   "127.0.0.1:port", "[::1]:port"   loopback only
 Result<ListenAddress> parse_listen_address(std::string_view text);
 
+// What one client may hold. The defaults are the daemon's (documented in docs/METRICS.md); an
+// operator has no reason to change them, tests shorten them.
+struct HttpLimits {
+  // Connections open at once. A new connection beyond it closes the one that has waited
+  // longest for a request head (idle keep-alive, slowloris); when every connection is busy
+  // being served, the new one is closed. 256 + the daemon's own descriptors fit the default
+  // RLIMIT_NOFILE of 1024.
+  std::size_t max_connections = 256;
+  // Request line + headers + the blank line. Beyond it: 414 (no complete request line) or 431,
+  // then close. Bytes past it are never read, so a head costs at most this much memory.
+  std::size_t max_head_bytes = 8192;
+  std::size_t max_header_lines = 100;  // beyond: 431 and close
+  // From accept (or the end of the previous response on a keep-alive connection) to the end of
+  // the request head, however the bytes trickle in: then 408 (if part of a head came) and close.
+  std::chrono::milliseconds head_timeout{5000};
+  // To hand a response to the kernel; a client that does not read is closed after it.
+  std::chrono::milliseconds write_timeout{10000};
+  // Response bytes waiting for slow readers, all connections together. A response that would
+  // exceed it closes its connection, unless it is the only one waiting.
+  std::size_t max_pending_output = 32u << 20;
+  std::size_t max_requests_per_connection = 100;  // then "Connection: close"
+};
+
 struct HttpServerOptions {
   std::string address = std::string(kDefaultListenAddress);
   std::vector<std::weak_ptr<prometheus::Collectable>> collectables;  // rendered on /metrics
   StateGetter state;                                                 // /readyz, /api/v1/state
   std::function<bool()> alive;  // /healthz; unset = alive once a state was published
   int threads = 2;              // handler threads (scrapes are cheap, keep the footprint small)
+  HttpLimits limits;
 };
 
 class HttpServer {
