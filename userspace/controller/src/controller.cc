@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -49,6 +50,12 @@ bool runs_rdma_dim(const model::DevicePolicy& p) {
 
 bool allowlisted(const model::DevicePolicy& p) {
   return !p.rule.empty();
+}
+
+// What the kernel answers for a device that no longer exists (netlink by name: ENODEV; the
+// per-queue ioctl: ENODEV or ENXIO).
+bool is_gone(const Error& e) {
+  return e.code() == ENODEV || e.code() == ENXIO;
 }
 
 // Fields a device is assumed to report before its first GET succeeded (export only).
@@ -1164,7 +1171,15 @@ Result<void> Controller::restore() {
       spdlog::warn("restore: {} changed by another writer since; left as it is", name);
       continue;
     }
-    if (auto r = release_net(name); !r) failed(std::move(r).error());
+    if (auto r = release_net(name); !r) {
+      // A device that no longer exists holds nothing to put back. Its records stay: the daemon's
+      // exit pass over the OriginalsStore reports it as gone and drops it.
+      if (is_gone(r.error())) {
+        spdlog::info("restore: {} no longer exists; nothing to put back", name);
+        continue;
+      }
+      failed(std::move(r).error());
+    }
   }
   for (const std::string& name : rdma_names_with_originals()) {
     if (drifted_.count("rdma:" + name) != 0 || rdma_ == nullptr) continue;

@@ -98,8 +98,10 @@ class Controller {
   // except on drifted devices (someone else owns them now; the OriginalsStore still has the
   // record for `dimctl restore`). What was put back is forgotten in the OriginalsStore, so a
   // following OriginalsStore restore pass (the daemon's exit) only sees what is left: devices
-  // that vanished, failed writes. Afterwards no further writes happen. Attempts all, returns
-  // the first error with the number of failures.
+  // that vanished, failed writes. A device that no longer exists (ENODEV/ENXIO) is not a
+  // failure: nothing is left to put back, and its records stay for that pass to drop.
+  // Afterwards no further writes happen. Attempts all, returns the first error with the number
+  // of failures.
   Result<void> restore();
 
   // Re-reads every known device's policy (config reload). DIM instances are re-created for
