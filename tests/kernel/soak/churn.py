@@ -5,8 +5,10 @@ Runs in the caller's (root) namespace and acts only inside two named network nam
 where dimctl runs, and PEER, where the veth senders live. Every tick (about 0.25 s) one random
 action, from a seeded generator (the seed is logged, so a failing run can be repeated):
 
-  tap-create   a tap under a temporary non-allowlisted name, its rx-frames set to a fresh
-               "original" value, then renamed into the allowlist (sa-t*) or not (sx-t*)
+  tap-create   a tap under a temporary unnamed name, its rx-frames set to a fresh "original"
+               value, then renamed into the allowlist (sa-t*: an enforce rule, static profile),
+               to a name a shadow rule names (ss-t*: a static profile it wants, never written)
+               or to a name no rule names (sx-t*)
   tap-delete, tap-rename (allowlisted <-> not, or within one class)
   veth-create  a veth pair: receiver (sa-v* or sx-v*, 4 queues, GRO on) in NS, sender (TSO/GSO
                off) in PEER, and a bounded UDP sender to the receiver's address only
@@ -15,9 +17,11 @@ action, from a seeded generator (the seed is logged, so a failing run can be rep
 and on their own clocks:
   reload       every RELOAD_S: the tap rule's static profile flips, SIGHUP; the daemon then wants
                to write every allowlisted tap again
-  drift        every DRIFT_S: `ethtool -C` on an allowlisted tap that holds the daemon's value
-               and has been left alone for SETTLE_S (no rename, create or reload): another writer
-               behind the daemon's back. From then on the daemon must not write that device.
+  drift        every DRIFT_S (tried every second until a tap qualifies): `ethtool -C` on an
+               allowlisted tap that holds the daemon's value and has been left alone for SETTLE_S
+               (no rename, create or reload): another writer behind the daemon's back. From then
+               on the daemon must not write that device; it is neither deleted nor renamed until
+               the next reload has had SETTLE_S to (not) write it.
 
 The soak writes coalescing only at tap creation (under its temporary name) and for drift, with
 values the daemon never writes (ORIGINALS, FOREIGN vs PROFILE_PKTS), and logs each write with
@@ -39,9 +43,12 @@ import subprocess
 import sys
 import time
 
-# The allowlist: the rules of the config below name exactly these.
+# The allowlist: the enforce rules of the config below name exactly these. SHADOW_TAP is named
+# by a shadow rule: a static profile the daemon wants but must not write. "sx-*" no rule names.
 ALLOW_TAP = "sa-t*"
 ALLOW_VETH = "sa-v*"
+SHADOW_TAP = "ss-t*"
+SHADOW_IX = 2  # 28 frames
 # The tap rule's custom RX table: tun has rx-frames only (no usecs), clamps above 64.
 PROFILE_PKTS = [20, 24, 28, 40, 44]
 RELOAD_IX = (3, 4)  # the static profile flips between these: 40 and 44 frames
@@ -78,6 +85,12 @@ devices:
     mode: enforce
     algorithm: net-eqe
     rate_limit: 10ms
+  - name: soak-shadow
+    match:
+      interface: ["{SHADOW_TAP}"]
+    mode: shadow
+    algorithm: static:{SHADOW_IX}
+    rx_profile: [{profile}]
 """
 
 
@@ -128,6 +141,7 @@ class Churn:
         self.static_ix = RELOAD_IX[0]
         self.last_reload = 0.0
         self.last_drift = 0.0
+        self.drift_tried = 0.0
         self.counts = {}
 
     # -- helpers
@@ -148,8 +162,13 @@ class Churn:
         return json.loads(out)[0]["ifindex"]
 
     def fresh(self):
+        """A new id, base 36: names stay within 15 characters however long the soak runs."""
         self.next_id += 1
-        return self.next_id
+        n, digits = self.next_id, ""
+        while n:
+            n, r = divmod(n, 36)
+            digits = "0123456789abcdefghijklmnopqrstuvwxyz"[r] + digits
+        return digits
 
     def rx_frames(self, name):
         r = self.sh("ethtool", "-c", name, ns=self.ns, check=False)
@@ -167,12 +186,18 @@ class Churn:
         self.log("write", ifindex=dev_ifindex, name=d["name"], value=value, why=why,
                  t0=round(t0, 6))
 
-    def pick(self, kind, pred=lambda d: True):
-        c = [i for i, d in self.devs.items() if d["kind"] == kind and pred(d)]
+    def pick(self, kind):
+        """A device to delete or rename: not one that just drifted, until a reload has shown
+        that the daemon leaves it alone."""
+        now = time.monotonic()
+        c = [i for i, d in self.devs.items()
+             if d["kind"] == kind and d.get("protected_until", 0) <= now]
         return self.rng.choice(c) if c else None
 
     def rename(self, ifindex, cls):
         d = self.devs[ifindex]
+        if d["kind"] == "veth" and cls == "ss":
+            cls = "sx"
         kind = "t" if d["kind"] == "tap" else "v"
         new = f"{cls}-{kind}{d['k']}r{self.fresh()}"
         was_up = d["kind"] == "veth"
@@ -198,7 +223,7 @@ class Churn:
                         "changed": time.monotonic(), "k": k}
         self.log("create", ifindex=i, name=tmp, kind="tap")
         self.write(i, self.rng.choice(ORIGINALS), "original")
-        self.rename(i, "sa" if self.rng.random() < 0.7 else "sx")
+        self.rename(i, self.rng.choices(["sa", "ss", "sx"], weights=[6, 2, 2])[0])
 
     def tap_delete(self):
         if sum(d["kind"] == "tap" for d in self.devs.values()) <= MIN_TAPS:
@@ -211,13 +236,14 @@ class Churn:
     def tap_rename(self):
         i = self.pick("tap")
         if i is not None:
-            self.rename(i, "sa" if self.rng.random() < 0.6 else "sx")
+            self.rename(i, self.rng.choices(["sa", "ss", "sx"], weights=[5, 2, 3])[0])
 
     def veth_create(self):
         if sum(d["kind"] == "veth" for d in self.devs.values()) >= MAX_VETH:
             return self.veth_delete()
         k = self.fresh()
-        net = f"10.214.{k % 250}"
+        used = {d["net"] for d in self.devs.values() if d["kind"] == "veth"}
+        net = next(f"10.214.{n}" for n in range(1, 251) if f"10.214.{n}" not in used)
         name = f"{'sa' if self.rng.random() < 0.6 else 'sx'}-v{k}"
         peer = f"sp{k}"
         q = str(VETH_QUEUES)
@@ -249,7 +275,7 @@ class Churn:
     def veth_rename(self):
         i = self.pick("veth")
         if i is not None:
-            self.rename(i, "sa" if self.rng.random() < 0.6 else "sx")
+            self.rename(i, self.rng.choices(["sa", "ss", "sx"], weights=[5, 2, 3])[0])
 
     def veth_channels(self):
         i = self.pick("veth")
@@ -300,11 +326,12 @@ class Churn:
                  drifted_present=drifted)
 
     def drift(self):
-        """Another writer on a settled allowlisted tap that holds the daemon's value."""
+        """Another writer on a settled allowlisted tap that holds the daemon's value. Returns
+        whether it wrote; without a candidate it is tried again a second later."""
         now = time.monotonic()
-        self.last_drift = now
+        self.drift_tried = now
         if now - self.last_reload < SETTLE_S:
-            return
+            return False
         want = PROFILE_PKTS[self.static_ix]
         cands = [i for i, d in self.devs.items()
                  if d["kind"] == "tap" and not d["drifted"] and
@@ -314,15 +341,20 @@ class Churn:
             if self.rx_frames(self.devs[i]["name"]) == want:
                 value = self.rng.choice([v for v in FOREIGN if v != want])
                 self.devs[i]["drifted"] = True
+                # Kept as it is until the next reload (which makes the daemon want to write it)
+                # is SETTLE_S old: the drift check always has something to catch.
+                self.devs[i]["protected_until"] = self.last_reload + RELOAD_S + SETTLE_S
                 self.write(i, value, "foreign")
-                return
+                self.last_drift = now
+                return True
+        return False
 
     def step(self):
         now = time.monotonic()
         if now - self.last_reload >= RELOAD_S:
             return self.reload()
-        if now - self.last_drift >= DRIFT_S:
-            return self.drift()
+        if now - self.last_drift >= DRIFT_S and now - self.drift_tried >= 1 and self.drift():
+            return
         action = self.rng.choices(
             [self.tap_create, self.tap_delete, self.tap_rename, self.veth_create,
              self.veth_delete, self.veth_rename, self.veth_channels, self.veth_flap],

@@ -8,6 +8,8 @@
 #   healthz           /healthz answers 200 at every probe (one per second)
 #   rss_flat          VmRSS at the end of the run at most +10 % of VmRSS at minute 1 (or half
 #                     time, for runs under two minutes); the maximum after that point is judged
+#   queue_churn_seen  the daemon's views (/api/v1/state every 5 s) showed at least 4 NAPIs over
+#                     the run, with packets and DIM verdicts
 #   sigterm_exit_0    SIGTERM: exit 0
 #   state_file_gone   no state file after the exit
 # and from the kernel's side (check.py over coalesce_monitor.py's notifications, a listener
@@ -27,7 +29,7 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "SKIP: the soak needs root (BPF, netns, tun, ethtool netlink)"
   exit 77
 fi
-for tool in ip ethtool curl "$PY"; do
+for tool in ip ethtool curl jq "$PY"; do
   command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
 done
 [ -c /dev/net/tun ] || { echo "SKIP: no /dev/net/tun"; exit 77; }
@@ -107,6 +109,11 @@ while kill -0 "$CHURN_PID" 2>/dev/null; do
     bad_health=$((bad_health + 1))
     health_log="$health_log ${t}s:$code"
   fi
+  if [ $((t % 5)) -eq 0 ]; then  # what the daemon sees of the queue churn, every 5 s
+    nsx curl -s --max-time 2 "http://127.0.0.1:$PORT/api/v1/state" |
+      jq -r '.queues[] | "\(.ifindex) \(.napi_id) \(.packets) \(.dim.verdicts_total | .worse + .same + .better) \(.device)"' \
+        >>"$WORK/queues.log" 2>/dev/null
+  fi
   rss=$(rss_kb "$DAEMON_PID")
   if [ -n "$rss" ]; then
     echo "$t $rss" >>"$WORK/rss.log"
@@ -142,6 +149,21 @@ elif [ $((rss_max * 100)) -gt $((rss_base * 110)) ]; then
 else
   pass rss_flat
   echo "info: VmRSS ${rss_base} kB at ${baseline_at}s, at most ${rss_max} kB after"
+fi
+
+# The churn must have reached the daemon: NAPIs of veths that came and went, with packets and
+# DIM verdicts (the queues of the 5-second views, by (ifindex, napi id)).
+if [ -s "$WORK/queues.log" ]; then
+  read -r napis pkts verdicts < <(awk '{k = $1 " " $2; if ($3 > p[k]) p[k] = $3; if ($4 > v[k]) v[k] = $4}
+    END {for (k in p) {n++; s += p[k]; w += v[k]}; print n + 0, s + 0, w + 0}' "$WORK/queues.log")
+else
+  napis=0 pkts=0 verdicts=0
+fi
+if [ "$napis" -lt 4 ] || [ "$pkts" -eq 0 ] || [ "$verdicts" -eq 0 ]; then
+  fail queue_churn_seen "the daemon's views showed $napis NAPI(s), $pkts packets, $verdicts DIM verdicts"
+else
+  pass queue_churn_seen
+  echo "info: the daemon saw $napis NAPIs over the run, $pkts packets, $verdicts DIM verdicts"
 fi
 
 if [ -n "$DAEMON_PID" ]; then
