@@ -319,7 +319,10 @@ class Churn:
         with open(tmp, "w") as f:
             f.write(config_text(self.static_ix, self.state_file, self.port))
         os.replace(tmp, self.config)
-        os.kill(self.daemon_pid, signal.SIGHUP)
+        try:
+            os.kill(self.daemon_pid, signal.SIGHUP)
+        except ProcessLookupError as e:  # the daemon died: soak_test.sh reports it
+            raise RuntimeError(f"SIGHUP to {self.daemon_pid}: {e}") from e
         self.last_reload = time.monotonic()
         drifted = sorted(d["name"] for d in self.devs.values() if d["drifted"])
         self.log("reload", static_ix=self.static_ix, pkts=PROFILE_PKTS[self.static_ix],
@@ -365,10 +368,12 @@ class Churn:
         self.log("start", seed=self.seed, seconds=self.seconds, profile_pkts=PROFILE_PKTS)
         start = time.monotonic()
         self.last_reload = self.last_drift = start
+        stop = []  # SIGTERM (the daemon died): end early, still write FINAL
+        signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
         for _ in range(MIN_TAPS + 2):
             self.tap_create()
         self.veth_create()
-        while time.monotonic() - start < self.seconds:
+        while time.monotonic() - start < self.seconds and not stop:
             self.feed_traffic()
             try:
                 self.step()

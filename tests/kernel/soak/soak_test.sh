@@ -102,7 +102,11 @@ dead_at="" bad_health=0 probes=0 rss_base="" rss_max=0 health_log=""
 start=$SECONDS
 while kill -0 "$CHURN_PID" 2>/dev/null; do
   t=$((SECONDS - start))
-  if ! kill -0 "$DAEMON_PID" 2>/dev/null; then dead_at=$t; break; fi
+  if ! kill -0 "$DAEMON_PID" 2>/dev/null; then
+    dead_at=$t
+    kill -TERM "$CHURN_PID" 2>/dev/null  # ends early, still writes what the checks read
+    break
+  fi
   code=$(http_code "http://127.0.0.1:$PORT/healthz")
   probes=$((probes + 1))
   if [ "$code" != 200 ]; then
