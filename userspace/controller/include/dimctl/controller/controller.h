@@ -105,13 +105,13 @@ class Controller {
   // Puts back every original recorded by this controller (devices, queues, RDMA DIM switch),
   // under the name each device has now (net_ifindex/net_name), except on drifted devices:
   // someone else owns them now, and their net records are forgotten in the OriginalsStore so
-  // that no later pass puts our original over their value (the RDMA switch's record stays for
-  // `dimctl restore`). What was put back is forgotten in the OriginalsStore, so a
-  // following OriginalsStore restore pass (the daemon's exit) only sees what is left: devices
-  // that vanished, failed writes. A device that no longer exists (ENODEV/ENXIO) is not a
-  // failure: nothing is left to put back, and its records stay for that pass to drop.
-  // Afterwards no further writes happen. Attempts all, returns the first error with the number
-  // of failures.
+  // that no later pass puts our original over their value (a drifted RDMA switch's record is
+  // left to the caller; the daemon forgets it at exit). What was put back is forgotten in the
+  // OriginalsStore, so a following OriginalsStore restore pass (the daemon's exit) only sees
+  // what is left: devices that vanished, failed writes. A device that no longer exists
+  // (ENODEV/ENXIO) is not a failure: nothing is left to put back, and its records stay for that
+  // pass to drop. Afterwards no further writes happen. Attempts all, returns the first error with
+  // the number of failures.
   Result<void> restore();
 
   // Re-reads every known device's policy (config reload). DIM instances are re-created for
