@@ -3,12 +3,14 @@
 #   sudo make test   build and run every test (unit, kernel, e2e, lab)
 #   make bench       benchmarks -> docs/BENCHMARKS.md figures
 #   make lab         the RDMA lab alone (qemu + Debian 6.1 kernel + rxe + NVMe-oF)
+#   sudo make soak   the churn soak for SOAK_SECONDS (default 1800) instead of CTest's 120
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 CONFIG ?= deploy/config/dimctl.yaml
+SOAK_SECONDS ?= 1800
 
-.PHONY: all deps build test unit-test run bench lab format format-check clean
+.PHONY: all deps build test unit-test run bench lab soak format format-check clean
 .DELETE_ON_ERROR:
 
 all: build
@@ -36,6 +38,9 @@ bench: build
 
 lab: build
 	bash tests/lab/run.sh $(BUILD)
+
+soak: build
+	SOAK_SECONDS=$(SOAK_SECONDS) bash tests/kernel/soak/soak_test.sh $(BUILD)/userspace/cli/dimctl
 
 format: $(BUILD)/build.ninja
 	cmake --build $(BUILD) --target format

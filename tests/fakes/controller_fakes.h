@@ -122,11 +122,31 @@ class FakeOriginalsStore final : public model::OriginalsStore {
     return ok();
   }
 
+  Result<void> rename_net(
+      const std::vector<std::pair<std::string, std::string>>& renames) override {
+    ++rename_calls;
+    if (fail_rename) return DIMCTL_FAIL(EIO, "fake originals store: cannot persist renames");
+    std::map<std::string, model::Coalesce> moved_net;
+    std::map<std::pair<std::string, uint32_t>, model::Coalesce> moved_queues;
+    for (const auto& [from, to] : renames) {
+      if (auto n = net.extract(from)) moved_net.emplace(to, n.mapped());
+      std::erase_if(queues, [&, &to = to, &from = from](const auto& kv) {
+        if (kv.first.first != from) return false;
+        moved_queues.emplace(std::make_pair(to, kv.first.second), kv.second);
+        return true;
+      });
+    }
+    for (auto& [to, c] : moved_net) net.insert_or_assign(to, c);
+    for (auto& [key, c] : moved_queues) queues.insert_or_assign(key, c);
+    return ok();
+  }
+
   std::map<std::string, model::Coalesce> net;
   std::map<std::pair<std::string, uint32_t>, model::Coalesce> queues;
   std::map<std::string, bool> rdma;
   bool fail_net = false, fail_queue = false, fail_rdma = false, fail_forget = false;
-  int forget_calls = 0;
+  bool fail_rename = false;
+  int forget_calls = 0, rename_calls = 0;
   std::function<void(const std::string& dev)> on_record;  // observes call order
   int net_calls = 0, queue_calls = 0, rdma_calls = 0;
 };

@@ -257,6 +257,8 @@ int run_daemon(const RunArgs& args) {
   ctl_opts.net_driver = [](const std::string& ifname) { return net_driver(ifname); };
   ctl_opts.rdma_driver = [](const std::string& ibdev) { return rdma_driver(ibdev); };
   ctl_opts.list_net_devices = [] { return net_device_names(); };
+  ctl_opts.net_ifindex = [](const std::string& ifname) { return net_ifindex(ifname); };
+  ctl_opts.net_name = [](uint32_t ifindex) { return net_name(ifindex); };
   controller::Controller ctl(**collector, **ethtool, rdma, store, policy, clock, ctl_opts);
 
   exporters::StateGetter getter = [&ctl] { return ctl.state(); };

@@ -547,6 +547,33 @@ Result<void> JsonOriginalsStore::forget_rdma(const std::string& ibdev) {
   return forget_records(ibdev, false, true);
 }
 
+Result<void> JsonOriginalsStore::rename_net(
+    const std::vector<std::pair<std::string, std::string>>& renames) {
+  if (auto l = ensure_loaded(); !l) return l;
+  Originals next = data_;
+  // Every record leaves its old name before any lands on a new one: a swap loses nothing.
+  std::map<std::string, NetOriginals> moving;
+  for (const auto& [from, to] : renames) {
+    if (to.empty() || to.size() > kMaxNetName) {
+      return DIMCTL_FAIL(EINVAL, "move originals of {}: invalid network device name \"{}\"", from,
+                         to);
+    }
+    auto it = next.net.find(from);
+    if (it == next.net.end()) continue;
+    moving[to] = std::move(it->second);
+    next.net.erase(it);
+  }
+  for (auto& [to, n] : moving) next.net[to] = std::move(n);
+  if (next == data_) return ok();
+  const Originals before = std::exchange(data_, std::move(next));
+  if (auto p = persist(); !p) {
+    data_ = before;
+    return std::move(p).error().wrap(
+        fmt::format("move the originals of {} renamed device(s)", renames.size()));
+  }
+  return ok();
+}
+
 Result<void> JsonOriginalsStore::forget_records(const std::string& device, bool net, bool rdma) {
   if (auto l = ensure_loaded(); !l) return l;
   const Originals before = data_;

@@ -175,6 +175,38 @@ TEST_F(StateStoreTest, ForgetNetAndForgetRdmaDropOnlyTheirKind) {
   EXPECT_FALSE(fs::exists(path_));
 }
 
+TEST_F(StateStoreTest, RenameNetMovesDeviceAndQueueRecordsInOneWrite) {
+  JsonOriginalsStore s(path_);
+  ASSERT_TRUE(s.record_net("eth1", C(8, 32)).ok());
+  ASSERT_TRUE(s.record_net_queue("eth1", 3, C(4)).ok());
+  ASSERT_TRUE(s.record_net("eth2", C(99)).ok());  // a stale record under the new name
+  ASSERT_TRUE(s.record_rdma_dim("eth1", true).ok());
+
+  ASSERT_TRUE(s.rename_net({{"eth1", "eth2"}}).ok());
+  JsonOriginalsStore reread(path_);
+  ASSERT_TRUE(reread.load().ok());
+  EXPECT_EQ(reread.originals().net.count("eth1"), 0u);
+  EXPECT_EQ(reread.originals().net.at("eth2").device, C(8, 32)) << "the renamed device's wins";
+  EXPECT_EQ(reread.originals().net.at("eth2").queues.at(3), C(4));
+  EXPECT_TRUE(reread.originals().rdma.at("eth1")) << "an IB device of that name is not moved";
+
+  ASSERT_TRUE(s.rename_net({{"nothing", "eth3"}}).ok());  // nothing recorded: no change
+  EXPECT_EQ(s.originals().net.count("eth3"), 0u);
+  EXPECT_FALSE(s.rename_net({{"eth2", "a-name-too-long-for-linux"}}).ok());
+  EXPECT_EQ(s.originals().net.count("eth2"), 1u);
+}
+
+TEST_F(StateStoreTest, RenameNetSwapsTwoNamesWithoutLosingEither) {
+  JsonOriginalsStore s(path_);
+  ASSERT_TRUE(s.record_net("eth1", C(8)).ok());
+  ASSERT_TRUE(s.record_net("eth2", C(16)).ok());
+  ASSERT_TRUE(s.rename_net({{"eth1", "eth2"}, {"eth2", "eth1"}}).ok());
+  JsonOriginalsStore reread(path_);
+  ASSERT_TRUE(reread.load().ok());
+  EXPECT_EQ(reread.originals().net.at("eth1").device, C(16));
+  EXPECT_EQ(reread.originals().net.at("eth2").device, C(8));
+}
+
 TEST_F(StateStoreTest, FailedWriteLeavesOldFileAndNoTemp) {
   JsonOriginalsStore s(path_);
   ASSERT_TRUE(s.record_net("eth1", C(8)).ok());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -49,6 +50,12 @@ bool runs_rdma_dim(const model::DevicePolicy& p) {
 
 bool allowlisted(const model::DevicePolicy& p) {
   return !p.rule.empty();
+}
+
+// What the kernel answers for a device that no longer exists (netlink by name: ENODEV; the
+// per-queue ioctl: ENODEV or ENXIO).
+bool is_gone(const Error& e) {
+  return e.code() == ENODEV || e.code() == ENXIO;
 }
 
 // Fields a device is assumed to report before its first GET succeeded (export only).
@@ -144,6 +151,7 @@ void reorder_slots(std::vector<Slot>& slots, std::unordered_map<uint64_t, size_t
 struct Controller::Original {
   model::Coalesce values;   // as read right before our first write
   model::Coalesce touched;  // fields we have sent since (a mask): what restore() puts back
+  uint32_t ifindex = 0;     // the device's when recorded (0: unknown): it follows renames
 };
 
 // Write-side state of one coalesce target: a device, or a queue on per-queue devices.
@@ -481,6 +489,7 @@ void Controller::apply_inventory(int64_t now_ns) {
   if (!last_inventory_ns_ || now_ns - *last_inventory_ns_ >= options_.inventory_interval_ns) {
     inventory_ = options_.list_net_devices();
     last_inventory_ns_ = now_ns;
+    follow_renames();
   }
   for (const auto& name : inventory_) {
     NetDevice& dev = net_device_named(name);
@@ -604,6 +613,111 @@ std::vector<std::string> Controller::net_names_with_originals() const {
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
+}
+
+uint32_t Controller::recorded_ifindex(const std::string& name) const {
+  if (auto it = net_originals_.find(name); it != net_originals_.end() && it->second.ifindex != 0) {
+    return it->second.ifindex;
+  }
+  for (auto it = queue_originals_.lower_bound({name, 0});
+       it != queue_originals_.end() && it->first.first == name; ++it) {
+    if (it->second.ifindex != 0) return it->second.ifindex;
+  }
+  return 0;
+}
+
+// Devices were renamed: what we recorded moves to their new names, the OriginalsStore first
+// (durably, all at once: a swap of two names loses nothing), then our own copies. Drift goes with
+// the device. A NetDevice left under an old name holds nothing of ours any more; it is retired
+// once neither the inventory nor the snapshot names it.
+Result<void> Controller::move_records(
+    const std::vector<std::pair<std::string, std::string>>& renames) {
+  if (auto r = originals_.rename_net(renames); !r) return r;
+  std::map<std::string, Original> devices;
+  std::map<std::pair<std::string, uint32_t>, Original> queues;
+  std::set<std::string> drifted;
+  for (const auto& [from, to] : renames) {
+    if (auto n = net_originals_.extract(from)) devices.emplace(to, std::move(n.mapped()));
+    for (auto it = queue_originals_.lower_bound({from, 0});
+         it != queue_originals_.end() && it->first.first == from;) {
+      queues.emplace(std::make_pair(to, it->first.second), std::move(it->second));
+      it = queue_originals_.erase(it);
+    }
+    if (drifted_.count(from) != 0) drifted.insert(to);
+    if (auto it = net_devices_.find(from); it != net_devices_.end()) {
+      NetDevice& old = *it->second;
+      old.apply.target.reset();
+      old.queue_applied.clear();
+      old.touched = {};
+      for (auto& slot : queues_) {
+        if (slot.dev == &old) slot.apply.reset();
+      }
+    }
+  }
+  for (auto& [to, o] : devices) net_originals_.insert_or_assign(to, std::move(o));
+  for (auto& [key, o] : queues) queue_originals_.insert_or_assign(key, std::move(o));
+  for (const std::string& to : drifted) {
+    drifted_.insert(to);
+    if (auto it = net_devices_.find(to); it != net_devices_.end() && !it->second->drifted) {
+      it->second->drifted = true;
+      set_error(*it->second,
+                "drift: coalesce settings changed by another writer (under an "
+                "earlier name); writes stopped");
+    }
+  }
+  return ok();
+}
+
+// A record whose name now names another device, or none, while the device it was taken from
+// (its ifindex) lives on under another name, moves to that name. One renamed to a name dimctl
+// may not write is handed back at once, as a reload hands back a device that lost its rule.
+void Controller::follow_renames() {
+  if (!options_.net_ifindex || !options_.net_name) return;
+  std::vector<std::pair<std::string, std::string>> renames;
+  for (const std::string& name : net_names_with_originals()) {
+    const uint32_t ifindex = recorded_ifindex(name);
+    if (ifindex == 0 || options_.net_ifindex(name) == ifindex) continue;
+    std::string now = options_.net_name(ifindex);
+    // Empty: gone (the exit pass over the OriginalsStore drops it), unless it comes back.
+    if (!now.empty() && now != name) renames.emplace_back(name, std::move(now));
+  }
+  if (renames.empty()) return;
+  if (auto r = move_records(renames); !r) {
+    spdlog::warn("renamed devices: their recorded originals could not follow: {}",
+                 r.error().message());
+    return;
+  }
+  for (const auto& [from, to] : renames) {
+    spdlog::info("{}: renamed to {}; its recorded originals follow it", from, to);
+    if (writes_disabled_) continue;  // restore() puts it back right after
+    NetDevice& dev = net_device_named(to);
+    if (dev.drifted || may_write(dev)) continue;
+    if (auto r = release_net(to); r) {
+      spdlog::info(
+          "{}: renamed to a name dimctl may not write: original coalesce settings "
+          "restored",
+          to);
+    } else {
+      set_error(
+          dev, fmt::format("handing back after the rename from {}: {}", from, r.error().message()));
+    }
+  }
+}
+
+// Before the first write under dev's name: when its ifindex is one we recorded under another
+// name, the device was renamed, and those records follow it here.
+Result<bool> Controller::adopt_renamed(NetDevice& dev, uint32_t ifindex) {
+  if (ifindex == 0) return false;
+  for (const std::string& name : net_names_with_originals()) {
+    if (name == dev.name || recorded_ifindex(name) != ifindex) continue;
+    if (auto r = move_records({{name, dev.name}}); !r) {
+      return fail(std::move(r).error().wrap(
+          fmt::format("renamed from {}, whose recorded originals could not follow", name)));
+    }
+    spdlog::info("{}: renamed to {}; its recorded originals follow it", name, dev.name);
+    return true;
+  }
+  return false;
 }
 
 std::vector<std::string> Controller::rdma_names_with_originals() const {
@@ -937,6 +1051,26 @@ Controller::WriteResult Controller::write_net(NetDevice& dev, Apply& apply,
     auto it = net_originals_.find(dev.name);
     if (it != net_originals_.end()) original = &it->second;
   }
+  // Nothing recorded under this name. A device dimctl changed and that was renamed since is not
+  // new: its records follow it here, and our own values are never recorded as its original.
+  const uint32_t ifindex =
+      original == nullptr && options_.net_ifindex ? options_.net_ifindex(dev.name) : 0;
+  auto adopted = original == nullptr ? adopt_renamed(dev, ifindex) : Result<bool>(false);
+  if (!adopted) {
+    ++dev.applies_failed;
+    set_error(dev, fmt::format("not writing {}: {}", where, adopted.error().message()));
+    return WriteResult::kFailed;
+  }
+  if (*adopted) {
+    if (!may_write(dev)) return WriteResult::kRefused;  // drifted under its old name
+    if (queue) {
+      auto it = queue_originals_.find({dev.name, *queue});
+      if (it != queue_originals_.end()) original = &it->second;
+    } else {
+      auto it = net_originals_.find(dev.name);
+      if (it != net_originals_.end()) original = &it->second;
+    }
+  }
   if (original == nullptr) {
     auto fresh = read();
     if (!fresh) {
@@ -955,6 +1089,7 @@ Controller::WriteResult Controller::write_net(NetDevice& dev, Apply& apply,
     }
     Original o;
     o.values = *fresh;
+    o.ifindex = ifindex;
     original = queue ? &queue_originals_.emplace(std::make_pair(dev.name, *queue), o).first->second
                      : &net_originals_.emplace(dev.name, o).first->second;
     apply.current = *fresh;
@@ -1159,12 +1294,22 @@ Result<void> Controller::restore() {
     spdlog::warn("restore: {}", e.message());
     if (!first) first = std::move(e);
   };
+  follow_renames();  // a device renamed since the last inventory is restored under its new name
   for (const std::string& name : net_names_with_originals()) {
     if (drifted_.count(name) != 0) {
       spdlog::warn("restore: {} changed by another writer since; left as it is", name);
+      if (auto f = originals_.forget_net(name); !f) failed(std::move(f).error());
       continue;
     }
-    if (auto r = release_net(name); !r) failed(std::move(r).error());
+    if (auto r = release_net(name); !r) {
+      // A device that no longer exists holds nothing to put back. Its records stay: the daemon's
+      // exit pass over the OriginalsStore reports it as gone and drops it.
+      if (is_gone(r.error())) {
+        spdlog::info("restore: {} no longer exists; nothing to put back", name);
+        continue;
+      }
+      failed(std::move(r).error());
+    }
   }
   for (const std::string& name : rdma_names_with_originals()) {
     if (drifted_.count("rdma:" + name) != 0 || rdma_ == nullptr) continue;

@@ -66,6 +66,16 @@ inline Result<std::map<uint32_t, std::string>> net_devices() {
   return out;
 }
 
+// A device's identity across renames, in the caller's network namespace: the ifindex a name has
+// now, the name an ifindex has now (0 / "" when there is no such device).
+inline uint32_t net_ifindex(const std::string& ifname) {
+  return ::if_nametoindex(ifname.c_str());
+}
+inline std::string net_name(uint32_t ifindex) {
+  char buf[IF_NAMESIZE] = {};
+  return ::if_indextoname(ifindex, buf) != nullptr ? std::string(buf) : std::string();
+}
+
 // Names of every net device of the caller's network namespace except loopback ({} when the
 // list cannot be read).
 inline std::vector<std::string> net_device_names() {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dimctl/common/result.h"
 #include "dimctl/model/coalesce.h"
@@ -22,6 +24,12 @@ class OriginalsStore {
   // neither exit nor `dimctl restore` writes it again and the next first write records afresh.
   virtual Result<void> forget_net(const std::string& dev) = 0;  // device-wide and its queues
   virtual Result<void> forget_rdma(const std::string& ibdev) = 0;
+  // Devices were renamed, and a restore must find them under their new names: moves every net
+  // record (device-wide and per queue) of each (from, to) pair to `to`, all pairs at once and
+  // durably (a swap of two names is two pairs), replacing what a `to` had unless it moves too.
+  // A `from` with nothing recorded changes nothing.
+  virtual Result<void> rename_net(
+      const std::vector<std::pair<std::string, std::string>>& renames) = 0;
 };
 
 }  // namespace dimctl::model

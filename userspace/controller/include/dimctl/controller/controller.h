@@ -76,6 +76,14 @@ struct ControllerOptions {
   // devices are known only through their queues.
   std::function<std::vector<std::string>()> list_net_devices;
   int64_t inventory_interval_ns = 1'000'000'000;
+  // A net device's identity across renames: the ifindex a name has now, the name an ifindex has
+  // now (0 / "" when gone or unknown). With both, what dimctl recorded and changed follows a
+  // renamed device (docs/CONTROLLER.md, "Renames"): its originals move to the new name, drift
+  // stays with it, and one renamed to a name dimctl may not write is handed back at once.
+  // Checked before a name's first write, at every inventory refresh and before restore().
+  // Empty functions = a rename looks like one device going and another coming.
+  std::function<uint32_t(const std::string& ifname)> net_ifindex;
+  std::function<std::string(uint32_t ifindex)> net_name;
 };
 
 class Controller {
@@ -95,11 +103,15 @@ class Controller {
   Result<void> step();
 
   // Puts back every original recorded by this controller (devices, queues, RDMA DIM switch),
-  // except on drifted devices (someone else owns them now; the OriginalsStore still has the
-  // record for `dimctl restore`). What was put back is forgotten in the OriginalsStore, so a
-  // following OriginalsStore restore pass (the daemon's exit) only sees what is left: devices
-  // that vanished, failed writes. Afterwards no further writes happen. Attempts all, returns
-  // the first error with the number of failures.
+  // under the name each device has now (net_ifindex/net_name), except on drifted devices:
+  // someone else owns them now, and their net records are forgotten in the OriginalsStore so
+  // that no later pass puts our original over their value (a drifted RDMA switch's record is
+  // left to the caller; the daemon forgets it at exit). What was put back is forgotten in the
+  // OriginalsStore, so a following OriginalsStore restore pass (the daemon's exit) only sees
+  // what is left: devices that vanished, failed writes. A device that no longer exists
+  // (ENODEV/ENXIO) is not a failure: nothing is left to put back, and its records stay for that
+  // pass to drop. Afterwards no further writes happen. Attempts all, returns the first error with
+  // the number of failures.
   Result<void> restore();
 
   // Re-reads every known device's policy (config reload). DIM instances are re-created for
@@ -167,6 +179,11 @@ class Controller {
   bool may_write(const NetDevice& dev) const;
   bool may_write(const RdmaDevice& dev) const;
   std::vector<std::string> net_names_with_originals() const;
+  uint32_t recorded_ifindex(const std::string& name) const;
+  Result<void> move_records(const std::vector<std::pair<std::string, std::string>>& renames);
+  void follow_renames();
+  // Whether dev (named so now, with this ifindex) is a device we recorded under another name.
+  Result<bool> adopt_renamed(NetDevice& dev, uint32_t ifindex);
   std::vector<std::string> rdma_names_with_originals() const;
   Result<void> release_net(const std::string& name);
   Result<void> release_rdma(const std::string& name);

@@ -127,6 +127,8 @@ class JsonOriginalsStore final : public model::OriginalsStore {
   // The net or the RDMA records of a device only (the controller hands a device back).
   Result<void> forget_net(const std::string& dev) override;
   Result<void> forget_rdma(const std::string& ibdev) override;
+  // One atomic rewrite of the file: a crash leaves every record under its old or its new name.
+  Result<void> rename_net(const std::vector<std::pair<std::string, std::string>>& renames) override;
 
   // Serialisation, exposed for tests and `dimctl restore --dry-run` style tooling.
   static std::string to_json(const Originals& o, const WriterInfo& w);
