@@ -110,5 +110,35 @@ TEST(NetdevCodec, RunReplyHandsOverEveryEntryAndStopsAtDone) {
   EXPECT_EQ(ids, (std::vector<uint32_t>{1, 2}));
 }
 
+// Found by fuzz_netlink: libmnl 1.0.4's mnl_nlmsg_ok() compares nlmsg_len as an int, so a length
+// of 2 GiB or more passed, and mnl_cb_run() jumped that far past the datagram (SIGSEGV).
+TEST(NetdevCodec, RunReplyRefusesAMessageLongerThanTheDatagram) {
+  for (const uint32_t len : {0xe9e9e9e9U, 0x80000000U, 8U}) {
+    MsgBuilder a = entry(nu::kCmdNapiGet);
+    a.u32(nu::kANapiIfindex, 2).u32(nu::kANapiId, 1);
+    std::vector<uint8_t> dgram = bytes(a);
+    MsgBuilder bad = entry(nu::kCmdNapiGet);
+    bad.u32(nu::kANapiIfindex, 2).u32(nu::kANapiId, 2);
+    bad.msg(len);
+    dgram.insert(dgram.end(), bad.bytes().begin(), bad.bytes().end());
+    int calls = 0;
+    errno = 0;
+    const int rc =
+        nc::run_reply(dgram.data(), dgram.size(), 0, 0, [&](const nlmsghdr*) { ++calls; });
+    EXPECT_EQ(rc, MNL_CB_ERROR) << len;
+    EXPECT_EQ(errno, EBADMSG) << len;
+    EXPECT_EQ(calls, 0) << "nothing of a datagram with broken framing is used (" << len << ")";
+  }
+  // A message running past the end by a little, and a tail too short for a header.
+  MsgBuilder a = entry(nu::kCmdNapiGet);
+  a.u32(nu::kANapiIfindex, 2).u32(nu::kANapiId, 1);
+  std::vector<uint8_t> dgram = bytes(a);
+  dgram.resize(dgram.size() - 4);
+  EXPECT_EQ(nc::run_reply(dgram.data(), dgram.size(), 0, 0, [](const nlmsghdr*) {}), MNL_CB_ERROR);
+  dgram = bytes(a);
+  dgram.insert(dgram.end(), {1, 2, 3, 4});
+  EXPECT_EQ(nc::run_reply(dgram.data(), dgram.size(), 0, 0, [](const nlmsghdr*) {}), MNL_CB_ERROR);
+}
+
 }  // namespace
 }  // namespace dimctl::collector

@@ -3,6 +3,8 @@
 #include <libmnl/libmnl.h>
 #include <linux/genetlink.h>
 
+#include <cerrno>
+#include <cstring>
 #include <vector>
 
 #include "netdev_uapi.h"
@@ -86,6 +88,22 @@ std::optional<uint16_t> decode_family_id(const nlmsghdr* nlh) {
 
 int run_reply(const void* buf, size_t len, uint32_t seq, uint32_t portid,
               const std::function<void(const nlmsghdr*)>& fn) {
+  // libmnl (1.0.4) checks nlmsg_len as an int in mnl_nlmsg_ok(): a length of 2 GiB or more
+  // passes, and mnl_cb_run() then walks that far past the datagram. Check the framing first.
+  const auto* p = static_cast<const uint8_t*>(buf);
+  for (size_t off = 0; off < len;) {
+    nlmsghdr hdr{};
+    if (len - off < sizeof hdr) {
+      errno = EBADMSG;
+      return MNL_CB_ERROR;
+    }
+    std::memcpy(&hdr, p + off, sizeof hdr);
+    if (hdr.nlmsg_len < sizeof hdr || hdr.nlmsg_len > len - off) {
+      errno = EBADMSG;
+      return MNL_CB_ERROR;
+    }
+    off += NLMSG_ALIGN(hdr.nlmsg_len);
+  }
   CbCtx ctx{&fn};
   return mnl_cb_run(buf, len, seq, portid, msg_cb, &ctx);
 }

@@ -49,7 +49,8 @@ std::optional<uint16_t> decode_family_id(const nlmsghdr* nlh);
 // Runs `fn` on every data message of one received datagram answering the request (seq, portid),
 // with libmnl's framing checks and NLMSG_ERROR/NLMSG_DONE handling (mnl_cb_run): MNL_CB_STOP
 // after the last message of the reply, MNL_CB_OK when more datagrams follow, MNL_CB_ERROR with
-// errno set on a kernel error or broken framing.
+// errno set on a kernel error, or EBADMSG (and no call of `fn`) when a message of the datagram
+// is shorter than its header or runs past the datagram's end.
 int run_reply(const void* buf, size_t len, uint32_t seq, uint32_t portid,
               const std::function<void(const nlmsghdr*)>& fn);
 
