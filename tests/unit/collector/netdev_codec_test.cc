@@ -110,6 +110,37 @@ TEST(NetdevCodec, RunReplyHandsOverEveryEntryAndStopsAtDone) {
   EXPECT_EQ(ids, (std::vector<uint32_t>{1, 2}));
 }
 
+// An attribute shorter than its type was read anyway: mnl_attr_get_u32() on a 0-byte IRQ read
+// the 4 bytes after the message (here 0xab..., in the daemon whatever the receive buffer held).
+TEST(NetdevCodec, AnAttributeOfTheWrongLengthIsNotRead) {
+  MsgBuilder n = entry(nu::kCmdNapiGet);
+  n.u32(nu::kANapiIfindex, 2).u32(nu::kANapiId, 8193).attr(nu::kANapiIrq, nullptr, 0);
+  n.msg();
+  std::vector<uint8_t> buf = n.bytes();
+  buf.insert(buf.end(), {0xab, 0xab, 0xab, 0xab});
+  const auto nr = nc::decode_napi(reinterpret_cast<const nlmsghdr*>(buf.data()));
+  ASSERT_TRUE(nr.has_value());
+  EXPECT_EQ(nr->id, 8193u);
+  EXPECT_FALSE(nr->irq.has_value()) << "irq read as " << nr->irq.value_or(0);
+
+  // A required attribute of the wrong length: the entry is skipped.
+  const uint16_t two = 2;
+  MsgBuilder q = entry(nu::kCmdQueueGet);
+  q.u32(nu::kAQueueId, 1).attr(nu::kAQueueIfindex, &two, sizeof two).u32(nu::kAQueueType, 0);
+  EXPECT_FALSE(nc::decode_queue(q.msg()).has_value());
+
+  // NLA_UINT is 4 or 8 bytes; 6 is neither.
+  const uint8_t six[6] = {1, 2, 3, 4, 5, 6};
+  MsgBuilder s = entry(nu::kCmdQstatsGet);
+  s.u32(nu::kAQstatsIfindex, 2).u32(nu::kAQstatsQueueType, 0).u32(nu::kAQstatsQueueId, 0);
+  s.attr(nu::kAQstatsRxBytes, six, sizeof six);
+  EXPECT_FALSE(nc::decode_qstats(s.msg()).has_value());
+
+  MsgBuilder f(GENL_ID_CTRL);
+  f.genl(CTRL_CMD_NEWFAMILY).attr(CTRL_ATTR_FAMILY_ID, nullptr, 0);
+  EXPECT_FALSE(nc::decode_family_id(f.msg()).has_value());
+}
+
 // Found by fuzz_netlink: libmnl 1.0.4's mnl_nlmsg_ok() compares nlmsg_len as an int, so a length
 // of 2 GiB or more passed, and mnl_cb_run() jumped that far past the datagram (SIGSEGV).
 TEST(NetdevCodec, RunReplyRefusesAMessageLongerThanTheDatagram) {

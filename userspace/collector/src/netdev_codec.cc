@@ -29,9 +29,21 @@ std::vector<const nlattr*> parse(const nlmsghdr* nlh, int max) {
   return tb;
 }
 
+// Values of an attribute of exactly its type's length; nullopt otherwise (or when absent).
+// mnl_attr_get_u32() and friends read 4 bytes whatever the attribute holds: past its end, and
+// past the message, for a shorter one.
+template <typename T>
+std::optional<T> fixed(const nlattr* a) {
+  if (a == nullptr || mnl_attr_get_payload_len(a) != sizeof(T)) return std::nullopt;
+  T v{};
+  std::memcpy(&v, mnl_attr_get_payload(a), sizeof v);
+  return v;
+}
+
 // NLA_UINT attributes (qstats) are 4 or 8 bytes.
-uint64_t get_uint(const nlattr* a) {
-  return mnl_attr_get_payload_len(a) == 8 ? mnl_attr_get_u64(a) : mnl_attr_get_u32(a);
+std::optional<uint64_t> get_uint(const nlattr* a) {
+  if (auto v = fixed<uint64_t>(a)) return v;
+  return fixed<uint32_t>(a);
 }
 
 struct CbCtx {
@@ -47,43 +59,34 @@ int msg_cb(const nlmsghdr* nlh, void* data) {
 
 std::optional<QueueRecord> decode_queue(const nlmsghdr* nlh) {
   const auto tb = parse(nlh, nu::kAQueueMax);
-  if (!tb[nu::kAQueueIfindex] || !tb[nu::kAQueueId] || !tb[nu::kAQueueType]) return std::nullopt;
-  QueueRecord r;
-  r.ifindex = mnl_attr_get_u32(tb[nu::kAQueueIfindex]);
-  r.id = mnl_attr_get_u32(tb[nu::kAQueueId]);
-  r.type = mnl_attr_get_u32(tb[nu::kAQueueType]);
-  if (tb[nu::kAQueueNapiId]) r.napi_id = mnl_attr_get_u32(tb[nu::kAQueueNapiId]);
-  return r;
+  const auto ifindex = fixed<uint32_t>(tb[nu::kAQueueIfindex]);
+  const auto id = fixed<uint32_t>(tb[nu::kAQueueId]);
+  const auto type = fixed<uint32_t>(tb[nu::kAQueueType]);
+  if (!ifindex || !id || !type) return std::nullopt;
+  return QueueRecord{*ifindex, *id, *type, fixed<uint32_t>(tb[nu::kAQueueNapiId])};
 }
 
 std::optional<NapiRecord> decode_napi(const nlmsghdr* nlh) {
   const auto tb = parse(nlh, nu::kANapiMax);
-  if (!tb[nu::kANapiIfindex] || !tb[nu::kANapiId]) return std::nullopt;
-  NapiRecord r;
-  r.ifindex = mnl_attr_get_u32(tb[nu::kANapiIfindex]);
-  r.id = mnl_attr_get_u32(tb[nu::kANapiId]);
-  if (tb[nu::kANapiIrq]) r.irq = mnl_attr_get_u32(tb[nu::kANapiIrq]);
-  return r;
+  const auto ifindex = fixed<uint32_t>(tb[nu::kANapiIfindex]);
+  const auto id = fixed<uint32_t>(tb[nu::kANapiId]);
+  if (!ifindex || !id) return std::nullopt;
+  return NapiRecord{*ifindex, *id, fixed<uint32_t>(tb[nu::kANapiIrq])};
 }
 
 std::optional<QstatsRecord> decode_qstats(const nlmsghdr* nlh) {
   const auto tb = parse(nlh, nu::kAQstatsMax);
-  if (!tb[nu::kAQstatsIfindex] || !tb[nu::kAQstatsQueueId] || !tb[nu::kAQstatsQueueType] ||
-      !tb[nu::kAQstatsRxBytes]) {
-    return std::nullopt;
-  }
-  QstatsRecord r;
-  r.ifindex = mnl_attr_get_u32(tb[nu::kAQstatsIfindex]);
-  r.queue_id = static_cast<uint32_t>(get_uint(tb[nu::kAQstatsQueueId]));
-  r.queue_type = get_uint(tb[nu::kAQstatsQueueType]);
-  r.rx_bytes = get_uint(tb[nu::kAQstatsRxBytes]);
-  return r;
+  const auto ifindex = fixed<uint32_t>(tb[nu::kAQstatsIfindex]);
+  const auto queue_id = get_uint(tb[nu::kAQstatsQueueId]);
+  const auto queue_type = get_uint(tb[nu::kAQstatsQueueType]);
+  const auto rx_bytes = get_uint(tb[nu::kAQstatsRxBytes]);
+  if (!ifindex || !queue_id || !queue_type || !rx_bytes) return std::nullopt;
+  return QstatsRecord{*ifindex, static_cast<uint32_t>(*queue_id), *queue_type, *rx_bytes};
 }
 
 std::optional<uint16_t> decode_family_id(const nlmsghdr* nlh) {
   const auto tb = parse(nlh, CTRL_ATTR_FAMILY_ID);
-  if (!tb[CTRL_ATTR_FAMILY_ID]) return std::nullopt;
-  return mnl_attr_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
+  return fixed<uint16_t>(tb[CTRL_ATTR_FAMILY_ID]);
 }
 
 int run_reply(const void* buf, size_t len, uint32_t seq, uint32_t portid,
