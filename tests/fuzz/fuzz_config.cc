@@ -20,10 +20,8 @@ using dimctl::model::Mode;
 
 // Devices a rule in the seed corpus names, and one nothing names.
 const DeviceInfo kDevices[] = {
-    {DeviceKind::kNet, "eth1", "mlx5_core"},
-    {DeviceKind::kNet, "dimt0", "veth"},
-    {DeviceKind::kRdma, "mlx5_0", "mlx5_ib"},
-    {DeviceKind::kRdma, "rxe0", "rdma_rxe"},
+    {DeviceKind::kNet, "eth1", "mlx5_core"},  {DeviceKind::kNet, "dimt0", "veth"},
+    {DeviceKind::kRdma, "mlx5_0", "mlx5_ib"}, {DeviceKind::kRdma, "rxe0", "rdma_rxe"},
     {DeviceKind::kNet, "unnamed-device", ""},
 };
 
