@@ -148,6 +148,13 @@ void genl() {
   write("genl_ethtool_family_and_ack", kGenl, {bytes(b), ack()});
 }
 
+MsgBuilder entry_napi(uint32_t ifindex, uint32_t id) {
+  MsgBuilder b(kNetdevFamily, NLM_F_MULTI);
+  b.genl(nu::kCmdNapiGet);
+  b.u32(nu::kANapiIfindex, ifindex).u32(nu::kANapiId, id);
+  return b;
+}
+
 void netdev() {
   // QUEUE_GET dump: two RX queues on one NAPI, a TX queue, an RX queue without NAPI.
   auto queue = [](uint32_t ifindex, uint32_t id, uint32_t type, uint32_t napi) {
@@ -190,6 +197,18 @@ void netdev() {
   write("netdev_family_and_ack", kNetdev, {bytes(fam), ack()});
 }
 
+// Inputs that crashed a decoder once (regression tests in the unit tests name them).
+void regressions() {
+  // nl_codec_test.cc ErrorCodeOutsideTheErrnoRangeIsInvalid: -INT_MIN overflowed.
+  write("regress_error_int_min", kEthtool, {ack(NLM_F_CAPPED, INT32_MIN)});
+  // netdev_codec_test.cc RunReplyRefusesAMessageLongerThanTheDatagram: libmnl took an
+  // nlmsg_len >= 2 GiB as valid and walked past the datagram.
+  MsgBuilder ok = entry_napi(2, 1);
+  MsgBuilder huge = entry_napi(2, 2);
+  huge.msg(0xe9e9e9e9U);
+  write("regress_netdev_huge_len", kNetdev, {bytes(ok), huge.bytes()});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -202,6 +221,7 @@ int main(int argc, char** argv) {
   rdma();
   genl();
   netdev();
+  regressions();
   std::printf("%d seeds written to %s\n", g_written, g_dir.c_str());
   return 0;
 }
