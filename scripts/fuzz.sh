@@ -47,10 +47,11 @@ run_one() {
       >"$dir/log" 2>&1 || rc=$?
 
   local runs cov ft corp
-  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -n1)
-  cov=$(grep -oE 'cov: [0-9]+' "$dir/log" | tail -n1 | cut -d' ' -f2)
-  ft=$(grep -oE 'ft: [0-9]+' "$dir/log" | tail -n1 | cut -d' ' -f2)
-  corp=$(grep -oE 'corp: [0-9]+' "$dir/log" | tail -n1 | cut -d' ' -f2)
+  # (A log without these lines, e.g. a harness dying at start-up, leaves them "?".)
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -n1 || true)
+  cov=$(grep -oE 'cov: [0-9]+' "$dir/log" | tail -n1 | cut -d' ' -f2 || true)
+  ft=$(grep -oE 'ft: [0-9]+' "$dir/log" | tail -n1 | cut -d' ' -f2 || true)
+  corp=$(grep -oE 'corp: [0-9]+' "$dir/log" | tail -n1 | cut -d' ' -f2 || true)
   local line
   line=$(printf 'fuzz: %-8s %10s runs  cov %5s  ft %6s  corpus %5s' "$name" "${runs:-?}" \
          "${cov:-?}" "${ft:-?}" "${corp:-?}")
@@ -61,7 +62,7 @@ run_one() {
     echo "$line  PASS" >"$dir/result"
   else
     local crash
-    crash=$(grep -oE "Test unit written to .*" "$dir/log" | tail -n1 | sed 's/Test unit written to //')
+    crash=$(grep -oE "Test unit written to .*" "$dir/log" | tail -n1 | sed 's/Test unit written to //' || true)
     [[ -z $report ]] && report="exit code $rc"
     {
       echo "$line  FAIL: $report"
