@@ -4,13 +4,16 @@
 #   make bench       benchmarks -> docs/BENCHMARKS.md figures
 #   make lab         the RDMA lab alone (qemu + Debian 6.1 kernel + rxe + NVMe-oF)
 #   sudo make soak   the churn soak for SOAK_SECONDS (default 1800) instead of CTest's 120
+#   make fuzz        libFuzzer harnesses in a clang tree (build-fuzz), FUZZ_SECONDS (600) each
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 CONFIG ?= deploy/config/dimctl.yaml
 SOAK_SECONDS ?= 1800
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 600
 
-.PHONY: all deps build test unit-test run bench lab soak format format-check clean
+.PHONY: all deps build test unit-test run bench lab soak fuzz format format-check clean
 .DELETE_ON_ERROR:
 
 all: build
@@ -41,6 +44,14 @@ lab: build
 
 soak: build
 	SOAK_SECONDS=$(SOAK_SECONDS) bash tests/kernel/soak/soak_test.sh $(BUILD)/userspace/cli/dimctl
+
+# A tree of its own: clang, every target under ASan+UBSan, the harnesses under libFuzzer.
+# Warnings are not errors there: clang warns about libbpf's LIBBPF_OPTS macro, gcc does not.
+fuzz: deps
+	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DDIMCTL_FUZZ=ON -DDIMCTL_WERROR=OFF \
+	  -DDIMCTL_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	cmake --build $(FUZZ_BUILD) --target fuzz -j $(JOBS)
+	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 format: $(BUILD)/build.ninja
 	cmake --build $(BUILD) --target format

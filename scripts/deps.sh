@@ -10,6 +10,8 @@ PKGS=(
   libibverbs-dev libmnl-dev
   libfmt-dev libspdlog-dev prometheus-cpp-dev libcpp-httplib-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  # clang's runtimes (libFuzzer, ASan, UBSan): only a Recommends of clang, which is not installed
+  libclang-rt-dev
   # tests
   iproute2 ethtool kmod procps python3 python3-jsonschema python3-yaml curl jq
   qemu-system-x86 busybox-static cpio nvme-cli fio

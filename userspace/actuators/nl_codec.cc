@@ -170,7 +170,12 @@ Result<void> decode_error(const nlmsghdr* nlh, std::string_view what) {
                        nlh->nlmsg_type);
   }
   if (error == 0) return ok();
-  if (error > 0) return DIMCTL_FAIL(0, "{}: invalid netlink error code {}", what, error);
+  // The kernel sends -errno, errno in 1..MAX_ERRNO (4095). Outside that range it is no errno
+  // (and -INT_MIN would overflow).
+  constexpr int kMaxErrno = 4095;
+  if (error > 0 || error < -kMaxErrno) {
+    return DIMCTL_FAIL(0, "{}: invalid netlink error code {}", what, error);
+  }
   std::string msg = extack_message(nlh);
   if (msg.empty()) return DIMCTL_FAIL(-error, "{}", what);
   return DIMCTL_FAIL(-error, "{}: {}", what, msg);

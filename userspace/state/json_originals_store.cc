@@ -282,7 +282,8 @@ Result<Originals> JsonOriginalsStore::from_json(const std::string& text, const s
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error, or out_of_range for a number too large for a double ("1e400").
     // e.what(): "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
     std::string what = e.what();
     if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);

@@ -8,6 +8,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include <cerrno>
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -268,6 +269,32 @@ TEST(NetlinkErrors, AckIsOkAndPlainErrnoIsKept) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), EPERM);
   EXPECT_EQ(r.error().context(), "rdma netlink RDMA_NLDEV_CMD_SET rxe0");
+}
+
+// Found by fuzz_netlink: -error overflowed for INT_MIN (UB). The kernel's errnos are 1..4095
+// (MAX_ERRNO); anything else is not an errno to report.
+TEST(NetlinkErrors, ErrorCodeOutsideTheErrnoRangeIsInvalid) {
+  for (const int32_t code : {std::numeric_limits<int32_t>::min(), -4096, 1}) {
+    MsgBuilder b(NLMSG_ERROR, NLM_F_CAPPED);
+    nlmsgerr err{};
+    err.error = code;
+    b.raw(&err, sizeof err);
+    auto r = nl::decode_error(b.msg(), "x");
+    ASSERT_FALSE(r.ok()) << code;
+    EXPECT_EQ(r.error().code(), 0) << code;
+    EXPECT_EQ(r.error().message(), fmt::format("x: invalid netlink error code {}", code));
+  }
+  MsgBuilder done(NLMSG_DONE, NLM_F_MULTI);
+  const int32_t min = std::numeric_limits<int32_t>::min();
+  done.raw(&min, sizeof min);
+  auto r = nl::decode_error(done.msg(), "dump");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), 0);
+  MsgBuilder last(NLMSG_ERROR, NLM_F_CAPPED);
+  nlmsgerr err{};
+  err.error = -4095;
+  last.raw(&err, sizeof err);
+  EXPECT_EQ(nl::decode_error(last.msg(), "x").error().code(), 4095);
 }
 
 TEST(NetlinkErrors, TruncatedErrorMessage) {

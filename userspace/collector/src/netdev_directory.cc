@@ -10,6 +10,7 @@
 #include <functional>
 #include <vector>
 
+#include "dimctl/collector/netdev_codec.h"
 #include "dimctl/collector/netdev_directory.h"
 #include "dimctl/common/fd.h"
 #include "dimctl/common/net_driver.h"
@@ -17,6 +18,7 @@
 
 namespace dimctl::collector {
 namespace nu = netdev_uapi;
+namespace nc = netdev_codec;
 
 namespace {
 
@@ -24,33 +26,7 @@ struct MnlDeleter {
   void operator()(mnl_socket* s) const { mnl_socket_close(s); }
 };
 
-using MsgFn = std::function<void(const nlattr* const* tb)>;
-
-struct ParseCtx {
-  int max;
-  const MsgFn* fn;
-};
-
-int attr_cb(const nlattr* attr, void* data) {
-  auto* tb = static_cast<std::vector<const nlattr*>*>(data);
-  // Attributes newer than what we know are ignored.
-  const auto type = static_cast<size_t>(mnl_attr_get_type(attr));
-  if (type > 0 && type < tb->size()) (*tb)[type] = attr;
-  return MNL_CB_OK;
-}
-
-int msg_cb(const nlmsghdr* nlh, void* data) {
-  auto* ctx = static_cast<ParseCtx*>(data);
-  std::vector<const nlattr*> tb(static_cast<size_t>(ctx->max) + 1, nullptr);
-  mnl_attr_parse(nlh, sizeof(genlmsghdr), attr_cb, &tb);
-  (*ctx->fn)(tb.data());
-  return MNL_CB_OK;
-}
-
-// NLA_UINT attributes (qstats) are 4 or 8 bytes.
-uint64_t get_uint(const nlattr* a) {
-  return mnl_attr_get_payload_len(a) == 8 ? mnl_attr_get_u64(a) : mnl_attr_get_u32(a);
-}
+using MsgFn = std::function<void(const nlmsghdr*)>;
 
 }  // namespace
 
@@ -110,7 +86,7 @@ struct NetlinkNetdevDirectory::Impl {
 
   // Sends one request and runs `fn` on every reply message. Returns the netlink error, if any.
   Result<void> request(uint16_t type, uint8_t cmd, uint8_t version, bool dump,
-                       const std::function<void(nlmsghdr*)>& add_attrs, int max, const MsgFn& fn) {
+                       const std::function<void(nlmsghdr*)>& add_attrs, const MsgFn& fn) {
     nlmsghdr* nlh = mnl_nlmsg_put_header(buf.data());
     nlh->nlmsg_type = type;
     nlh->nlmsg_flags = static_cast<uint16_t>(NLM_F_REQUEST | (dump ? NLM_F_DUMP : NLM_F_ACK));
@@ -122,12 +98,11 @@ struct NetlinkNetdevDirectory::Impl {
     if (mnl_socket_sendto(sock.get(), nlh, nlh->nlmsg_len) < 0) {
       return DIMCTL_FAIL(errno, "netlink send (cmd {})", cmd);
     }
-    ParseCtx ctx{max, &fn};
     const uint32_t want_seq = nlh->nlmsg_seq;
     for (;;) {
       ssize_t n = mnl_socket_recvfrom(sock.get(), buf.data(), buf.size());
       if (n < 0) return DIMCTL_FAIL(errno, "netlink recv (cmd {})", cmd);
-      int rc = mnl_cb_run(buf.data(), static_cast<size_t>(n), want_seq, portid, msg_cb, &ctx);
+      int rc = nc::run_reply(buf.data(), static_cast<size_t>(n), want_seq, portid, fn);
       if (rc < 0) return DIMCTL_FAIL(errno, "netlink cmd {}", cmd);
       if (rc == MNL_CB_STOP) return ok();
     }
@@ -136,13 +111,12 @@ struct NetlinkNetdevDirectory::Impl {
   void resolve_family() {
     if (family_tried) return;
     family_tried = true;
-    MsgFn fn = [this](const nlattr* const* tb) {
-      if (tb[CTRL_ATTR_FAMILY_ID] != nullptr) family = mnl_attr_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
+    MsgFn fn = [this](const nlmsghdr* nlh) {
+      if (auto id = nc::decode_family_id(nlh)) family = *id;
     };
     auto r = request(
         GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1, false,
-        [](nlmsghdr* nlh) { mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, nu::kFamilyName); },
-        CTRL_ATTR_FAMILY_ID, fn);
+        [](nlmsghdr* nlh) { mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, nu::kFamilyName); }, fn);
     if (!r) family = 0;  // ENOENT: kernel older than v6.3
   }
 };
@@ -161,28 +135,24 @@ Result<void> NetlinkNetdevDirectory::refresh() {
   // RX queue -> NAPI (v6.8). A NAPI may serve several RX queues: keep them all.
   std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> napi_rxqs;
   {
-    MsgFn fn = [&](const nlattr* const* tb) {
-      if (!tb[nu::kAQueueIfindex] || !tb[nu::kAQueueId] || !tb[nu::kAQueueType]) return;
-      if (mnl_attr_get_u32(tb[nu::kAQueueType]) != nu::kQueueTypeRx) return;
-      if (!tb[nu::kAQueueNapiId]) return;
-      napi_rxqs[{mnl_attr_get_u32(tb[nu::kAQueueIfindex]), mnl_attr_get_u32(tb[nu::kAQueueNapiId])}]
-          .push_back(mnl_attr_get_u32(tb[nu::kAQueueId]));
+    MsgFn fn = [&](const nlmsghdr* nlh) {
+      const auto q = nc::decode_queue(nlh);
+      if (!q || q->type != nu::kQueueTypeRx || !q->napi_id) return;
+      napi_rxqs[{q->ifindex, *q->napi_id}].push_back(q->id);
     };
-    auto r = impl_->request(impl_->family, nu::kCmdQueueGet, nu::kFamilyVersion, true, {},
-                            nu::kAQueueMax, fn);
+    auto r = impl_->request(impl_->family, nu::kCmdQueueGet, nu::kFamilyVersion, true, {}, fn);
     caps_.queue_get = r.ok();
   }
   // NAPI -> IRQ (v6.8); also the authoritative list of live NAPIs per device.
   {
-    MsgFn fn = [&](const nlattr* const* tb) {
-      if (!tb[nu::kANapiIfindex] || !tb[nu::kANapiId]) return;
-      const uint32_t ifindex = mnl_attr_get_u32(tb[nu::kANapiIfindex]);
-      NapiInfo& info = napis_[{ifindex, mnl_attr_get_u32(tb[nu::kANapiId])}];
-      if (tb[nu::kANapiIrq]) info.irq = static_cast<int32_t>(mnl_attr_get_u32(tb[nu::kANapiIrq]));
-      listed_[ifindex] = true;
+    MsgFn fn = [&](const nlmsghdr* nlh) {
+      const auto n = nc::decode_napi(nlh);
+      if (!n) return;
+      NapiInfo& info = napis_[{n->ifindex, n->id}];
+      if (n->irq) info.irq = static_cast<int32_t>(*n->irq);
+      listed_[n->ifindex] = true;
     };
-    auto r = impl_->request(impl_->family, nu::kCmdNapiGet, nu::kFamilyVersion, true, {},
-                            nu::kANapiMax, fn);
+    auto r = impl_->request(impl_->family, nu::kCmdNapiGet, nu::kFamilyVersion, true, {}, fn);
     caps_.napi_get = r.ok();
   }
   for (const auto& [key, qs] : napi_rxqs) {
@@ -192,20 +162,14 @@ Result<void> NetlinkNetdevDirectory::refresh() {
   // Per-queue rx-bytes (v6.9, drivers with netdev_stat_ops; EOPNOTSUPP elsewhere).
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> rxq_bytes;
   {
-    MsgFn fn = [&](const nlattr* const* tb) {
-      if (!tb[nu::kAQstatsIfindex] || !tb[nu::kAQstatsQueueId] || !tb[nu::kAQstatsQueueType] ||
-          !tb[nu::kAQstatsRxBytes]) {
-        return;
-      }
-      if (get_uint(tb[nu::kAQstatsQueueType]) != nu::kQueueTypeRx) return;
-      rxq_bytes[{mnl_attr_get_u32(tb[nu::kAQstatsIfindex]),
-                 static_cast<uint32_t>(get_uint(tb[nu::kAQstatsQueueId]))}] =
-          get_uint(tb[nu::kAQstatsRxBytes]);
+    MsgFn fn = [&](const nlmsghdr* nlh) {
+      const auto s = nc::decode_qstats(nlh);
+      if (!s || s->queue_type != nu::kQueueTypeRx) return;
+      rxq_bytes[{s->ifindex, s->queue_id}] = s->rx_bytes;
     };
     auto r = impl_->request(
         impl_->family, nu::kCmdQstatsGet, nu::kFamilyVersion, true,
-        [](nlmsghdr* nlh) { mnl_attr_put_u32(nlh, nu::kAQstatsScope, nu::kQstatsScopeQueue); },
-        nu::kAQstatsMax, fn);
+        [](nlmsghdr* nlh) { mnl_attr_put_u32(nlh, nu::kAQstatsScope, nu::kQstatsScopeQueue); }, fn);
     caps_.qstats_get = r.ok();
   }
   for (const auto& [key, qs] : napi_rxqs) {

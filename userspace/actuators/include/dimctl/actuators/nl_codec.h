@@ -40,7 +40,8 @@ Result<void> validate_attr(const nlattr* attr, mnl_attr_data_type type, std::str
                            std::string_view name);
 
 // Decodes an NLMSG_ERROR message (or the payload of an NLMSG_DONE of a dump). An ACK (error 0)
-// is ok(); an error becomes Error{-error, "<what>: <extack message> (attribute at offset N)"}.
+// is ok(); an error becomes Error{-error, "<what>: <extack message> (attribute at offset N)"};
+// a code that is no -errno (positive, or below -4095) is an Error with code 0.
 // Handles both capped (NETLINK_CAP_ACK) and uncapped acks.
 Result<void> decode_error(const nlmsghdr* nlh, std::string_view what);
 
