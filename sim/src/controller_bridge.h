@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dimctl/controller/controller.h"
@@ -55,6 +56,9 @@ class ControllerBridge final : public model::CounterSource,
   Result<void> record_rdma_dim(const std::string&, bool) override { return ok(); }
   Result<void> forget_net(const std::string&) override { return ok(); }
   Result<void> forget_rdma(const std::string&) override { return ok(); }
+  Result<void> rename_net(const std::vector<std::pair<std::string, std::string>>&) override {
+    return ok();
+  }
   // model::PolicySource: every simulated device enforced with the policy's algorithm, no rate
   // limit beyond the controller period.
   model::DevicePolicy policy_for(const model::DeviceInfo& dev) const override;
