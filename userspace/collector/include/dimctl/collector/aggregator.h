@@ -1,12 +1,14 @@
-// CounterAggregator: turns BPF map contents into model::Snapshot counters.
-// Pure logic over the MapReader / NetdevDirectory interfaces (unit-tested with fakes). The
-// collector reads the slot tables (slot_table.h); the per-CPU readers below (NapiSlotArray,
-// NapiSources, per_cpu_fold.h, src/bpf_maps.h) are the read path it used before, kept for the
-// benchmark's same-run comparison (bench/collector) and tested as before:
-//   - merges the NAPI slot array and overflow hash per key (the readers sum the CPUs);
-//   - labels NAPIs (device, RX queue, IRQ, qstats bytes) and CQs (ibdev, poll ctx ...);
+// CounterAggregator: turns BPF counters into model::Snapshot counters. Pure logic over the
+// MapReader / NetdevDirectory interfaces and the slot tables (unit-tested with fakes and with
+// tables in plain memory):
+//   - labels NAPIs (device, RX queue, IRQ, qstats bytes) and CQs (ibdev, poll ctx ...), in key
+//     order;
 //   - retires keys whose NAPI or CQ disappeared: drops them from the snapshot and erases them
 //     from the maps so they neither leak nor come back with stale counters.
+// The collector reads the slot tables (slot_table.h). NapiSlotArray and NapiSources (which merge
+// the former per-CPU slot array and overflow hash per key), per_cpu_fold.h and src/bpf_maps.h
+// are the read path it used before, kept for the benchmark's same-run comparison
+// (bench/collector) and tested as before.
 #pragma once
 
 #include <array>
@@ -35,7 +37,7 @@ using CqInfoMap = MapReader<dimctl_cq_key, dimctl_cq_info>;
 
 model::PollContext poll_context_from_code(uint32_t code);
 
-// The per-CPU slot array of napi.bpf.c (fast path, see dimctl_bpf.h). Index = slot.
+// The per-CPU slot array of the former napi.bpf.c (its fast path). Index = slot.
 class NapiSlotArray {
  public:
   virtual ~NapiSlotArray() = default;
