@@ -17,6 +17,8 @@
 
 #include "shared/dimctl_bpf.h"
 
+#define EEXIST 17 /* errno values are macros: not in vmlinux.h */
+
 char LICENSE[] SEC("license") = "GPL";
 
 /* Network namespace filter: only devices whose netns inode equals this are counted (ifindex is
@@ -35,19 +37,33 @@ struct {
 	__type(value, __u8);
 } skb_bytes_ifidx SEC(".maps");
 
+/* The slot table (dimctl_bpf.h: layout, claim and retirement protocol, reader rule). */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct dimctl_napi_key);
-	__type(value, struct dimctl_napi_value);
-} napi_stats SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, DIMCTL_NAPI_SLOTS);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, DIMCTL_NAPI_SLOT_COUNT);
 	__type(key, __u32);
 	__type(value, struct dimctl_napi_slot);
 } napi_slots SEC(".maps");
+
+/* Overflow directory: key -> slot index of NAPIs whose home slot is held by another. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, DIMCTL_NAPI_OVERFLOW);
+	__type(key, struct dimctl_napi_key);
+	__type(value, __u32);
+} napi_stats SEC(".maps");
+
+/* Overflow slots userspace gave back after retiring their NAPI (zeroed, free). */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, DIMCTL_NAPI_OVERFLOW);
+	__type(value, __u32);
+} napi_free SEC(".maps");
+
+/* Overflow slots handed out so far from the cursor (may pass DIMCTL_NAPI_OVERFLOW by the few
+ * claims that raced past the check below; userspace clamps). */
+__u64 napi_overflow_next = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -64,58 +80,122 @@ static __always_inline void count_drop(__u32 what)
 		*v += 1;
 }
 
-/* The counters of (ifindex, napi_id) on this CPU; create = claim/insert when missing. */
-static __always_inline struct dimctl_napi_value *napi_value(__u32 ifindex, __u32 napi_id,
-							    bool create)
+/* The key as the slot's first 8-byte word. */
+union napi_key_word {
+	struct dimctl_napi_key key;
+	__u64 word;
+};
+
+/* A new overflow slot for `k` (its home slot is held by another NAPI). The hash insert decides
+ * between CPUs claiming the same key (napi_poll and the skb program of one NAPI may run at once
+ * on two CPUs); the loser gives its index back and uses the winner's slot. */
+static __noinline struct dimctl_napi_slot *claim_overflow(struct dimctl_napi_key *k)
 {
-	struct dimctl_napi_key key = { .ifindex = ifindex, .napi_id = napi_id };
-	__u32 idx = napi_id & (DIMCTL_NAPI_SLOTS - 1);
 	struct dimctl_napi_slot *slot;
-	struct dimctl_napi_value *v;
+	__u32 ix, *found;
+	__u64 n;
+	long err;
 
-	slot = bpf_map_lookup_elem(&napi_slots, &idx);
-	if (slot) {
-		if (slot->key.napi_id == napi_id && slot->key.ifindex == ifindex)
-			return &slot->v;
-		if (slot->key.ifindex == 0 && create) {
-			/* Userspace zeroes retired slots entirely: the counters start at 0. */
-			slot->key.ifindex = ifindex;
-			slot->key.napi_id = napi_id;
-			return &slot->v;
-		}
+	if (bpf_map_pop_elem(&napi_free, &ix) != 0) {
+		if (napi_overflow_next >= DIMCTL_NAPI_OVERFLOW)
+			goto full;
+		n = __sync_fetch_and_add(&napi_overflow_next, 1);
+		if (n >= DIMCTL_NAPI_OVERFLOW)
+			goto full;
+		ix = DIMCTL_NAPI_SLOTS + (__u32)n;
 	}
-	/* Slot taken by another NAPI: the hash map. */
-	v = bpf_map_lookup_elem(&napi_stats, &key);
-	if (v || !create)
-		return v;
-	/* First poll of this NAPI on this CPU (or ever): create the entry. */
-	struct dimctl_napi_value zero = {};
-
-	/* EEXIST from a racing CPU is fine: the lookup below finds its entry. */
-	bpf_map_update_elem(&napi_stats, &key, &zero, BPF_NOEXIST);
-	v = bpf_map_lookup_elem(&napi_stats, &key);
-	if (!v)
-		count_drop(DIMCTL_DROP_NAPI_MAP_FULL);
-	return v;
+	err = bpf_map_update_elem(&napi_stats, k, &ix, BPF_NOEXIST);
+	if (err != 0) {
+		bpf_map_push_elem(&napi_free, &ix, 0);
+		if (err != -EEXIST)
+			goto full; /* -E2BIG: the directory is full */
+		found = bpf_map_lookup_elem(&napi_stats, k);
+		if (!found)
+			return 0; /* retired meanwhile: this one event is not counted */
+		return bpf_map_lookup_elem(&napi_slots, found);
+	}
+	slot = bpf_map_lookup_elem(&napi_slots, &ix);
+	if (!slot)
+		return 0;
+	/* Published to readers by the key; until then (or if another CPU, finding the index in
+	 * napi_stats, counts first) the counters are there but the slot reads as free. */
+	slot->key = *k;
+	return slot;
+full:
+	count_drop(DIMCTL_DROP_NAPI_MAP_FULL);
+	return 0;
 }
 
+/* The slot counting (ifindex, napi_id); create = claim one when the NAPI has none. */
+static __always_inline struct dimctl_napi_slot *napi_slot(__u32 ifindex, __u32 napi_id,
+							   bool create)
+{
+	union napi_key_word k = { .key = { .ifindex = ifindex, .napi_id = napi_id } };
+	__u32 home = napi_id & (DIMCTL_NAPI_SLOTS - 1);
+	struct dimctl_napi_slot *slot;
+	__u32 *ix;
+
+	slot = bpf_map_lookup_elem(&napi_slots, &home);
+	if (!slot)
+		return 0;
+	if (*(__u64 *)&slot->key == k.word)
+		return slot; /* the fast path */
+	ix = bpf_map_lookup_elem(&napi_stats, &k.key);
+	if (ix)
+		return bpf_map_lookup_elem(&napi_slots, ix);
+	if (!create)
+		return 0;
+	/* Claim the home slot if it is free: counters are zero there (dimctl_bpf.h). A CPU
+	 * claiming it for the same key at the same time is as good as winning. */
+	if (*(__u64 *)&slot->key == 0) {
+		__u64 old = __sync_val_compare_and_swap((__u64 *)&slot->key, 0, k.word);
+
+		if (old == 0 || old == k.word)
+			return slot;
+	}
+	return claim_overflow(&k.key);
+}
+
+/*
+ * Plain or atomic adds. The napi_poll tracepoint fires in __napi_poll() (softirq, threaded NAPI
+ * or busy polling), always run by the owner of the instance's NAPI_STATE_SCHED bit, which is
+ * taken and released with atomic read-modify-writes (full barriers): the polls of one NAPI
+ * instance never overlap, and each one sees the stores of the one before, on whichever CPU it
+ * ran. So the poll counters of a slot have one writer at a time: plain adds (one load and one
+ * 8-byte store, which readers see whole). Two exceptions take atomic adds (lock add):
+ *  - napi_id 0: NAPIs the kernel does not hash (netif_napi_add_tx: virtio_net's TX NAPIs, ...)
+ *    all count under (ifindex, 0) and poll at the same time on different CPUs;
+ *  - bytes/skbs of the optional skb program: netif_receive_skb also runs on other CPUs than the
+ *    NAPI's (RPS backlogs), concurrently with its polls and with each other.
+ * A plain add and an atomic add to different words of one slot do not disturb each other.
+ */
 static __always_inline void count_poll(__u32 ifindex, __u32 napi_id, int work, int budget)
 {
-	struct dimctl_napi_value *v;
+	struct dimctl_napi_slot *s;
 
 	/* budget 0 = netpoll (poll_one_napi): not a NAPI episode. */
 	if (budget <= 0 || ifindex == 0)
 		return;
-	v = napi_value(ifindex, napi_id, true);
-	if (!v)
+	s = napi_slot(ifindex, napi_id, true);
+	if (!s)
 		return;
-	v->polls += 1;
+	if (napi_id != 0) {
+		s->v.polls += 1;
+		if (work > 0)
+			s->v.packets += (__u64)work;
+		else
+			s->v.empty_polls += 1;
+		if (work >= budget)
+			s->v.budget_exhausted += 1;
+		return;
+	}
+	__sync_fetch_and_add(&s->v.polls, 1);
 	if (work > 0)
-		v->packets += (__u64)work;
+		__sync_fetch_and_add(&s->v.packets, (__u64)work);
 	else
-		v->empty_polls += 1;
+		__sync_fetch_and_add(&s->v.empty_polls, 1);
 	if (work >= budget)
-		v->budget_exhausted += 1;
+		__sync_fetch_and_add(&s->v.budget_exhausted, 1);
 }
 
 SEC("tp_btf/napi_poll")
@@ -151,26 +231,27 @@ SEC("tp_btf/netif_receive_skb")
 int BPF_PROG(dimctl_napi_skb_bytes, struct sk_buff *skb)
 {
 	struct net_device *dev = skb->dev;
-	struct dimctl_napi_value *v;
+	struct dimctl_napi_slot *s;
 	__u32 ifindex;
 
 	if (!dev)
 		return 0;
-	/* napi_poll fires after ->poll(): on a CPU's first poll of a NAPI the entry does not
-	 * exist yet when its skbs arrive here, so create it (once per CPU and NAPI). Packets of
-	 * non-NAPI paths (skb->napi_id 0 < MIN_NAPI_ID) are ignored. */
+	/* napi_poll fires after ->poll(): on the first poll of a NAPI its slot does not exist yet
+	 * when its skbs arrive here, so claim it. Packets of non-NAPI paths (skb->napi_id 0 <
+	 * MIN_NAPI_ID) are ignored. */
 	if (skb->napi_id == 0)
 		return 0;
 	ifindex = dev->ifindex;
-	/* Devices not selected by the globs: return before napi_value() can create an entry. */
+	/* Devices not selected by the globs: return before napi_slot() can claim a slot. */
 	if (targ_bytes_filter && !bpf_map_lookup_elem(&skb_bytes_ifidx, &ifindex))
 		return 0;
 	if (targ_netns_ino && dev->nd_net.net->ns.inum != targ_netns_ino)
 		return 0;
-	v = napi_value(ifindex, skb->napi_id, true);
-	if (!v)
+	s = napi_slot(ifindex, skb->napi_id, true);
+	if (!s)
 		return 0;
-	v->bytes += skb->len;
-	v->skbs += 1;
+	/* Atomic: see count_poll(). */
+	__sync_fetch_and_add(&s->v.bytes, (__u64)skb->len);
+	__sync_fetch_and_add(&s->v.skbs, 1);
 	return 0;
 }

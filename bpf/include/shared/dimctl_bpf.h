@@ -5,7 +5,7 @@
  * Rules: fixed-width types only (__u32/__u64 ... map to <linux/types.h> in userspace and to the
  * vmlinux.h typedefs in BPF), explicit padding, no kernel enums (the BPF side translates kernel
  * enum values to the DIMCTL_* values below via CO-RE). The C++ side static_asserts sizes and
- * offsets (userspace/collector/src/bpf_layout.cc). Changing a layout means changing both sides
+ * offsets (userspace/collector/src/bpf_collector.cc). Changing a layout means changing both sides
  * in one commit.
  */
 #ifndef DIMCTL_BPF_SHARED_H
@@ -17,15 +17,33 @@
 
 #define DIMCTL_IBDEV_NAME_LEN 64 /* IB_DEVICE_NAME_MAX */
 
+/* ---- Slot tables: how counters reach userspace --------------------------------------------
+ *
+ * Counters live in BPF_F_MMAPABLE arrays of slots (napi_slots, cq_slots), one slot per NAPI or
+ * CQ, updated in place by the programs and read by userspace from its mapping of the array: a
+ * sample reads memory, with no syscall and no per-CPU copies. A slot is assigned by the BPF side
+ * on the first event of its key and given back by userspace (retirement), in three steps:
+ *
+ *   free --(BPF claims, atomically)--> live --(userspace retires)--> retired
+ *        <--(userspace, after a grace period: counters zeroed, then marked free)--
+ *
+ * Userspace is the only writer of "retired" and "free"; BPF only claims free slots, whose
+ * counters are zero. A program that found the slot just before it was retired may still add to
+ * it while it runs; the grace period (far longer than a program run: tracepoint programs run to
+ * completion with preemption disabled) ensures no such late add lands after the zeroing, so a
+ * claimed slot always starts from zero. The consistent-snapshot rule for readers is stated per
+ * table below and in docs/COLLECTORS.md. */
+
 /* ---- napi.bpf.c -------------------------------------------------------------------------- */
 
-/* Map napi_stats (BPF_MAP_TYPE_PERCPU_HASH): key = one NAPI instance of one net device. */
+/* One NAPI instance of one net device. */
 struct dimctl_napi_key {
 	__u32 ifindex; /* napi->dev->ifindex */
-	__u32 napi_id; /* napi->napi_id (0 on kernels/devices that do not hash NAPIs) */
+	__u32 napi_id; /* napi->napi_id (0 for NAPIs the kernel does not hash: TX-only NAPIs) */
 };
 
-/* Per-CPU value; userspace sums over libbpf_num_possible_cpus(). */
+/* A NAPI's counters (the per-CPU value of the former napi_stats map; the per-CPU read path
+ * in userspace, kept for the benchmark's comparison, still sums it over the CPUs). */
 struct dimctl_napi_value {
 	__u64 polls;            /* napi_poll with budget > 0 */
 	__u64 packets;          /* sum of work */
@@ -35,16 +53,41 @@ struct dimctl_napi_value {
 	__u64 skbs;             /* skbs seen by the optional byte program */
 };
 
-/* Map napi_slots (BPF_MAP_TYPE_PERCPU_ARRAY, DIMCTL_NAPI_SLOTS entries): the fast path.
- * A per-CPU array lookup is inlined by the verifier, a per-CPU hash lookup is a helper call
- * with jhash and a bucket walk (~100 ns measured on the reference VM, docs/benchmarks/bpf.md).
- * Slot = napi_id & (DIMCTL_NAPI_SLOTS - 1); a CPU claims an empty slot for its key; a key whose
- * slot holds another key (rare: napi ids are allocated sequentially) uses napi_stats instead.
- * Userspace sums both, per key, and zeroes a slot when its NAPI is retired. 64 bytes = one
- * cache line. */
-#define DIMCTL_NAPI_SLOTS 512
+/* Map napi_slots (BPF_MAP_TYPE_ARRAY, BPF_F_MMAPABLE, DIMCTL_NAPI_SLOT_COUNT entries): one
+ * 64-byte slot (one cache line, the array's data is page-aligned) per NAPI.
+ *
+ *  - Home slots [0, DIMCTL_NAPI_SLOTS): the NAPI whose slot is napi_id & (DIMCTL_NAPI_SLOTS - 1)
+ *    (napi ids are allocated sequentially, so up to 512 NAPIs rarely collide). The fast path:
+ *    an array lookup (inlined by the verifier) and one 64-bit key compare. Claimed with a
+ *    compare-and-swap of the key word from 0.
+ *  - Overflow slots [DIMCTL_NAPI_SLOTS, DIMCTL_NAPI_SLOT_COUNT): a NAPI whose home slot is held
+ *    by another. Found through napi_stats (BPF_MAP_TYPE_HASH, key dimctl_napi_key, value __u32
+ *    slot index, DIMCTL_NAPI_OVERFLOW entries; the name is the former per-CPU map's). An index
+ *    comes from napi_free (BPF_MAP_TYPE_QUEUE of __u32: slots userspace gave back) or, when that
+ *    is empty, from the global napi_overflow_next (an atomic cursor in .bss; userspace reads the
+ *    slots below DIMCTL_NAPI_SLOTS + min(cursor, DIMCTL_NAPI_OVERFLOW)). The hash insert
+ *    (BPF_NOEXIST) decides between CPUs claiming the same key; a full hash is a drop
+ *    (DIMCTL_DROP_NAPI_MAP_FULL) and the index goes back to napi_free.
+ *
+ * A key claims its home slot only when napi_stats does not hold it, so a NAPI normally has one
+ * slot; readers still add up slots with equal keys (a claim racing with the freeing of its home
+ * slot can leave two).
+ *
+ * Key word: ifindex 0 = not live: {0, 0} free, {0, DIMCTL_NAPI_ID_RETIRED} retired (no device
+ * has ifindex 0, so no live key matches either). Userspace zeroes a retired slot's counters,
+ * then stores the free key (release); on x86-64 each 8-byte word is read and written whole.
+ *
+ * Reader rule: read the key word, skip it unless live, then the counters. A slot changes key
+ * only from free to live (BPF, counters zero) or by the reader itself (retire, free), so the
+ * counters read after a live key are that key's. Counters are cumulative and each is read whole;
+ * a poll landing between two counter reads shows in one and not yet in the other (e.g. packets
+ * without its poll) until the next sample: harmless, nothing is lost or counted twice. */
+#define DIMCTL_NAPI_SLOTS 512     /* home slots */
+#define DIMCTL_NAPI_OVERFLOW 4096 /* overflow slots (and napi_stats / napi_free entries) */
+#define DIMCTL_NAPI_SLOT_COUNT (DIMCTL_NAPI_SLOTS + DIMCTL_NAPI_OVERFLOW)
+#define DIMCTL_NAPI_ID_RETIRED 0xffffffffu
 struct dimctl_napi_slot {
-	struct dimctl_napi_key key; /* ifindex 0 = free */
+	struct dimctl_napi_key key; /* ifindex 0: free or retired (above) */
 	struct dimctl_napi_value v;
 	__u64 pad;
 };
@@ -64,7 +107,8 @@ struct dimctl_cq_key {
 	__u32 cq_id;     /* cq->res.id */
 };
 
-/* Map cq_stats (BPF_MAP_TYPE_PERCPU_HASH) per-CPU value. */
+/* A CQ's counters as the aggregator reads them (the per-CPU value of the former cq_stats map;
+ * last_modify_ns only mattered between CPUs and is 0 from the slot table). */
 struct dimctl_cq_value {
 	__u64 schedules;      /* rdma_core:cq_schedule */
 	__u64 reschedules;    /* rdma_core:cq_reschedule */
@@ -89,7 +133,7 @@ struct dimctl_cq_value {
 /* dimctl_cq_info.flags */
 #define DIMCTL_CQ_INFO_FROM_ALLOC 1u /* filled by cq_alloc (else read from the CQ on first sight) */
 
-/* Map cq_info (BPF_MAP_TYPE_HASH, key dimctl_cq_key): static description of a CQ. */
+/* Static description of a CQ (in its slot; in the cq_events ring buffer records). */
 struct dimctl_cq_info {
 	__u32 dev_index;
 	__u32 cq_id;
@@ -98,6 +142,42 @@ struct dimctl_cq_info {
 	__u32 poll_ctx; /* DIMCTL_POLL_* */
 	__u32 flags;    /* DIMCTL_CQ_INFO_* */
 	char ibdev[DIMCTL_IBDEV_NAME_LEN];
+};
+
+/* Map cq_slots (BPF_MAP_TYPE_ARRAY, BPF_F_MMAPABLE, DIMCTL_CQ_SLOTS entries): one slot per CQ,
+ * found through cq_index (BPF_MAP_TYPE_HASH, key dimctl_cq_key, value __u32 slot index) and
+ * claimed like an overflow NAPI slot (cq_free queue, then the .bss cursor cq_next; the
+ * BPF_NOEXIST insert into cq_index decides; full = DIMCTL_DROP_CQ_MAP_FULL). Restrack ids are
+ * reused and a key may be 0/0, so the slot carries its state apart from its key.
+ *
+ * Counters are added with atomic adds (lock add): the events of one CQ are not serialized
+ * (rdma.bpf.c says why). The last cq_modify's comps and usec are one 8-byte word, stored whole.
+ *
+ * seq is a sequence count for the changes BPF makes to a live slot's identity: the claim writes
+ * key, info and state, and cq_alloc of a reused restrack id zeroes the counters and rewrites the
+ * info in place, each between two increments of seq (odd meanwhile). Reader rule: read seq
+ * (retry while odd), copy the slot, read seq again; equal = a consistent slot (no mix of an old
+ * and a new incarnation's counters or info), else retry. Counters added meanwhile do not touch
+ * seq: each counter is read whole and cumulative, as for NAPIs. */
+#define DIMCTL_CQ_SLOTS 16384
+#define DIMCTL_SLOT_FREE 0
+#define DIMCTL_SLOT_LIVE 1
+#define DIMCTL_SLOT_RETIRED 2
+struct dimctl_cq_slot {
+	__u64 seq;    /* even: stable; odd: BPF is writing key/info/state or resetting */
+	__u32 state;  /* DIMCTL_SLOT_* */
+	__u32 pad0;
+	struct dimctl_cq_key key;
+	__u64 schedules;
+	__u64 reschedules;
+	__u64 events;
+	__u64 polls;
+	__u64 completions;
+	__u64 poll_errors;
+	__u64 modifies;
+	__u64 last_modify; /* comps | (__u64)usec << 32 of the latest cq_modify */
+	struct dimctl_cq_info info;
+	__u64 pad1[2]; /* 192 bytes: three cache lines */
 };
 
 #define DIMCTL_CQ_EVENT_ALLOC 1

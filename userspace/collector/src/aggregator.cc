@@ -1,5 +1,7 @@
 #include "dimctl/collector/aggregator.h"
 
+#include "dimctl/collector/slot_table.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -35,18 +37,45 @@ uint64_t packed(const dimctl_cq_key& k) {
   return model::packed(model::CqKey{k.dev_index, k.cq_id});
 }
 
-// Positions of `v`'s entries in key order (into reused storage). Sorting 16-byte (key, position)
-// pairs moves far less than sorting the entries; entries already in order (slot entries come
-// in napi id order) are only checked.
+// Positions of `v`'s entries in key order (into reused storage). The same keys in the same read
+// positions as last time (a steady state of the slot tables) keep the last order: one compare
+// per entry. Otherwise sorting 16-byte (key, position) pairs moves far less than sorting the
+// entries; entries already in order are only checked.
 template <typename E>
-void order_by_key(const std::vector<E>& v, std::vector<KeyOrder>& order) {
-  order.clear();
-  for (size_t i = 0; i < v.size(); ++i)
-    order.push_back({packed(v[i].key), static_cast<uint32_t>(i)});
+const std::vector<KeyOrder>& order_by_key(const std::vector<E>& v, KeyOrderCache& c) {
+  const size_t n = v.size();
+  bool same = c.keys.size() == n;
+  for (size_t i = 0; same && i < n; ++i) same = packed(v[i].key) == c.keys[i];
+  if (same) return c.order;
+  c.keys.resize(n);
+  c.order.clear();
+  for (size_t i = 0; i < n; ++i) {
+    c.keys[i] = packed(v[i].key);
+    c.order.push_back({c.keys[i], static_cast<uint32_t>(i)});
+  }
   auto less = [](const KeyOrder& a, const KeyOrder& b) { return a.key < b.key; };
-  if (!std::is_sorted(order.begin(), order.end(), less))
-    std::sort(order.begin(), order.end(), less);
+  if (!std::is_sorted(c.order.begin(), c.order.end(), less))
+    std::sort(c.order.begin(), c.order.end(), less);
+  return c.order;
 }
+
+// What label_queues() walks: entries in key order, with their keys and counters.
+// A read's entries, through their key order.
+struct ReadEntries {
+  const std::vector<NapiEntry>& entries;
+  const std::vector<KeyOrder>& order;
+  size_t size() const { return order.size(); }
+  const dimctl_napi_key& key(size_t i) const { return entries[order[i].pos].key; }
+  const dimctl_napi_value& value(size_t i) const { return entries[order[i].pos].value; }
+};
+// The live slots of the table, their counters read from its memory.
+struct TableEntries {
+  const NapiSlotTable& table;
+  std::span<const LiveSlot> live;
+  size_t size() const { return live.size(); }
+  const dimctl_napi_key& key(size_t i) const { return live[i].key; }
+  dimctl_napi_value value(size_t i) const { return table.counters(live[i].index); }
+};
 
 }  // namespace
 
@@ -114,78 +143,134 @@ Result<void> NapiSources::erase(const dimctl_napi_key& key) {
   return slots_.clear(key.napi_id & (DIMCTL_NAPI_SLOTS - 1), key);
 }
 
-Result<void> CounterAggregator::queues(NapiMap& map, model::Snapshot& snap) {
-  napis_.clear();
-  if (auto r = map.read(napis_); !r) return std::move(r).error().wrap("napi_stats");
-  order_by_key(napis_, order_);  // the snapshot's order, and every device's NAPIs in one run
+template <typename Entries>
+Result<void> CounterAggregator::label_queues(const Entries& es, NapiMap& map,
+                                             model::Snapshot& snap) {
   std::vector<model::QueueCounters>& out = snap.queues;
   std::vector<std::string>& devices = snap.devices;
-  // Room for every entry read (no-op on the vector of the last sample unless the maps grew):
-  // growing it below then never reallocates.
-  out.reserve(napis_.size());
+  // Room for every entry read: a no-op on the vector of the last sample unless the maps grew
+  // (entries are value-initialized only when it grows). Shrunk to what was written at the end.
+  if (out.size() < es.size()) out.resize(es.size());
+  model::QueueCounters* const qs = out.data();
   size_t n = 0;  // entries written
   size_t d = 0;  // device names written
-  // The name is looked up once per device: one if_indextoname() per device instead of per NAPI,
-  // and all queues of a device carry the same device_ix (model::Snapshot promises it). It enters
-  // the table with the device's first queue that is kept, so no name goes without a queue.
-  std::optional<std::string> name;
-  std::optional<uint32_t> named;
-  bool in_table = false;
-  for (const KeyOrder& o : order_) {
-    const NapiEntry& e = napis_[o.pos];
-    const auto id = std::make_pair(e.key.ifindex, e.key.napi_id);
-    if (named != e.key.ifindex) {
-      name = dir_.ifname(e.key.ifindex);
-      named = e.key.ifindex;
-      in_table = false;
-    }
-    std::optional<NapiInfo> info;
-    if (name) info = dir_.napi(e.key.ifindex, e.key.napi_id);
-    const bool gone = !name || (!info && e.key.napi_id != 0 && dir_.lists_napis(e.key.ifindex));
-    if (gone) {
-      auto r = map.erase(e.key);
-      if (!r)
-        return std::move(r).error().wrap(
-            fmt::format("retire napi {} of ifindex {}", e.key.napi_id, e.key.ifindex));
-      bytes_base_.erase(id);
-      ++stats_.queues_retired;
-      continue;
-    }
-    if (!in_table) {
+
+  // One device's run of entries at a time. What is per device is looked up once: the name (one
+  // if_indextoname() per device instead of per NAPI, and all queues of a device carry the same
+  // device_ix, as model::Snapshot promises), whether netlink lists its NAPIs or knows anything
+  // per NAPI, whether its bytes come from the skb program. The name enters the table with the
+  // device's first queue that is kept, so no name goes without a queue.
+  for (size_t i = 0; i < es.size();) {
+    const uint32_t ifindex = es.key(i).ifindex;
+    size_t end = i + 1;
+    while (end < es.size() && es.key(end).ifindex == ifindex) ++end;
+    const std::optional<std::string> name = dir_.ifname(ifindex);
+    const bool listed = name && dir_.lists_napis(ifindex);
+    const bool knows = name && dir_.knows_napis(ifindex);
+    const bool map_bytes = count_bytes_ && (!byte_devices_ || byte_devices_->count(ifindex) != 0);
+    auto enter_name = [&] {
       if (d == devices.size()) {
         devices.push_back(*name);
       } else if (devices[d] != *name) {
         devices[d] = *name;
       }
       ++d;
-      in_table = true;
+    };
+    // Every field of the entry at this position last time (or a new one) is written.
+    auto write = [&](const dimctl_napi_key& key, const dimctl_napi_value& sum,
+                     const NapiInfo* info) {
+      model::QueueCounters& q = qs[n++];
+      q.key = {key.ifindex, key.napi_id};
+      q.device_ix = static_cast<uint32_t>(d - 1);
+      q.queue = info != nullptr ? info->queue : -1;
+      q.irq = info != nullptr ? info->irq : -1;
+      q.polls = sum.polls;
+      q.packets = sum.packets;
+      q.budget_exhausted = sum.budget_exhausted;
+      q.empty_polls = sum.empty_polls;
+      q.bytes = map_bytes ? sum.bytes : 0;
+      q.has_bytes = map_bytes;
+      if (info != nullptr && !map_bytes &&
+          info->rx_bytes) {  // qstats, cumulative since first sight
+        auto [it, inserted] = bytes_base_.try_emplace({key.ifindex, key.napi_id}, *info->rx_bytes);
+        q.bytes = *info->rx_bytes >= it->second ? *info->rx_bytes - it->second : 0;
+        q.has_bytes = true;
+      }
+    };
+    // A second slot of the NAPI written last (equal keys are adjacent: two slots of one NAPI
+    // after a rare claim race) is added into its queue.
+    auto add = [&](const dimctl_napi_value& sum) {
+      model::QueueCounters& q = qs[n - 1];
+      q.polls += sum.polls;
+      q.packets += sum.packets;
+      q.budget_exhausted += sum.budget_exhausted;
+      q.empty_polls += sum.empty_polls;
+      if (map_bytes) q.bytes += sum.bytes;
+    };
+
+    if (name && !listed && !knows) {
+      // The directory has nothing per NAPI on the device (no netdev NAPI commands before v6.8,
+      // or a driver that links none): every entry is kept as it is. The loop the slot table's
+      // steady state spends its time in, free of calls.
+      enter_name();
+      for (size_t j = i; j < end; ++j) {
+        const dimctl_napi_key& key = es.key(j);
+        if (j > i && key.napi_id == es.key(j - 1).napi_id) [[unlikely]] {
+          add(es.value(j));
+        } else {
+          write(key, es.value(j), nullptr);
+        }
+      }
+      i = end;
+      continue;
     }
-    // The entry at this position last time (or a new one): every field is written.
-    if (n == out.size()) out.emplace_back();
-    model::QueueCounters& q = out[n++];
-    const dimctl_napi_value& sum = e.value;
-    q.key = {e.key.ifindex, e.key.napi_id};
-    q.device_ix = static_cast<uint32_t>(d - 1);
-    q.queue = info ? info->queue : -1;
-    q.irq = info ? info->irq : -1;
-    q.polls = sum.polls;
-    q.packets = sum.packets;
-    q.budget_exhausted = sum.budget_exhausted;
-    q.empty_polls = sum.empty_polls;
-    q.bytes = 0;
-    q.has_bytes = false;
-    if (count_bytes_ && (!byte_devices_ || byte_devices_->count(e.key.ifindex) != 0)) {
-      q.bytes = sum.bytes;
-      q.has_bytes = true;
-    } else if (info && info->rx_bytes) {
-      auto [it, inserted] = bytes_base_.try_emplace(id, *info->rx_bytes);
-      q.bytes = *info->rx_bytes >= it->second ? *info->rx_bytes - it->second : 0;
-      q.has_bytes = true;
+
+    bool in_table = false;
+    // Whether the entry before was written to qs[n - 1] (kept) or retired.
+    bool last_kept = false;
+    for (size_t j = i; j < end; ++j) {
+      const dimctl_napi_key& key = es.key(j);
+      const uint32_t napi_id = key.napi_id;
+      if (j > i && napi_id == es.key(j - 1).napi_id) [[unlikely]] {
+        if (last_kept) add(es.value(j));
+        continue;
+      }
+      last_kept = false;
+      std::optional<NapiInfo> info;
+      if (knows) info = dir_.napi(ifindex, napi_id);
+      if (!name || (listed && napi_id != 0 && !info)) [[unlikely]] {  // gone
+        auto r = map.erase(key);
+        if (!r)
+          return std::move(r).error().wrap(
+              fmt::format("retire napi {} of ifindex {}", napi_id, ifindex));
+        bytes_base_.erase({ifindex, napi_id});
+        ++stats_.queues_retired;
+        continue;
+      }
+      if (!in_table) {
+        enter_name();
+        in_table = true;
+      }
+      write(key, es.value(j), info ? &*info : nullptr);
+      last_kept = true;
     }
+    i = end;
   }
   out.resize(n);  // shrinks when NAPIs were retired or vanished (never grows: n <= size)
   devices.resize(d);
   return ok();
+}
+
+Result<void> CounterAggregator::queues(NapiMap& map, model::Snapshot& snap) {
+  napis_.clear();
+  if (auto r = map.read(napis_); !r) return std::move(r).error().wrap("napi_stats");
+  // The snapshot's order, and every device's NAPIs in one run.
+  return label_queues(ReadEntries{napis_, order_by_key(napis_, napi_order_)}, map, snap);
+}
+
+Result<void> CounterAggregator::queues(NapiSlotTable& table, model::Snapshot& snap) {
+  if (auto r = table.refresh(); !r) return std::move(r).error().wrap("napi_slots");
+  return label_queues(TableEntries{table, table.live()}, table, snap);
 }
 
 Result<model::Snapshot> CounterAggregator::queues(NapiMap& map) {
@@ -202,8 +287,8 @@ Result<void> CounterAggregator::cqs(CqStatsMap& stats, CqInfoMap& info_map,
   cq_infos_.clear();
   if (auto r = info_map.read(cq_infos_); !r) return std::move(r).error().wrap("cq_info");
   // Both in key order: the snapshot's order, and cq_info is joined by walking it alongside.
-  order_by_key(cqs_, order_);
-  order_by_key(cq_infos_, info_order_);
+  const std::vector<KeyOrder>& order = order_by_key(cqs_, cq_order_);
+  const std::vector<KeyOrder>& info_order = order_by_key(cq_infos_, info_order_);
 
   auto key_of = [](const dimctl_cq_key& k) { return model::CqKey{k.dev_index, k.cq_id}; };
 
@@ -225,8 +310,8 @@ Result<void> CounterAggregator::cqs(CqStatsMap& stats, CqInfoMap& info_map,
 
   out.reserve(cqs_.size());  // as in queues(): the vector of the last sample keeps its storage
   size_t n = 0;              // entries written
-  auto info = info_order_.cbegin();
-  for (const KeyOrder& o : order_) {
+  auto info = info_order.cbegin();
+  for (const KeyOrder& o : order) {
     const CqEntry& e = cqs_[o.pos];
     const model::CqKey key = key_of(e.key);
     if (skip.count(key) != 0) continue;
@@ -235,8 +320,8 @@ Result<void> CounterAggregator::cqs(CqStatsMap& stats, CqInfoMap& info_map,
     if (n == out.size()) out.emplace_back();
     model::CqCounters& c = out[n++];
     c.key = key;
-    while (info != info_order_.cend() && info->key < o.key) ++info;
-    if (info != info_order_.cend() && info->key == o.key) {
+    while (info != info_order.cend() && info->key < o.key) ++info;
+    if (info != info_order.cend() && info->key == o.key) {
       const dimctl_cq_info& i = cq_infos_[info->pos].value;
       c.ibdev.assign(i.ibdev, strnlen(i.ibdev, sizeof(i.ibdev)));
       c.poll_ctx = poll_context_from_code(i.poll_ctx);

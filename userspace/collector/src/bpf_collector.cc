@@ -14,6 +14,7 @@
 #include "bpf_maps.h"
 #include "dimctl/collector/aggregator.h"
 #include "dimctl/collector/byte_filter.h"
+#include "dimctl/collector/slot_table.h"
 #include "dimctl/model/clock.h"
 #include "napi.skel.h"
 #include "rdma.skel.h"
@@ -27,6 +28,11 @@ static_assert(sizeof(dimctl_napi_value) == 48 && offsetof(dimctl_napi_value, byt
               offsetof(dimctl_napi_value, skbs) == 40);
 static_assert(sizeof(dimctl_napi_slot) == 64 && offsetof(dimctl_napi_slot, v) == 8);
 static_assert((DIMCTL_NAPI_SLOTS & (DIMCTL_NAPI_SLOTS - 1)) == 0);
+static_assert(DIMCTL_NAPI_SLOT_COUNT == DIMCTL_NAPI_SLOTS + DIMCTL_NAPI_OVERFLOW);
+static_assert(sizeof(dimctl_cq_slot) == 192 && offsetof(dimctl_cq_slot, state) == 8 &&
+              offsetof(dimctl_cq_slot, key) == 16 && offsetof(dimctl_cq_slot, schedules) == 24 &&
+              offsetof(dimctl_cq_slot, modifies) == 72 &&
+              offsetof(dimctl_cq_slot, last_modify) == 80 && offsetof(dimctl_cq_slot, info) == 88);
 static_assert(DIMCTL_SKB_BYTES_MAX_DEVICES > 0);
 static_assert(sizeof(dimctl_cq_key) == 8 && offsetof(dimctl_cq_key, cq_id) == 4);
 static_assert(sizeof(dimctl_cq_value) == 72 && offsetof(dimctl_cq_value, modifies) == 48 &&
@@ -202,11 +208,13 @@ struct BpfCollector::Impl {
   int ncpus = 1;
   model::MonotonicClock clock;
 
+  // The skeletons first: the mappings and tables below point into their maps (and .bss).
   std::unique_ptr<NapiSkel> napi;
   std::vector<Slot> napi_slots;
-  std::unique_ptr<BpfPerCpuHash<dimctl_napi_key, dimctl_napi_value>> napi_hash;
-  std::unique_ptr<BpfNapiSlotArray> napi_slot_array;
-  std::unique_ptr<NapiSources> napi_map;
+  std::optional<MappedArray> napi_memory;
+  std::unique_ptr<BpfSlotDirectory<dimctl_napi_key>> napi_directory;
+  std::unique_ptr<BpfFreeSlots> napi_free;
+  std::unique_ptr<NapiSlotTable> napi_map;
   // Byte counter device filter (count_bytes_devices): only while the skb program is attached.
   std::unique_ptr<BpfIfindexSet> bytes_set;
   std::unique_ptr<SkbBytesFilter> bytes_filter;
@@ -215,8 +223,10 @@ struct BpfCollector::Impl {
 
   std::unique_ptr<RdmaSkel> rdma;
   std::vector<Slot> rdma_slots;
-  std::unique_ptr<BpfPerCpuHash<dimctl_cq_key, dimctl_cq_value>> cq_map;
-  std::unique_ptr<BpfHash<dimctl_cq_key, dimctl_cq_info>> cq_info_map;
+  std::optional<MappedArray> cq_memory;
+  std::unique_ptr<BpfSlotDirectory<dimctl_cq_key>> cq_directory;
+  std::unique_ptr<BpfFreeSlots> cq_free;
+  std::unique_ptr<CqSlotTable> cq_map;
   RingPtr ring;
   std::vector<dimctl_cq_event> pending_events;
 
@@ -284,11 +294,17 @@ struct BpfCollector::Impl {
       bytes_filter.reset();
       bytes_set.reset();
     }
-    napi_hash = std::make_unique<BpfPerCpuHash<dimctl_napi_key, dimctl_napi_value>>(
-        bpf_map__fd(napi->get()->maps.napi_stats), "napi_stats", ncpus);
-    napi_slot_array =
-        std::make_unique<BpfNapiSlotArray>(bpf_map__fd(napi->get()->maps.napi_slots), ncpus);
-    napi_map = std::make_unique<NapiSources>(*napi_slot_array, *napi_hash);
+    auto& maps = napi->get()->maps;
+    auto memory = MappedArray::map(bpf_map__fd(maps.napi_slots), "napi_slots",
+                                   sizeof(dimctl_napi_slot), DIMCTL_NAPI_SLOT_COUNT);
+    if (!memory) return std::move(memory).error();
+    napi_memory.emplace(std::move(*memory));
+    napi_directory = std::make_unique<BpfSlotDirectory<dimctl_napi_key>>(
+        bpf_map__fd(maps.napi_stats), "napi_stats");
+    napi_free = std::make_unique<BpfFreeSlots>(bpf_map__fd(maps.napi_free), "napi_free");
+    napi_map =
+        std::make_unique<NapiSlotTable>(napi_memory->words(), &napi->get()->bss->napi_overflow_next,
+                                        *napi_directory, *napi_free, clock);
     return ok();
   }
 
@@ -334,10 +350,15 @@ struct BpfCollector::Impl {
     if (!rdma) return ok();
     attach_all(rdma_slots);
     auto& maps = rdma->get()->maps;
-    cq_map = std::make_unique<BpfPerCpuHash<dimctl_cq_key, dimctl_cq_value>>(
-        bpf_map__fd(maps.cq_stats), "cq_stats", ncpus);
-    cq_info_map = std::make_unique<BpfHash<dimctl_cq_key, dimctl_cq_info>>(
-        bpf_map__fd(maps.cq_info), "cq_info");
+    auto memory = MappedArray::map(bpf_map__fd(maps.cq_slots), "cq_slots", sizeof(dimctl_cq_slot),
+                                   DIMCTL_CQ_SLOTS);
+    if (!memory) return std::move(memory).error();
+    cq_memory.emplace(std::move(*memory));
+    cq_directory =
+        std::make_unique<BpfSlotDirectory<dimctl_cq_key>>(bpf_map__fd(maps.cq_index), "cq_index");
+    cq_free = std::make_unique<BpfFreeSlots>(bpf_map__fd(maps.cq_free), "cq_free");
+    cq_map = std::make_unique<CqSlotTable>(cq_memory->words(), &rdma->get()->bss->cq_next,
+                                           *cq_directory, *cq_free, clock);
     ring_buffer* rb =
         ring_buffer__new(bpf_map__fd(maps.cq_events), &Impl::on_cq_event, this, nullptr);
     if (rb == nullptr) return DIMCTL_FAIL(errno, "ring buffer cq_events");
@@ -463,8 +484,8 @@ Result<void> BpfCollector::sample_into(model::Snapshot& out) {
     if (int rc = ring_buffer__consume(impl_->ring.get()); rc < 0) {
       return DIMCTL_FAIL(-rc, "ring buffer cq_events: consume");
     }
-    if (auto r = impl_->aggregator->cqs(*impl_->cq_map, *impl_->cq_info_map, impl_->pending_events,
-                                        out.cqs);
+    if (auto r = impl_->aggregator->cqs(impl_->cq_map->stats(), impl_->cq_map->info(),
+                                        impl_->pending_events, out.cqs);
         !r)
       return r;
   } else {

@@ -1,5 +1,8 @@
 #include "bpf_maps.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -92,6 +95,38 @@ Result<void> BpfNapiSlotArray::clear(uint32_t index, const dimctl_napi_key& key)
   // needs DIMCTL_NAPI_SLOTS newer NAPI ids to have been allocated (ids are sequential).
   if (bpf_map_update_elem(fd_, &index, per_cpu.data(), BPF_EXIST) != 0) {
     return DIMCTL_FAIL(errno, "map {}: clear slot {}", name_, index);
+  }
+  return ok();
+}
+
+Result<MappedArray> MappedArray::map(int fd, const char* name, uint32_t value_size,
+                                     uint32_t entries) {
+  bpf_map_info info{};
+  uint32_t len = sizeof(info);
+  if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0) return DIMCTL_FAIL(errno, "map {}: info", name);
+  if (info.type != BPF_MAP_TYPE_ARRAY || (info.map_flags & BPF_F_MMAPABLE) == 0 ||
+      info.value_size != value_size || info.max_entries != entries || value_size % 8 != 0) {
+    return DIMCTL_FAIL(EINVAL,
+                       "map {}: type {} flags {:#x}, {} values of {} bytes; expected a mmapable "
+                       "array of {} values of {} bytes",
+                       name, info.type, info.map_flags, info.max_entries, info.value_size, entries,
+                       value_size);
+  }
+  const size_t bytes = size_t{value_size} * entries;
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t maplen = (bytes + page - 1) / page * page;
+  void* addr = ::mmap(nullptr, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (addr == MAP_FAILED) return DIMCTL_FAIL(errno, "map {}: mmap {} bytes", name, maplen);
+  return MappedArray(addr, maplen, bytes);
+}
+
+MappedArray::~MappedArray() {
+  if (addr_ != nullptr) ::munmap(addr_, len_);
+}
+
+Result<void> BpfFreeSlots::push(uint32_t index) {
+  if (bpf_map_update_elem(fd_, nullptr, &index, BPF_ANY) != 0) {
+    return DIMCTL_FAIL(errno, "map {}: push slot {}", name_, index);
   }
   return ok();
 }

@@ -1,7 +1,11 @@
-// libbpf-backed MapReader implementations: batched reads (bpf_map_lookup_batch, v5.6+) with a
-// get_next_key/lookup fallback for kernels or map types without batch support. Each batch is
-// folded (per_cpu_fold.h) straight from the reader's raw buffers, which are kept between reads:
-// a steady-state read allocates nothing.
+// The kernel side of the collector's maps.
+//  - MappedArray, BpfSlotDirectory, BpfFreeSlots: what the slot tables (slot_table.h) stand on,
+//    the collector's read path.
+//  - The per-CPU readers: batched reads (bpf_map_lookup_batch, v5.6+) with a get_next_key/lookup
+//    fallback for kernels or map types without batch support, each batch folded
+//    (per_cpu_fold.h) straight from the reader's raw buffers, which are kept between reads (a
+//    steady-state read allocates nothing). The collector's read path before the slot tables,
+//    kept for the benchmark's same-run comparison (bench/collector).
 #pragma once
 
 #include <bpf/bpf.h>
@@ -9,14 +13,67 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "dimctl/collector/aggregator.h"
 #include "dimctl/collector/byte_filter.h"
 #include "dimctl/collector/map_reader.h"
 #include "dimctl/collector/per_cpu_fold.h"
+#include "dimctl/collector/slot_table.h"
 
 namespace dimctl::collector {
+
+// A BPF_F_MMAPABLE array map mapped into this process, read-write (userspace retires and frees
+// slots in place). Unmapped on destruction; the map itself lives as long as its fd.
+class MappedArray {
+ public:
+  // Checks that map `fd` is a mmapable array of `entries` values of `value_size` bytes (the
+  // layout this build was compiled for), then maps all of it.
+  static Result<MappedArray> map(int fd, const char* name, uint32_t value_size, uint32_t entries);
+  MappedArray(MappedArray&& o) noexcept : addr_(o.addr_), len_(o.len_), bytes_(o.bytes_) {
+    o.addr_ = nullptr;
+  }
+  MappedArray& operator=(MappedArray&&) = delete;
+  MappedArray(const MappedArray&) = delete;
+  ~MappedArray();
+  // The values, as the 8-byte words the slot tables read (value_size is a multiple of 8).
+  std::span<uint64_t> words() const { return {static_cast<uint64_t*>(addr_), bytes_ / 8}; }
+
+ private:
+  MappedArray(void* addr, size_t len, size_t bytes) : addr_(addr), len_(len), bytes_(bytes) {}
+  void* addr_;
+  size_t len_;    // mapped (whole pages)
+  size_t bytes_;  // the values
+};
+
+// napi_stats / cq_index (HASH, key K, value __u32 slot index).
+template <typename K>
+class BpfSlotDirectory final : public SlotDirectory<K> {
+ public:
+  BpfSlotDirectory(int fd, const char* name) : fd_(fd), name_(name) {}
+  Result<void> erase(const K& key) override {
+    if (bpf_map_delete_elem(fd_, &key) != 0 && errno != ENOENT) {
+      return DIMCTL_FAIL(errno, "map {}: delete", name_);
+    }
+    return ok();
+  }
+
+ private:
+  int fd_;
+  const char* name_;
+};
+
+// napi_free / cq_free (QUEUE of __u32).
+class BpfFreeSlots final : public FreeSlots {
+ public:
+  BpfFreeSlots(int fd, const char* name) : fd_(fd), name_(name) {}
+  Result<void> push(uint32_t index) override;
+
+ private:
+  int fd_;
+  const char* name_;
+};
 
 // A reader's raw key/value buffers, reused from one read to the next. `chunk` = keys per batch
 // call; it only grows (on ENOSPC, a hash bucket larger than the chunk).

@@ -202,6 +202,11 @@ std::optional<NapiInfo> NetlinkNetdevDirectory::napi(uint32_t ifindex, uint32_t 
   return it->second;
 }
 
+bool NetlinkNetdevDirectory::knows_napis(uint32_t ifindex) const {
+  auto it = napis_.lower_bound({ifindex, 0});
+  return it != napis_.end() && it->first.first == ifindex;
+}
+
 Result<std::map<uint32_t, std::string>> NetlinkNetdevDirectory::devices() {
   // Subscribe before the first dump: a change between the two is then seen next time.
   if (!impl_->link_events_tried) impl_->open_link_events();

@@ -1,9 +1,14 @@
-// CounterAggregator: turns BPF map contents into model::Snapshot counters.
-// Pure logic over the MapReader / NetdevDirectory interfaces (unit-tested with fakes):
-//   - merges the NAPI slot array and overflow hash per key (the readers sum the CPUs);
-//   - labels NAPIs (device, RX queue, IRQ, qstats bytes) and CQs (ibdev, poll ctx ...);
+// CounterAggregator: turns BPF counters into model::Snapshot counters. Pure logic over the
+// MapReader / NetdevDirectory interfaces and the slot tables (unit-tested with fakes and with
+// tables in plain memory):
+//   - labels NAPIs (device, RX queue, IRQ, qstats bytes) and CQs (ibdev, poll ctx ...), in key
+//     order;
 //   - retires keys whose NAPI or CQ disappeared: drops them from the snapshot and erases them
 //     from the maps so they neither leak nor come back with stale counters.
+// The collector reads the slot tables (slot_table.h). NapiSlotArray and NapiSources (which merge
+// the former per-CPU slot array and overflow hash per key), per_cpu_fold.h and src/bpf_maps.h
+// are the read path it used before, kept for the benchmark's same-run comparison
+// (bench/collector) and tested as before.
 #pragma once
 
 #include <array>
@@ -32,7 +37,7 @@ using CqInfoMap = MapReader<dimctl_cq_key, dimctl_cq_info>;
 
 model::PollContext poll_context_from_code(uint32_t code);
 
-// The per-CPU slot array of napi.bpf.c (fast path, see dimctl_bpf.h). Index = slot.
+// The per-CPU slot array of the former napi.bpf.c (its fast path). Index = slot.
 class NapiSlotArray {
  public:
   virtual ~NapiSlotArray() = default;
@@ -63,11 +68,21 @@ class NapiSources final : public NapiMap {
   std::vector<uint32_t> by_slot_;
 };
 
+class NapiSlotTable;  // slot_table.h
+
 // An entry's key packed into 64 bits (ifindex or IB device index high) and its position: what
 // the aggregator sorts instead of the entries.
 struct KeyOrder {
   uint64_t key;
   uint32_t pos;
+};
+
+// The key order of one map's entries and the keys it was computed for, in read order: when a
+// read returns the same keys in the same positions as the last (the slot tables do while no
+// NAPI or CQ comes or goes), the order is reused as it is instead of being sorted again.
+struct KeyOrderCache {
+  std::vector<KeyOrder> order;
+  std::vector<uint64_t> keys;
 };
 
 struct AggregatorStats {
@@ -90,7 +105,8 @@ class CounterAggregator {
 
   // Queues from napi_stats, in key order (ifindex, napi id), into out.queues, and their device
   // names into out.devices (one entry per ifindex, in the same order). Nothing else of `out`
-  // is touched. The directory must have been refreshed by the caller.
+  // is touched. The directory must have been refreshed by the caller. Entries with the same key
+  // (two slots of one NAPI after a rare claim race, dimctl_bpf.h) are added up into one queue.
   //
   // `out` is meant to be the snapshot this call filled last time: every field of the queues is
   // overwritten in place, a name is assigned only where it differs from the one at its position
@@ -101,6 +117,10 @@ class CounterAggregator {
   Result<void> queues(NapiMap& map, model::Snapshot& out);
   // The same into a new snapshot (queues and devices only).
   Result<model::Snapshot> queues(NapiMap& map);
+  // The same from the slot table (the collector's read path): table.refresh(), then its live
+  // slots are labelled in its key order, their counters read from its memory as they are
+  // written into `out` (no copy of the table, no sort in steady state). Errors name napi_slots.
+  Result<void> queues(NapiSlotTable& table, model::Snapshot& out);
   // CQs from cq_stats + cq_info, in key order (IB device index, CQ id); `events` = lifecycle
   // events drained from the ring buffer since the previous call (a freed CQ is retired after its
   // final counters were read). Written into `out` as queues() does; on failure `out` may be left
@@ -114,6 +134,11 @@ class CounterAggregator {
   const AggregatorStats& stats() const { return stats_; }
 
  private:
+  // queues() over entries in key order (src/aggregator.cc: ReadEntries, TableEntries); `map`
+  // retires what is gone.
+  template <typename Entries>
+  Result<void> label_queues(const Entries& entries, NapiMap& map, model::Snapshot& out);
+
   NetdevDirectory& dir_;
   bool count_bytes_;
   std::optional<std::set<uint32_t>> byte_devices_;
@@ -125,9 +150,10 @@ class CounterAggregator {
   std::vector<NapiEntry> napis_;
   std::vector<CqEntry> cqs_;
   std::vector<CqInfoEntry> cq_infos_;
-  // Key order of napis_ or cqs_ (order_) and of cq_infos_ (info_order_).
-  std::vector<KeyOrder> order_;
-  std::vector<KeyOrder> info_order_;
+  // Key order of napis_, cqs_ and cq_infos_.
+  KeyOrderCache napi_order_;
+  KeyOrderCache cq_order_;
+  KeyOrderCache info_order_;
 };
 
 }  // namespace dimctl::collector

@@ -1,5 +1,6 @@
 // BpfCollector: the kernel-facing CounterSource. Loads napi.bpf.c / rdma.bpf.c (CO-RE),
-// attaches what the running kernel has, and samples the per-CPU maps into model::Snapshot.
+// attaches what the running kernel has, and samples the slot tables it maps from the programs'
+// counter arrays (slot_table.h) into model::Snapshot.
 // A missing tracepoint/module never fails open(): that program is reported unattached with the
 // reason (programs()), logged once, and everything else runs.
 #pragma once

@@ -2,8 +2,9 @@
 // tests use in-memory fakes.
 //
 // Reads append to a vector the caller owns and clears: the caller keeps it between samples, so
-// once it has held the largest map a read allocates nothing. Per-CPU maps come summed over the
-// possible CPUs (per_cpu_fold.h), one entry per key, in no particular order.
+// once it has held the largest map a read allocates nothing. A PerCpuMapReader returns each key's
+// total: per-CPU maps summed over the possible CPUs (per_cpu_fold.h), the slot tables
+// (slot_table.h) their one shared copy; one entry per key, in no particular order.
 #pragma once
 
 #include <vector>

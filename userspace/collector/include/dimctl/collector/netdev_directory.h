@@ -28,6 +28,9 @@ class NetdevDirectory {
   // True when netlink listed the NAPIs of this device (absence of one then means it is gone).
   virtual bool lists_napis(uint32_t ifindex) const = 0;
   virtual std::optional<NapiInfo> napi(uint32_t ifindex, uint32_t napi_id) const = 0;
+  // False when napi() answers nullopt for every NAPI of the device (the kernel's netdev family
+  // has nothing on it, e.g. before v6.8), so the aggregator need not ask per NAPI.
+  virtual bool knows_napis(uint32_t /*ifindex*/) const { return true; }
   // Every net device of the namespace, ifindex -> name (only the skb byte counter's device
   // filter needs it; called once per sample while that filter is on).
   virtual Result<std::map<uint32_t, std::string>> devices() = 0;
@@ -49,6 +52,7 @@ class NetlinkNetdevDirectory final : public NetdevDirectory {
   std::optional<std::string> ifname(uint32_t ifindex) const override;
   bool lists_napis(uint32_t ifindex) const override;
   std::optional<NapiInfo> napi(uint32_t ifindex, uint32_t napi_id) const override;
+  bool knows_napis(uint32_t ifindex) const override;
   // if_nameindex(3), cached: re-read only after a link notification (RTMGRP_LINK: device added,
   // removed, renamed ...), since a full RTM_GETLINK dump costs ~50 us with 4 devices and over
   // 1 ms with 100. Without the notification socket, re-read on every call.

@@ -1,5 +1,6 @@
 // Summing per-CPU BPF map values straight out of the kernel's batch buffers, into one flat
-// vector of (key, summed value): no per-key or per-CPU containers.
+// vector of (key, summed value): no per-key or per-CPU containers. The read path of the former
+// per-CPU maps, kept for the benchmark's comparison (bench/collector).
 //
 // Layout (bpf_map_lookup_batch and bpf_map_lookup_elem on per-CPU maps): keys back to back,
 // then per key one value per possible CPU, each per_cpu_stride(value_size) bytes.
@@ -65,7 +66,7 @@ void fold_per_cpu(const uint8_t* keys, const uint8_t* values, size_t count, size
   }
 }
 
-// Appends `count` indexes of the napi_slots per-CPU array (values: count x ncpus x
+// Appends `count` indexes of the former napi_slots per-CPU array (values: count x ncpus x
 // sizeof(dimctl_napi_slot)): per index, one entry per NAPI holding the slot on some CPU, summed
 // over those CPUs; free copies (ifindex 0) are skipped. A NAPI only ever holds its own slot
 // (napi_id & (DIMCTL_NAPI_SLOTS - 1)), so each index read once gives unique keys.
