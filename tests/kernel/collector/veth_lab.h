@@ -88,8 +88,9 @@ class VethLab {
     const char* steps[] = {
         "ip netns add {ns}",
         "{b}sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1",
-        "ip link add {va} numrxqueues {q} numtxqueues {q} type veth peer name {vb} numrxqueues {q} "
-        "numtxqueues {q} netns {ns}",
+        // One command split over two lines; the parentheses tell clang the concatenation is meant.
+        ("ip link add {va} numrxqueues {q} numtxqueues {q} type veth peer name {vb} "
+         "numrxqueues {q} numtxqueues {q} netns {ns}"),
         "ip addr add {rx}/24 dev {va}",
         "{b}ip addr add {tx}/24 dev {vb}",
         "ethtool -K {va} gro on",
