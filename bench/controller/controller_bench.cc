@@ -5,7 +5,8 @@
 //   controller_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
 //
 // BM_SourceOnly measures the synthetic source alone (its in-place sample_into(), what the
-// controller calls) so the controller's own share can be read off.
+// controller calls) so the controller's own share can be read off. BM_ControllerStep_Policy runs
+// the cost model (algorithm model) or both policies (compare) on every device instead.
 #include <sys/resource.h>
 
 #include <benchmark/benchmark.h>
@@ -116,8 +117,17 @@ double peak_rss_mb() {
   return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
+// Which policy every device runs (BM_ControllerStep_Policy): the default (net DIM), the cost
+// model, or net DIM with the model compared beside it.
+enum class Policy : int { kNetDim = 0, kModel = 1, kNetDimCompare = 2, kModelCompare = 3 };
+
 struct Rig {
-  Rig(int queues, int64_t publish_interval_ns, int busy_pct = 100) : source(queues, busy_pct) {
+  Rig(int queues, int64_t publish_interval_ns, int busy_pct = 100, Policy p = Policy::kNetDim)
+      : source(queues, busy_pct) {
+    if (p == Policy::kModel || p == Policy::kModelCompare) {
+      policy.fallback.algorithm = model::Algorithm::kModel;
+    }
+    policy.fallback.compare = p == Policy::kNetDimCompare || p == Policy::kModelCompare;
     source.devices_into(net);
     controller::ControllerOptions opts;
     opts.period_ns = kPeriodNs;
@@ -174,6 +184,33 @@ BENCHMARK(BM_ControllerStep)
     ->Args({10000, 1000, 50})
     ->Args({10000, 1000, 25})
     ->Args({10000, 1000, 10})
+    ->Unit(benchmark::kMicrosecond);
+
+// The same steps with another policy on every device: algorithm model, or a rule with compare
+// (both policies per queue). range(3): Policy. The default policy's rows are BM_ControllerStep.
+void BM_ControllerStep_Policy(benchmark::State& state) {
+  spdlog::set_level(spdlog::level::warn);
+  Rig rig(static_cast<int>(state.range(0)), state.range(1) * 1'000'000,
+          static_cast<int>(state.range(2)), static_cast<Policy>(state.range(3)));
+  for (int i = 0; i < 20; ++i) {
+    rig.clock.advance(kPeriodNs);
+    (void)rig.ctl->step();
+  }
+  for (auto _ : state) measured_step(rig);
+  uint64_t changes = 0;
+  for (const auto& q : rig.ctl->state()->queues) changes += q.dim.profile_changes_total;
+  state.counters["changes_per_q_step"] =
+      static_cast<double>(changes) /
+      (static_cast<double>(state.iterations() + 20) * static_cast<double>(state.range(0)));
+  state.counters["peak_rss_MB"] = peak_rss_mb();
+}
+BENCHMARK(BM_ControllerStep_Policy)
+    ->ArgNames({"queues", "publish_ms", "busy_pct", "policy"})
+    ->Args({10000, 1000, 10, static_cast<int>(Policy::kModel)})
+    ->Args({10000, 1000, 100, static_cast<int>(Policy::kModel)})
+    ->Args({10000, 1000, 10, static_cast<int>(Policy::kNetDimCompare)})
+    ->Args({10000, 1000, 100, static_cast<int>(Policy::kNetDimCompare)})
+    ->Args({10000, 1000, 10, static_cast<int>(Policy::kModelCompare)})
     ->Unit(benchmark::kMicrosecond);
 
 // The source's own share of a step: the same in-place update the controller asks for.

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "dim/model_policy.h"
 #include "dim/net_dim.h"
 #include "dim/rdma_dim.h"
 #include "ref_dim.h"
@@ -172,6 +173,73 @@ void BM_RdmaDim_OnEvents_Period(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(events) / static_cast<double>(state.iterations()));
 }
 BENCHMARK(BM_RdmaDim_OnEvents_Period);
+
+// ModelPolicy::update(): one call per queue and period (the controller's cost per model queue),
+// on one instance (hot in cache) and on 10k instances in turn (the controller's case: each
+// period touches every queue's 24 bytes once). items = calls.
+const std::vector<dim::ModelInput>& model_stream() {
+  static const auto s = dim::bench::make_model_stream(kStreamLen, 44);
+  return s;
+}
+
+const dim::ModelTable& model_table(int which) {
+  static const dim::ModelTable eqe(dim::kNetRxEqeProfiles, dim::ProfileCount::kPackets,
+                                   dim::ModelParams{});
+  static const dim::ModelTable rdma(dim::kRdmaProfiles, dim::ProfileCount::kCompletions,
+                                    dim::ModelParams{});
+  return which == 0 ? eqe : rdma;
+}
+
+void BM_ModelPolicy_Update(benchmark::State& state) {
+  const auto& stream = model_stream();
+  const dim::ModelTable& table = model_table(static_cast<int>(state.range(0)));
+  dim::ModelPolicy m(table);
+  size_t i = 0;
+  uint64_t changes = 0;
+  for (auto _ : state) {
+    const bool changed = m.update(table, stream[i]);
+    benchmark::DoNotOptimize(changed);
+    changes += changed;
+    if (++i == stream.size()) i = 0;
+  }
+  report(state, changes);
+}
+BENCHMARK(BM_ModelPolicy_Update)->ArgName("rdma")->Arg(0)->Arg(1);
+
+void BM_ModelPolicy_Update_10kQueues(benchmark::State& state) {
+  const auto& stream = model_stream();
+  const dim::ModelTable& table = model_table(0);
+  constexpr size_t kQueues = 10'000;
+  std::vector<dim::ModelPolicy> queues(kQueues, dim::ModelPolicy(table));
+  size_t i = 0;
+  uint64_t changes = 0;
+  for (auto _ : state) {
+    // Queue q gets the stream from its own offset, so queues are in different regimes.
+    for (size_t q = 0; q < kQueues; ++q) {
+      changes += queues[q].update(table, stream[(i + q * 37) & (kStreamLen - 1)]);
+    }
+    ++i;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kQueues));
+  state.counters["changes_per_1k_calls"] =
+      benchmark::Counter(static_cast<double>(changes) * 1000.0 /
+                         (static_cast<double>(state.iterations()) * static_cast<double>(kQueues)));
+}
+BENCHMARK(BM_ModelPolicy_Update_10kQueues)->Unit(benchmark::kMicrosecond);
+
+// Building a device's table (once per policy: start-up, reload).
+void BM_ModelTable_Build(benchmark::State& state) {
+  for (auto _ : state) {
+    if (state.range(0) == 0) {
+      dim::ModelTable t(dim::kNetRxEqeProfiles, dim::ProfileCount::kPackets, dim::ModelParams{});
+      benchmark::DoNotOptimize(t.threshold(1));
+    } else {
+      dim::ModelTable t(dim::kRdmaProfiles, dim::ProfileCount::kCompletions, dim::ModelParams{});
+      benchmark::DoNotOptimize(t.threshold(1));
+    }
+  }
+}
+BENCHMARK(BM_ModelTable_Build)->ArgName("rdma")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

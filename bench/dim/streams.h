@@ -2,10 +2,12 @@
 // C++ library and to the C reference, so the comparison measures the code, not the input.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
 
+#include "dim/model_policy.h"
 #include "dim/sample.h"
 
 namespace dim::bench {
@@ -68,6 +70,33 @@ inline std::vector<RdmaEvent> make_rdma_stream(size_t n, uint64_t seed) {
     }
     t += static_cast<int64_t>(spacing * uni(80, 120) / 100);
     out.push_back({t, static_cast<uint32_t>(uni(comps / 2, comps + comps / 2))});
+  }
+  return out;
+}
+
+// ModelPolicy: one input per 20 ms period, load regimes of 20..400 periods (rates 100/s to
+// 5M/s log-uniform, 1..32 completions per event, now and then a QD=1 regime) with ±10 % jitter
+// per period, so the policy moves up and down, and the bounce guard and the budget come into play.
+inline std::vector<ModelInput> make_model_stream(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto uni = [&rng](uint64_t lo, uint64_t hi) {
+    return std::uniform_int_distribution<uint64_t>(lo, hi)(rng);
+  };
+  std::vector<ModelInput> out;
+  out.reserve(n);
+  double rate = 1000, cpe = 4;
+  uint64_t left = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (left-- == 0) {
+      left = uni(20, 400);
+      rate = 100 * std::pow(10.0, static_cast<double>(uni(0, 470)) / 100);
+      cpe = uni(0, 4) == 0 ? 1.0 : static_cast<double>(uni(100, 3200)) / 100;
+    }
+    ModelInput in;
+    in.dt_ns = 20'000'000;
+    in.completions = static_cast<uint64_t>(rate * 0.02 * static_cast<double>(uni(90, 110)) / 100);
+    in.events = static_cast<uint64_t>(static_cast<double>(in.completions) / cpe);
+    out.push_back(in);
   }
   return out;
 }

@@ -11,12 +11,14 @@ constexpr std::array<std::pair<model::Mode, std::string_view>, 3> kModes{{
     {model::Mode::kShadow, "shadow"},
     {model::Mode::kEnforce, "enforce"},
 }};
-constexpr std::array<std::pair<model::Algorithm, std::string_view>, 5> kAlgorithms{{
+constexpr std::array<std::pair<model::Algorithm, std::string_view>, 7> kAlgorithms{{
     {model::Algorithm::kNetEqe, "net_eqe"},
     {model::Algorithm::kNetCqe, "net_cqe"},
     {model::Algorithm::kRdma, "rdma"},
     {model::Algorithm::kStatic, "static"},
     {model::Algorithm::kOff, "off"},
+    {model::Algorithm::kModel, "model"},
+    {model::Algorithm::kModelCqe, "model_cqe"},
 }};
 constexpr std::array<std::pair<model::DeviceKind, std::string_view>, 2> kKinds{{
     {model::DeviceKind::kNet, "net"},

@@ -57,6 +57,8 @@ enum M : std::size_t {
   kDimProfileChanges,
   kDimWantedUsecs,
   kDimWantedFrames,
+  kCompareProfileIndex,
+  kCompareProfileChanges,
   // per device
   kDeviceInfo,
   kDeviceAllowlisted,
@@ -89,6 +91,8 @@ enum M : std::size_t {
   kCqDimProfileChanges,
   kCqDimWantedUsecs,
   kCqDimWantedComps,
+  kCqCompareProfileIndex,
+  kCqCompareProfileChanges,
   kCount,
 };
 
@@ -178,7 +182,8 @@ const std::vector<MetricSpec>& catalogue() {
        {Q}},
       {"dimctl_dim_profile_index",
        MetricType::Gauge,
-       "DIM profile index: DIM's own choice (source=dim) and after policy bounds (source=applied).",
+       "DIM profile index: DIM's own choice (source=dim; the cost model's with algorithm model) "
+       "and after policy bounds (source=applied).",
        {Q, "source"}},
       {"dimctl_dim_tune_state",
        MetricType::Gauge,
@@ -201,6 +206,15 @@ const std::vector<MetricSpec>& catalogue() {
        MetricType::Gauge,
        "Moderation frame count (ethtool frames) of the profile DIM chose for the queue.",
        {Q}},
+      {"dimctl_compare_profile_index",
+       MetricType::Gauge,
+       "Rules with compare: the profile index kernel-identical DIM (policy=dim) and the cost "
+       "model (policy=model) pick for the queue, after the device's profile bounds.",
+       {Q, "policy"}},
+      {"dimctl_compare_profile_changes_total",
+       MetricType::Counter,
+       "Rules with compare: times each policy changed its profile index for the queue.",
+       {Q, "policy"}},
 
       {"dimctl_device_info",
        MetricType::Gauge,
@@ -314,6 +328,15 @@ const std::vector<MetricSpec>& catalogue() {
        MetricType::Gauge,
        "Moderation completion count of the profile RDMA DIM chose for the CQ.",
        {C}},
+      {"dimctl_rdma_cq_compare_profile_index",
+       MetricType::Gauge,
+       "Rules with compare: the profile index RDMA DIM (policy=dim) and the cost model "
+       "(policy=model) pick for the CQ, after the device's profile bounds.",
+       {C, "policy"}},
+      {"dimctl_rdma_cq_compare_profile_changes_total",
+       MetricType::Counter,
+       "Rules with compare: times each policy changed its profile index for the CQ.",
+       {C, "policy"}},
   };
   return k;
 }
@@ -419,6 +442,11 @@ void render_dim(Builder& out, const model::DimView& dim, bool cq, const Labels& 
   const M profile = cq ? kCqDimProfileIndex : kDimProfileIndex;
   out.add(profile, with("dim"), dim.profile_ix);
   out.add(profile, with("applied"), dim.applied_ix);
+  // The cost model has no tune state, tired counter or windows: those series are absent.
+  if (dim.model) {
+    out.add(cq ? kCqDimProfileChanges : kDimProfileChanges, labels, d(dim.profile_changes_total));
+    return;
+  }
   out.add(cq ? kCqDimTuneState : kDimTuneState, labels, dim.tune_state);
   // RDMA DIM has no tired counter (dim-spec: no parking on the RDMA side).
   if (!cq) out.add(kDimTired, labels, dim.tired);
@@ -426,6 +454,23 @@ void render_dim(Builder& out, const model::DimView& dim, bool cq, const Labels& 
     out.add(cq ? kCqDimDecisions : kDimDecisions, with(verdict_name(v)), d(dim.verdicts_total[v]));
   }
   out.add(cq ? kCqDimProfileChanges : kDimProfileChanges, labels, d(dim.profile_changes_total));
+}
+
+// Both policies' picks of a queue or CQ whose rule compares them.
+void render_compare(Builder& out, const std::optional<model::PolicyComparison>& c, bool cq,
+                    const Labels& labels) {
+  if (!c) return;
+  auto with = [&labels](std::string_view policy) {
+    Labels l = labels;
+    l.push_back(policy);
+    return l;
+  };
+  const M index = cq ? kCqCompareProfileIndex : kCompareProfileIndex;
+  const M changes = cq ? kCqCompareProfileChanges : kCompareProfileChanges;
+  out.add(index, with("dim"), c->dim_ix);
+  out.add(index, with("model"), c->model_ix);
+  out.add(changes, with("dim"), d(c->dim_changes_total));
+  out.add(changes, with("model"), d(c->model_changes_total));
 }
 
 void render_coalesce(Builder& out, const std::string& dev, const std::optional<model::Coalesce>& c,
@@ -561,6 +606,7 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
         out.add(kDimWantedUsecs, {dev, ql, dir}, q.wanted_usecs);
         out.add(kDimWantedFrames, {dev, ql, dir}, q.wanted_frames);
       }
+      render_compare(out, q.compare, /*cq=*/false, {dev, ql, dir});
     }
 
     // CQs.
@@ -597,6 +643,7 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
         out.add(kCqDimWantedUsecs, {dev, cq}, q.wanted_usec);
         out.add(kCqDimWantedComps, {dev, cq}, q.wanted_comps);
       }
+      render_compare(out, q.compare, /*cq=*/true, {dev, cq});
     }
 
     // Devices: bounded by the host's NICs, so not capped; duplicates are still skipped.

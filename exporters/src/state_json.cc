@@ -13,6 +13,7 @@ using nlohmann::json;
 json dim_to_json(const model::DimView& d) {
   return json{
       {"active", d.active},
+      {"model", d.model},
       {"profile_ix", d.profile_ix},
       {"applied_ix", d.applied_ix},
       {"tune_state", d.tune_state},
@@ -29,6 +30,16 @@ json dim_to_json(const model::DimView& d) {
       {"epms", d.epms},
       {"cpms", d.cpms},
       {"cpe_ratio", d.cpe_ratio},
+  };
+}
+
+json compare_to_json(const std::optional<model::PolicyComparison>& c) {
+  if (!c) return json(nullptr);
+  return json{
+      {"dim_ix", c->dim_ix},
+      {"model_ix", c->model_ix},
+      {"dim_changes_total", c->dim_changes_total},
+      {"model_changes_total", c->model_changes_total},
   };
 }
 
@@ -94,6 +105,7 @@ const json& array_at(const json& j, const char* key, const std::string& where) {
 model::DimView dim_from_json(const json& j, const std::string& w) {
   model::DimView d;
   get(j, "active", d.active, w);
+  get(j, "model", d.model, w);
   get(j, "profile_ix", d.profile_ix, w);
   get(j, "applied_ix", d.applied_ix, w);
   get(j, "tune_state", d.tune_state, w);
@@ -110,6 +122,20 @@ model::DimView dim_from_json(const json& j, const std::string& w) {
   get(j, "cpms", d.cpms, w);
   get(j, "cpe_ratio", d.cpe_ratio, w);
   return d;
+}
+
+// Absent or null (older daemons, rules without compare): no comparison.
+std::optional<model::PolicyComparison> compare_from_json(const json& j, const std::string& w) {
+  auto it = j.find("compare");
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (!it->is_object()) throw ParseError{w + ".compare", "not an object"};
+  model::PolicyComparison c;
+  const std::string cw = w + ".compare";
+  get(*it, "dim_ix", c.dim_ix, cw);
+  get(*it, "model_ix", c.model_ix, cw);
+  get(*it, "dim_changes_total", c.dim_changes_total, cw);
+  get(*it, "model_changes_total", c.model_changes_total, cw);
+  return c;
 }
 
 model::Coalesce coalesce_from_json(const json& j, const std::string& w) {
@@ -162,6 +188,7 @@ model::ControllerState parse_state(const json& j) {
     v.dim = dim_from_json(object_at(q, "dim", qw), qw + ".dim");
     get(q, "wanted_usecs", v.wanted_usecs, qw);
     get(q, "wanted_frames", v.wanted_frames, qw);
+    v.compare = compare_from_json(q, qw);
     s.queues.push_back(std::move(v));
   }
 
@@ -191,6 +218,7 @@ model::ControllerState parse_state(const json& j) {
     v.dim = dim_from_json(object_at(q, "dim", qw), qw + ".dim");
     get(q, "wanted_usec", v.wanted_usec, qw);
     get(q, "wanted_comps", v.wanted_comps, qw);
+    v.compare = compare_from_json(q, qw);
     s.cqs.push_back(std::move(v));
   }
 
@@ -204,6 +232,7 @@ model::ControllerState parse_state(const json& j) {
     get(d, "driver", v.driver, dw);
     get_enum(d, "mode", v.mode, &parse_mode, dw);
     get_enum(d, "algorithm", v.algorithm, &parse_algorithm, dw);
+    get(d, "compare", v.compare, dw);
     get(d, "rule", v.rule, dw);
     get(d, "allowlisted", v.allowlisted, dw);
     if (auto it = d.find("requested"); it != d.end() && !it->is_null()) {
@@ -275,6 +304,7 @@ json state_to_json(const model::ControllerState& s) {
     o["dim"] = dim_to_json(q.dim);
     o["wanted_usecs"] = q.wanted_usecs;
     o["wanted_frames"] = q.wanted_frames;
+    o["compare"] = compare_to_json(q.compare);
     queues.push_back(std::move(o));
   }
   json cqs = json::array();
@@ -285,6 +315,7 @@ json state_to_json(const model::ControllerState& s) {
     o["dim"] = dim_to_json(q.dim);
     o["wanted_usec"] = q.wanted_usec;
     o["wanted_comps"] = q.wanted_comps;
+    o["compare"] = compare_to_json(q.compare);
     cqs.push_back(std::move(o));
   }
   json devices = json::array();
@@ -295,6 +326,7 @@ json state_to_json(const model::ControllerState& s) {
         {"driver", d.driver},
         {"mode", mode_name(d.mode)},
         {"algorithm", algorithm_name(d.algorithm)},
+        {"compare", d.compare},
         {"rule", d.rule},
         {"allowlisted", d.allowlisted},
         {"requested", optional_coalesce(d.requested)},

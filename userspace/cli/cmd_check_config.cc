@@ -82,10 +82,18 @@ void print_summary(const Config& cfg) {
   for (const auto& r : cfg.rules) {
     std::string algo =
         r.algorithm ? config::algorithm_name(*r.algorithm, r.static_index) : std::string("default");
+    if (r.compare) algo += fmt::format(" (compare: {})", config::compare_name(*r.compare));
     std::cout << fmt::format("    {}: mode {}, algorithm {}, match {}\n", r.name,
                              config::mode_name(r.mode.value_or(cfg.mode)), algo,
                              match_text(r.match));
   }
+}
+
+// The algorithm, and the policy compared with it ("model vs dim").
+std::string algorithm_text(const model::DevicePolicy& p) {
+  std::string out = config::algorithm_name(p.algorithm, p.static_index);
+  if (p.compare) out += model::is_model(p.algorithm) ? " vs dim" : " vs model";
+  return out;
 }
 
 int print_devices(const config::ConfigPolicy& policy, const Options& opt) {
@@ -119,8 +127,7 @@ int print_devices(const config::ConfigPolicy& policy, const Options& opt) {
     std::cout << fmt::format("  {:<5} {:<16} {:<14} {:<16} {:<8} {:<10} {}\n",
                              dev.kind == DeviceKind::kNet ? "net" : "rdma", dev.name,
                              dev.driver.empty() ? "-" : dev.driver, p.rule.empty() ? "-" : p.rule,
-                             config::mode_name(p.mode),
-                             config::algorithm_name(p.algorithm, p.static_index), note);
+                             config::mode_name(p.mode), algorithm_text(p), note);
   }
   for (size_t i = 0; i < used.size(); ++i)
     if (!used[i])

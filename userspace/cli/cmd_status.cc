@@ -27,6 +27,13 @@ std::string req_app(const std::optional<model::Coalesce>& req,
   return one(req) + "/" + one(app);
 }
 
+// The algorithm, and the policy compared with it (rule key compare): "model vs dim".
+std::string algorithm_text(const model::DeviceView& d) {
+  std::string out(exporters::algorithm_name(d.algorithm));
+  if (d.compare) out += model::is_model(d.algorithm) ? " vs dim" : " vs model";
+  return out;
+}
+
 std::string render_status(const model::ControllerState& s, const std::string& address) {
   std::string out =
       fmt::format("dimctl daemon at {}: {}, {} loops, last loop {:.2f} ms, {} sample errors\n",
@@ -58,7 +65,7 @@ std::string render_status(const model::ControllerState& s, const std::string& ad
     }
     t.add({d.name, std::string(exporters::device_kind_name(d.kind)),
            d.driver.empty() ? "-" : d.driver, std::string(exporters::mode_name(d.mode)),
-           std::string(exporters::algorithm_name(d.algorithm)), d.rule.empty() ? "-" : d.rule,
+           algorithm_text(d), d.rule.empty() ? "-" : d.rule,
            req_app(d.requested, d.applied, &model::Coalesce::rx_usecs),
            req_app(d.requested, d.applied, &model::Coalesce::rx_max_frames),
            req_app(d.requested, d.applied, &model::Coalesce::tx_usecs),

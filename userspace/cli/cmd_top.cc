@@ -58,6 +58,11 @@ std::string profile(const model::DimView& d) {
   return fmt::format("{}->{}", d.profile_ix, d.applied_ix);  // DIM's choice -> after bounds
 }
 
+// Rules with compare: both policies' picks after bounds, "dim/model" (e.g. "3/1").
+std::string compared(const std::optional<model::PolicyComparison>& c) {
+  return c ? fmt::format("{}/{}", c->dim_ix, c->model_ix) : std::string("-");
+}
+
 std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
   std::string out = fmt::format(
       "dimctl top  {}  {}  loops {}  last loop {:.2f} ms  sample errors {}  (every {}{})\n\n",
@@ -73,8 +78,21 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
     };
     return key(a) < key(b);
   });
-  Table qt({"DEVICE", "QUEUE", "DIR", "MODE", "PKTS/S", "EVENTS/S", "PKTS/EVENT", "PROFILE",
-            "USECS want/applied", "FRAMES want/applied"});
+  // The comparison column only when some rule compares (compare: dim|model).
+  const bool any_compare = std::any_of(s.queues.begin(), s.queues.end(),
+                                       [](const auto& q) { return q.compare.has_value(); });
+  std::vector<std::string> qheader{"DEVICE",
+                                   "QUEUE",
+                                   "DIR",
+                                   "MODE",
+                                   "PKTS/S",
+                                   "EVENTS/S",
+                                   "PKTS/EVENT",
+                                   "PROFILE",
+                                   "USECS want/applied",
+                                   "FRAMES want/applied"};
+  if (any_compare) qheader.push_back("DIM/MODEL");
+  Table qt(std::move(qheader));
   for (const auto* q : queues) {
     const auto* dev = find_device(s, q->device);
     const bool tx = q->direction == "tx";
@@ -84,12 +102,19 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
       app_frames = tx ? dev->applied->tx_max_frames : dev->applied->rx_max_frames;
     }
     const bool want = q->dim.active;
-    qt.add({q->device, exporters::queue_label(q->counters), q->direction,
-            dev ? std::string(exporters::mode_name(dev->mode)) : "-", human(q->packets_per_second),
-            human(q->events_per_second), ratio(q->packets_per_second, q->events_per_second),
-            profile(q->dim),
-            (want ? std::to_string(q->wanted_usecs) : "-") + "/" + opt_str(app_usecs),
-            (want ? std::to_string(q->wanted_frames) : "-") + "/" + opt_str(app_frames)});
+    std::vector<std::string> row{
+        q->device,
+        exporters::queue_label(q->counters),
+        q->direction,
+        dev ? std::string(exporters::mode_name(dev->mode)) : "-",
+        human(q->packets_per_second),
+        human(q->events_per_second),
+        ratio(q->packets_per_second, q->events_per_second),
+        profile(q->dim),
+        (want ? std::to_string(q->wanted_usecs) : "-") + "/" + opt_str(app_usecs),
+        (want ? std::to_string(q->wanted_frames) : "-") + "/" + opt_str(app_frames)};
+    if (any_compare) row.push_back(compared(q->compare));
+    qt.add(std::move(row));
   }
   out += qt.size() ? qt.str() : "no queues\n";
 
@@ -100,21 +125,33 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
       return std::tuple(a->counters.ibdev, a->counters.key.cq_id) <
              std::tuple(b->counters.ibdev, b->counters.key.cq_id);
     });
-    Table ct({"DEVICE", "CQ", "POLL_CTX", "MODE", "COMPS/S", "EVENTS/S", "COMPS/EVENT", "PROFILE",
-              "USEC want/kernel", "COMPS want/kernel"});
+    const bool cq_compare = std::any_of(s.cqs.begin(), s.cqs.end(),
+                                        [](const auto& c) { return c.compare.has_value(); });
+    std::vector<std::string> cheader{"DEVICE",           "CQ",
+                                     "POLL_CTX",         "MODE",
+                                     "COMPS/S",          "EVENTS/S",
+                                     "COMPS/EVENT",      "PROFILE",
+                                     "USEC want/kernel", "COMPS want/kernel"};
+    if (cq_compare) cheader.push_back("DIM/MODEL");
+    Table ct(std::move(cheader));
     for (const auto* c : cqs) {
       const auto* dev = find_device(s, c->counters.ibdev);
       const bool k = c->counters.kernel_modifies > 0;  // kernel values unknown before cq_modify
       const bool want = c->dim.active;
-      ct.add({c->counters.ibdev, std::to_string(c->counters.key.cq_id),
-              std::string(exporters::poll_context_name(c->counters.poll_ctx)),
-              dev ? std::string(exporters::mode_name(dev->mode)) : "-",
-              human(c->completions_per_second), human(c->events_per_second),
-              ratio(c->completions_per_second, c->events_per_second), profile(c->dim),
-              (want ? std::to_string(c->wanted_usec) : "-") + "/" +
-                  (k ? std::to_string(c->counters.kernel_usec) : "-"),
-              (want ? std::to_string(c->wanted_comps) : "-") + "/" +
-                  (k ? std::to_string(c->counters.kernel_comps) : "-")});
+      std::vector<std::string> row{c->counters.ibdev,
+                                   std::to_string(c->counters.key.cq_id),
+                                   std::string(exporters::poll_context_name(c->counters.poll_ctx)),
+                                   dev ? std::string(exporters::mode_name(dev->mode)) : "-",
+                                   human(c->completions_per_second),
+                                   human(c->events_per_second),
+                                   ratio(c->completions_per_second, c->events_per_second),
+                                   profile(c->dim),
+                                   (want ? std::to_string(c->wanted_usec) : "-") + "/" +
+                                       (k ? std::to_string(c->counters.kernel_usec) : "-"),
+                                   (want ? std::to_string(c->wanted_comps) : "-") + "/" +
+                                       (k ? std::to_string(c->counters.kernel_comps) : "-")};
+      if (cq_compare) row.push_back(compared(c->compare));
+      ct.add(std::move(row));
     }
     out += "\nRDMA CQs\n" + ct.str();
   }
@@ -155,7 +192,8 @@ const Registrar kRegistrar("top", [](CLI::App& app, Runner& run) {
   CLI::App* sub = app.add_subcommand(
       "top",
       "Live per-queue / per-CQ table: rates, packets per event, DIM profile, wanted vs "
-      "applied moderation (reads /api/v1/state)");
+      "applied moderation, and both policies' picks where a rule compares them "
+      "(reads /api/v1/state)");
   sub->add_option("--address", opts->address, "Address of the daemon's HTTP endpoint (host:port)")
       ->envname(kAddressEnv)
       ->capture_default_str();

@@ -44,7 +44,7 @@ done
 run good 0 check-config "$TESTS/good/full.yaml"
 expect_in good out "$TESTS/good/full.yaml: OK"
 expect_in good out "mode: observe (devices named by no rule: observe, never written)"
-expect_in good out "lab-tun: mode enforce, algorithm net-cqe, match interface=dimtap*,tap[0-3] driver=tun"
+expect_in good out "lab-tun: mode enforce, algorithm net-cqe (compare: model), match interface=dimtap*,tap[0-3] driver=tun"
 [ -s "$TMP/good.err" ] && fail "good: unexpected stderr: $(cat "$TMP/good.err")"
 
 # A bad file: exit 2, "file:line:column: key: reason" on stderr, nothing claiming OK.

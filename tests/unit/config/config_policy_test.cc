@@ -92,6 +92,72 @@ TEST(ConfigPolicy, RuleFieldsAreMapped) {
   EXPECT_EQ(d.conflict, "");
 }
 
+TEST(ConfigPolicy, ModelAlgorithmCompareAndSettingsAreMapped) {
+  ConfigPolicy p = policy(
+      "devices:\n"
+      "  - name: both-kinds\n"
+      "    match: {driver: mlx5*}\n"
+      "    algorithm: model\n"
+      "    compare: dim\n"
+      "    model: {interrupt_cost: 4us, max_changes: 2, timer: idle-gap}\n"
+      "  - name: cqe\n"
+      "    match: {interface: eth9}\n"
+      "    algorithm: model-cqe\n"
+      "  - name: dim-vs-model\n"
+      "    match: {interface: eth8}\n"
+      "    compare: model\n");
+  // `model` names net and RDMA devices alike.
+  for (const DeviceInfo& dev : {net("eth0", "mlx5_core"), rdma("mlx5_0", "mlx5_core")}) {
+    DevicePolicy d = p.policy_for(dev);
+    EXPECT_EQ(d.algorithm, Algorithm::kModel) << dev.name;
+    EXPECT_TRUE(d.compare);
+    EXPECT_EQ(d.model.completion_cost_ns, 1000);  // default kept
+    EXPECT_EQ(d.model.interrupt_cost_ns, 4000);
+    EXPECT_EQ(d.model.max_changes_per_s, 2u);
+    EXPECT_EQ(d.model.timer, dim::TimerMode::kIdleGap);
+  }
+  // `model-cqe` is a net algorithm, like net-cqe.
+  DevicePolicy c = p.policy_for(net("eth9"));
+  EXPECT_EQ(c.algorithm, Algorithm::kModelCqe);
+  EXPECT_FALSE(c.compare);
+  EXPECT_EQ(c.model, model::ModelSettings{});
+  // compare: model on the default algorithm (net-eqe).
+  DevicePolicy m = p.policy_for(net("eth8"));
+  EXPECT_EQ(m.algorithm, Algorithm::kNetEqe);
+  EXPECT_TRUE(m.compare);
+  // A rule without the keys: no comparison.
+  EXPECT_FALSE(policy("devices:\n  - {name: a, match: {driver: tun}}\n")
+                   .policy_for(net("tap0", "tun"))
+                   .compare);
+}
+
+TEST(ConfigPolicy, ModelCqeRuleNamesNoRdmaDevice) {
+  ConfigPolicy p = policy(
+      "devices:\n"
+      "  - name: cqe\n"
+      "    match: {driver: mlx5*}\n"
+      "    algorithm: model-cqe\n");
+  EXPECT_EQ(p.policy_for(net("eth0", "mlx5_core")).rule, "cqe");
+  EXPECT_EQ(p.policy_for(rdma("mlx5_0", "mlx5_core")).rule, "");
+}
+
+TEST(ConfigPolicy, RulesDifferingInCompareOrModelSettingsConflict) {
+  ConfigPolicy p = policy(
+      "devices:\n"
+      "  - name: a\n"
+      "    match: {interface: eth0}\n"
+      "    algorithm: model\n"
+      "    compare: dim\n"
+      "  - name: b\n"
+      "    match: {driver: mlx5_core}\n"
+      "    algorithm: model\n"
+      "    model: {max_changes: 3}\n");
+  DevicePolicy d = p.policy_for(net("eth0", "mlx5_core"));
+  EXPECT_EQ(d.mode, Mode::kObserve);
+  EXPECT_NE(d.conflict.find("compare on"), std::string::npos) << d.conflict;
+  EXPECT_NE(d.conflict.find("max_changes 3"), std::string::npos) << d.conflict;
+}
+
 TEST(ConfigPolicy, RuleDefaultsMatchTheContractDefaults) {
   ConfigPolicy p = policy("devices:\n  - {name: a, match: {driver: tun}}\n");
   DevicePolicy d = p.policy_for(net("tap0", "tun"));

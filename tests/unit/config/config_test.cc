@@ -102,6 +102,12 @@ TEST(ConfigFull, EveryFieldHasTheValueWritten) {
   EXPECT_EQ(a.combine, CombinePolicy::kMaxProfile);
   EXPECT_FALSE(a.take_over_adaptive);
   EXPECT_FALSE(a.kernel_dim.has_value());
+  EXPECT_EQ(a.compare, CompareWith::kModel);
+  ASSERT_TRUE(a.model.has_value());
+  EXPECT_EQ(a.model->completion_cost_ns, 500);
+  EXPECT_EQ(a.model->interrupt_cost_ns, 3000);
+  EXPECT_EQ(a.model->max_changes_per_s, 4u);
+  EXPECT_EQ(a.model->timer, dim::TimerMode::kAbsolute);
   EXPECT_EQ(a.mark.line, 16);
   EXPECT_TRUE(a.applies_to_net());
   EXPECT_FALSE(a.applies_to_rdma());
@@ -119,6 +125,8 @@ TEST(ConfigFull, EveryFieldHasTheValueWritten) {
   EXPECT_TRUE(b.take_over_adaptive);
   EXPECT_FALSE(b.min_profile.has_value());
   EXPECT_FALSE(b.max_profile.has_value());
+  EXPECT_FALSE(b.compare.has_value());
+  EXPECT_FALSE(b.model.has_value());
   EXPECT_FALSE(b.applies_to_net());
   EXPECT_TRUE(b.applies_to_rdma());
 

@@ -227,6 +227,12 @@ TEST(SameRule, EveryFieldButThePositionCounts) {
   EXPECT_TRUE(differs([](Rule& r) { r.combine = model::CombinePolicy::kMaxProfile; }));
   EXPECT_TRUE(differs([](Rule& r) { r.take_over_adaptive = false; }));
   EXPECT_TRUE(differs([](Rule& r) { r.kernel_dim = true; }));
+  EXPECT_TRUE(differs([](Rule& r) { r.compare = CompareWith::kModel; }));
+  EXPECT_TRUE(differs([](Rule& r) { r.model = model::ModelSettings{}; }));
+  EXPECT_TRUE(differs([](Rule& r) {
+    r.model = model::ModelSettings{};
+    r.model->interrupt_cost_ns = 1;
+  }));
 }
 
 }  // namespace

@@ -76,6 +76,7 @@ TEST_F(Cli, StatusSummary) {
   EXPECT_NE(r.out.find("10/1/3"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("eth0: set coalesce: Operation not supported"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(kernel DIM on)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rdma vs model"), std::string::npos) << r.out;  // compare: model
   EXPECT_NE(r.out.find("BPF events dropped (napi_map_full): 17"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("cq_map_full"), std::string::npos) << "zero counts are not printed";
 }
@@ -105,6 +106,10 @@ TEST_F(Cli, TopOncePrintsOneFrame) {
   EXPECT_NE(r.out.find("12.8k"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("16.0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("64/32"), std::string::npos) << r.out;
+  // Rules with compare: both policies' picks, dim/model (queue 0: 2/1, the CQ: 4/6).
+  EXPECT_NE(r.out.find("DIM/MODEL"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2/1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("4/6"), std::string::npos) << r.out;
 }
 
 // Live mode, as an operator runs it: frames repeat at the interval, each clears the screen, and

@@ -178,6 +178,29 @@ TEST(StateCollector, PerCqSeries) {
   EXPECT_EQ(r.get("dimctl_rdma_cq_dim_wanted_comps", kCq), 64);
 }
 
+TEST(StateCollector, CostModelAndComparisonSeries) {
+  Rendered r = render(testing::full_fake_state());
+  // A queue whose rule compares: both policies' picks and changes.
+  EXPECT_EQ(r.get("dimctl_compare_profile_index", with(kQ0, "policy", "dim")), 2);
+  EXPECT_EQ(r.get("dimctl_compare_profile_index", with(kQ0, "policy", "model")), 1);
+  EXPECT_EQ(r.get("dimctl_compare_profile_changes_total", with(kQ0, "policy", "dim")), 8);
+  EXPECT_EQ(r.get("dimctl_compare_profile_changes_total", with(kQ0, "policy", "model")), 3);
+  // Only there: two series per policy for the one compared queue.
+  EXPECT_EQ(r.count("dimctl_compare_profile_index"), 2u);
+  EXPECT_EQ(r.count("dimctl_compare_profile_changes_total"), 2u);
+  // A queue on the cost model: its index and changes, no DIM tune state, tired or decisions.
+  EXPECT_EQ(r.get("dimctl_dim_active", kQ2), 1);
+  EXPECT_EQ(r.get("dimctl_dim_profile_index", with(kQ2, "source", "dim")), 1);
+  EXPECT_EQ(r.get("dimctl_dim_profile_changes_total", kQ2), 11);
+  EXPECT_FALSE(r.get("dimctl_dim_tune_state", kQ2));
+  EXPECT_FALSE(r.get("dimctl_dim_tired", kQ2));
+  EXPECT_FALSE(r.get("dimctl_dim_decisions_total", with(kQ2, "verdict", "same")));
+  // CQs alike.
+  EXPECT_EQ(r.get("dimctl_rdma_cq_compare_profile_index", with(kCq, "policy", "dim")), 4);
+  EXPECT_EQ(r.get("dimctl_rdma_cq_compare_profile_index", with(kCq, "policy", "model")), 6);
+  EXPECT_EQ(r.get("dimctl_rdma_cq_compare_profile_changes_total", with(kCq, "policy", "model")), 5);
+}
+
 TEST(StateCollector, KernelCqValuesUnknownBeforeFirstModify) {
   auto s = testing::full_fake_state();
   s.cqs[0].counters.kernel_modifies = 0;

@@ -51,6 +51,9 @@ inline model::ControllerState full_fake_state() {
   q0.dim.profile_changes_total = 8;
   q0.wanted_usecs = 64;
   q0.wanted_frames = 128;
+  // Its rule compares DIM with the cost model.
+  q0.compare = model::PolicyComparison{
+      .dim_ix = 2, .model_ix = 1, .dim_changes_total = 8, .model_changes_total = 3};
   s.queues.push_back(q0);
 
   // eth0 queue 1: no bytes, DIM inactive (observe): no DIM series but dim_active 0.
@@ -60,11 +63,14 @@ inline model::ControllerState full_fake_state() {
   s.queues.push_back(q1);
 
   // eth0 tx NAPI without a queue index: queue label "napi9001".
+  // Its policy is the cost model (algorithm model): no DIM tune state or verdicts.
   auto q2 = fake_queue("eth0", -1, 9001, "tx");
   q2.counters.polls = 7;
   q2.dim.active = true;
+  q2.dim.model = true;
   q2.dim.profile_ix = 1;
   q2.dim.applied_ix = 1;
+  q2.dim.profile_changes_total = 11;
   q2.wanted_usecs = 16;
   q2.wanted_frames = 32;
   s.queues.push_back(q2);
@@ -94,6 +100,8 @@ inline model::ControllerState full_fake_state() {
   cq.dim.profile_changes_total = 2;
   cq.wanted_usec = 8;
   cq.wanted_comps = 64;
+  cq.compare = model::PolicyComparison{
+      .dim_ix = 4, .model_ix = 6, .dim_changes_total = 2, .model_changes_total = 5};
   s.cqs.push_back(cq);
 
   model::DeviceView eth0;
@@ -130,6 +138,7 @@ inline model::ControllerState full_fake_state() {
   ib.driver = "mlx5_ib";
   ib.mode = model::Mode::kShadow;
   ib.algorithm = model::Algorithm::kRdma;
+  ib.compare = true;
   ib.rdma_dim_enabled = true;
   s.devices.push_back(ib);
 

@@ -91,6 +91,26 @@ std::string algorithm_name(Algorithm a, uint8_t static_index) {
       return fmt::format("static:{}", static_index);
     case Algorithm::kOff:
       return "off";
+    case Algorithm::kModel:
+      return "model";
+    case Algorithm::kModelCqe:
+      return "model-cqe";
+  }
+  return "?";
+}
+
+std::string_view compare_name(CompareWith c) {
+  return c == CompareWith::kDim ? "dim" : "model";
+}
+
+std::string_view timer_name(dim::TimerMode t) {
+  switch (t) {
+    case dim::TimerMode::kRateLimit:
+      return "rate-limit";
+    case dim::TimerMode::kIdleGap:
+      return "idle-gap";
+    case dim::TimerMode::kAbsolute:
+      return "absolute";
   }
   return "?";
 }
@@ -118,10 +138,12 @@ constexpr int64_t kMaxPublishInterval = 60 * kS;
 constexpr int64_t kMaxRateLimit = 600 * kS;
 constexpr uint32_t kMaxSeries = 1'000'000;
 constexpr size_t kMaxRuleName = 64;
-constexpr size_t kIfNameMax = 15;     // IFNAMSIZ - 1
-constexpr size_t kIbDevNameMax = 63;  // IB_DEVICE_NAME_MAX - 1
-constexpr int kNetLastIndex = 4;      // net DIM tables have 5 entries
-constexpr int kRdmaLastIndex = 8;     // the RDMA DIM table has 9
+constexpr size_t kIfNameMax = 15;           // IFNAMSIZ - 1
+constexpr size_t kIbDevNameMax = 63;        // IB_DEVICE_NAME_MAX - 1
+constexpr int kNetLastIndex = 4;            // net DIM tables have 5 entries
+constexpr int kRdmaLastIndex = 8;           // the RDMA DIM table has 9
+constexpr int64_t kMaxModelCost = 1 * kMs;  // model.completion_cost / interrupt_cost
+constexpr int64_t kMaxModelChanges = 1000;  // model.max_changes (per second)
 
 // The type a YAML 1.2 core-schema loader (and so the JSON schema) sees for a scalar. yaml-cpp
 // itself is type-less and would accept `yes` as a bool or `123` as a string; we do not, so that
@@ -565,17 +587,18 @@ std::optional<std::array<dim::Profile, 5>> read_profile_table(Ctx& ctx, const En
 
 // Positions of rule fields that the semantic pass may blame.
 struct RuleMarks {
-  SourceMark name, match, mode, algorithm, min, max, rx_profile, tx_profile, kernel_dim;
+  SourceMark name, match, mode, algorithm, min, max, rx_profile, tx_profile, kernel_dim, compare,
+      model;
   std::string path;
 };
 
 void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& rule,
                RuleMarks& marks) {
   rule.mark = mark_of(node);
-  marks = RuleMarks{rule.mark, rule.mark, {}, {}, {}, {}, {}, {}, {}, path};
+  marks = RuleMarks{rule.mark, rule.mark, {}, {}, {}, {}, {}, {}, {}, {}, {}, path};
   MapReader r(ctx, node, rule.mark, path,
               {"name", "match", "mode", "algorithm", "profiles", "rx_profile", "tx_profile",
-               "rate_limit", "combine", "adaptive", "kernel_dim"},
+               "rate_limit", "combine", "adaptive", "kernel_dim", "compare", "model"},
               {{"interface", "match.interface"},
                {"driver", "match.driver"},
                {"rdma_device", "match.rdma_device"},
@@ -645,9 +668,11 @@ void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& 
       }
     } else if (x->value.IsScalar() && x->value.Scalar() == "static") {
       ctx.error(x->at(), x->path, "static needs a profile index, e.g. static:2");
-    } else if (auto i = read_enum(ctx, *x, {"net-eqe", "net-cqe", "rdma", "off"})) {
+    } else if (auto i = read_enum(ctx, *x,
+                                  {"net-eqe", "net-cqe", "rdma", "off", "model", "model-cqe"})) {
       static constexpr Algorithm kAlgos[] = {Algorithm::kNetEqe, Algorithm::kNetCqe,
-                                             Algorithm::kRdma, Algorithm::kOff};
+                                             Algorithm::kRdma,   Algorithm::kOff,
+                                             Algorithm::kModel,  Algorithm::kModelCqe};
       rule.algorithm = kAlgos[*i];
     }
   }
@@ -685,6 +710,31 @@ void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& 
   }
   if (const Entry* x = r.get("adaptive"))
     if (auto i = read_enum(ctx, *x, {"take-over", "leave"})) rule.take_over_adaptive = *i == 0;
+  if (const Entry* x = r.get("compare")) {
+    marks.compare = x->at();
+    if (auto i = read_enum(ctx, *x, {"dim", "model"}))
+      rule.compare = *i == 0 ? CompareWith::kDim : CompareWith::kModel;
+  }
+  if (const Entry* x = r.get("model")) {
+    marks.model = x->at();
+    MapReader m(ctx, x->value, x->at(), x->path,
+                {"completion_cost", "interrupt_cost", "max_changes", "timer"});
+    model::ModelSettings settings;
+    if (const Entry* y = m.get("completion_cost"))
+      if (auto v = read_duration(ctx, *y, 0, kMaxModelCost)) settings.completion_cost_ns = *v;
+    if (const Entry* y = m.get("interrupt_cost"))
+      if (auto v = read_duration(ctx, *y, 0, kMaxModelCost)) settings.interrupt_cost_ns = *v;
+    if (const Entry* y = m.get("max_changes"))
+      if (auto v = read_int(ctx, *y, 1, kMaxModelChanges))
+        settings.max_changes_per_s = static_cast<uint32_t>(*v);
+    if (const Entry* y = m.get("timer")) {
+      static constexpr dim::TimerMode kTimers[] = {
+          dim::TimerMode::kRateLimit, dim::TimerMode::kIdleGap, dim::TimerMode::kAbsolute};
+      if (auto i = read_enum(ctx, *y, {"rate-limit", "idle-gap", "absolute"}))
+        settings.timer = kTimers[*i];
+    }
+    rule.model = settings;
+  }
   if (const Entry* x = r.get("kernel_dim")) {
     marks.kernel_dim = x->at();
     // `on`/`off` are what `rdma dev set ... adaptive-moderation on|off` says; YAML 1.2 reads
@@ -719,7 +769,7 @@ void check_rule(Ctx& ctx, const Rule& rule, const RuleMarks& m, Mode global) {
   const std::string& p = m.path;
   if (rule.algorithm) {
     Algorithm a = *rule.algorithm;
-    bool net_algo = a == Algorithm::kNetEqe || a == Algorithm::kNetCqe;
+    bool net_algo = model::is_net_dim(a) || a == Algorithm::kModelCqe;
     if (net_algo && !rule.match.rdma_device.empty())
       ctx.error(m.algorithm, p + ".algorithm",
                 fmt::format("algorithm {} is for net devices but the rule matches {}; split it "
@@ -760,13 +810,38 @@ void check_rule(Ctx& ctx, const Rule& rule, const RuleMarks& m, Mode global) {
   }
   if (rule.kernel_dim && !rdma)
     ctx.error(m.kernel_dim, p + ".kernel_dim",
-              rule.algorithm == Algorithm::kNetEqe || rule.algorithm == Algorithm::kNetCqe
+              rule.algorithm && (model::is_net_dim(*rule.algorithm) ||
+                                 *rule.algorithm == Algorithm::kModelCqe)
                   ? fmt::format("kernel_dim switches the kernel's RDMA DIM and applies to RDMA "
                                 "devices only, but algorithm {} limits the rule to net devices",
                                 algorithm_name(*rule.algorithm))
                   : fmt::format("kernel_dim switches the kernel's RDMA DIM and applies to RDMA "
                                 "devices only, but the rule matches {}",
                                 kinds_text(rule)));
+  // compare: the other policy. An unset algorithm is DIM (net-eqe or rdma by kind).
+  const bool model_algo = rule.algorithm && model::is_model(*rule.algorithm);
+  const bool dim_algo =
+      !rule.algorithm || model::is_net_dim(*rule.algorithm) || *rule.algorithm == Algorithm::kRdma;
+  if (rule.compare == CompareWith::kDim && !model_algo)
+    ctx.error(m.compare, p + ".compare",
+              dim_algo ? fmt::format("compare: dim needs algorithm model or model-cqe; algorithm "
+                                     "{} is DIM already (compare it with: model)",
+                                     rule.algorithm ? algorithm_name(*rule.algorithm) : "default")
+                       : fmt::format("compare: dim needs algorithm model or model-cqe, not {}",
+                                     algorithm_name(*rule.algorithm, rule.static_index)));
+  if (rule.compare == CompareWith::kModel && !dim_algo)
+    ctx.error(m.compare, p + ".compare",
+              model_algo ? fmt::format("compare: model needs a DIM algorithm (net-eqe, net-cqe, "
+                                       "rdma); algorithm {} is the model already (compare it "
+                                       "with: dim)",
+                                       algorithm_name(*rule.algorithm))
+                         : fmt::format("compare: model needs a DIM algorithm (net-eqe, net-cqe, "
+                                       "rdma), not {}: nothing would run to compare with",
+                                       algorithm_name(*rule.algorithm, rule.static_index)));
+  if (rule.model && !model_algo && rule.compare != CompareWith::kModel)
+    ctx.error(m.model, p + ".model",
+              "model settings apply to algorithm model or model-cqe, or with compare: model; "
+              "here they would have no effect");
   const Mode mode = rule.mode.value_or(global);
   if (mode == Mode::kEnforce && rule.algorithm == Algorithm::kOff && !rule.kernel_dim)
     ctx.error(rule.mode ? m.mode : m.algorithm, p + (rule.mode ? ".mode" : ".algorithm"),
@@ -969,7 +1044,8 @@ bool Rule::applies_to_net() const {
 
 bool Rule::applies_to_rdma() const {
   bool sel = !match.rdma_device.empty() || match.interface.empty();
-  return sel && algorithm != Algorithm::kNetEqe && algorithm != Algorithm::kNetCqe;
+  return sel && algorithm != Algorithm::kNetEqe && algorithm != Algorithm::kNetCqe &&
+         algorithm != Algorithm::kModelCqe;
 }
 
 bool parse_config_diagnostics(std::string_view yaml, std::string_view source_name, Config& out,

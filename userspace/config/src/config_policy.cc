@@ -41,6 +41,12 @@ bool same_table(const std::optional<std::array<dim::Profile, 5>>& a,
   return true;
 }
 
+std::string model_text(const model::ModelSettings& m) {
+  return fmt::format("{{completion_cost {}, interrupt_cost {}, max_changes {}, timer {}}}",
+                     format_duration(m.completion_cost_ns), format_duration(m.interrupt_cost_ns),
+                     m.max_changes_per_s, m.timer ? timer_name(*m.timer) : "by table");
+}
+
 std::string kernel_dim_text(const std::optional<bool>& v) {
   if (!v) return "kernel_dim unset";
   return *v ? "kernel_dim on" : "kernel_dim off";
@@ -86,6 +92,8 @@ DevicePolicy policy_from_rule(const Rule& rule, DeviceKind kind, Mode global) {
   } else {
     p.rdma_kernel_dim = rule.kernel_dim;
   }
+  p.compare = rule.compare.has_value();
+  p.model = rule.model.value_or(model::ModelSettings{});
   p.rate_limit_ns = rule.rate_limit_ns;
   p.combine = rule.combine;
   p.take_over_adaptive = rule.take_over_adaptive;
@@ -123,6 +131,9 @@ std::vector<PolicyDiff> diff_policies(const DevicePolicy& a, const DevicePolicy&
       b.take_over_adaptive ? "adaptive take-over" : "adaptive leave");
   add(a.rdma_kernel_dim != b.rdma_kernel_dim, kernel_dim_text(a.rdma_kernel_dim),
       kernel_dim_text(b.rdma_kernel_dim));
+  add(a.compare != b.compare, a.compare ? "compare on" : "compare off",
+      b.compare ? "compare on" : "compare off");
+  add(a.model != b.model, "model " + model_text(a.model), "model " + model_text(b.model));
   return out;
 }
 

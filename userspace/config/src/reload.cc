@@ -53,7 +53,8 @@ bool same_rule(const Rule& a, const Rule& b) {
   auto fields = [](const Rule& r) {
     return std::tie(r.name, r.match.interface, r.match.driver, r.match.rdma_device, r.mode,
                     r.algorithm, r.static_index, r.min_profile, r.max_profile, r.rx_profile,
-                    r.tx_profile, r.rate_limit_ns, r.combine, r.take_over_adaptive, r.kernel_dim);
+                    r.tx_profile, r.rate_limit_ns, r.combine, r.take_over_adaptive, r.kernel_dim,
+                    r.compare, r.model);
   };
   return fields(a) == fields(b);
 }

@@ -37,15 +37,33 @@ std::optional<uint8_t> static_wish(const model::DevicePolicy& p) {
   return std::nullopt;
 }
 
+// Kernel-identical net DIM runs as the algorithm, or beside `model` when the rule compares.
 bool runs_net_dim(const model::DevicePolicy& p) {
   return p.mode != model::Mode::kObserve &&
-         (p.algorithm == model::Algorithm::kNetEqe || p.algorithm == model::Algorithm::kNetCqe);
+         (model::is_net_dim(p.algorithm) || (model::is_model(p.algorithm) && p.compare));
 }
 
-// RDMA devices have one algorithm; a net-* algorithm from a generic rule means "DIM on".
-bool runs_rdma_dim(const model::DevicePolicy& p) {
+// The cost model runs as the algorithm, or beside net DIM when the rule compares.
+bool runs_net_model(const model::DevicePolicy& p) {
+  return p.mode != model::Mode::kObserve &&
+         (model::is_model(p.algorithm) || (model::is_net_dim(p.algorithm) && p.compare));
+}
+
+// The CQE table (and mode) for net-cqe and model-cqe, else EQE.
+bool cqe_table(const model::DevicePolicy& p) {
+  return p.algorithm == model::Algorithm::kNetCqe || p.algorithm == model::Algorithm::kModelCqe;
+}
+
+// RDMA devices have one DIM algorithm; a net-* algorithm from a generic rule means "DIM on".
+bool has_rdma_policy(const model::DevicePolicy& p) {
   return p.mode != model::Mode::kObserve && p.algorithm != model::Algorithm::kOff &&
          p.algorithm != model::Algorithm::kStatic;
+}
+bool runs_rdma_dim(const model::DevicePolicy& p) {
+  return has_rdma_policy(p) && (!model::is_model(p.algorithm) || p.compare);
+}
+bool runs_rdma_model(const model::DevicePolicy& p) {
+  return has_rdma_policy(p) && (model::is_model(p.algorithm) || p.compare);
 }
 
 bool allowlisted(const model::DevicePolicy& p) {
@@ -74,6 +92,7 @@ template <typename Dim>
 void fill_dim_view(model::DimView& v, const Dim* dim, uint8_t applied_ix,
                    const uint64_t (&verdicts)[3], uint64_t changes) {
   v.active = dim != nullptr;
+  v.model = false;
   v.applied_ix = applied_ix;
   v.verdicts_total[0] = verdicts[0];
   v.verdicts_total[1] = verdicts[1];
@@ -97,6 +116,18 @@ void fill_dim_view(model::DimView& v, const Dim* dim, uint8_t applied_ix,
   v.cpe_ratio = s ? s->cpe_ratio : 0;
 }
 
+// The cost model as the queue's or CQ's policy: no DIM tune state, windows or verdicts.
+void fill_model_view(model::DimView& v, const dim::ModelPolicy& m, uint8_t applied_ix) {
+  v.active = true;
+  v.model = true;
+  v.profile_ix = m.profile_ix();
+  v.applied_ix = applied_ix;
+  v.tune_state = v.measure_state = v.tired = 0;
+  v.verdicts_total[0] = v.verdicts_total[1] = v.verdicts_total[2] = 0;
+  v.profile_changes_total = m.changes();
+  v.ppms = v.bpms = v.epms = v.cpms = v.cpe_ratio = 0;
+}
+
 // What a net and an RDMA device export alike: identity, policy, write counters, error state.
 template <typename Device>
 void fill_device_view(model::DeviceView& v, model::DeviceKind kind, const Device& dev) {
@@ -104,6 +135,7 @@ void fill_device_view(model::DeviceView& v, model::DeviceKind kind, const Device
   v.name = dev.name;
   v.mode = dev.policy.mode;
   v.algorithm = dev.policy.algorithm;
+  v.compare = dev.policy.compare;
   v.rule = dev.policy.rule;
   v.allowlisted = allowlisted(dev.policy);
   v.applies_ok_total = dev.applies_ok;
@@ -170,6 +202,7 @@ struct Controller::NetDevice {
   // device under its current policy holds the same value (QueueSlot::binding).
   uint32_t binding = 0;
   dim::NetProfiles profiles{};
+  std::shared_ptr<const dim::ModelTable> model_table;  // when the cost model runs
   bool per_queue = false;
   bool seen = false;    // has a queue in this snapshot
   bool listed = false;  // in the device inventory (ControllerOptions::list_net_devices)
@@ -197,6 +230,7 @@ struct Controller::NetDevice {
 struct Controller::RdmaDevice {
   std::string name;
   model::DevicePolicy policy;
+  std::shared_ptr<const dim::ModelTable> model_table;  // when the cost model runs
   uint32_t generation = 1;
   bool listed = false;  // reported by RdmaDimSwitch::list() this step
   bool has_cqs = false;
@@ -213,11 +247,19 @@ struct Controller::RdmaDevice {
 //  - Line 0: everything a period reads and writes for a queue whose DIM window stays open (most
 //    queues in most periods).
 //  - Lines 1-2: what a DIM decision reads and writes (the instance and the totals it moves).
-//  - Line 3: publish-time and per-queue-write state.
+//  - Line 3: publish-time and per-queue-write state, and the cost model's state: a queue running
+//    the model touches lines 0 and 3 every period (lines 1-2 too when DIM is compared).
 struct alignas(64) Controller::QueueSlot {
-  static constexpr uint8_t kHasBytes = 1;    // the queue has a byte counter (continuity)
-  static constexpr uint8_t kDimOn = 2;       // `dim` runs
-  static constexpr uint8_t kWindowOpen = 4;  // dim's window is open and starts at window_start
+  static constexpr uint8_t kHasBytes = 1;  // the queue has a byte counter (continuity)
+  static constexpr uint8_t kDimOn = 2;     // `dim` runs
+  // dim's window is open and starts at window_start; never set while the model runs, so such
+  // queues leave the per-queue fast path every period.
+  static constexpr uint8_t kWindowOpen = 4;
+  static constexpr uint8_t kModelOn = 8;        // `model` runs
+  static constexpr uint8_t kModelPrimary = 16;  // the model is the algorithm (DIM: comparison)
+  // dim's window is open and starts at window_start, whether or not the model runs: what the
+  // model's path tests instead of kWindowOpen, without touching dim's cache lines.
+  static constexpr uint8_t kDimWindow = 32;
   static constexpr uint8_t kNoWish = 0xff;
 
   // Line 0.
@@ -239,13 +281,16 @@ struct alignas(64) Controller::QueueSlot {
   // Line 3.
   uint8_t applied_ix = 0;  // per-queue devices; device-wide ones use the device's combined_ix
   // The view's rates are averages since the last publish (no per-period delta is stored): the
-  // counters then, and whether they are one series with the current ones.
+  // counters at the last view (Controller::view_time_ns_), and whether they are one series with
+  // the current ones.
   bool rate_base_valid = false;
-  int64_t rate_base_ns = 0;
   uint64_t rate_base_events = 0, rate_base_packets = 0, rate_base_polls = 0;
   std::unique_ptr<Apply> apply;  // per-queue path only
+  dim::ModelPolicy model;        // while kModelOn
 
   bool dim_on() const { return (flags & kDimOn) != 0; }
+  bool model_on() const { return (flags & kModelOn) != 0; }
+  bool model_primary() const { return (flags & kModelPrimary) != 0; }
   std::optional<uint8_t> wanted_ix() const {
     return wanted == kNoWish ? std::nullopt : std::optional<uint8_t>(wanted);
   }
@@ -253,10 +298,10 @@ struct alignas(64) Controller::QueueSlot {
   // After any call into `dim`: keep the copy of its window start.
   void sync_window() {
     if (dim.state() == dim::MeasureState::kMeasureInProgress) {
-      flags |= kWindowOpen;
+      flags |= model_on() ? kDimWindow : static_cast<uint8_t>(kDimWindow | kWindowOpen);
       window_start = dim.window_start().event_ctr;
     } else {
-      flags &= static_cast<uint8_t>(~kWindowOpen);
+      flags &= static_cast<uint8_t>(~(kWindowOpen | kDimWindow));
     }
   }
 };
@@ -266,6 +311,8 @@ struct Controller::CqSlot {
   RdmaDevice* dev = nullptr;
   uint32_t generation = 0;
   std::optional<dim::RdmaDim> dim;
+  std::optional<dim::ModelPolicy> model;
+  bool model_primary = false;  // the model is the algorithm (dim, if any, is the comparison)
   bool have_prev = false;
   size_t prev_pos = 0;
   double cps = 0, eps = 0;
@@ -273,6 +320,21 @@ struct Controller::CqSlot {
   uint8_t applied_ix = 0;
   uint64_t verdicts[3] = {0, 0, 0};
   uint64_t changes = 0;
+};
+
+// Cost-model tables by their inputs: building one evaluates the model over the whole rate range
+// (~0.2 ms), and every device with the same table, bounds and parameters can share it. Cleared
+// at each reload (devices keep the tables they hold).
+struct Controller::ModelTableCache {
+  struct Entry {
+    std::vector<dim::Profile> profiles;
+    dim::ProfileCount count;
+    dim::TimerMode timer;
+    model::ModelSettings settings;
+    uint8_t min_ix, max_ix;
+    std::shared_ptr<const dim::ModelTable> table;
+  };
+  std::vector<Entry> entries;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -288,6 +350,7 @@ Controller::Controller(model::CounterSource& source, model::NetActuator& net,
       policy_(policy),
       clock_(clock),
       options_(std::move(options)),
+      model_tables_(std::make_unique<ModelTableCache>()),
       published_(std::make_shared<model::ControllerState>()) {
   published_->default_mode = options_.default_mode;
   published_->config_path = options_.config_path;
@@ -342,6 +405,7 @@ Result<void> Controller::step() {
   const double dt_s =
       have_prev_ && !time_backwards ? static_cast<double>(snap.time_ns - prev_time_ns_) / 1e9 : 0;
   const int64_t prev_time = have_prev_ && !time_backwards ? prev_time_ns_ : snap.time_ns;
+  step_dt_ns_ = snap.time_ns - prev_time;
 
   // Net: feed every queue (and the per-device combiners), decide per device, then write per
   // queue where the device has per-queue coalescing and release pending DIM instances. The
@@ -408,6 +472,7 @@ Result<void> Controller::step() {
       fill_queue_view(st->queues[i], queues_[i], snap.queues[i], snap.device_of(snap.queues[i]),
                       snap.time_ns);
     }
+    view_time_ns_ = snap.time_ns;
   }
   for (auto& [name, dev] : net_devices_) {
     if (dev->attempted_this_step) dev->last_attempt_ns = now;
@@ -545,16 +610,26 @@ void Controller::refresh_policy(NetDevice& dev) {
   info.driver = dev.driver;
   model::DevicePolicy p = policy_.policy_for(info);
   const model::DevicePolicy& old = dev.policy;
+  // The model's table holds the bounds (it picks within them), so they re-create it too.
+  const bool model_changed =
+      runs_net_model(p) != runs_net_model(old) || p.model != old.model ||
+      (runs_net_model(p) && (p.min_profile != old.min_profile || p.max_profile != old.max_profile));
   if (dev.binding == 0 || runs_net_dim(p) != runs_net_dim(old) || p.algorithm != old.algorithm ||
-      p.rx_profiles != old.rx_profiles || p.mode != old.mode) {
+      p.rx_profiles != old.rx_profiles || p.mode != old.mode || p.compare != old.compare ||
+      model_changed) {
     dev.binding = ++next_binding_;
   }
   dev.policy = std::move(p);
-  const bool cqe = dev.policy.algorithm == model::Algorithm::kNetCqe;
+  const bool cqe = cqe_table(dev.policy);
   dev.profiles = dev.policy.rx_profiles
                      ? *dev.policy.rx_profiles
                      : dim::net_profiles(cqe ? dim::CqPeriodMode::kCqe : dim::CqPeriodMode::kEqe,
                                          dim::Direction::kRx);
+  dev.model_table =
+      runs_net_model(dev.policy)
+          ? model_table_for(dev.profiles, dim::ProfileCount::kPackets,
+                            cqe ? dim::TimerMode::kIdleGap : dim::TimerMode::kRateLimit, dev.policy)
+          : nullptr;
   if (!dev.policy.conflict.empty()) {
     set_error(dev, "refused, conflicting rules: " + dev.policy.conflict);
   } else if (dev.policy.algorithm == model::Algorithm::kRdma) {
@@ -568,17 +643,54 @@ void Controller::refresh_policy(RdmaDevice& dev) {
   info.name = dev.name;
   if (options_.rdma_driver) info.driver = options_.rdma_driver(dev.name);
   model::DevicePolicy p = policy_.policy_for(info);
-  if (runs_rdma_dim(p) != runs_rdma_dim(dev.policy) || p.algorithm != dev.policy.algorithm ||
-      p.mode != dev.policy.mode) {
+  const model::DevicePolicy& old = dev.policy;
+  if (runs_rdma_dim(p) != runs_rdma_dim(old) || runs_rdma_model(p) != runs_rdma_model(old) ||
+      p.algorithm != old.algorithm || p.mode != old.mode || p.compare != old.compare ||
+      p.model != old.model ||
+      (runs_rdma_model(p) &&
+       (p.min_profile != old.min_profile || p.max_profile != old.max_profile))) {
     ++dev.generation;
   }
   dev.policy = std::move(p);
+  dev.model_table = runs_rdma_model(dev.policy)
+                        ? model_table_for(dim::kRdmaProfiles, dim::ProfileCount::kCompletions,
+                                          dim::TimerMode::kRateLimit, dev.policy)
+                        : nullptr;
   if (!dev.policy.conflict.empty()) {
     set_error(dev, "refused, conflicting rules: " + dev.policy.conflict);
   }
 }
 
+std::shared_ptr<const dim::ModelTable> Controller::model_table_for(
+    std::span<const dim::Profile> profiles, dim::ProfileCount count, dim::TimerMode table_timer,
+    const model::DevicePolicy& policy) {
+  const dim::TimerMode timer = policy.model.timer.value_or(table_timer);
+  for (const auto& e : model_tables_->entries) {
+    if (std::equal(profiles.begin(), profiles.end(), e.profiles.begin(), e.profiles.end()) &&
+        e.count == count && e.timer == timer && e.settings == policy.model &&
+        e.min_ix == policy.min_profile && e.max_ix == policy.max_profile) {
+      return e.table;
+    }
+  }
+  dim::ModelParams params;
+  params.timer = timer;
+  params.cost.completion_cost_ns = static_cast<double>(policy.model.completion_cost_ns);
+  params.cost.interrupt_cost_ns = static_cast<double>(policy.model.interrupt_cost_ns);
+  params.max_changes_per_s = policy.model.max_changes_per_s;
+  auto table = std::make_shared<const dim::ModelTable>(profiles, count, params, policy.min_profile,
+                                                       policy.max_profile);
+  model_tables_->entries.push_back({{profiles.begin(), profiles.end()},
+                                    count,
+                                    timer,
+                                    policy.model,
+                                    policy.min_profile,
+                                    policy.max_profile,
+                                    table});
+  return table;
+}
+
 void Controller::reload_policies() {
+  model_tables_->entries.clear();
   for (auto& [name, dev] : net_devices_) refresh_policy(*dev);
   for (auto& [name, dev] : rdma_devices_) refresh_policy(*dev);
   if (writes_disabled_) return;
@@ -842,10 +954,17 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
   static_assert(offsetof(QueueSlot, dev) == 64 && offsetof(QueueSlot, changes) + 8 <= 192,
                 "what a decision touches belongs in the slot's lines 1 and 2");
   static_assert(sizeof(QueueSlot) == 256);
-  slot.flags &= static_cast<uint8_t>(~(QueueSlot::kDimOn | QueueSlot::kWindowOpen));
+  static_assert(offsetof(QueueSlot, model) >= 192, "the model's state belongs in line 3");
+  slot.flags &=
+      static_cast<uint8_t>(~(QueueSlot::kDimOn | QueueSlot::kWindowOpen | QueueSlot::kDimWindow |
+                             QueueSlot::kModelOn | QueueSlot::kModelPrimary));
+  if (runs_net_model(dev.policy)) {
+    slot.model = dim::ModelPolicy(*dev.model_table);
+    slot.flags |= QueueSlot::kModelOn;
+    if (model::is_model(dev.policy.algorithm)) slot.flags |= QueueSlot::kModelPrimary;
+  }
   if (!runs_net_dim(dev.policy)) return;
-  const auto mode = dev.policy.algorithm == model::Algorithm::kNetCqe ? dim::CqPeriodMode::kCqe
-                                                                      : dim::CqPeriodMode::kEqe;
+  const auto mode = cqe_table(dev.policy) ? dim::CqPeriodMode::kCqe : dim::CqPeriodMode::kEqe;
   // Index 0 like the drivers (dim-spec 2: zeroed struct dim).
   // The device's table (dev.profiles) maps indexes to values; DIM itself only moves indexes.
   slot.dim = dim::NetDim(mode, dim::Direction::kRx, 0);
@@ -893,7 +1012,9 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
       (slot.flags & QueueSlot::kWindowOpen) != 0 && !reset &&
       dim::NetDim::window_short(static_cast<uint16_t>(q.events()), slot.window_start);
   if (!window_stays_open) [[unlikely]] {
-    if (slot.dim_on()) {
+    if (slot.model_on()) [[unlikely]] {
+      pending = feed_model(slot, dev, q, d_events, d.packets, now_ns, reset);
+    } else if (slot.dim_on()) {
       pending = feed_dim(slot, q, now_ns, reset);
     } else {
       slot.set_wanted(static_wish(dev.policy));
@@ -937,9 +1058,33 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
   if (dim.windows_evaluated() != windows_before && dim.last_verdict()) {
     ++slot.verdicts[static_cast<size_t>(*dim.last_verdict())];
   }
+  if (slot.model_primary()) {
+    // DIM only compared: nothing is written for it, so its profile is applied at once (the
+    // virtual apply of shadow mode) and the queue's wish stays the model's.
+    dim.profile_applied();
+    slot.sync_window();
+    return false;
+  }
   slot.wanted = dim.profile_ix();
   slot.sync_window();
   return dim.state() == dim::MeasureState::kApplyNewProfile;
+}
+
+// A queue running the cost model (every period: the model decides per period, not per window),
+// and the compared DIM when its window may close. Out of line, like feed_dim(). Returns whether
+// DIM, as the algorithm, now waits for profile_applied().
+[[gnu::noinline]] bool Controller::feed_model(QueueSlot& slot, const NetDevice& dev,
+                                              const model::QueueCounters& q, uint64_t d_events,
+                                              uint64_t d_packets, int64_t now_ns, bool reset) {
+  bool pending = false;
+  const bool window_stays_open =
+      (slot.flags & QueueSlot::kDimWindow) != 0 && !reset &&
+      dim::NetDim::window_short(static_cast<uint16_t>(q.events()), slot.window_start);
+  if (slot.dim_on() && !window_stays_open) pending = feed_dim(slot, q, now_ns, reset);
+  // A discontinuity or time going backwards leaves no usable delta: the model skips the period.
+  if (!reset) slot.model.update(*dev.model_table, {step_dt_ns_, d_events, d_packets});
+  if (slot.model_primary()) slot.wanted = slot.model.profile_ix();
+  return pending;
 }
 
 void Controller::decide_device(NetDevice& dev, int64_t now_ns) {
@@ -971,8 +1116,7 @@ void Controller::apply_queue(QueueSlot& slot, NetDevice& dev, const model::Queue
       const model::Coalesce& reported =
           apply.current ? *apply.current
                         : (dev.apply.current ? *dev.apply.current : assumed_reported());
-      apply.wanted =
-          net_target(dev.profiles[ix], dev.policy.algorithm == model::Algorithm::kNetCqe, reported);
+      apply.wanted = net_target(dev.profiles[ix], cqe_table(dev.policy), reported);
       if (may_write(dev)) {
         set_error(dev, fmt::format("napi {} has no queue index: not written", q.key.napi_id));
       }
@@ -1000,7 +1144,7 @@ void Controller::apply_queue(QueueSlot& slot, NetDevice& dev, const model::Queue
 Controller::WriteResult Controller::write_net(NetDevice& dev, Apply& apply,
                                               std::optional<uint32_t> queue,
                                               const dim::Profile& profile, int64_t now_ns) {
-  const bool cqe = dev.policy.algorithm == model::Algorithm::kNetCqe;
+  const bool cqe = cqe_table(dev.policy);
   const model::Coalesce* reported_ptr = apply.current                  ? &*apply.current
                                         : (queue && dev.apply.current) ? &*dev.apply.current
                                                                        : nullptr;
@@ -1155,15 +1299,22 @@ void Controller::ensure_dim(CqSlot& slot, const RdmaDevice& dev) {
   if (slot.generation == dev.generation) return;
   slot.generation = dev.generation;
   slot.dim.reset();
+  slot.model.reset();
   if (runs_rdma_dim(dev.policy)) slot.dim.emplace();
+  if (runs_rdma_model(dev.policy)) slot.model.emplace(*dev.model_table);
+  slot.model_primary = model::is_model(dev.policy.algorithm);
 }
 
 void Controller::feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_time_ns,
                          int64_t now_ns, double dt_s) {
   RdmaDevice& dev = *slot.dev;
   ensure_dim(slot, dev);
-  // The kernel never runs DIM on IB_POLL_DIRECT CQs (dim-spec 5.5); neither do we.
-  if (c.poll_ctx == model::PollContext::kDirect) slot.dim.reset();
+  // The kernel never runs DIM on IB_POLL_DIRECT CQs (dim-spec 5.5); neither do we, nor the model
+  // (such CQs have no interrupt to moderate).
+  if (c.poll_ctx == model::PollContext::kDirect) {
+    slot.dim.reset();
+    slot.model.reset();
+  }
   const model::CqCounters* prev = slot.have_prev ? &prev_cqs_[slot.prev_pos] : nullptr;
   const bool reset = dt_s < 0 || (prev != nullptr && is_discontinuity(*prev, c));
   slot.cps = slot.eps = 0;
@@ -1192,6 +1343,13 @@ void Controller::feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_
     // Kernel ULP CQs cannot be moderated from user space (dim-spec 8.4): every change is a
     // virtual apply, as if ib_cq_rdma_dim_work had run.
     slot.dim->profile_applied();
+  }
+  if (slot.model && prev != nullptr && !reset) {
+    slot.model->update(*dev.model_table, {now_ns - prev_time_ns, d_events, d_comps});
+  }
+  if (slot.model && slot.model_primary) {
+    slot.wanted_ix = slot.model->profile_ix();
+  } else if (slot.dim && !slot.model_primary) {
     slot.wanted_ix = slot.dim->profile_ix();
   } else {
     slot.wanted_ix = static_wish(dev.policy);
@@ -1352,22 +1510,35 @@ void Controller::fill_queue_view(model::QueueView& v, QueueSlot& slot,
   if (v.direction.size() != 2) v.direction = "rx";
   // Rates since the last publish (the last period when publishing every period); none for a
   // queue that is new or had a discontinuity since.
-  const double dt_s = slot.rate_base_valid && time_ns > slot.rate_base_ns
-                          ? static_cast<double>(time_ns - slot.rate_base_ns) / 1e9
+  const double dt_s = slot.rate_base_valid && time_ns > view_time_ns_
+                          ? static_cast<double>(time_ns - view_time_ns_) / 1e9
                           : 0;
   v.packets_per_second = per_second(counters.packets - slot.rate_base_packets, dt_s);
   v.events_per_second = per_second(counters.events() - slot.rate_base_events, dt_s);
   v.polls_per_second = per_second(counters.polls - slot.rate_base_polls, dt_s);
   slot.rate_base_valid = true;
-  slot.rate_base_ns = time_ns;
   slot.rate_base_packets = counters.packets;
   slot.rate_base_events = counters.events();
   slot.rate_base_polls = counters.polls;
   const uint8_t applied_ix = slot.dev->per_queue
                                  ? slot.applied_ix
                                  : slot.dev->combined_ix.value_or(slot.wanted_ix().value_or(0));
-  fill_dim_view(v.dim, slot.dim_on() ? &slot.dim : nullptr, applied_ix, slot.verdicts,
-                slot.changes);
+  if (slot.model_primary()) {
+    fill_model_view(v.dim, slot.model, applied_ix);
+  } else {
+    fill_dim_view(v.dim, slot.dim_on() ? &slot.dim : nullptr, applied_ix, slot.verdicts,
+                  slot.changes);
+  }
+  if (slot.model_on() && slot.dim_on()) {
+    model::PolicyComparison c;
+    c.dim_ix = clamp_profile(slot.dim.profile_ix(), slot.dev->policy, dim::kNetNumProfiles);
+    c.model_ix = slot.model.profile_ix();
+    c.dim_changes_total = slot.changes;
+    c.model_changes_total = slot.model.changes();
+    v.compare = c;
+  } else {
+    v.compare.reset();
+  }
   if (const auto wanted = slot.wanted_ix()) {
     const dim::Profile& p =
         slot.dev
@@ -1387,8 +1558,22 @@ void Controller::fill_cq_and_device_views(model::ControllerState& st, const mode
     v.counters = snap.cqs[i];
     v.completions_per_second = slot.cps;
     v.events_per_second = slot.eps;
-    fill_dim_view(v.dim, slot.dim ? &*slot.dim : nullptr, slot.applied_ix, slot.verdicts,
-                  slot.changes);
+    if (slot.model && slot.model_primary) {
+      fill_model_view(v.dim, *slot.model, slot.applied_ix);
+    } else {
+      fill_dim_view(v.dim, slot.dim ? &*slot.dim : nullptr, slot.applied_ix, slot.verdicts,
+                    slot.changes);
+    }
+    if (slot.model && slot.dim) {
+      model::PolicyComparison cmp;
+      cmp.dim_ix = clamp_profile(slot.dim->profile_ix(), slot.dev->policy, dim::kRdmaNumProfiles);
+      cmp.model_ix = slot.model->profile_ix();
+      cmp.dim_changes_total = slot.changes;
+      cmp.model_changes_total = slot.model->changes();
+      v.compare = cmp;
+    } else {
+      v.compare.reset();
+    }
     if (slot.wanted_ix) {
       const dim::Profile& p = dim::rdma_profiles()[std::min<uint8_t>(
           *slot.wanted_ix, static_cast<uint8_t>(dim::kRdmaNumProfiles - 1))];

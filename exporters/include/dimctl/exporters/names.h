@@ -11,9 +11,10 @@
 
 namespace dimctl::exporters {
 
-std::string_view mode_name(model::Mode m);               // observe | shadow | enforce
-std::string_view algorithm_name(model::Algorithm a);     // net_eqe | net_cqe | rdma | static | off
-std::string_view device_kind_name(model::DeviceKind k);  // net | rdma
+std::string_view mode_name(model::Mode m);  // observe | shadow | enforce
+// net_eqe | net_cqe | rdma | static | off | model | model_cqe
+std::string_view algorithm_name(model::Algorithm a);
+std::string_view device_kind_name(model::DeviceKind k);    // net | rdma
 std::string_view poll_context_name(model::PollContext p);  // direct | softirq | workqueue | ...
 // dim_tune_state (dim-spec section 1); "unknown" for values the kernel does not define.
 std::string_view tune_state_name(uint8_t tune_state);

@@ -13,9 +13,12 @@
 
 namespace dimctl::model {
 
-// One DIM instance (kernel field names; numeric enum values as in dim-spec section 1).
+// One DIM instance (kernel field names; numeric enum values as in dim-spec section 1), or the
+// cost-model policy when `model` is set (algorithm model/model-cqe: no tune state, windows or
+// verdicts; profile_ix and profile_changes_total are the model's).
 struct DimView {
   bool active = false;        // false: algorithm off / static / observe mode
+  bool model = false;         // the queue's policy is the cost model, not kernel-identical DIM
   uint8_t profile_ix = 0;     // DIM's own index
   uint8_t applied_ix = 0;     // after policy bounds (what would be / was written)
   uint8_t tune_state = 0;     // dim_tune_state
@@ -28,6 +31,17 @@ struct DimView {
   int32_t ppms = 0, bpms = 0, epms = 0, cpms = 0, cpe_ratio = 0;
 };
 
+// Both policies of a queue or CQ whose rule compares them (compare: dim|model), whichever is
+// the algorithm: the index each picks, after the device's profile bounds (what enforce would
+// write with that policy as the algorithm; per queue, before any device-wide combining), and
+// how often that index changed.
+struct PolicyComparison {
+  uint8_t dim_ix = 0;
+  uint8_t model_ix = 0;
+  uint64_t dim_changes_total = 0;
+  uint64_t model_changes_total = 0;
+};
+
 struct QueueView {
   QueueCounters counters;  // queue, napi id, irq, cumulative counters; device_ix is not set
   std::string device;      // ifname (the view has no name table)
@@ -38,6 +52,7 @@ struct QueueView {
   DimView dim;
   uint32_t wanted_usecs = 0;  // moderation of the profile DIM chose for this queue
   uint32_t wanted_frames = 0;
+  std::optional<PolicyComparison> compare;  // only when the device's rule compares
 };
 
 struct CqView {
@@ -45,8 +60,9 @@ struct CqView {
   double completions_per_second = 0;
   double events_per_second = 0;
   DimView dim;
-  uint16_t wanted_usec = 0;   // RDMA profile DIM chose (cq_period)
-  uint16_t wanted_comps = 0;  // (cq_count)
+  uint16_t wanted_usec = 0;                 // RDMA profile DIM chose (cq_period)
+  uint16_t wanted_comps = 0;                // (cq_count)
+  std::optional<PolicyComparison> compare;  // only when the device's rule compares
 };
 
 struct DeviceView {
@@ -55,6 +71,7 @@ struct DeviceView {
   std::string driver;
   Mode mode = Mode::kShadow;
   Algorithm algorithm = Algorithm::kNetEqe;
+  bool compare = false;  // the rule compares DIM and the cost model (PolicyComparison)
   std::string rule;
   bool allowlisted = false;              // named by a config rule (may be written in enforce mode)
   std::optional<Coalesce> requested;     // what the controller asked for last

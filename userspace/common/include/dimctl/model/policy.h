@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "dim/cost_model.h"
 #include "dim/profile.h"
 #include "dimctl/common/result.h"
 
@@ -22,6 +23,27 @@ enum class Algorithm : uint8_t {
   kRdma,    // RDMA DIM (9 profiles)
   kStatic,  // always profile `static_index`
   kOff,     // no DIM instance, no writes
+  // dimctl's cost-model policy (dim/model_policy.h), once per period. Net devices: the EQE table
+  // (or rx_profiles) under rate-limit timer semantics; RDMA devices: the RDMA table.
+  kModel,
+  kModelCqe,  // the same on the net CQE table (or rx_profiles) under idle-gap semantics; net only
+};
+
+constexpr bool is_model(Algorithm a) {
+  return a == Algorithm::kModel || a == Algorithm::kModelCqe;
+}
+constexpr bool is_net_dim(Algorithm a) {
+  return a == Algorithm::kNetEqe || a == Algorithm::kNetCqe;
+}
+
+// The cost model's parameters for a device running `model` (or compared with it). Unset timer:
+// the table's own semantics (rate-limit for the EQE and RDMA tables, idle-gap for CQE).
+struct ModelSettings {
+  int64_t completion_cost_ns = 1000;
+  int64_t interrupt_cost_ns = 2000;
+  uint32_t max_changes_per_s = 10;
+  std::optional<dim::TimerMode> timer;
+  bool operator==(const ModelSettings&) const = default;
 };
 
 // How per-queue decisions become one device-wide setting when the driver has no per-queue
@@ -59,6 +81,10 @@ struct DevicePolicy {
   bool take_over_adaptive = true;
   // RDMA devices: the kernel RDMA DIM switch to set in enforce mode (nullopt = leave as is).
   std::optional<bool> rdma_kernel_dim;
+  // Shadow comparison: also run the other policy (kernel-identical DIM beside `model`, `model`
+  // beside a DIM algorithm) on the same counters and export its picks; it is never written.
+  bool compare = false;
+  ModelSettings model;
   std::string rule;  // name of the config rule that matched ("" = global default)
   // Non-empty when two rules match this device with conflicting settings: the device is then
   // refused (observed only, never written) and this text says which rules and why.

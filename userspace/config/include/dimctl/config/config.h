@@ -35,6 +35,12 @@ struct Match {
   std::vector<std::string> rdma_device;  // IB device name globs
 };
 
+// `compare:` of a rule: the policy run beside the algorithm for comparison (never written).
+enum class CompareWith : uint8_t {
+  kDim,    // kernel-identical DIM beside algorithm model / model-cqe
+  kModel,  // the cost model beside a DIM algorithm (net-eqe, net-cqe, rdma)
+};
+
 // One `devices:` entry. Optional fields left unset fall back to the global mode or to the
 // per-kind defaults of model::DevicePolicy.
 struct Rule {
@@ -51,7 +57,9 @@ struct Rule {
   model::CombinePolicy combine = model::CombinePolicy::kBusiestQueue;
   bool take_over_adaptive = true;  // adaptive: take-over (true) | leave (false)
   std::optional<bool> kernel_dim;  // RDMA only; unset = leave the kernel switch alone
-  SourceMark mark;                 // where the rule starts in the file
+  std::optional<CompareWith> compare;
+  std::optional<model::ModelSettings> model;  // `model:`; unset = the defaults
+  SourceMark mark;                            // where the rule starts in the file
 
   // Which device kinds the rule can match: `interface` names net devices, `rdma_device` names
   // RDMA devices, a driver-only rule names both; a net or RDMA algorithm narrows it further.
@@ -118,5 +126,7 @@ std::string format_duration(int64_t ns);
 std::string_view mode_name(model::Mode m);
 std::string algorithm_name(model::Algorithm a, uint8_t static_index = 0);
 std::string_view combine_name(model::CombinePolicy c);
+std::string_view compare_name(CompareWith c);
+std::string_view timer_name(dim::TimerMode t);
 
 }  // namespace dimctl::config

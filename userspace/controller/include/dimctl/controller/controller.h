@@ -1,6 +1,7 @@
 // Controller: dimctl's control loop, one period per step():
 //
-//   sample → per RX queue one NetDim, per CQ one RdmaDim (kernel-exact, dim/) → per device
+//   sample → per RX queue one NetDim, per CQ one RdmaDim (kernel-exact, dim/), or per queue / CQ
+//   one ModelPolicy (algorithm model; both when the rule compares them) → per device
 //   combine (or per queue where the driver has per-queue coalescing) → policy bounds → mode
 //   gate (observe / shadow / enforce + allowlist + conflicts) → drift check → rate limit →
 //   record original → write → read back → publish an immutable ControllerState.
@@ -35,10 +36,12 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "dim/model_policy.h"
 #include "dim/net_dim.h"
 #include "dim/rdma_dim.h"
 #include "dimctl/common/result.h"
@@ -142,6 +145,7 @@ class Controller {
   struct RdmaDevice;
   struct QueueSlot;
   struct CqSlot;
+  struct ModelTableCache;
 
   void drain_changes();
   NetDevice& net_device_named(const std::string& name);
@@ -162,6 +166,13 @@ class Controller {
                                 FeedCursor& cursor, int64_t now_ns, bool time_backwards);
   Result<void> reject_sample(Error e, int64_t loop_start_ns);
   bool feed_dim(QueueSlot& slot, const model::QueueCounters& q, int64_t now_ns, bool reset);
+  bool feed_model(QueueSlot& slot, const NetDevice& dev, const model::QueueCounters& q,
+                  uint64_t d_events, uint64_t d_packets, int64_t now_ns, bool reset);
+  // The device's cost-model table for its policy (shared by devices with the same inputs).
+  std::shared_ptr<const dim::ModelTable> model_table_for(std::span<const dim::Profile> profiles,
+                                                         dim::ProfileCount count,
+                                                         dim::TimerMode table_timer,
+                                                         const model::DevicePolicy& policy);
   void bind(QueueSlot& slot, NetDevice& dev);
   void decide_device(NetDevice& dev, int64_t now_ns);
   void apply_queue(QueueSlot& slot, NetDevice& dev, const model::QueueCounters& q, int64_t now_ns);
@@ -220,6 +231,9 @@ class Controller {
   std::unordered_map<uint64_t, size_t> cq_index_;
   std::vector<model::CqCounters> prev_cqs_;  // CQ counters of the previous snapshot
   int64_t prev_time_ns_ = 0;
+  int64_t step_dt_ns_ = 0;    // this step's snapshot time delta (0: none, or time went backwards)
+  int64_t view_time_ns_ = 0;  // snapshot time of the last published view: the queues' rate base
+  std::unique_ptr<ModelTableCache> model_tables_;
   std::optional<int64_t> last_publish_ns_;
   bool have_prev_ = false;
   std::vector<std::string> inventory_;  // last list_net_devices() result

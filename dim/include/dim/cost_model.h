@@ -1,0 +1,62 @@
+// The cost model behind ModelPolicy (model_policy.h): what one moderation profile costs and
+// saves at a given completion rate. Pure arithmetic, no state.
+//
+// A profile is a timer T (usec) and a count threshold N (packets in net tables, completions in
+// RDMA tables): the device interrupts once N completions are pending or when the timer says so.
+// The timer means one of three things, and they behave very differently at low load
+// (performance-research 5.1):
+//   rate-limit ("EQE", mlx5 EQE mode, net DIM's EQE tables): T is the least time between two
+//     interrupts; a completion arriving later than T after the last interrupt fires at once.
+//   idle-gap ("CQE", mlx5 CQE mode, net DIM's CQE tables): the timer restarts at every
+//     completion; the interrupt fires after an idle gap of T.
+//   absolute (NVMe aggregation time): fires at most T after the first pending completion.
+// N = 1 or T = 0 means no moderation (an interrupt per completion). N = 0 means "no count
+// threshold"; the model caps N at kMaxModelCount (4096) either way, which only matters for
+// profiles no latency-first policy would pick (batches of thousands).
+//
+// For completions arriving as a Poisson stream of rate λ, predict() gives, exactly for each
+// semantics with the count cap (derivations in cost_model.cc; without the cap they reduce to the
+// closed forms of research 5.2, which the unit tests check):
+//   B  completions per interrupt (batch); interrupts per second = λ / B
+//   D  mean added delay per completion: from its arrival to the interrupt that reports it
+// and, for a host that spends C_c of CPU per completion and C_irq per interrupt:
+//   S = C_c + C_irq / B        CPU per completion
+//   ρ = λ · S                  utilisation of the core that handles the queue
+//   L = D + S / (1 − ρ)        predicted latency: moderation delay plus the M/M/1 sojourn of
+//                              the completion on that core; a profile with ρ ≥ max_utilisation is
+//                              infeasible (L = +inf).
+// L is what ModelPolicy minimises. At low load every profile's ρ is small, so the least-delay
+// profile wins; as λ grows the interrupt cost drives ρ (and the queueing term) up and a profile
+// that batches more becomes the better one, which is exactly the trade-off moderation exists for.
+// Limits, stated in docs/CONTROLLER.md: arrivals are assumed Poisson (bursts and closed loops are
+// left to ModelPolicy's rules), one queue per core, and C_c / C_irq are parameters, not measured.
+#pragma once
+
+#include <cstdint>
+
+namespace dim {
+
+enum class TimerMode : uint8_t { kRateLimit = 0, kIdleGap = 1, kAbsolute = 2 };
+
+inline constexpr uint32_t kMaxModelCount = 4096;
+
+struct CostParams {
+  double completion_cost_ns = 1000;  // C_c: host CPU per completion (packet / CQE)
+  double interrupt_cost_ns = 2000;   // C_irq: host CPU per interrupt, direct and indirect
+  double max_utilisation = 0.95;     // profiles predicted above this are infeasible
+};
+
+struct Prediction {
+  double batch = 1;                  // B
+  double added_delay_ns = 0;         // D
+  double cpu_per_completion_ns = 0;  // S
+  double utilisation = 0;            // ρ
+  bool feasible = true;              // ρ < max_utilisation
+  double latency_ns = 0;             // L; +inf when not feasible
+};
+
+// The prediction for one profile (usec, count) at `rate_per_s` completions per second (>= 0).
+Prediction predict(TimerMode mode, uint32_t usec, uint32_t count, double rate_per_s,
+                   const CostParams& cost);
+
+}  // namespace dim

@@ -1,0 +1,175 @@
+// ModelPolicy: dimctl's own moderation policy (config `algorithm: model`). Where kernel DIM
+// hill-climbs one profile per 64 events, this one is called once per control period per queue or
+// CQ with that period's counter deltas, estimates the load and jumps straight to the profile a
+// cost model predicts is best.
+//
+// Cost model (cost_model.h, research 5.2): for each profile (T, N) of the table and a completion
+// rate λ, with the device's timer semantics (rate-limit / idle-gap / absolute), Poisson arrivals
+// give the batch B and the added delay D exactly; the host spends C_c per completion and C_irq
+// per interrupt, so S = C_c + C_irq/B per completion at utilisation ρ = λS, and the predicted
+// latency is
+//     L(profile, λ) = D + S / (1 − ρ)        (infeasible when ρ >= max_utilisation).
+// The model picks the profile with the least L (ties, within 1 % + 1 ns, to the lower index; no
+// feasible profile: the one that batches most). "Minimise latency, and pay for interrupts only
+// through the CPU queueing they cause": at low load every ρ is small and the least-delay profile
+// wins; towards saturation the queueing term dominates and batching wins. Defaults: C_c = 1 µs,
+// C_irq = 2 µs, max_utilisation 0.95 (CostParams); each is a constructor (and config) option.
+//
+// ModelTable evaluates that model once, when a device's policy is set: it walks λ over 1/s..1e10/s
+// (2^(1/8) steps, bisected to 0.1 %) and stores, per profile index p, the rate θ_p from which the
+// model picks p or above, taking the running maximum so that the map λ -> profile is monotone by
+// construction, whatever the table. A period's decision is then a handful of compares
+// (tens of ns; the controller calls it for up to 10k queues per period).
+//
+// Decision rules (update()), all in the table's [min, max] bounds:
+//  - Load: λ = completions / Δt of this period; completions per event c = completions / events.
+//  - QD~1: with at least qd1_min_events events and c <= qd1_completions_per_event (1.25), the
+//    completions arrive one per interrupt whatever the moderation: nothing is batched, so nothing
+//    can be saved, and the policy takes the latency profile (latency_ix(): an N <= 1 or T = 0
+//    profile, else the smallest T; RDMA index 0 = (1 µs, 1), net EQE/CQE index 0). This is what
+//    keeps a QD=1 flow at the static latency profile at any rate.
+//  - Down fast: when λ < θ_ix·(1 − down_margin) the policy moves in this period straight to the
+//    highest profile the load still supports (latency first).
+//  - Up slow: a higher profile needs λ >= θ·(1 + up_margin) for up_periods (2) periods in a row,
+//    and goes to the lowest target those periods agreed on; a load of at least fast_up_factor (2)
+//    times θ moves up in one period.
+//  - Bounce guard: a move down within bounce_periods (3) of a move up means the higher profile did
+//    not hold (a closed loop whose rate falls with more moderation, or a burst): the profile left
+//    becomes a ceiling for bounce_hold (2 s, doubling with each bounce in a row, up to 16 times),
+//    lifted early when λ reaches bounce_release (1.5) times the rate of the failed move. Without
+//    it a closed loop would flip between two profiles forever (a limit cycle).
+//  - Change budget: a token bucket of ceil(b/2) changes refilling at just under b - ceil(b/2) + 1
+//    per second, so any window of one second holds at most b = max_changes_per_s changes: up to
+//    ceil(b/2) at once, b - ceil(b/2) + 1 per second sustained. A change that finds no token
+//    waits (the up streak is kept).
+//  - Δt <= 0 decides nothing and changes no state; Δt above 1000 s counts as 1000 s for the
+//    budget and the ceiling hold.
+//
+// Deterministic (no clock, no randomness: the same inputs give the same decisions), no allocation
+// after construction. One ModelTable per device (per table, bounds and parameters), shared by the
+// ModelPolicy instances of its queues, which hold 24 bytes of state each and no pointer to it.
+// Not thread-safe; one instance per queue, driven by one thread.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+
+#include "dim/cost_model.h"
+#include "dim/profile.h"
+
+namespace dim {
+
+struct ModelParams {
+  CostParams cost;
+  TimerMode timer = TimerMode::kRateLimit;
+  double up_margin = 0.25;
+  double down_margin = 0.10;
+  uint8_t up_periods = 2;       // >= 1
+  double fast_up_factor = 2.0;  // 0: never move up in one period
+  double qd1_completions_per_event = 1.25;
+  uint32_t qd1_min_events = 8;
+  uint32_t max_changes_per_s = 10;  // 1..1000
+  uint8_t bounce_periods = 3;
+  uint32_t bounce_hold_ms = 2000;
+  double bounce_release = 1.5;
+};
+
+// Which field of a Profile is the count threshold N.
+enum class ProfileCount : uint8_t {
+  kPackets,      // net tables (rx-frames)
+  kCompletions,  // RDMA tables (cq_count)
+};
+
+class ModelTable {
+ public:
+  static constexpr int kMaxProfiles = 16;
+  static constexpr uint32_t kOneChange = 1'000'000;  // change-budget units per change
+
+  // `profiles` holds 1..16 profiles (more are ignored; none is treated as one (0, 0) profile).
+  // The bounds are clamped to the table; min wins when they cross, as for DIM's applied index.
+  // Out-of-range parameters are clamped to their documented ranges.
+  ModelTable(std::span<const Profile> profiles, ProfileCount count, const ModelParams& params,
+             uint8_t min_ix = 0, uint8_t max_ix = 255);
+
+  // The cost model's profile for a steady rate (no hysteresis): monotone in the rate.
+  uint8_t pick(double rate_per_s) const { return highest_at_or_below(theta_, rate_per_s); }
+  // θ_ix: the rate from which pick() returns ix or more (0 at and below the lowest pick, +inf
+  // for a profile the model never picks).
+  double threshold(uint8_t ix) const { return theta_[ix]; }
+  uint8_t latency_ix() const { return latency_ix_; }
+  uint8_t min_ix() const { return lo_; }
+  uint8_t max_ix() const { return hi_; }
+  uint8_t size() const { return n_; }
+  const ModelParams& params() const { return params_; }
+
+ private:
+  friend class ModelPolicy;
+  using Rates = std::array<double, kMaxProfiles>;
+  // The highest index p in [lo, hi] with rate >= rates[p]; lo when there is none. `rates` is
+  // non-decreasing over [lo, hi].
+  uint8_t highest_at_or_below(const Rates& rates, double rate) const {
+    uint8_t p = lo_;
+    while (p < hi_ && rate >= rates[p + 1]) ++p;
+    return p;
+  }
+
+  // What update() reads, first.
+  Rates down_;  // θ·(1 − down_margin)
+  Rates up_;    // θ·(1 + up_margin)
+  Rates fast_;  // θ·fast_up_factor (+inf when fast up is off)
+  double qd1_ratio_ = 1.25;
+  uint32_t qd1_min_events_ = 8;
+  uint32_t token_cap_ = 0;    // millionths of a change
+  uint64_t token_per_s_ = 0;  // millionths of a change per second
+  uint32_t hold_base_us_ = 0;
+  float release_ = 1.5f;
+  uint8_t lo_ = 0, hi_ = 0, n_ = 1, latency_ix_ = 0;
+  uint8_t up_periods_ = 2, bounce_periods_ = 3;
+
+  Rates theta_;
+  ModelParams params_;
+};
+
+// One period's deltas of a queue or CQ.
+struct ModelInput {
+  int64_t dt_ns = 0;         // period length; <= 0 decides nothing
+  uint64_t events = 0;       // interrupt episodes: NAPI polls that re-armed, ib_core poll passes
+  uint64_t completions = 0;  // packets (net) or completions (RDMA)
+};
+
+class ModelPolicy {
+ public:
+  // Index 0 and an empty change budget: only a placeholder until assigned from the table.
+  ModelPolicy() = default;
+  // Starts at the table's latency profile with a full change budget.
+  explicit ModelPolicy(const ModelTable& table);
+
+  // One period. Returns true when the profile index changed (it is then profile_ix()).
+  // REQUIRES: `table` is the one this instance was constructed from (or an identical one).
+  bool update(const ModelTable& table, const ModelInput& in);
+
+  uint8_t profile_ix() const { return ix_; }
+  // Index changes since construction (wraps at 2^32: decades at any allowed budget).
+  uint32_t changes() const { return changes_; }
+  // The bounce guard's ceiling: ups to this index or above are held back (none: 255).
+  uint8_t ceiling_ix() const { return ceiling_ix_; }
+
+ private:
+  static constexpr uint32_t kOneChange = ModelTable::kOneChange;
+  static constexpr uint8_t kNoCeiling = 0xff;
+
+  float ref_rate_ = 0;    // rate of the latest up move (the ceiling's release reference)
+  uint32_t tokens_ = 0;   // change budget, millionths of a change
+  uint32_t hold_us_ = 0;  // time left on the ceiling
+  uint32_t changes_ = 0;
+  uint8_t ix_ = 0;
+  uint8_t streak_ = 0;         // periods in a row whose up target was above ix_
+  uint8_t streak_target_ = 0;  // the lowest of those targets
+  uint8_t since_up_ = 0xff;    // periods since the latest up move (saturates)
+  uint8_t ceiling_ix_ = kNoCeiling;
+  uint8_t bounces_ = 0;  // bounces in a row: the hold doubles with each
+};
+static_assert(sizeof(ModelPolicy) == 24, "the controller keeps one per queue beside its slot");
+
+}  // namespace dim

@@ -1,0 +1,399 @@
+// algorithm model: the controller runs the cost-model policy per queue and per CQ exactly as
+// the library alone does on the same period deltas, writes its pick in enforce mode, re-creates
+// it on reload, keeps it within the profile bounds, and with compare runs both policies side by
+// side (writing only the algorithm's picks).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "controller_fixture.h"
+#include "dim/model_policy.h"
+#include "dim/net_dim.h"
+
+namespace dimctl::controller::testing {
+namespace {
+
+const dim::NetProfiles& kEqe = dim::net_profiles(dim::CqPeriodMode::kEqe, dim::Direction::kRx);
+
+// The table the controller builds for a net device on its EQE table with default settings.
+dim::ModelTable eqe_model(uint8_t lo = 0, uint8_t hi = 255) {
+  return dim::ModelTable(kEqe, dim::ProfileCount::kPackets, dim::ModelParams{}, lo, hi);
+}
+
+model::DevicePolicy with(model::DevicePolicy p, model::Algorithm a, bool compare = false) {
+  p.algorithm = a;
+  p.compare = compare;
+  return p;
+}
+
+// Deterministic noise.
+struct Lcg {
+  uint64_t x = 777;
+  uint32_t next(uint32_t mod) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<uint32_t>((x >> 33) % mod);
+  }
+};
+
+class ModelTest : public ControllerTest {
+ protected:
+  // A period of `rate` packets per second at `ppe` packets per event on one queue.
+  void load(const model::QueueKey& k, double rate, uint64_t ppe) {
+    const auto packets = static_cast<uint64_t>(rate * static_cast<double>(kPeriod) / 1e9);
+    traffic(k, ppe ? packets / ppe : 0, packets, packets * 100);
+  }
+};
+
+TEST_F(ModelTest, JumpsToThePredictedProfileInOnePeriodAndEnforceWritesIt) {
+  add_device("eth0", 2, 1, fakes::RecordingNetActuator::full_coalesce(3, 32));
+  policy.by_name["eth0"] = with(enforce(), model::Algorithm::kModel);
+  const dim::ModelTable t = eqe_model();
+  ASSERT_TRUE(step().ok());  // first snapshot: no deltas yet
+  EXPECT_TRUE(queue(key(2, 0))->dim.model);
+  EXPECT_EQ(queue(key(2, 0))->dim.profile_ix, t.latency_ix());
+  EXPECT_EQ(net.devices["eth0"].state.rx_usecs, kEqe[t.latency_ix()].usec);
+
+  // From idle to a load the model puts on its last reachable profile: one period.
+  const uint8_t target = t.pick(1e12);
+  const double rate = t.threshold(target) * 3;
+  ASSERT_EQ(t.pick(rate), target);
+  ASSERT_GT(target, 1);
+  load(key(2, 0), rate, 16);
+  ASSERT_TRUE(step().ok());
+  const auto* q = queue(key(2, 0));
+  EXPECT_EQ(q->dim.profile_ix, target);
+  EXPECT_EQ(q->dim.applied_ix, target);
+  EXPECT_EQ(q->dim.profile_changes_total, 1u);
+  EXPECT_EQ(q->wanted_usecs, kEqe[target].usec);
+  EXPECT_EQ(net.devices["eth0"].state.rx_usecs, kEqe[target].usec);
+  EXPECT_EQ(device("eth0")->algorithm, model::Algorithm::kModel);
+  EXPECT_FALSE(q->compare.has_value());  // no compare asked for
+
+  // Back to idle: one period, written.
+  ASSERT_TRUE(step().ok());
+  EXPECT_EQ(queue(key(2, 0))->dim.profile_ix, t.pick(0));
+  EXPECT_EQ(net.devices["eth0"].state.rx_usecs, kEqe[t.pick(0)].usec);
+}
+
+TEST_F(ModelTest, MatchesTheLibraryFedTheSameDeltas) {
+  add_device("eth0", 2, 1, fakes::RecordingNetActuator::full_coalesce(3, 32));
+  policy.by_name["eth0"] = with(enforce(), model::Algorithm::kModel);
+  const dim::ModelTable t = eqe_model();
+  dim::ModelPolicy ref(t);
+  Lcg rng;
+  ASSERT_TRUE(step().ok());
+  int changes = 0;
+  for (int p = 0; p < 300; ++p) {
+    // Regimes from idle to saturation, QD=1 stretches, ±10 % noise.
+    const double base = std::vector<double>{1e3, 1e5, 3e5, 8e5, 2e6, 5e4}[(p / 25) % 6];
+    const double rate = base * (90 + rng.next(21)) / 100;
+    const uint64_t ppe = (p / 40) % 3 == 2 ? 1 : 8;
+    const auto packets = static_cast<uint64_t>(rate * static_cast<double>(kPeriod) / 1e9);
+    traffic(key(2, 0), packets / ppe, packets, packets * 100);
+    ASSERT_TRUE(step().ok());
+    if (ref.update(t, {kPeriod, packets / ppe, packets})) ++changes;
+    const auto* q = queue(key(2, 0));
+    ASSERT_EQ(q->dim.profile_ix, ref.profile_ix()) << "period " << p;
+    ASSERT_EQ(q->dim.profile_changes_total, ref.changes()) << "period " << p;
+    ASSERT_EQ(net.devices["eth0"].state.rx_usecs, kEqe[ref.profile_ix()].usec) << "period " << p;
+  }
+  EXPECT_GE(changes, 6) << "the load must exercise the model";
+}
+
+TEST_F(ModelTest, QueueDepthOneStaysOnTheLatencyProfile) {
+  add_device("eth0", 2, 1, fakes::RecordingNetActuator::full_coalesce(3, 32));
+  policy.by_name["eth0"] = with(enforce(), model::Algorithm::kModel);
+  ASSERT_TRUE(step().ok());
+  for (int p = 0; p < 50; ++p) {
+    load(key(2, 0), 2e5 + 1e4 * p, 1);  // one packet per interrupt at any rate
+    ASSERT_TRUE(step().ok());
+    ASSERT_EQ(queue(key(2, 0))->dim.profile_ix, 0) << p;
+  }
+  EXPECT_EQ(net.devices["eth0"].state.rx_usecs, kEqe[0].usec);
+  EXPECT_EQ(queue(key(2, 0))->dim.profile_changes_total, 0u);
+}
+
+TEST_F(ModelTest, BoundsClampTheModelsOwnChoice) {
+  add_device("eth0", 2, 1, fakes::RecordingNetActuator::full_coalesce(3, 32));
+  auto p = with(enforce(), model::Algorithm::kModel);
+  p.min_profile = 1;
+  p.max_profile = 3;
+  policy.by_name["eth0"] = p;
+  ASSERT_TRUE(step().ok());
+  EXPECT_EQ(queue(key(2, 0))->dim.profile_ix, 1);  // the lowest allowed is its latency profile
+  load(key(2, 0), 1e8, 64);
+  ASSERT_TRUE(step().ok());
+  EXPECT_EQ(queue(key(2, 0))->dim.profile_ix, 3);
+  EXPECT_EQ(net.devices["eth0"].state.rx_usecs, kEqe[3].usec);
+  ASSERT_TRUE(step().ok());  // idle
+  EXPECT_EQ(queue(key(2, 0))->dim.profile_ix, 1);
+  EXPECT_EQ(net.devices["eth0"].state.rx_usecs, kEqe[1].usec);
+  // The model counts only real moves: 1 -> 3 -> 1.
+  EXPECT_EQ(queue(key(2, 0))->dim.profile_changes_total, 2u);
+
+  // New bounds on reload re-create the model within them.
+  p.max_profile = 2;
+  policy.by_name["eth0"] = p;
+  ctl().reload_policies();
+  load(key(2, 0), 1e8, 64);
+  ASSERT_TRUE(step().ok());
+  EXPECT_EQ(queue(key(2, 0))->dim.profile_ix, 2);
+}
+
+TEST_F(ModelTest, ReloadSwitchingDimAndModelRecreatesState) {
+  add_device("eth0", 2, 1);
+  policy.by_name["eth0"] = shadow();
+  for (int p = 0; p < 4; ++p) ramp_step(key(2, 0), p);
+  ASSERT_EQ(queue(key(2, 0))->dim.profile_ix, 2);
+  ASSERT_FALSE(queue(key(2, 0))->dim.model);
+
+  policy.by_name["eth0"] = with(shadow(), model::Algorithm::kModel);
+  ctl().reload_policies();
+  load(key(2, 0), 100, 8);  // light load: the model stays where it starts
+  ASSERT_TRUE(step().ok());
+  const auto* q = queue(key(2, 0));
+  EXPECT_TRUE(q->dim.model);
+  EXPECT_EQ(q->dim.profile_ix, 0);  // a fresh model at the latency profile, not DIM's 2
+  EXPECT_EQ(q->dim.profile_changes_total, 0u);
+  EXPECT_EQ(device("eth0")->algorithm, model::Algorithm::kModel);
+  load(key(2, 0), 1e8, 64);
+  ASSERT_TRUE(step().ok());
+  ASSERT_GT(queue(key(2, 0))->dim.profile_ix, 2);
+
+  policy.by_name["eth0"] = shadow();
+  ctl().reload_policies();
+  ASSERT_TRUE(step().ok());
+  q = queue(key(2, 0));
+  EXPECT_FALSE(q->dim.model);
+  EXPECT_EQ(q->dim.profile_ix, 0);  // a fresh DIM, not the model's index
+  EXPECT_EQ(q->dim.tune_state, static_cast<uint8_t>(dim::TuneState::kParkingOnTop));
+}
+
+TEST_F(ModelTest, ModelCqeUsesTheCqeTableAndMode) {
+  add_device("eth0", 2, 1);  // reports use_cqe_mode_rx
+  policy.by_name["eth0"] = with(enforce(), model::Algorithm::kModelCqe);
+  const auto& cqe = dim::net_profiles(dim::CqPeriodMode::kCqe, dim::Direction::kRx);
+  dim::ModelParams params;
+  params.timer = dim::TimerMode::kIdleGap;
+  const dim::ModelTable t(cqe, dim::ProfileCount::kPackets, params);
+  ASSERT_TRUE(step().ok());
+  EXPECT_EQ(net.devices["eth0"].state.rx_usecs, cqe[0].usec);
+  EXPECT_EQ(net.devices["eth0"].state.use_cqe_mode_rx, true);
+  load(key(2, 0), t.threshold(t.pick(1e12)) * 3, 16);
+  ASSERT_TRUE(step().ok());
+  EXPECT_EQ(queue(key(2, 0))->dim.profile_ix, t.pick(1e12));
+  EXPECT_EQ(net.devices["eth0"].state.rx_usecs, cqe[t.pick(1e12)].usec);
+}
+
+TEST_F(ModelTest, ACounterResetDecidesNothing) {
+  add_device("eth0", 2, 1);
+  policy.by_name["eth0"] = with(shadow(), model::Algorithm::kModel);
+  ASSERT_TRUE(step().ok());
+  load(key(2, 0), 1e8, 64);
+  ASSERT_TRUE(step().ok());
+  const uint8_t high = queue(key(2, 0))->dim.profile_ix;
+  ASSERT_GT(high, 0);
+  // The counters go back (queue reset): the period has no usable delta, so the model neither
+  // reads it as absurd load nor as no load, and stays.
+  auto* q = source.queue(key(2, 0));
+  q->polls = 3;
+  q->packets = 3;
+  q->bytes = 300;
+  ASSERT_TRUE(step().ok());
+  EXPECT_EQ(queue(key(2, 0))->dim.profile_ix, high);
+  EXPECT_EQ(queue(key(2, 0))->dim.profile_changes_total, 1u);
+  // The next period is one series again: idle, so down.
+  ASSERT_TRUE(step().ok());
+  EXPECT_EQ(queue(key(2, 0))->dim.profile_ix, 0);
+}
+
+TEST_F(ModelTest, PerQueueDevicesGetEachQueuesOwnPick) {
+  add_device("eth0", 2, 2, fakes::RecordingNetActuator::full_coalesce(3, 32), /*per_queue=*/true);
+  policy.by_name["eth0"] = with(enforce(), model::Algorithm::kModel);
+  const dim::ModelTable t = eqe_model();
+  ASSERT_TRUE(step().ok());
+  const double heavy = t.threshold(t.pick(1e12)) * 3;
+  load(key(2, 0), heavy, 16);
+  load(key(2, 1), 100, 8);
+  ASSERT_TRUE(step().ok());
+  EXPECT_EQ(net.devices["eth0"].queues[0].rx_usecs, kEqe[t.pick(1e12)].usec);
+  EXPECT_EQ(net.devices["eth0"].queues[1].rx_usecs, kEqe[0].usec);
+}
+
+// compare: model beside net DIM. DIM is the algorithm: its profile is written, exactly as without
+// compare; the model's picks are exported beside it and match the library alone.
+TEST_F(ModelTest, CompareModelBesideDimWritesOnlyDim) {
+  add_device("eth0", 2, 1, fakes::RecordingNetActuator::full_coalesce(3, 32));
+  policy.by_name["eth0"] = with(enforce(), model::Algorithm::kNetEqe, /*compare=*/true);
+  const dim::ModelTable t = eqe_model();
+  dim::ModelPolicy model_ref(t);
+  dim::NetDim dim_ref;
+  uint64_t dim_changes = 0;
+  int64_t prev_t = 0;
+  uint64_t prev_events = 0, prev_packets = 0;
+  Lcg rng;
+  for (int p = 0; p < 120; ++p) {
+    uint64_t packets = 1000;
+    for (int i = 0; i < p % 30; ++i) packets = packets * 6 / 5;
+    packets += rng.next(100);
+    traffic(key(2, 0), 100 + rng.next(20), packets, packets * 1000);
+    ASSERT_TRUE(step().ok());
+    const auto& c = *source.queue(key(2, 0));
+    if (dim_ref.on_sample(
+            dim::Sample::from_counters(source.current.time_ns, c.events(), c.packets, c.bytes))) {
+      ++dim_changes;
+    }
+    if (dim_ref.state() == dim::MeasureState::kApplyNewProfile) dim_ref.profile_applied();
+    if (p > 0) {
+      model_ref.update(
+          t, {source.current.time_ns - prev_t, c.events() - prev_events, c.packets - prev_packets});
+    }
+    prev_t = source.current.time_ns;
+    prev_events = c.events();
+    prev_packets = c.packets;
+
+    const auto* q = queue(key(2, 0));
+    ASSERT_FALSE(q->dim.model);
+    ASSERT_EQ(q->dim.profile_ix, dim_ref.profile_ix()) << p;
+    ASSERT_TRUE(q->compare.has_value());
+    ASSERT_EQ(q->compare->dim_ix, dim_ref.profile_ix()) << p;
+    ASSERT_EQ(q->compare->model_ix, model_ref.profile_ix()) << p;
+    ASSERT_EQ(q->compare->model_changes_total, model_ref.changes()) << p;
+    ASSERT_EQ(q->compare->dim_changes_total, dim_changes) << p;
+    ASSERT_EQ(net.devices["eth0"].state.rx_usecs, kEqe[dim_ref.profile_ix()].usec) << p;
+  }
+  EXPECT_GE(dim_changes, 4u);
+  EXPECT_GE(model_ref.changes(), 2u);
+  EXPECT_TRUE(device("eth0")->compare);
+}
+
+// compare: dim beside the model. The model is written; DIM runs as in shadow (applied at once)
+// and matches the library alone.
+TEST_F(ModelTest, CompareDimBesideModelWritesOnlyTheModel) {
+  add_device("eth0", 2, 1, fakes::RecordingNetActuator::full_coalesce(3, 32));
+  auto p = with(enforce(), model::Algorithm::kModel, /*compare=*/true);
+  p.max_profile = 3;
+  policy.by_name["eth0"] = p;
+  const dim::ModelTable t = eqe_model(0, 3);
+  dim::ModelPolicy model_ref(t);
+  dim::NetDim dim_ref;
+  int64_t prev_t = 0;
+  uint64_t prev_events = 0, prev_packets = 0;
+  bool dim_clamped = false;
+  for (int s = 0; s < 120; ++s) {
+    uint64_t packets = 1000;
+    for (int i = 0; i < s % 30; ++i) packets = packets * 6 / 5;
+    traffic(key(2, 0), 100, packets, packets * 1000);
+    ASSERT_TRUE(step().ok());
+    const auto& c = *source.queue(key(2, 0));
+    dim_ref.on_sample(
+        dim::Sample::from_counters(source.current.time_ns, c.events(), c.packets, c.bytes));
+    if (dim_ref.state() == dim::MeasureState::kApplyNewProfile) dim_ref.profile_applied();
+    if (s > 0) {
+      model_ref.update(
+          t, {source.current.time_ns - prev_t, c.events() - prev_events, c.packets - prev_packets});
+    }
+    prev_t = source.current.time_ns;
+    prev_events = c.events();
+    prev_packets = c.packets;
+
+    const auto* q = queue(key(2, 0));
+    ASSERT_TRUE(q->dim.model);
+    ASSERT_EQ(q->dim.profile_ix, model_ref.profile_ix()) << s;
+    ASSERT_TRUE(q->compare.has_value());
+    // DIM's pick after the bounds: what it would write as the algorithm.
+    ASSERT_EQ(q->compare->dim_ix, std::min<uint8_t>(dim_ref.profile_ix(), 3)) << s;
+    dim_clamped |= dim_ref.profile_ix() > 3;
+    ASSERT_EQ(q->compare->model_ix, model_ref.profile_ix()) << s;
+    ASSERT_EQ(net.devices["eth0"].state.rx_usecs, kEqe[model_ref.profile_ix()].usec) << s;
+  }
+  EXPECT_TRUE(dim_clamped) << "the ramp must take DIM past the bound";
+}
+
+TEST_F(ModelTest, ObserveRunsNeitherPolicy) {
+  add_device("eth0", 2, 1);
+  auto p = with(shadow(), model::Algorithm::kModel, /*compare=*/true);
+  p.mode = model::Mode::kObserve;
+  policy.by_name["eth0"] = p;
+  load(key(2, 0), 1e8, 64);
+  ASSERT_TRUE(step().ok());
+  ASSERT_TRUE(step().ok());
+  EXPECT_FALSE(queue(key(2, 0))->dim.active);
+  EXPECT_FALSE(queue(key(2, 0))->compare.has_value());
+}
+
+// RDMA CQs: the model on the 9-profile table, alone and compared with RDMA DIM.
+class ModelRdmaTest : public ControllerTest {
+ protected:
+  void add_cq(uint32_t cq_id) {
+    model::CqCounters c;
+    c.key = {0, cq_id};
+    c.ibdev = "mlx5_0";
+    c.poll_ctx = model::PollContext::kSoftirq;
+    source.current.cqs.push_back(c);
+  }
+  const model::CqView* cq(uint32_t cq_id) {
+    hold_ = st();
+    for (const auto& c : hold_->cqs) {
+      if (c.counters.key.cq_id == cq_id) return &c;
+    }
+    return nullptr;
+  }
+  std::shared_ptr<const model::ControllerState> hold_;
+};
+
+TEST_F(ModelRdmaTest, CqModelMatchesTheLibraryAndComparesWithRdmaDim) {
+  add_cq(7);
+  auto p = shadow();
+  p.algorithm = model::Algorithm::kModel;
+  p.compare = true;
+  policy.by_name["mlx5_0"] = p;
+  const dim::ModelTable t(dim::kRdmaProfiles, dim::ProfileCount::kCompletions, dim::ModelParams{});
+  dim::ModelPolicy ref(t);
+  dim::RdmaDim dim_ref;
+  int64_t prev_t = 0;
+  Lcg rng;
+  ASSERT_TRUE(step().ok());
+  prev_t = source.current.time_ns;
+  int changes = 0;
+  for (int s = 0; s < 200; ++s) {
+    const double rate = std::vector<double>{2e3, 4e5, 9e5, 4e4}[(s / 30) % 4];
+    const auto comps = static_cast<uint64_t>(rate * 0.05 * (90 + rng.next(21)) / 100);
+    const uint64_t events = (s / 70) % 3 == 2 ? comps : comps / 4 + 1;
+    auto* c = source.cq({0, 7});
+    c->events += events;
+    c->completions += comps;
+    ASSERT_TRUE(step().ok());
+    if (ref.update(t, {source.current.time_ns - prev_t, events, comps})) ++changes;
+    dim_ref.on_events(prev_t, source.current.time_ns, events, comps);
+    dim_ref.profile_applied();
+    prev_t = source.current.time_ns;
+    const auto* v = cq(7);
+    ASSERT_NE(v, nullptr);
+    ASSERT_TRUE(v->dim.model);
+    ASSERT_EQ(v->dim.profile_ix, ref.profile_ix()) << s;
+    ASSERT_EQ(v->wanted_comps, dim::kRdmaProfiles[ref.profile_ix()].comps) << s;
+    ASSERT_TRUE(v->compare.has_value());
+    ASSERT_EQ(v->compare->model_ix, ref.profile_ix()) << s;
+    ASSERT_EQ(v->compare->dim_ix, dim_ref.profile_ix()) << s;
+  }
+  EXPECT_GE(changes, 4);
+}
+
+TEST_F(ModelRdmaTest, CqModelAloneHasNoComparison) {
+  add_cq(7);
+  auto p = shadow();
+  p.algorithm = model::Algorithm::kModel;
+  policy.by_name["mlx5_0"] = p;
+  ASSERT_TRUE(step().ok());
+  auto* c = source.cq({0, 7});
+  c->events += 10'000;
+  c->completions += 200'000;
+  ASSERT_TRUE(step().ok());
+  EXPECT_TRUE(cq(7)->dim.model);
+  EXPECT_GT(cq(7)->dim.profile_ix, 0);
+  EXPECT_FALSE(cq(7)->compare.has_value());
+}
+
+}  // namespace
+}  // namespace dimctl::controller::testing
