@@ -7,7 +7,9 @@ namespace dimctl::sim {
 ControllerBridge::ControllerBridge(Engine& engine, const PolicySpec& policy, const Workload& w)
     : engine_(engine),
       policy_(policy),
-      rdma_(policy.algorithm == model::Algorithm::kRdma),
+      // RDMA DIM, and the model policy on a storage workload, run on CQs.
+      rdma_(policy.algorithm == model::Algorithm::kRdma ||
+            (policy.algorithm == model::Algorithm::kModel && w.table == ProfileTable::kRdma)),
       stages_(engine.moderated_stages()) {
   for (uint32_t s : stages_) {
     std::string name = "sim-" + w.stages[s].name;

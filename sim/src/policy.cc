@@ -33,7 +33,8 @@ Result<int64_t> parse_period(std::string_view s, std::string_view whole) {
 std::optional<TimerMode> PolicySpec::timer() const {
   const bool net = kind == Kind::kKernelNet ||
                    (kind == Kind::kController && (algorithm == model::Algorithm::kNetEqe ||
-                                                  algorithm == model::Algorithm::kNetCqe));
+                                                  algorithm == model::Algorithm::kNetCqe ||
+                                                  algorithm == model::Algorithm::kModelCqe));
   if (!net) return std::nullopt;
   return cqe ? TimerMode::kIdleGap : TimerMode::kRateLimit;
 }
@@ -48,7 +49,9 @@ ProfileTable PolicySpec::table(ProfileTable workload_table) const {
       if (algorithm == model::Algorithm::kNetEqe) return ProfileTable::kNetEqe;
       if (algorithm == model::Algorithm::kNetCqe) return ProfileTable::kNetCqe;
       if (algorithm == model::Algorithm::kRdma) return ProfileTable::kRdma;
-      return workload_table;
+      if (algorithm == model::Algorithm::kModelCqe) return ProfileTable::kNetCqe;
+      // model: the net EQE table on a NIC workload, the RDMA table on a storage one.
+      return workload_table == ProfileTable::kNetCqe ? ProfileTable::kNetEqe : workload_table;
     default:
       return workload_table;
   }
@@ -90,6 +93,13 @@ Result<PolicySpec> parse_policy(std::string_view text) {
   } else if (base == "dimctl-rdma") {
     p.kind = K::kController;
     p.algorithm = model::Algorithm::kRdma;
+  } else if (base == "dimctl-model") {
+    p.kind = K::kController;
+    p.algorithm = model::Algorithm::kModel;
+  } else if (base == "dimctl-model-cqe") {
+    p.kind = K::kController;
+    p.algorithm = model::Algorithm::kModelCqe;
+    p.cqe = true;
   } else if (base == "oracle") {
     p.kind = K::kOracle;
   } else {
@@ -108,7 +118,8 @@ Result<PolicySpec> parse_policy(std::string_view text) {
 
 std::string_view policy_help() {
   return "none, static:IX, kernel-net-eqe, kernel-net-cqe, kernel-rdma, dimctl-net-eqe, "
-         "dimctl-net-cqe, dimctl-rdma (dimctl-* take @PERIOD, e.g. @20ms), oracle";
+         "dimctl-net-cqe, dimctl-rdma, dimctl-model, dimctl-model-cqe (dimctl-* take @PERIOD, "
+         "e.g. @20ms), oracle";
 }
 
 }  // namespace dimctl::sim
