@@ -9,6 +9,8 @@ action, from a seeded generator (the seed is logged, so a failing run can be rep
                value, then renamed into the allowlist (sa-t*: an enforce rule, static profile),
                to a name a shadow rule names (ss-t*: a static profile it wants, never written)
                or to a name no rule names (sx-t*)
+               (or, now and then, into the name of an allowlisted tap deleted lately: a new
+               device under an old name)
   tap-delete, tap-rename (allowlisted <-> not, or within one class)
   veth-create  a veth pair: receiver (sa-v* or sx-v*, 4 queues, GRO on) in NS, sender (TSO/GSO
                off) in PEER, and a bounded UDP sender to the receiver's address only
@@ -138,6 +140,7 @@ class Churn:
         self.devs = {}  # ifindex -> dict(kind, name, expected, drifted, changed, k)
         self.senders = {}  # ifindex of a veth receiver -> Popen
         self.next_id = 0
+        self.deleted = []  # names of allowlisted taps deleted lately, for re-use
         self.static_ix = RELOAD_IX[0]
         self.last_reload = 0.0
         self.last_drift = 0.0
@@ -194,12 +197,12 @@ class Churn:
              if d["kind"] == kind and d.get("protected_until", 0) <= now]
         return self.rng.choice(c) if c else None
 
-    def rename(self, ifindex, cls):
+    def rename(self, ifindex, cls, new=None):
         d = self.devs[ifindex]
         if d["kind"] == "veth" and cls == "ss":
             cls = "sx"
         kind = "t" if d["kind"] == "tap" else "v"
-        new = f"{cls}-{kind}{d['k']}r{self.fresh()}"
+        new = new or f"{cls}-{kind}{d['k']}r{self.fresh()}"
         was_up = d["kind"] == "veth"
         if was_up:  # a running device cannot be renamed
             self.sh("ip", "link", "set", d["name"], "down", ns=self.ns)
@@ -223,15 +226,27 @@ class Churn:
                         "changed": time.monotonic(), "k": k}
         self.log("create", ifindex=i, name=tmp, kind="tap")
         self.write(i, self.rng.choice(ORIGINALS), "original")
-        self.rename(i, self.rng.choices(["sa", "ss", "sx"], weights=[6, 2, 2])[0])
+        in_use = {d["name"] for d in self.devs.values()}
+        reusable = [n for n in self.deleted if n not in in_use]
+        if reusable and self.rng.random() < 0.3:
+            # A new device under the name of one the daemon wrote and that was deleted (a VM's
+            # tap re-created): it has its own original, not the old device's.
+            self.rename(i, "sa", new=self.rng.choice(reusable))
+        else:
+            self.rename(i, self.rng.choices(["sa", "ss", "sx"], weights=[6, 2, 2])[0])
 
     def tap_delete(self):
         if sum(d["kind"] == "tap" for d in self.devs.values()) <= MIN_TAPS:
             return self.tap_create()
         i = self.pick("tap")
-        self.sh("ip", "link", "del", self.devs[i]["name"], ns=self.ns)
-        self.log("delete", ifindex=i, name=self.devs[i]["name"], kind="tap")
+        if i is None:
+            return
+        name = self.devs[i]["name"]
+        self.sh("ip", "link", "del", name, ns=self.ns)
+        self.log("delete", ifindex=i, name=name, kind="tap")
         del self.devs[i]
+        if fnmatch.fnmatchcase(name, ALLOW_TAP):
+            self.deleted = (self.deleted + [name])[-8:]
 
     def tap_rename(self):
         i = self.pick("tap")

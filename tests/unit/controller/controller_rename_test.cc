@@ -1,8 +1,10 @@
-// Renamed devices (ControllerOptions::net_ifindex / net_name): what dimctl recorded follows the
-// device, not the name. Found by the churn soak (tests/kernel/soak): a tap dimctl had written and
-// that was renamed within the allowlist was recorded again under its new name with dimctl's own
-// value as its "original", and restored to that at exit; one renamed out of the allowlist kept
-// dimctl's value for good; a drifted one renamed was written again.
+// Renamed and re-created devices (ControllerOptions::net_ifindex / net_name): what dimctl
+// recorded follows the device, not the name. Found by the churn soak (tests/kernel/soak): a tap
+// dimctl had written and that was renamed within the allowlist was recorded again under its new
+// name with dimctl's own value as its "original", and restored to that at exit; one renamed out
+// of the allowlist kept dimctl's value for good; a drifted one renamed was written again; a tap
+// re-created under a deleted one's name got the deleted one's original at exit (and the records
+// of every deleted device were kept for the life of the process, in the state file too).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -38,6 +40,7 @@ class RenameTest : public ::testing::Test {
         }
         return "";
       };
+      o.forget_gone_ns = 5'000'000'000;
       controller_ = std::make_unique<Controller>(source, net, nullptr, store, policy, clock, o);
     }
     return *controller_;
@@ -74,6 +77,15 @@ class RenameTest : public ::testing::Test {
     ifindex.erase(from);
     std::replace(inventory.begin(), inventory.end(), from, to);
     std::replace(source.current.devices.begin(), source.current.devices.end(), from, to);
+  }
+  // `ip link del NAME`.
+  void remove(const std::string& name) {
+    net.devices.erase(name);
+    ifindex.erase(name);
+    std::erase(inventory, name);
+    std::erase_if(source.current.queues, [&](const model::QueueCounters& q) {
+      return source.current.device_of(q) == name;
+    });
   }
   uint32_t frames(const std::string& name) { return *net.devices.at(name).state.rx_max_frames; }
   size_t writes(const std::string& name) { return net.sets_for(name).size(); }
@@ -207,6 +219,45 @@ TEST_F(RenameTest, ANewDeviceUnderAnOldNameIsRecordedAfresh) {
   ASSERT_TRUE(ctl().restore().ok());
   EXPECT_EQ(frames("tap0"), 5u);
   EXPECT_EQ(frames("tap2"), 11u);
+}
+
+TEST_F(RenameTest, ADeletedDevicesRecordsAreForgottenAfterTheGrace) {
+  add_tap("tap0", 7, 11);
+  step();
+  ASSERT_EQ(store.net.count("tap0"), 1u);
+  remove("tap0");
+  for (int i = 0; i < 4; ++i) second();  // 4 s: it may still come back
+  EXPECT_EQ(store.net.count("tap0"), 1u);
+  for (int i = 0; i < 2; ++i) second();  // past forget_gone_ns (5 s in this fixture)
+  EXPECT_EQ(store.net.count("tap0"), 0u) << "a deleted device's records kept for good";
+  ASSERT_TRUE(ctl().restore().ok());
+}
+
+TEST_F(RenameTest, ADeviceReCreatedUnderTheNameIsRecordedAfresh) {
+  add_tap("tap0", 7, 11);
+  step();
+  remove("tap0");
+  add_tap("tap0", 9, 5);  // within one inventory interval: the controller still knows "tap0"
+  second();
+  ASSERT_EQ(store.net.count("tap0"), 1u);
+  EXPECT_EQ(store.net.at("tap0").rx_max_frames, 5u) << "the deleted device's original";
+  EXPECT_EQ(frames("tap0"), written_) << "the new device under the old name was never written";
+  ASSERT_TRUE(ctl().restore().ok());
+  EXPECT_EQ(frames("tap0"), 5u);
+}
+
+TEST_F(RenameTest, AStaleRecordIsCaughtAtTheWriteBeforeTheInventorySeesIt) {
+  add_tap("tap0", 7, 11, /*with_queue=*/true);
+  step();
+  remove("tap0");
+  add_tap("tap0", 9, 5, /*with_queue=*/true);
+  policy.by_name["tap0"] = static_enforce(4);  // a reload: tap0 wants another value at once
+  ctl().reload_policies();
+  step();
+  ASSERT_EQ(store.net.count("tap0"), 1u);
+  EXPECT_EQ(store.net.at("tap0").rx_max_frames, 5u);
+  ASSERT_TRUE(ctl().restore().ok());
+  EXPECT_EQ(frames("tap0"), 5u);
 }
 
 }  // namespace

@@ -554,7 +554,7 @@ void Controller::apply_inventory(int64_t now_ns) {
   if (!last_inventory_ns_ || now_ns - *last_inventory_ns_ >= options_.inventory_interval_ns) {
     inventory_ = options_.list_net_devices();
     last_inventory_ns_ = now_ns;
-    follow_renames();
+    follow_devices(now_ns);
   }
   for (const auto& name : inventory_) {
     NetDevice& dev = net_device_named(name);
@@ -766,6 +766,10 @@ Result<void> Controller::move_records(
       }
     }
   }
+  for (const auto& [from, to] : renames) {
+    gone_since_.erase(from);
+    gone_since_.erase(to);
+  }
   for (auto& [to, o] : devices) net_originals_.insert_or_assign(to, std::move(o));
   for (auto& [key, o] : queues) queue_originals_.insert_or_assign(key, std::move(o));
   for (const std::string& to : drifted) {
@@ -780,19 +784,34 @@ Result<void> Controller::move_records(
   return ok();
 }
 
-// A record whose name now names another device, or none, while the device it was taken from
-// (its ifindex) lives on under another name, moves to that name. One renamed to a name dimctl
-// may not write is handed back at once, as a reload hands back a device that lost its rule.
-void Controller::follow_renames() {
+// Records follow their devices (by ifindex). A record whose name now names another device, or
+// none, while its device lives on under another name, moves to that name; one renamed to a name
+// dimctl may not write is handed back at once, as a reload hands back a device that lost its
+// rule. The records of a device that is gone are forgotten at once when another device has taken
+// the name, after forget_gone_ns otherwise (it may come back): a device re-created under the
+// name is a new one, and is recorded afresh.
+void Controller::follow_devices(int64_t now_ns) {
   if (!options_.net_ifindex || !options_.net_name) return;
   std::vector<std::pair<std::string, std::string>> renames;
+  std::vector<std::string> gone;
   for (const std::string& name : net_names_with_originals()) {
     const uint32_t ifindex = recorded_ifindex(name);
-    if (ifindex == 0 || options_.net_ifindex(name) == ifindex) continue;
+    if (ifindex == 0) continue;
+    const uint32_t named = options_.net_ifindex(name);
+    if (named == ifindex) {
+      gone_since_.erase(name);
+      continue;
+    }
     std::string now = options_.net_name(ifindex);
-    // Empty: gone (the exit pass over the OriginalsStore drops it), unless it comes back.
-    if (!now.empty() && now != name) renames.emplace_back(name, std::move(now));
+    if (!now.empty()) {
+      gone_since_.erase(name);
+      renames.emplace_back(name, std::move(now));
+      continue;
+    }
+    const int64_t since = gone_since_.try_emplace(name, now_ns).first->second;
+    if (named != 0 || now_ns - since >= options_.forget_gone_ns) gone.push_back(name);
   }
+  for (const std::string& name : gone) drop_records(name);
   if (renames.empty()) return;
   if (auto r = move_records(renames); !r) {
     spdlog::warn("renamed devices: their recorded originals could not follow: {}",
@@ -812,6 +831,29 @@ void Controller::follow_renames() {
     } else {
       set_error(
           dev, fmt::format("handing back after the rename from {}: {}", from, r.error().message()));
+    }
+  }
+}
+
+// The device these records were taken from is gone: nothing is left to restore. A device now of
+// that name is not the one we wrote (it is recorded afresh before its first write).
+void Controller::drop_records(const std::string& name) {
+  if (auto f = originals_.forget_net(name); !f) {
+    spdlog::warn("{}: gone, but its recorded originals could not be forgotten: {}", name,
+                 f.error().message());
+    return;
+  }
+  spdlog::info("{}: gone; its recorded originals are forgotten", name);
+  net_originals_.erase(name);
+  std::erase_if(queue_originals_, [&](const auto& kv) { return kv.first.first == name; });
+  gone_since_.erase(name);
+  if (auto it = net_devices_.find(name); it != net_devices_.end()) {
+    NetDevice& stale = *it->second;
+    stale.apply.target.reset();
+    stale.queue_applied.clear();
+    stale.touched = {};
+    for (auto& slot : queues_) {
+      if (slot.dev == &stale) slot.apply.reset();
     }
   }
 }
@@ -1187,13 +1229,21 @@ Controller::WriteResult Controller::write_net(NetDevice& dev, Apply& apply,
   dev.attempted_this_step = true;
 
   // The original, durably, before the first write; a failure to record means no write.
-  Original* original = nullptr;
-  if (queue) {
-    auto it = queue_originals_.find({dev.name, *queue});
-    if (it != queue_originals_.end()) original = &it->second;
-  } else {
+  auto find_original = [&]() -> Original* {
+    if (queue) {
+      auto it = queue_originals_.find({dev.name, *queue});
+      return it != queue_originals_.end() ? &it->second : nullptr;
+    }
     auto it = net_originals_.find(dev.name);
-    if (it != net_originals_.end()) original = &it->second;
+    return it != net_originals_.end() ? &it->second : nullptr;
+  };
+  Original* original = find_original();
+  // Taken from another device that had this name (another ifindex), not yet seen by the last
+  // inventory: it follows its device or is forgotten before this one is written.
+  if (original != nullptr && original->ifindex != 0 && options_.net_ifindex &&
+      options_.net_ifindex(dev.name) != original->ifindex) {
+    follow_devices(now_ns);
+    original = find_original();
   }
   // Nothing recorded under this name. A device dimctl changed and that was renamed since is not
   // new: its records follow it here, and our own values are never recorded as its original.
@@ -1207,13 +1257,7 @@ Controller::WriteResult Controller::write_net(NetDevice& dev, Apply& apply,
   }
   if (*adopted) {
     if (!may_write(dev)) return WriteResult::kRefused;  // drifted under its old name
-    if (queue) {
-      auto it = queue_originals_.find({dev.name, *queue});
-      if (it != queue_originals_.end()) original = &it->second;
-    } else {
-      auto it = net_originals_.find(dev.name);
-      if (it != net_originals_.end()) original = &it->second;
-    }
+    original = find_original();
   }
   if (original == nullptr) {
     auto fresh = read();
@@ -1452,7 +1496,7 @@ Result<void> Controller::restore() {
     spdlog::warn("restore: {}", e.message());
     if (!first) first = std::move(e);
   };
-  follow_renames();  // a device renamed since the last inventory is restored under its new name
+  follow_devices(clock_.now_ns());  // a device renamed since the last inventory: its new name
   for (const std::string& name : net_names_with_originals()) {
     if (drifted_.count(name) != 0) {
       spdlog::warn("restore: {} changed by another writer since; left as it is", name);

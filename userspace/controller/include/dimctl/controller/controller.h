@@ -87,6 +87,11 @@ struct ControllerOptions {
   // Empty functions = a rename looks like one device going and another coming.
   std::function<uint32_t(const std::string& ifname)> net_ifindex;
   std::function<std::string(uint32_t ifindex)> net_name;
+  // With them, the records of a device that no longer exists are forgotten (here and in the
+  // OriginalsStore) once it has been gone this long, or at once when another device has taken
+  // its name: a re-created device is a new one, with its own original. The grace covers a device
+  // that comes back with its ifindex (moved to another network namespace and back).
+  int64_t forget_gone_ns = 60'000'000'000;
 };
 
 class Controller {
@@ -192,7 +197,8 @@ class Controller {
   std::vector<std::string> net_names_with_originals() const;
   uint32_t recorded_ifindex(const std::string& name) const;
   Result<void> move_records(const std::vector<std::pair<std::string, std::string>>& renames);
-  void follow_renames();
+  void follow_devices(int64_t now_ns);
+  void drop_records(const std::string& name);
   // Whether dev (named so now, with this ifindex) is a device we recorded under another name.
   Result<bool> adopt_renamed(NetDevice& dev, uint32_t ifindex);
   std::vector<std::string> rdma_names_with_originals() const;
@@ -246,6 +252,8 @@ class Controller {
   std::map<std::string, bool> rdma_originals_;
   // Devices someone else changed after we wrote them: never written again by this process.
   std::set<std::string> drifted_;
+  // Names with records whose device (ifindex) is gone, since when (follow_devices()).
+  std::map<std::string, int64_t> gone_since_;
   bool writes_disabled_ = false;  // after restore()
   uint32_t next_binding_ = 0;     // NetDevice::binding
 
