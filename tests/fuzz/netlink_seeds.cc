@@ -207,6 +207,17 @@ void regressions() {
   MsgBuilder huge = entry_napi(2, 2);
   huge.msg(0xe9e9e9e9U);
   write("regress_netdev_huge_len", kNetdev, {bytes(ok), huge.bytes()});
+  // netdev_codec_test.cc AnAttributeRunningPastAnUnalignedMessageEndIsNotRead: the last
+  // attribute ended 2 bytes past a message of unaligned length, and past the datagram.
+  MsgBuilder unaligned(kNetdevFamily, NLM_F_MULTI);
+  unaligned.genl(nu::kCmdQstatsGet);
+  const uint64_t big = 1ULL << 40;
+  unaligned.u32(nu::kAQstatsIfindex, 2).u32(nu::kAQstatsQueueType, 0);
+  unaligned.u32(nu::kAQstatsQueueId, 1).attr(nu::kAQstatsRxBytes, &big, 8);
+  unaligned.msg(static_cast<uint32_t>(unaligned.size() - 2));
+  std::vector<uint8_t> cut = unaligned.bytes();
+  cut.resize(cut.size() - 2);
+  write("regress_netdev_unaligned_len", kNetdev, {cut});
 }
 
 }  // namespace

@@ -141,6 +141,20 @@ TEST(NetdevCodec, AnAttributeOfTheWrongLengthIsNotRead) {
   EXPECT_FALSE(nc::decode_family_id(f.msg()).has_value());
 }
 
+// Found by fuzz_netlink: mnl_attr_parse() bounds attributes by the message length rounded up to
+// 4 bytes, so the last attribute of a message whose nlmsg_len is not a multiple of 4 could end
+// up to 3 bytes past the message (and past the datagram: the 8-byte rx-bytes read 2 beyond).
+TEST(NetdevCodec, AnAttributeRunningPastAnUnalignedMessageEndIsNotRead) {
+  MsgBuilder n = entry(nu::kCmdNapiGet);
+  n.u32(nu::kANapiIfindex, 2).u32(nu::kANapiId, 8193).u32(nu::kANapiIrq, 41);
+  const auto full = static_cast<uint32_t>(n.size());
+  n.msg(full - 2);  // the IRQ attribute (8 bytes) now ends 2 bytes past the message
+  EXPECT_FALSE(nc::decode_napi(reinterpret_cast<const nlmsghdr*>(n.bytes().data())).has_value())
+      << "an entry with broken attribute framing is skipped";
+  n.msg(full);
+  EXPECT_TRUE(nc::decode_napi(reinterpret_cast<const nlmsghdr*>(n.bytes().data())).has_value());
+}
+
 // Found by fuzz_netlink: libmnl 1.0.4's mnl_nlmsg_ok() compares nlmsg_len as an int, so a length
 // of 2 GiB or more passed, and mnl_cb_run() jumped that far past the datagram (SIGSEGV).
 TEST(NetdevCodec, RunReplyRefusesAMessageLongerThanTheDatagram) {

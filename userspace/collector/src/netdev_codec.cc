@@ -14,18 +14,23 @@ namespace nu = netdev_uapi;
 
 namespace {
 
-int attr_cb(const nlattr* attr, void* data) {
-  auto* tb = static_cast<std::vector<const nlattr*>*>(data);
-  // Attributes newer than what we know are ignored.
-  const auto type = static_cast<size_t>(mnl_attr_get_type(attr));
-  if (type > 0 && type < tb->size()) (*tb)[type] = attr;
-  return MNL_CB_OK;
-}
-
-// The attributes after the generic netlink header, indexed by type (1..max).
-std::vector<const nlattr*> parse(const nlmsghdr* nlh, int max) {
+// The attributes after the generic netlink header, indexed by type (1..max; newer ones are
+// ignored); nullopt when one runs past the message. Not mnl_attr_parse(): it bounds attributes
+// by nlmsg_len rounded up to 4 bytes, so the last one of a message with an unaligned length could
+// end up to 3 bytes past the message (and the datagram).
+std::optional<std::vector<const nlattr*>> parse(const nlmsghdr* nlh, int max) {
   std::vector<const nlattr*> tb(static_cast<size_t>(max) + 1, nullptr);
-  mnl_attr_parse(nlh, sizeof(genlmsghdr), attr_cb, &tb);
+  const auto* base = reinterpret_cast<const uint8_t*>(nlh);
+  const size_t end = nlh->nlmsg_len;
+  for (size_t off = NLMSG_HDRLEN + GENL_HDRLEN; off < end;) {
+    nlattr a{};
+    if (end - off < sizeof a) return std::nullopt;
+    std::memcpy(&a, base + off, sizeof a);
+    if (a.nla_len < sizeof a || a.nla_len > end - off) return std::nullopt;
+    const size_t type = a.nla_type & NLA_TYPE_MASK;
+    if (type > 0 && type < tb.size()) tb[type] = reinterpret_cast<const nlattr*>(base + off);
+    off += NLA_ALIGN(a.nla_len);
+  }
   return tb;
 }
 
@@ -59,34 +64,38 @@ int msg_cb(const nlmsghdr* nlh, void* data) {
 
 std::optional<QueueRecord> decode_queue(const nlmsghdr* nlh) {
   const auto tb = parse(nlh, nu::kAQueueMax);
-  const auto ifindex = fixed<uint32_t>(tb[nu::kAQueueIfindex]);
-  const auto id = fixed<uint32_t>(tb[nu::kAQueueId]);
-  const auto type = fixed<uint32_t>(tb[nu::kAQueueType]);
+  if (!tb) return std::nullopt;
+  const auto ifindex = fixed<uint32_t>((*tb)[nu::kAQueueIfindex]);
+  const auto id = fixed<uint32_t>((*tb)[nu::kAQueueId]);
+  const auto type = fixed<uint32_t>((*tb)[nu::kAQueueType]);
   if (!ifindex || !id || !type) return std::nullopt;
-  return QueueRecord{*ifindex, *id, *type, fixed<uint32_t>(tb[nu::kAQueueNapiId])};
+  return QueueRecord{*ifindex, *id, *type, fixed<uint32_t>((*tb)[nu::kAQueueNapiId])};
 }
 
 std::optional<NapiRecord> decode_napi(const nlmsghdr* nlh) {
   const auto tb = parse(nlh, nu::kANapiMax);
-  const auto ifindex = fixed<uint32_t>(tb[nu::kANapiIfindex]);
-  const auto id = fixed<uint32_t>(tb[nu::kANapiId]);
+  if (!tb) return std::nullopt;
+  const auto ifindex = fixed<uint32_t>((*tb)[nu::kANapiIfindex]);
+  const auto id = fixed<uint32_t>((*tb)[nu::kANapiId]);
   if (!ifindex || !id) return std::nullopt;
-  return NapiRecord{*ifindex, *id, fixed<uint32_t>(tb[nu::kANapiIrq])};
+  return NapiRecord{*ifindex, *id, fixed<uint32_t>((*tb)[nu::kANapiIrq])};
 }
 
 std::optional<QstatsRecord> decode_qstats(const nlmsghdr* nlh) {
   const auto tb = parse(nlh, nu::kAQstatsMax);
-  const auto ifindex = fixed<uint32_t>(tb[nu::kAQstatsIfindex]);
-  const auto queue_id = get_uint(tb[nu::kAQstatsQueueId]);
-  const auto queue_type = get_uint(tb[nu::kAQstatsQueueType]);
-  const auto rx_bytes = get_uint(tb[nu::kAQstatsRxBytes]);
+  if (!tb) return std::nullopt;
+  const auto ifindex = fixed<uint32_t>((*tb)[nu::kAQstatsIfindex]);
+  const auto queue_id = get_uint((*tb)[nu::kAQstatsQueueId]);
+  const auto queue_type = get_uint((*tb)[nu::kAQstatsQueueType]);
+  const auto rx_bytes = get_uint((*tb)[nu::kAQstatsRxBytes]);
   if (!ifindex || !queue_id || !queue_type || !rx_bytes) return std::nullopt;
   return QstatsRecord{*ifindex, static_cast<uint32_t>(*queue_id), *queue_type, *rx_bytes};
 }
 
 std::optional<uint16_t> decode_family_id(const nlmsghdr* nlh) {
   const auto tb = parse(nlh, CTRL_ATTR_FAMILY_ID);
-  return fixed<uint16_t>(tb[CTRL_ATTR_FAMILY_ID]);
+  if (!tb) return std::nullopt;
+  return fixed<uint16_t>((*tb)[CTRL_ATTR_FAMILY_ID]);
 }
 
 int run_reply(const void* buf, size_t len, uint32_t seq, uint32_t portid,

@@ -40,7 +40,8 @@ struct QstatsRecord {
 
 // Each takes one reply message (netlink header, generic netlink header, attributes); nullopt
 // when an attribute the record needs is missing. An attribute whose length is not its type's
-// (u32: 4 bytes; the NLA_UINT qstats values: 4 or 8) counts as missing.
+// (u32: 4 bytes; the NLA_UINT qstats values: 4 or 8) counts as missing; an attribute running
+// past nlmsg_len makes the whole entry unusable.
 std::optional<QueueRecord> decode_queue(const nlmsghdr* nlh);
 std::optional<NapiRecord> decode_napi(const nlmsghdr* nlh);
 std::optional<QstatsRecord> decode_qstats(const nlmsghdr* nlh);
