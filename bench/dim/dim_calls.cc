@@ -1,5 +1,5 @@
-// dim_bench_calls <net-cpp|net-c|rdma-cpp|rdma-c> <calls>: exactly <calls> DIM calls on the
-// benchmark stream, for instruction counting, e.g.
+// dim_bench_calls <net-cpp|net-c|rdma-cpp|rdma-c|model-eqe|model-rdma> <calls>: exactly <calls>
+// DIM (or ModelPolicy::update) calls on the benchmark stream, for instruction counting, e.g.
 //   valgrind --tool=callgrind --toggle-collect='dim::NetDim::on_sample*' dim_bench_calls net-cpp
 //   1000000
 // Timings on a shared box are noisy; instruction counts per call are not.
@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "dim/model_policy.h"
 #include "dim/net_dim.h"
 #include "dim/rdma_dim.h"
 #include "ref_dim.h"
@@ -14,7 +15,8 @@
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: %s net-cpp|net-c|rdma-cpp|rdma-c CALLS\n", argv[0]);
+    std::fprintf(stderr, "usage: %s net-cpp|net-c|rdma-cpp|rdma-c|model-eqe|model-rdma CALLS\n",
+                 argv[0]);
     return 2;
   }
   const std::string_view which = argv[1];
@@ -49,6 +51,17 @@ int main(int argc, char** argv) {
         if (ref_rdma_dim(&r, e.completions, e.time_ns)) ref_dim_work_done(&r), ++changes;
       }
       if (++i == kLen) i = 0, d = dim::RdmaDim(), ref_rdma_dim_init(&r);
+    }
+  } else if (which == "model-eqe" || which == "model-rdma") {
+    const auto stream = dim::bench::make_model_stream(kLen, 44);
+    const dim::ModelTable t =
+        which == "model-eqe"
+            ? dim::ModelTable(dim::kNetRxEqeProfiles, dim::ProfileCount::kPackets, {})
+            : dim::ModelTable(dim::kRdmaProfiles, dim::ProfileCount::kCompletions, {});
+    dim::ModelPolicy m(t);
+    for (size_t n = 0, i = 0; n < calls; ++n) {
+      changes += m.update(t, stream[i]);
+      if (++i == kLen) i = 0;
     }
   } else {
     std::fprintf(stderr, "unknown mode %s\n", argv[1]);

@@ -457,8 +457,7 @@ void render_dim(Builder& out, const model::DimView& dim, bool cq, const Labels& 
 }
 
 // Both policies' picks of a queue or CQ whose rule compares them.
-void render_compare(Builder& out, const std::optional<model::PolicyComparison>& c, bool cq,
-                    const Labels& labels) {
+void render_compare(Builder& out, const model::PolicyComparison* c, bool cq, const Labels& labels) {
   if (!c) return;
   auto with = [&labels](std::string_view policy) {
     Labels l = labels;
@@ -606,7 +605,8 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
         out.add(kDimWantedUsecs, {dev, ql, dir}, q.wanted_usecs);
         out.add(kDimWantedFrames, {dev, ql, dir}, q.wanted_frames);
       }
-      render_compare(out, q.compare, /*cq=*/false, {dev, ql, dir});
+      render_compare(out, model::comparison_at(s->queue_comparisons, i), /*cq=*/false,
+                     {dev, ql, dir});
     }
 
     // CQs.
@@ -643,7 +643,7 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
         out.add(kCqDimWantedUsecs, {dev, cq}, q.wanted_usec);
         out.add(kCqDimWantedComps, {dev, cq}, q.wanted_comps);
       }
-      render_compare(out, q.compare, /*cq=*/true, {dev, cq});
+      render_compare(out, model::comparison_at(s->cq_comparisons, i), /*cq=*/true, {dev, cq});
     }
 
     // Devices: bounded by the host's NICs, so not capped; duplicates are still skipped.

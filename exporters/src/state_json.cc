@@ -33,8 +33,8 @@ json dim_to_json(const model::DimView& d) {
   };
 }
 
-json compare_to_json(const std::optional<model::PolicyComparison>& c) {
-  if (!c) return json(nullptr);
+json compare_to_json(const model::PolicyComparison* c) {
+  if (c == nullptr) return json(nullptr);
   return json{
       {"dim_ix", c->dim_ix},
       {"model_ix", c->model_ix},
@@ -124,10 +124,12 @@ model::DimView dim_from_json(const json& j, const std::string& w) {
   return d;
 }
 
-// Absent or null (older daemons, rules without compare): no comparison.
-std::optional<model::PolicyComparison> compare_from_json(const json& j, const std::string& w) {
+// Absent or null (older daemons, rules without compare): no comparison. Entry `index` of its
+// vector, appended to `out`.
+void compare_from_json(const json& j, const std::string& w, size_t index,
+                       std::vector<model::Comparison>& out) {
   auto it = j.find("compare");
-  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (it == j.end() || it->is_null()) return;
   if (!it->is_object()) throw ParseError{w + ".compare", "not an object"};
   model::PolicyComparison c;
   const std::string cw = w + ".compare";
@@ -135,7 +137,7 @@ std::optional<model::PolicyComparison> compare_from_json(const json& j, const st
   get(*it, "model_ix", c.model_ix, cw);
   get(*it, "dim_changes_total", c.dim_changes_total, cw);
   get(*it, "model_changes_total", c.model_changes_total, cw);
-  return c;
+  out.push_back({static_cast<uint32_t>(index), c});
 }
 
 model::Coalesce coalesce_from_json(const json& j, const std::string& w) {
@@ -188,7 +190,7 @@ model::ControllerState parse_state(const json& j) {
     v.dim = dim_from_json(object_at(q, "dim", qw), qw + ".dim");
     get(q, "wanted_usecs", v.wanted_usecs, qw);
     get(q, "wanted_frames", v.wanted_frames, qw);
-    v.compare = compare_from_json(q, qw);
+    compare_from_json(q, qw, i, s.queue_comparisons);
     s.queues.push_back(std::move(v));
   }
 
@@ -218,7 +220,7 @@ model::ControllerState parse_state(const json& j) {
     v.dim = dim_from_json(object_at(q, "dim", qw), qw + ".dim");
     get(q, "wanted_usec", v.wanted_usec, qw);
     get(q, "wanted_comps", v.wanted_comps, qw);
-    v.compare = compare_from_json(q, qw);
+    compare_from_json(q, qw, i, s.cq_comparisons);
     s.cqs.push_back(std::move(v));
   }
 
@@ -295,7 +297,8 @@ json coalesce_to_json(const model::Coalesce& c) {
 
 json state_to_json(const model::ControllerState& s) {
   json queues = json::array();
-  for (const auto& q : s.queues) {
+  for (size_t i = 0; i < s.queues.size(); ++i) {
+    const model::QueueView& q = s.queues[i];
     json o = queue_counters_to_json(q.counters, q.device);
     o["direction"] = q.direction;
     o["packets_per_second"] = q.packets_per_second;
@@ -304,18 +307,19 @@ json state_to_json(const model::ControllerState& s) {
     o["dim"] = dim_to_json(q.dim);
     o["wanted_usecs"] = q.wanted_usecs;
     o["wanted_frames"] = q.wanted_frames;
-    o["compare"] = compare_to_json(q.compare);
+    o["compare"] = compare_to_json(model::comparison_at(s.queue_comparisons, i));
     queues.push_back(std::move(o));
   }
   json cqs = json::array();
-  for (const auto& q : s.cqs) {
+  for (size_t i = 0; i < s.cqs.size(); ++i) {
+    const model::CqView& q = s.cqs[i];
     json o = cq_counters_to_json(q.counters);
     o["completions_per_second"] = q.completions_per_second;
     o["events_per_second"] = q.events_per_second;
     o["dim"] = dim_to_json(q.dim);
     o["wanted_usec"] = q.wanted_usec;
     o["wanted_comps"] = q.wanted_comps;
-    o["compare"] = compare_to_json(q.compare);
+    o["compare"] = compare_to_json(model::comparison_at(s.cq_comparisons, i));
     cqs.push_back(std::move(o));
   }
   json devices = json::array();

@@ -59,8 +59,8 @@ std::string profile(const model::DimView& d) {
 }
 
 // Rules with compare: both policies' picks after bounds, "dim/model" (e.g. "3/1").
-std::string compared(const std::optional<model::PolicyComparison>& c) {
-  return c ? fmt::format("{}/{}", c->dim_ix, c->model_ix) : std::string("-");
+std::string compared(const model::PolicyComparison* c) {
+  return c != nullptr ? fmt::format("{}/{}", c->dim_ix, c->model_ix) : std::string("-");
 }
 
 std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
@@ -79,8 +79,7 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
     return key(a) < key(b);
   });
   // The comparison column only when some rule compares (compare: dim|model).
-  const bool any_compare = std::any_of(s.queues.begin(), s.queues.end(),
-                                       [](const auto& q) { return q.compare.has_value(); });
+  const bool any_compare = !s.queue_comparisons.empty();
   std::vector<std::string> qheader{"DEVICE",
                                    "QUEUE",
                                    "DIR",
@@ -113,7 +112,9 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
         profile(q->dim),
         (want ? std::to_string(q->wanted_usecs) : "-") + "/" + opt_str(app_usecs),
         (want ? std::to_string(q->wanted_frames) : "-") + "/" + opt_str(app_frames)};
-    if (any_compare) row.push_back(compared(q->compare));
+    if (any_compare) {
+      row.push_back(compared(model::comparison_at(s.queue_comparisons, q - s.queues.data())));
+    }
     qt.add(std::move(row));
   }
   out += qt.size() ? qt.str() : "no queues\n";
@@ -125,8 +126,7 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
       return std::tuple(a->counters.ibdev, a->counters.key.cq_id) <
              std::tuple(b->counters.ibdev, b->counters.key.cq_id);
     });
-    const bool cq_compare = std::any_of(s.cqs.begin(), s.cqs.end(),
-                                        [](const auto& c) { return c.compare.has_value(); });
+    const bool cq_compare = !s.cq_comparisons.empty();
     std::vector<std::string> cheader{"DEVICE",           "CQ",
                                      "POLL_CTX",         "MODE",
                                      "COMPS/S",          "EVENTS/S",
@@ -150,7 +150,9 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
                                        (k ? std::to_string(c->counters.kernel_usec) : "-"),
                                    (want ? std::to_string(c->wanted_comps) : "-") + "/" +
                                        (k ? std::to_string(c->counters.kernel_comps) : "-")};
-      if (cq_compare) row.push_back(compared(c->compare));
+      if (cq_compare) {
+        row.push_back(compared(model::comparison_at(s.cq_comparisons, c - s.cqs.data())));
+      }
       ct.add(std::move(row));
     }
     out += "\nRDMA CQs\n" + ct.str();

@@ -10,6 +10,8 @@
 #   sigkill_then_restore   after SIGKILL the change stays; `dimctl restore` puts the original back
 #   stale_state_at_start   `dimctl run` finds a stale state file and restores before starting
 #   shadow_veth_decisions  veth traffic produces DIM decisions in shadow mode; nothing written
+#   shadow_veth_compare    a rule with algorithm model and compare: dim on the veth exports both
+#                          policies' picks (dimctl_compare_profile_index) and the model's state
 #   sighup_live_and_restart_keys  a reload applies mode, interval, metrics.publish_interval and
 #                          the series caps (state, loop rate, /healthz allowance,
 #                          dimctl_series_limit) and logs metrics.listen as taking effect after a
@@ -245,6 +247,51 @@ if wait_for 15 sh -c "ip netns exec $NS curl -s --max-time 1 http://127.0.0.1:$P
   fi
 else
   fail shadow_veth_decisions "daemon not ready"
+fi
+[ -n "$DAEMON_PID" ] && stop_daemon TERM
+
+# --- shadow_veth_compare: the same veth under a rule running dimctl's cost model with kernel-
+# identical DIM compared beside it (shadow: nothing is written either way).
+cat >"$WORK/dimctl.yaml" <<CFG
+mode: shadow
+interval: 20ms
+state_file: $WORK/state.json
+metrics:
+  listen: 127.0.0.1:$PORT
+devices:
+  - name: veth-compare
+    match:
+      interface: ["dkt-r"]
+    algorithm: model
+    compare: dim
+CFG
+start_daemon
+if wait_for 15 ready; then
+  ip netns exec "$NS2" bash -c 'for i in $(seq 20000); do echo x >/dev/udp/10.213.0.2/9; done' 2>/dev/null
+  compared() {
+    m=$(metrics)
+    grep -q '^dimctl_compare_profile_index{.*device="dkt-r".*policy="model"' <<<"$m" &&
+      grep -q '^dimctl_compare_profile_index{.*device="dkt-r".*policy="dim"' <<<"$m" &&
+      grep -q '^dimctl_compare_profile_changes_total{.*device="dkt-r".*policy="model"' <<<"$m"
+  }
+  m=""
+  if ! wait_for 5 compared; then
+    fail shadow_veth_compare "no dimctl_compare_profile_index{policy=dim|model} for dkt-r"
+  elif ! grep -q '^dimctl_dim_profile_index{.*device="dkt-r".*source="dim"' <<<"$m"; then
+    fail shadow_veth_compare "the model's own profile index is not exported"
+  elif grep -q '^dimctl_dim_tune_state{.*device="dkt-r"' <<<"$m"; then
+    fail shadow_veth_compare "a DIM tune state is exported for a queue on the cost model"
+  elif ! grep -q '^dimctl_device_info{.*device="dkt-r".*algorithm="model"' <<<"$m"; then
+    fail shadow_veth_compare "dimctl_device_info does not say algorithm model"
+  elif [ "$(state_field '.devices[] | select(.name == "dkt-r") | .compare')" != true ]; then
+    fail shadow_veth_compare "/api/v1/state does not say the device compares"
+  elif [ "$(state_field '[.queues[] | select(.device == "dkt-r") | .compare | select(. != null)] | length')" -lt 1 ]; then
+    fail shadow_veth_compare "no queues[].compare for dkt-r in /api/v1/state"
+  else
+    pass shadow_veth_compare
+  fi
+else
+  fail shadow_veth_compare "daemon not ready"
 fi
 [ -n "$DAEMON_PID" ] && stop_daemon TERM
 

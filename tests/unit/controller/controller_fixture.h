@@ -108,6 +108,16 @@ class ControllerTest : public ::testing::Test {
     }
     return nullptr;
   }
+  // The queue's comparison (rules with compare), or null.
+  const model::PolicyComparison* comparison(const model::QueueKey& k) {
+    state_hold_ = st();
+    for (size_t i = 0; i < state_hold_->queues.size(); ++i) {
+      if (state_hold_->queues[i].counters.key == k) {
+        return model::comparison_at(state_hold_->queue_comparisons, i);
+      }
+    }
+    return nullptr;
+  }
 
   fakes::FakeCounterSource source;
   fakes::RecordingNetActuator net;

@@ -67,7 +67,7 @@ TEST_F(ModelTest, JumpsToThePredictedProfileInOnePeriodAndEnforceWritesIt) {
   EXPECT_EQ(q->wanted_usecs, kEqe[target].usec);
   EXPECT_EQ(net.devices["eth0"].state.rx_usecs, kEqe[target].usec);
   EXPECT_EQ(device("eth0")->algorithm, model::Algorithm::kModel);
-  EXPECT_FALSE(q->compare.has_value());  // no compare asked for
+  EXPECT_EQ(comparison(key(2, 0)), nullptr);  // no compare asked for
 
   // Back to idle: one period, written.
   ASSERT_TRUE(step().ok());
@@ -255,11 +255,12 @@ TEST_F(ModelTest, CompareModelBesideDimWritesOnlyDim) {
     const auto* q = queue(key(2, 0));
     ASSERT_FALSE(q->dim.model);
     ASSERT_EQ(q->dim.profile_ix, dim_ref.profile_ix()) << p;
-    ASSERT_TRUE(q->compare.has_value());
-    ASSERT_EQ(q->compare->dim_ix, dim_ref.profile_ix()) << p;
-    ASSERT_EQ(q->compare->model_ix, model_ref.profile_ix()) << p;
-    ASSERT_EQ(q->compare->model_changes_total, model_ref.changes()) << p;
-    ASSERT_EQ(q->compare->dim_changes_total, dim_changes) << p;
+    const auto* cmp = comparison(key(2, 0));
+    ASSERT_NE(cmp, nullptr);
+    ASSERT_EQ(cmp->dim_ix, dim_ref.profile_ix()) << p;
+    ASSERT_EQ(cmp->model_ix, model_ref.profile_ix()) << p;
+    ASSERT_EQ(cmp->model_changes_total, model_ref.changes()) << p;
+    ASSERT_EQ(cmp->dim_changes_total, dim_changes) << p;
     ASSERT_EQ(net.devices["eth0"].state.rx_usecs, kEqe[dim_ref.profile_ix()].usec) << p;
   }
   EXPECT_GE(dim_changes, 4u);
@@ -300,11 +301,12 @@ TEST_F(ModelTest, CompareDimBesideModelWritesOnlyTheModel) {
     const auto* q = queue(key(2, 0));
     ASSERT_TRUE(q->dim.model);
     ASSERT_EQ(q->dim.profile_ix, model_ref.profile_ix()) << s;
-    ASSERT_TRUE(q->compare.has_value());
+    const auto* cmp = comparison(key(2, 0));
+    ASSERT_NE(cmp, nullptr);
     // DIM's pick after the bounds: what it would write as the algorithm.
-    ASSERT_EQ(q->compare->dim_ix, std::min<uint8_t>(dim_ref.profile_ix(), 3)) << s;
+    ASSERT_EQ(cmp->dim_ix, std::min<uint8_t>(dim_ref.profile_ix(), 3)) << s;
     dim_clamped |= dim_ref.profile_ix() > 3;
-    ASSERT_EQ(q->compare->model_ix, model_ref.profile_ix()) << s;
+    ASSERT_EQ(cmp->model_ix, model_ref.profile_ix()) << s;
     ASSERT_EQ(net.devices["eth0"].state.rx_usecs, kEqe[model_ref.profile_ix()].usec) << s;
   }
   EXPECT_TRUE(dim_clamped) << "the ramp must take DIM past the bound";
@@ -319,7 +321,7 @@ TEST_F(ModelTest, ObserveRunsNeitherPolicy) {
   ASSERT_TRUE(step().ok());
   ASSERT_TRUE(step().ok());
   EXPECT_FALSE(queue(key(2, 0))->dim.active);
-  EXPECT_FALSE(queue(key(2, 0))->compare.has_value());
+  EXPECT_EQ(comparison(key(2, 0)), nullptr);
 }
 
 // RDMA CQs: the model on the 9-profile table, alone and compared with RDMA DIM.
@@ -373,9 +375,10 @@ TEST_F(ModelRdmaTest, CqModelMatchesTheLibraryAndComparesWithRdmaDim) {
     ASSERT_TRUE(v->dim.model);
     ASSERT_EQ(v->dim.profile_ix, ref.profile_ix()) << s;
     ASSERT_EQ(v->wanted_comps, dim::kRdmaProfiles[ref.profile_ix()].comps) << s;
-    ASSERT_TRUE(v->compare.has_value());
-    ASSERT_EQ(v->compare->model_ix, ref.profile_ix()) << s;
-    ASSERT_EQ(v->compare->dim_ix, dim_ref.profile_ix()) << s;
+    const auto* cmp = model::comparison_at(hold_->cq_comparisons, 0);
+    ASSERT_NE(cmp, nullptr);
+    ASSERT_EQ(cmp->model_ix, ref.profile_ix()) << s;
+    ASSERT_EQ(cmp->dim_ix, dim_ref.profile_ix()) << s;
   }
   EXPECT_GE(changes, 4);
 }
@@ -392,7 +395,7 @@ TEST_F(ModelRdmaTest, CqModelAloneHasNoComparison) {
   ASSERT_TRUE(step().ok());
   EXPECT_TRUE(cq(7)->dim.model);
   EXPECT_GT(cq(7)->dim.profile_ix, 0);
-  EXPECT_FALSE(cq(7)->compare.has_value());
+  EXPECT_TRUE(hold_->cq_comparisons.empty());
 }
 
 }  // namespace

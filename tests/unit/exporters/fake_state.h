@@ -51,10 +51,10 @@ inline model::ControllerState full_fake_state() {
   q0.dim.profile_changes_total = 8;
   q0.wanted_usecs = 64;
   q0.wanted_frames = 128;
-  // Its rule compares DIM with the cost model.
-  q0.compare = model::PolicyComparison{
-      .dim_ix = 2, .model_ix = 1, .dim_changes_total = 8, .model_changes_total = 3};
   s.queues.push_back(q0);
+  // Its rule compares DIM with the cost model.
+  s.queue_comparisons.push_back(
+      {0, {.dim_ix = 2, .model_ix = 1, .dim_changes_total = 8, .model_changes_total = 3}});
 
   // eth0 queue 1: no bytes, DIM inactive (observe): no DIM series but dim_active 0.
   auto q1 = fake_queue("eth0", 1, 8194);
@@ -100,9 +100,9 @@ inline model::ControllerState full_fake_state() {
   cq.dim.profile_changes_total = 2;
   cq.wanted_usec = 8;
   cq.wanted_comps = 64;
-  cq.compare = model::PolicyComparison{
-      .dim_ix = 4, .model_ix = 6, .dim_changes_total = 2, .model_changes_total = 5};
   s.cqs.push_back(cq);
+  s.cq_comparisons.push_back(
+      {0, {.dim_ix = 4, .model_ix = 6, .dim_changes_total = 2, .model_changes_total = 5}});
 
   model::DeviceView eth0;
   eth0.kind = model::DeviceKind::kNet;

@@ -405,13 +405,15 @@ TEST(StateJson, RoundTrip) {
   EXPECT_EQ(back->cqs[0].counters.poll_ctx, model::PollContext::kSoftirq);
   EXPECT_EQ(back->queues[0].dim.verdicts_total[2], 7u);
   EXPECT_EQ(back->queues[0].counters.events(), 900u);
-  ASSERT_TRUE(back->queues[0].compare.has_value());
-  EXPECT_EQ(back->queues[0].compare->model_ix, 1);
-  EXPECT_EQ(back->queues[0].compare->model_changes_total, 3u);
-  EXPECT_FALSE(back->queues[1].compare.has_value());
+  EXPECT_EQ(back->queue_comparisons, fake.queue_comparisons);
+  EXPECT_EQ(back->cq_comparisons, fake.cq_comparisons);
+  ASSERT_NE(model::comparison_at(back->queue_comparisons, 0), nullptr);
+  EXPECT_EQ(model::comparison_at(back->queue_comparisons, 0)->model_ix, 1);
+  EXPECT_EQ(model::comparison_at(back->queue_comparisons, 1), nullptr);
+  EXPECT_EQ(j["queues"][1]["compare"], nullptr);
+  EXPECT_EQ(j["queues"][0]["compare"]["model_changes_total"], 3);
   EXPECT_TRUE(back->queues[2].dim.model);
   EXPECT_FALSE(back->queues[0].dim.model);
-  EXPECT_EQ(back->cqs[0].compare->dim_ix, 4);
   EXPECT_TRUE(back->devices[1].compare);
   EXPECT_FALSE(back->devices[0].compare);
 }

@@ -295,10 +295,12 @@ struct alignas(64) Controller::QueueSlot {
     return wanted == kNoWish ? std::nullopt : std::optional<uint8_t>(wanted);
   }
   void set_wanted(std::optional<uint8_t> ix) { wanted = ix.value_or(kNoWish); }
-  // After any call into `dim`: keep the copy of its window start.
+  // After any call into `dim`: keep the copy of its window start. kWithModel: the model runs
+  // too, so the window is marked for its path (kDimWindow), not for the fast path.
+  template <bool kWithModel>
   void sync_window() {
     if (dim.state() == dim::MeasureState::kMeasureInProgress) {
-      flags |= model_on() ? kDimWindow : static_cast<uint8_t>(kDimWindow | kWindowOpen);
+      flags |= kWithModel ? kDimWindow : kWindowOpen;
       window_start = dim.window_start().event_ctr;
     } else {
       flags &= static_cast<uint8_t>(~(kWindowOpen | kDimWindow));
@@ -385,7 +387,11 @@ Result<void> Controller::step() {
 
   drain_changes();
 
+  // Whether any device runs the cost model: only then does the per-queue loop keep what the
+  // model needs (see feed_queues()).
+  bool any_model = false;
   for (auto& [name, dev] : net_devices_) {
+    any_model |= dev->model_table != nullptr;
     dev->seen = false;
     dev->listed = false;
     dev->attempted_this_step = false;
@@ -420,37 +426,24 @@ Result<void> Controller::step() {
   pending_slots_.clear();
   if (queues_.size() != snap.queues.size()) reconcile_queues(snap);
   FeedCursor cursor{.names = snap.devices.data(), .n_names = snap.devices.size()};
-  QueueSlot* slots = queues_.data();
-  const model::QueueCounters* const counters = snap.queues.data();
-  const size_t n_queues = snap.queues.size();
-  for (size_t i = 0; i < n_queues; ++i) {
-    if (i + kPrefetchAhead < n_queues) [[likely]] {
-      // The slot's first line and the one after it (where a decision starts), the snapshot.
-      const auto* ahead = reinterpret_cast<const char*>(&slots[i + kPrefetchAhead]);
-      __builtin_prefetch(ahead, 1);
-      __builtin_prefetch(ahead + 64, 1);
-      __builtin_prefetch(&counters[i + kPrefetchAhead]);
-    }
-    if (!same_key(slots[i].key, counters[i].key)) [[unlikely]] {
-      reconcile_queues(snap);
-      slots = queues_.data();
-    }
-    if (!feed_queue(slots[i], static_cast<uint32_t>(i), counters[i], cursor, snap.time_ns,
-                    time_backwards)) [[unlikely]] {
-      // A broken source. The queues fed so far keep their new counters and DIM state, which
-      // the next snapshot continues from; nothing was decided or written yet, so an instance
-      // that decided waits for its profile to be applied, as under a rate limit.
-      const model::QueueCounters& q = counters[i];
-      return reject_sample(DIMCTL_ERR(EINVAL,
-                                      "napi {} of ifindex {}: device index {} outside the "
-                                      "snapshot's {} device name(s)",
-                                      q.key.napi_id, q.key.ifindex, q.device_ix, cursor.n_names),
-                           loop_start);
-    }
+  const size_t fed = any_model ? feed_queues<true>(snap, cursor, time_backwards)
+                               : feed_queues<false>(snap, cursor, time_backwards);
+  if (fed != snap.queues.size()) [[unlikely]] {
+    // A broken source. The queues fed so far keep their new counters and DIM state, which
+    // the next snapshot continues from; nothing was decided or written yet, so an instance
+    // that decided waits for its profile to be applied, as under a rate limit.
+    const model::QueueCounters& q = snap.queues[fed];
+    return reject_sample(DIMCTL_ERR(EINVAL,
+                                    "napi {} of ifindex {}: device index {} outside the "
+                                    "snapshot's {} device name(s)",
+                                    q.key.napi_id, q.key.ifindex, q.device_ix, cursor.n_names),
+                         loop_start);
   }
   ready_ = true;
   apply_inventory(loop_start);
+  bool any_compare = false;
   for (auto& [name, dev] : net_devices_) {
+    any_compare |= dev->model_table != nullptr && dev->policy.compare;
     if ((dev->seen || dev->listed) && !dev->per_queue) decide_device(*dev, now);
   }
   // Building the view is most of a period's cost at 10k queues; the daemon may publish less
@@ -468,9 +461,21 @@ Result<void> Controller::step() {
   if (publish_now) {
     st = acquire_state();
     st->queues.resize(queues_.size());
+    st->queue_comparisons.clear();
+    // Rates since the last view (the last period when publishing every period).
+    const double view_dt_s =
+        snap.time_ns > view_time_ns_ ? static_cast<double>(snap.time_ns - view_time_ns_) / 1e9 : 0;
     for (size_t i = 0; i < queues_.size(); ++i) {
       fill_queue_view(st->queues[i], queues_[i], snap.queues[i], snap.device_of(snap.queues[i]),
-                      snap.time_ns);
+                      view_dt_s);
+    }
+    // Only where some rule compares: a second pass over just those queues.
+    if (any_compare) [[unlikely]] {
+      for (size_t i = 0; i < queues_.size(); ++i) {
+        if (queues_[i].model_on() && queues_[i].dim_on()) {
+          add_comparison(st->queue_comparisons, static_cast<uint32_t>(i), queues_[i]);
+        }
+      }
     }
     view_time_ns_ = snap.time_ns;
   }
@@ -1017,6 +1022,37 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
 // still short of 64 events, the same device) is a continuity check, the event delta, the DIM
 // window test and the combiner; everything else is out of line, so the loop keeps its values in
 // registers.
+// One pass over the snapshot's queues; returns how many were fed (fewer than all on a broken
+// source). kModel: some device runs the cost model, so its queues' previous packet counts are
+// kept for it. Without, the loop is exactly what it is without the model; a model queue it still
+// meets (a device created in this very pass) skips the model for this period.
+template <bool kModel>
+size_t Controller::feed_queues(const model::Snapshot& snap, FeedCursor& cursor,
+                               bool time_backwards) {
+  QueueSlot* slots = queues_.data();
+  const model::QueueCounters* const counters = snap.queues.data();
+  const size_t n_queues = snap.queues.size();
+  for (size_t i = 0; i < n_queues; ++i) {
+    if (i + kPrefetchAhead < n_queues) [[likely]] {
+      // The slot's first line and the one after it (where a decision starts), the snapshot.
+      const auto* ahead = reinterpret_cast<const char*>(&slots[i + kPrefetchAhead]);
+      __builtin_prefetch(ahead, 1);
+      __builtin_prefetch(ahead + 64, 1);
+      __builtin_prefetch(&counters[i + kPrefetchAhead]);
+    }
+    if (!same_key(slots[i].key, counters[i].key)) [[unlikely]] {
+      reconcile_queues(snap);
+      slots = queues_.data();
+    }
+    if (!feed_queue<kModel>(slots[i], static_cast<uint32_t>(i), counters[i], cursor, snap.time_ns,
+                            time_backwards)) [[unlikely]] {
+      return i;
+    }
+  }
+  return n_queues;
+}
+
+template <bool kModel>
 [[gnu::always_inline]] inline bool Controller::feed_queue(QueueSlot& slot, uint32_t index,
                                                           const model::QueueCounters& q,
                                                           FeedCursor& cursor, int64_t now_ns,
@@ -1038,6 +1074,10 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
   NetDevice& dev = *cursor.dev;
   if (slot.binding != dev.binding) [[unlikely]]
     bind(slot, dev);
+  // The cost model also needs the period's packets; advance() overwrites the previous count, so
+  // it is kept first, for the model's queues only.
+  uint64_t prev_packets = 0;
+  if constexpr (kModel) prev_packets = slot.model_on() ? slot.prev.packets : 0;
   const QueueDelta d = advance(slot.prev, (slot.flags & QueueSlot::kHasBytes) != 0, q);
   // A discontinuity or time going backwards restarts the DIM window and the view's rate.
   const bool reset = time_backwards | d.discontinuity;
@@ -1055,9 +1095,9 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
       dim::NetDim::window_short(static_cast<uint16_t>(q.events()), slot.window_start);
   if (!window_stays_open) [[unlikely]] {
     if (slot.model_on()) [[unlikely]] {
-      pending = feed_model(slot, dev, q, d_events, d.packets, now_ns, reset);
+      pending = feed_model(slot, dev, q, d_events, q.packets - prev_packets, kModel, now_ns, reset);
     } else if (slot.dim_on()) {
-      pending = feed_dim(slot, q, now_ns, reset);
+      pending = feed_dim<false>(slot, q, now_ns, reset);
     } else {
       slot.set_wanted(static_wish(dev.policy));
     }
@@ -1085,7 +1125,8 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
 
 // A sample that may close the DIM window (or follows a discontinuity): one net_dim() call and
 // its bookkeeping. Out of line, so the per-queue loop stays small. Returns whether the instance
-// now waits for profile_applied().
+// now waits for profile_applied(). kWithModel: the queue runs the cost model too (compare).
+template <bool kWithModel>
 [[gnu::noinline]] bool Controller::feed_dim(QueueSlot& slot, const model::QueueCounters& q,
                                             int64_t now_ns, bool reset) {
   dim::NetDim& dim = slot.dim;
@@ -1100,15 +1141,15 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
   if (dim.windows_evaluated() != windows_before && dim.last_verdict()) {
     ++slot.verdicts[static_cast<size_t>(*dim.last_verdict())];
   }
-  if (slot.model_primary()) {
+  if (kWithModel && slot.model_primary()) {
     // DIM only compared: nothing is written for it, so its profile is applied at once (the
     // virtual apply of shadow mode) and the queue's wish stays the model's.
     dim.profile_applied();
-    slot.sync_window();
+    slot.sync_window<kWithModel>();
     return false;
   }
   slot.wanted = dim.profile_ix();
-  slot.sync_window();
+  slot.sync_window<kWithModel>();
   return dim.state() == dim::MeasureState::kApplyNewProfile;
 }
 
@@ -1117,14 +1158,17 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
 // DIM, as the algorithm, now waits for profile_applied().
 [[gnu::noinline]] bool Controller::feed_model(QueueSlot& slot, const NetDevice& dev,
                                               const model::QueueCounters& q, uint64_t d_events,
-                                              uint64_t d_packets, int64_t now_ns, bool reset) {
+                                              uint64_t d_packets, bool have_packets, int64_t now_ns,
+                                              bool reset) {
   bool pending = false;
   const bool window_stays_open =
       (slot.flags & QueueSlot::kDimWindow) != 0 && !reset &&
       dim::NetDim::window_short(static_cast<uint16_t>(q.events()), slot.window_start);
-  if (slot.dim_on() && !window_stays_open) pending = feed_dim(slot, q, now_ns, reset);
+  if (slot.dim_on() && !window_stays_open) pending = feed_dim<true>(slot, q, now_ns, reset);
   // A discontinuity or time going backwards leaves no usable delta: the model skips the period.
-  if (!reset) slot.model.update(*dev.model_table, {step_dt_ns_, d_events, d_packets});
+  if (!reset && have_packets) {
+    slot.model.update(*dev.model_table, {step_dt_ns_, d_events, d_packets});
+  }
   if (slot.model_primary()) slot.wanted = slot.model.profile_ix();
   return pending;
 }
@@ -1534,9 +1578,19 @@ std::shared_ptr<model::ControllerState> Controller::acquire_state() {
   return std::make_shared<model::ControllerState>();
 }
 
+void Controller::add_comparison(std::vector<model::Comparison>& comparisons, uint32_t index,
+                                const QueueSlot& slot) {
+  model::Comparison& c = comparisons.emplace_back();
+  c.index = index;
+  c.picks.dim_ix = clamp_profile(slot.dim.profile_ix(), slot.dev->policy, dim::kNetNumProfiles);
+  c.picks.model_ix = slot.model.profile_ix();
+  c.picks.dim_changes_total = slot.changes;
+  c.picks.model_changes_total = slot.model.changes();
+}
+
 void Controller::fill_queue_view(model::QueueView& v, QueueSlot& slot,
                                  const model::QueueCounters& counters, const std::string& device,
-                                 int64_t time_ns) {
+                                 double view_dt_s) {
   // Into the reused view, whose entry usually already names the same device. Field by field:
   // a field added to QueueCounters must be added here (the assertion is the reminder).
   // device_ix is left out: it indexes the snapshot's name table, and the view has the name.
@@ -1552,11 +1606,8 @@ void Controller::fill_queue_view(model::QueueView& v, QueueSlot& slot,
   v.counters.bytes = counters.bytes;
   v.counters.has_bytes = counters.has_bytes;
   if (v.direction.size() != 2) v.direction = "rx";
-  // Rates since the last publish (the last period when publishing every period); none for a
-  // queue that is new or had a discontinuity since.
-  const double dt_s = slot.rate_base_valid && time_ns > view_time_ns_
-                          ? static_cast<double>(time_ns - view_time_ns_) / 1e9
-                          : 0;
+  // None for a queue that is new or had a discontinuity since the last view.
+  const double dt_s = slot.rate_base_valid ? view_dt_s : 0;
   v.packets_per_second = per_second(counters.packets - slot.rate_base_packets, dt_s);
   v.events_per_second = per_second(counters.events() - slot.rate_base_events, dt_s);
   v.polls_per_second = per_second(counters.polls - slot.rate_base_polls, dt_s);
@@ -1573,16 +1624,6 @@ void Controller::fill_queue_view(model::QueueView& v, QueueSlot& slot,
     fill_dim_view(v.dim, slot.dim_on() ? &slot.dim : nullptr, applied_ix, slot.verdicts,
                   slot.changes);
   }
-  if (slot.model_on() && slot.dim_on()) {
-    model::PolicyComparison c;
-    c.dim_ix = clamp_profile(slot.dim.profile_ix(), slot.dev->policy, dim::kNetNumProfiles);
-    c.model_ix = slot.model.profile_ix();
-    c.dim_changes_total = slot.changes;
-    c.model_changes_total = slot.model.changes();
-    v.compare = c;
-  } else {
-    v.compare.reset();
-  }
   if (const auto wanted = slot.wanted_ix()) {
     const dim::Profile& p =
         slot.dev
@@ -1596,6 +1637,7 @@ void Controller::fill_queue_view(model::QueueView& v, QueueSlot& slot,
 
 void Controller::fill_cq_and_device_views(model::ControllerState& st, const model::Snapshot& snap) {
   st.cqs.resize(cqs_.size());
+  st.cq_comparisons.clear();
   for (size_t i = 0; i < cqs_.size(); ++i) {
     const CqSlot& slot = cqs_[i];
     model::CqView& v = st.cqs[i];
@@ -1609,14 +1651,13 @@ void Controller::fill_cq_and_device_views(model::ControllerState& st, const mode
                     slot.changes);
     }
     if (slot.model && slot.dim) {
-      model::PolicyComparison cmp;
-      cmp.dim_ix = clamp_profile(slot.dim->profile_ix(), slot.dev->policy, dim::kRdmaNumProfiles);
-      cmp.model_ix = slot.model->profile_ix();
-      cmp.dim_changes_total = slot.changes;
-      cmp.model_changes_total = slot.model->changes();
-      v.compare = cmp;
-    } else {
-      v.compare.reset();
+      model::Comparison& cmp = st.cq_comparisons.emplace_back();
+      cmp.index = static_cast<uint32_t>(i);
+      cmp.picks.dim_ix =
+          clamp_profile(slot.dim->profile_ix(), slot.dev->policy, dim::kRdmaNumProfiles);
+      cmp.picks.model_ix = slot.model->profile_ix();
+      cmp.picks.dim_changes_total = slot.changes;
+      cmp.picks.model_changes_total = slot.model->changes();
     }
     if (slot.wanted_ix) {
       const dim::Profile& p = dim::rdma_profiles()[std::min<uint8_t>(

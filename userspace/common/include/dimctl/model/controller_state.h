@@ -2,6 +2,7 @@
 // period. The exporter, `dimctl status` and `dimctl top` read it; none of them decide anything.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -40,6 +41,14 @@ struct PolicyComparison {
   uint8_t model_ix = 0;
   uint64_t dim_changes_total = 0;
   uint64_t model_changes_total = 0;
+  bool operator==(const PolicyComparison&) const = default;
+};
+
+// The PolicyComparison of one queue or CQ, by its position in ControllerState::queues / cqs.
+struct Comparison {
+  uint32_t index = 0;
+  PolicyComparison picks;
+  bool operator==(const Comparison&) const = default;
 };
 
 struct QueueView {
@@ -52,7 +61,6 @@ struct QueueView {
   DimView dim;
   uint32_t wanted_usecs = 0;  // moderation of the profile DIM chose for this queue
   uint32_t wanted_frames = 0;
-  std::optional<PolicyComparison> compare;  // only when the device's rule compares
 };
 
 struct CqView {
@@ -60,9 +68,8 @@ struct CqView {
   double completions_per_second = 0;
   double events_per_second = 0;
   DimView dim;
-  uint16_t wanted_usec = 0;                 // RDMA profile DIM chose (cq_period)
-  uint16_t wanted_comps = 0;                // (cq_count)
-  std::optional<PolicyComparison> compare;  // only when the device's rule compares
+  uint16_t wanted_usec = 0;   // RDMA profile DIM chose (cq_period)
+  uint16_t wanted_comps = 0;  // (cq_count)
 };
 
 struct DeviceView {
@@ -116,9 +123,21 @@ struct ControllerState {
   bool ready = false;  // collector attached, first snapshot taken
   std::vector<QueueView> queues;
   std::vector<CqView> cqs;
+  // The comparisons of the queues and CQs whose rule compares, in index order. Beside the views
+  // rather than in them, so that publishing 10k queues without a compare rule costs nothing more.
+  std::vector<Comparison> queue_comparisons;
+  std::vector<Comparison> cq_comparisons;
   std::vector<DeviceView> devices;
   std::vector<ProgramView> programs;
   std::vector<BpfDropView> bpf_drops;
 };
+
+// The comparison of entry `index` (of queues or cqs, with the matching vector), or null.
+inline const PolicyComparison* comparison_at(const std::vector<Comparison>& comparisons,
+                                             size_t index) {
+  auto it = std::lower_bound(comparisons.begin(), comparisons.end(), index,
+                             [](const Comparison& c, size_t i) { return c.index < i; });
+  return it != comparisons.end() && it->index == index ? &it->picks : nullptr;
+}
 
 }  // namespace dimctl::model

@@ -24,6 +24,8 @@
 // if the kernel's work had run. DIM therefore evolves exactly as it would on the device and
 // shadow exports what enforce would do. A rate-limited write keeps the instance pending (its
 // samples are ignored, like the kernel's while the work is queued) until the write happens.
+// A DIM instance that is only compared (a rule's compare, beside algorithm model) is always
+// applied at once; only the algorithm's picks are ever written.
 //
 // Thread-safety: step(), restore(), reload_policies() and set_programs() must be called from
 // one thread (the control loop). state() may be called from any thread at any time.
@@ -166,13 +168,18 @@ class Controller {
     uint32_t device_ix = 0;
     NetDevice* dev = nullptr;
   };
+  template <bool kModel>
+  size_t feed_queues(const model::Snapshot& snap, FeedCursor& cursor, bool time_backwards);
   // False, with nothing fed, when the queue's device_ix is outside the name table.
+  template <bool kModel>
   [[nodiscard]] bool feed_queue(QueueSlot& slot, uint32_t index, const model::QueueCounters& q,
                                 FeedCursor& cursor, int64_t now_ns, bool time_backwards);
   Result<void> reject_sample(Error e, int64_t loop_start_ns);
+  template <bool kWithModel>
   bool feed_dim(QueueSlot& slot, const model::QueueCounters& q, int64_t now_ns, bool reset);
   bool feed_model(QueueSlot& slot, const NetDevice& dev, const model::QueueCounters& q,
-                  uint64_t d_events, uint64_t d_packets, int64_t now_ns, bool reset);
+                  uint64_t d_events, uint64_t d_packets, bool have_packets, int64_t now_ns,
+                  bool reset);
   // The device's cost-model table for its policy (shared by devices with the same inputs).
   std::shared_ptr<const dim::ModelTable> model_table_for(std::span<const dim::Profile> profiles,
                                                          dim::ProfileCount count,
@@ -186,8 +193,12 @@ class Controller {
   void update_rdma_devices(int64_t now_ns);
   void retire_devices();
   std::shared_ptr<model::ControllerState> acquire_state();
+  // view_dt_s: time since the last view (its rates' span), 0 when none.
   void fill_queue_view(model::QueueView& v, QueueSlot& slot, const model::QueueCounters& counters,
-                       const std::string& device, int64_t time_ns);
+                       const std::string& device, double view_dt_s);
+  // Appends the comparison of queue `index` (both policies run) to `comparisons`.
+  void add_comparison(std::vector<model::Comparison>& comparisons, uint32_t index,
+                      const QueueSlot& slot);
   void fill_cq_and_device_views(model::ControllerState& st, const model::Snapshot& snap);
   void finish_publish(std::shared_ptr<model::ControllerState> st, int64_t loop_start_ns);
   void set_error(NetDevice& dev, std::string msg);

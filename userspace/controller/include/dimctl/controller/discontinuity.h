@@ -25,11 +25,10 @@ struct QueueCounts {
   }
 };
 
-// One queue's change between two snapshots: its DIM events and packets this period (the cost
-// model's input), or that its counters are no longer one series.
+// One queue's change between two snapshots: its DIM events this period, or that its counters
+// are no longer one series.
 struct QueueDelta {
-  uint64_t events = 0;   // 0 on a discontinuity
-  uint64_t packets = 0;  // 0 on a discontinuity
+  uint64_t events = 0;  // 0 on a discontinuity
   bool discontinuity = false;
 };
 
@@ -92,9 +91,9 @@ inline QueueDelta advance(QueueCounts& prev, bool prev_has_bytes, const model::Q
   if (discontinuity) [[unlikely]] {
     prev.queue = cur.queue;
     prev.irq = cur.irq;
-    return {0, 0, true};
+    return {0, true};
   }
-  return {d_events, d_pp[1], false};
+  return {d_events, false};
 }
 
 // Any counter went backwards, or the CQ's allocation details (device, size, vector, poll
