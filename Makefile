@@ -16,8 +16,9 @@ all: build
 deps:
 	@bash scripts/deps.sh
 
+# -Werror here (and in every tree scripts/test.sh builds), not in a plain `cmake` configure.
 $(BUILD)/build.ninja:
-	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -G Ninja -DDIMCTL_WERROR=ON $(CMAKE_FLAGS)
 
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
