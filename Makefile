@@ -1,6 +1,7 @@
 # dimctl — top-level entry points. Each target installs and builds what it needs.
 #   sudo make run    build and run the controller in shadow mode on this host (metrics on 127.0.0.1)
-#   sudo make test   build and run every test (unit, kernel, e2e, lab)
+#   sudo make test   build and run every test (unit, kernel, e2e, lab, Release build, ASan/UBSan)
+#   sudo make asan   the ASan/UBSan tree alone: build $(BUILD)-asan, run unit and kernel tests
 #   make bench       benchmarks -> docs/BENCHMARKS.md figures
 #   make lab         the RDMA lab alone (qemu + Debian 6.1 kernel + rxe + NVMe-oF)
 BUILD ?= build
@@ -8,7 +9,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 CONFIG ?= deploy/config/dimctl.yaml
 
-.PHONY: all deps build test unit-test run bench lab format format-check clean
+.PHONY: all deps build test asan unit-test run bench lab format format-check clean
 .DELETE_ON_ERROR:
 
 all: build
@@ -24,7 +25,10 @@ build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
-	bash scripts/test.sh $(BUILD)
+	CMAKE_FLAGS="$(CMAKE_FLAGS)" JOBS=$(JOBS) bash scripts/test.sh $(BUILD)
+
+asan: deps
+	CMAKE_FLAGS="$(CMAKE_FLAGS)" JOBS=$(JOBS) bash scripts/test.sh $(BUILD) asan
 
 unit-test: build
 	ctest --test-dir $(BUILD) -L unit --output-on-failure -j $(JOBS)
@@ -45,4 +49,4 @@ format-check: $(BUILD)/build.ninja
 	cmake --build $(BUILD) --target format-check
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(BUILD)-release $(BUILD)-asan
