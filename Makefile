@@ -1,6 +1,7 @@
 # dimctl — top-level entry points. Each target installs and builds what it needs.
 #   sudo make run    build and run the controller in shadow mode on this host (metrics on 127.0.0.1)
-#   sudo make test   build and run every test (unit, kernel, e2e, lab)
+#   sudo make test   build and run every test (unit, kernel, e2e, lab, Release build, ASan/UBSan)
+#   sudo make asan   the ASan/UBSan tree alone: build $(BUILD)-asan, run unit and kernel tests
 #   make bench       benchmarks -> docs/BENCHMARKS.md figures
 #   make lab         the RDMA lab alone (qemu + Debian 6.1 kernel + rxe + NVMe-oF)
 #   sudo make soak   the churn soak for SOAK_SECONDS (default 1800) instead of CTest's 120
@@ -13,7 +14,7 @@ SOAK_SECONDS ?= 1800
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 600
 
-.PHONY: all deps build test unit-test run bench lab soak fuzz format format-check clean
+.PHONY: all deps build test asan unit-test run bench lab soak fuzz format format-check clean
 .DELETE_ON_ERROR:
 
 all: build
@@ -21,14 +22,18 @@ all: build
 deps:
 	@bash scripts/deps.sh
 
+# -Werror here (and in every tree scripts/test.sh builds), not in a plain `cmake` configure.
 $(BUILD)/build.ninja:
-	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -G Ninja -DDIMCTL_WERROR=ON $(CMAKE_FLAGS)
 
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
-	bash scripts/test.sh $(BUILD)
+	CMAKE_FLAGS="$(CMAKE_FLAGS)" JOBS=$(JOBS) bash scripts/test.sh $(BUILD)
+
+asan: deps
+	CMAKE_FLAGS="$(CMAKE_FLAGS)" JOBS=$(JOBS) bash scripts/test.sh $(BUILD) asan
 
 unit-test: build
 	ctest --test-dir $(BUILD) -L unit --output-on-failure -j $(JOBS)
@@ -60,4 +65,4 @@ format-check: $(BUILD)/build.ninja
 	cmake --build $(BUILD) --target format-check
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(BUILD)-release $(BUILD)-asan

@@ -82,11 +82,16 @@ function(bpf_object name source)
   # Header dependencies: everything under the BPF include tree plus the vendored vmlinux.h.
   file(GLOB_RECURSE hdrs CONFIGURE_DEPENDS ${src_dir}/include/*.h ${BPFOBJECT_VMLINUX_H}/*.h)
   separate_arguments(extra UNIX_COMMAND "${BPFOBJECT_EXTRA_CFLAGS}")
+  # Warnings are errors in the project's own builds only, as for the C++ code (DIMCTL_WERROR).
+  set(werror "")
+  if(DIMCTL_WERROR)
+    set(werror -Werror)
+  endif()
 
   add_custom_command(
     OUTPUT ${obj}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${out_dir}
-    COMMAND ${BPFOBJECT_CLANG_EXE} -g -O2 -target bpf -Wall -Werror -D__TARGET_ARCH_${arch}
+    COMMAND ${BPFOBJECT_CLANG_EXE} -g -O2 -target bpf -Wall ${werror} -D__TARGET_ARCH_${arch}
             ${includes} ${extra} -c ${src} -o ${tmp_obj}
     COMMAND ${BPFOBJECT_BPFTOOL_EXE} gen object ${obj} ${tmp_obj}
     DEPENDS ${src} ${hdrs} ${B_DEPENDS}

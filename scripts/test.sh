@@ -1,10 +1,29 @@
 #!/usr/bin/env bash
-# Runs every test tier and prints CTest's summary per tier plus one total line. Unit tests run
-# in parallel; kernel, e2e and lab tests touch shared kernel state (namespaces, tracefs,
-# bpf_stats, qemu) and run one at a time.
+# Runs every test tier and prints CTest's summary per tier plus one total line.
+#
+#   scripts/test.sh [BUILD] [TIER...]     TIER: unit kernel e2e lab release asan fuzz (default: all)
+#
+# unit/kernel/e2e/lab run the CTest label of that name in BUILD (configured and built by the
+# Makefile). The other tiers configure and build their own trees next to it:
+#   release  BUILD-release: CMAKE_BUILD_TYPE=Release (-O3) with -Werror, what a packager builds
+#            (tests off, benchmarks on): GCC warns differently at -O3; counted as one test.
+#   asan     BUILD-asan: clang, -fsanitize=address,undefined, no benchmarks; runs the unit and
+#            kernel labels with halting sanitizer options; any report from any process (daemons
+#            and children included, through log_path) fails the tier.
+#   fuzz     every libFuzzer harness in BUILD-asan for 60 s (scripts/fuzz.sh, when it exists).
+# Unit tests run in parallel; kernel, e2e and lab tests touch shared kernel state (namespaces,
+# tracefs, bpf_stats, qemu) and run one at a time. CMAKE_FLAGS (from the Makefile) is passed to
+# every extra tree's configure, e.g. compiler launchers; the tier's own settings win.
 set -uo pipefail
 BUILD=${1:-build}
-cd "$(dirname "$0")/.."
+shift || true
+TIERS=("$@")
+[ "${#TIERS[@]}" -eq 0 ] && TIERS=(unit kernel e2e lab release asan fuzz)
+cd "$(dirname "$0")/.." || exit 2
+JOBS=${JOBS:-$(nproc)}
+read -r -a EXTRA_FLAGS <<<"${CMAKE_FLAGS:-}"
+ASAN_BUILD="$BUILD-asan"
+RELEASE_BUILD="$BUILD-release"
 
 if [ "$(id -u)" -eq 0 ]; then
   mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null || true
@@ -13,21 +32,135 @@ fi
 
 rc=0 passed=0 failed=0
 log=$(mktemp)
-for label in unit kernel e2e lab; do
-  echo "== $label tests"
-  jobs=1
-  [ "$label" = unit ] && jobs=$(nproc)
-  ctest --test-dir "$BUILD" -L "^${label}\$" --output-on-failure -j "$jobs" --no-tests=ignore 2>&1 | tee "$log"
-  [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
-  # "100% tests passed, 0 tests failed out of 42"
+san_logs=$(mktemp -d /tmp/dimctl-sanitizer.XXXXXX)
+trap 'rm -rf "$log" "$san_logs"' EXIT
+
+# count_ctest: adds CTest's "N% tests passed, F tests failed out of T" line in $log to the totals.
+count_ctest() {
+  local line f t
   line=$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1)
-  if [ -n "$line" ]; then
-    f=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
-    t=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$line")
-    passed=$((passed + t - f)) failed=$((failed + f))
+  [ -n "$line" ] || return 0
+  f=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
+  t=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$line")
+  passed=$((passed + t - f)) failed=$((failed + f))
+}
+
+# one_check NAME STATUS: a step that is not a CTest test (a build, a report scan) counts as one.
+one_check() {
+  if [ "$2" -eq 0 ]; then
+    passed=$((passed + 1))
+  else
+    echo "FAILED: $1"
+    failed=$((failed + 1)) rc=1
   fi
+}
+
+# run_label DIR LABEL: one CTest label, serial except for unit tests.
+run_label() {
+  local jobs=1
+  [ "$2" = unit ] && jobs=$JOBS
+  ctest --test-dir "$1" -L "^${2}\$" --output-on-failure -j "$jobs" --no-tests=ignore 2>&1 | tee "$log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+  count_ctest
+}
+
+# configure_and_build DIR CMAKE_ARGS...: a failed configure or build counts as one failed test.
+configure_and_build() {
+  local dir=$1
+  shift
+  local start=$SECONDS
+  if cmake -S . -B "$dir" -G Ninja "${EXTRA_FLAGS[@]}" "$@" >"$log" 2>&1 &&
+    cmake --build "$dir" -j "$JOBS" >>"$log" 2>&1; then
+    grep -E '^-- dimctl ' "$log" | tail -n 1
+    echo "built $dir in $((SECONDS - start)) s"
+    return 0
+  fi
+  tail -n 60 "$log"
+  return 1
+}
+
+# What a packager builds (tests off), at -O3 with -Werror. The test sources are held to -Werror at
+# -O2 in BUILD; compiling them again at -O3 would cost CI about as much as the product does.
+tier_release() {
+  configure_and_build "$RELEASE_BUILD" -DCMAKE_BUILD_TYPE=Release -DDIMCTL_WERROR=ON \
+    -DDIMCTL_BUILD_TESTS=OFF -DDIMCTL_BUILD_BENCH=ON
+  one_check "Release build ($RELEASE_BUILD)" $?
+}
+
+# Sanitizer runtime options. halt_on_error: the first report ends the process (UBSan is also
+# compiled with -fno-sanitize-recover=all); log_path: reports from processes whose output no test
+# reads (the daemon under daemon_test.sh, CLI children) still land where this script looks.
+# Leak suppressions, each justified in the file: tests/sanitizers/lsan.supp.
+sanitizer_env() {
+  export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1:strict_string_checks=1:log_path=$san_logs/report"
+  export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$san_logs/report"
+  export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0"
+}
+
+# The ASan/UBSan tree; also where the fuzz harnesses are built.
+build_asan() {
+  # clang: the fuzz harnesses (DIMCTL_FUZZ) need libFuzzer, and clang's UBSan checks more.
+  # -O0 -gline-tables-only: symbolized stacks at half the compile time of -O1 (this tree is the
+  # largest part of what make test adds to CI); the tests run as fast, they wait on the kernel
+  # and on timers. ASAN_OPT=-O1 for faster fuzzing. Debug: assert() stays on.
+  local opt="${ASAN_OPT:--O0} -gline-tables-only"
+  configure_and_build "$ASAN_BUILD" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="$opt" -DCMAKE_CXX_FLAGS_DEBUG="$opt" \
+    -DDIMCTL_SANITIZE=address,undefined -DDIMCTL_WERROR=ON -DDIMCTL_BUILD_BENCH=OFF -DDIMCTL_FUZZ=ON
+}
+
+tier_asan() {
+  if ! build_asan; then
+    one_check "ASan/UBSan build ($ASAN_BUILD)" 1
+    return
+  fi
+  sanitizer_env
+  for label in unit kernel; do
+    echo "== asan+ubsan $label tests"
+    run_label "$ASAN_BUILD" "$label"
+  done
+  unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
+  local reports
+  reports=$(find "$san_logs" -type f | sort)
+  if [ -n "$reports" ]; then
+    echo "sanitizer reports:"
+    for f in $reports; do
+      echo "--- $f"
+      cat "$f"
+    done
+  fi
+  [ -z "$reports" ]
+  one_check "zero sanitizer reports (unit, kernel under $ASAN_BUILD)" $?
+}
+
+tier_fuzz() {
+  if [ ! -f scripts/fuzz.sh ]; then
+    echo "scripts/fuzz.sh absent: no fuzzing"
+    return
+  fi
+  if ! build_asan; then
+    one_check "fuzzing: ASan/UBSan build ($ASAN_BUILD)" 1
+    return
+  fi
+  bash scripts/fuzz.sh "$ASAN_BUILD" 60
+  one_check "fuzzing ($ASAN_BUILD, 60 s per harness)" $?
+}
+
+for tier in "${TIERS[@]}"; do
+  echo "== $tier tests"
+  start=$SECONDS
+  case "$tier" in
+    unit | kernel | e2e | lab) run_label "$BUILD" "$tier" ;;
+    release) tier_release ;;
+    asan) tier_asan ;;
+    fuzz) tier_fuzz ;;
+    *)
+      echo "unknown tier $tier" >&2
+      exit 2
+      ;;
+  esac
+  echo "== $tier took $((SECONDS - start)) s"
 done
-rm -f "$log"
 echo "== total"
 echo "tests: $passed passed, $failed failed"
 exit $rc

@@ -153,8 +153,11 @@ TEST(IsSignificant, SameAsTheDivisionEverywhere) {
     x ^= x << 17;
     // Mostly nearby values (where the 10 % boundary is), some anywhere in int.
     const auto r = static_cast<int>(static_cast<int32_t>(x >> 32) >> ((x & 3) * 8));
-    const int v = (x & 16) != 0 ? static_cast<int>(static_cast<int32_t>(x))
-                                : r + static_cast<int>(static_cast<int8_t>(x >> 8)) * (r / 64 + 1);
+    // Near r: r + d * (r / 64 + 1) for a small d, in 64 bits (in int it overflowed for large r,
+    // which UBSan reports); where it leaves int it wraps (modular conversion, C++20).
+    const int64_t near = int64_t{r} + int64_t{static_cast<int8_t>(x >> 8)} * (r / 64 + 1);
+    const int v =
+        (x & 16) != 0 ? static_cast<int>(static_cast<int32_t>(x)) : static_cast<int>(near);
     ASSERT_EQ(is_significant(v, r), significant_by_division(v, r)) << v << " vs " << r;
   }
 }
