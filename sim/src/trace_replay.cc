@@ -109,6 +109,7 @@ Result<Intervals> read_intervals(const std::string& path, const std::string& dev
   out.info.queues = static_cast<uint32_t>(out.per_queue.size());
   out.info.duration_ns = t_last - *t0;
   out.info.arrivals = arrivals;
+  out.info.warning = reader->warning();
   return out;
 }
 

@@ -614,6 +614,8 @@ int run(const SimArgs& a) {
     if (!t) return usage(t.error().message());
     w = std::move(*t);
     source = a.trace;
+    // On stderr so that --json output stays one document; the run goes on with the whole frames.
+    if (trace_info.warning) std::cerr << "dimctl sim: warning: " << *trace_info.warning << "\n";
   }
   if (std::string why = apply_overrides(a, w); !why.empty()) return usage(why);
   if (auto v = validate(w); !v) return usage(v.error().message());
@@ -669,6 +671,7 @@ int run(const SimArgs& a) {
                       {"arrivals", trace_info.arrivals},
                       {"interval_ns", trace_info.interval_ns},
                       {"names", trace_info.names}};
+      if (trace_info.warning) doc["trace"]["warning"] = *trace_info.warning;
     }
     doc["runs"] = std::move(runs_json);
     std::cout << doc.dump() << "\n";

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "dimctl/sim/simulator.h"
@@ -13,6 +14,7 @@
 namespace dimctl::sim {
 namespace {
 
+namespace fs = std::filesystem;
 constexpr int64_t kMs = 1'000'000;
 
 class SimTrace : public ::testing::Test {
@@ -101,6 +103,21 @@ TEST_F(SimTrace, ReplayDeliversEveryRecordedPacketInsideItsInterval) {
   EXPECT_EQ(r->simulated_completions, 400u);
   // 40 per recorded 20 ms interval: the windows line up with the intervals (+1 us of service).
   for (size_t i = 0; i < 10; ++i) EXPECT_EQ(r->windows[i].completions, 40u) << i;
+}
+
+// A recorder killed mid-write leaves a partial last frame: the replay keeps the whole frames and
+// says what was dropped, instead of replaying a shorter trace without a word.
+TEST_F(SimTrace, TruncatedTailIsReplayedUpToTheLastFrameWithAWarning) {
+  write_trace(11, 40);
+  auto whole = inspect_trace(path_);
+  ASSERT_TRUE(whole) << whole.error().message();
+  EXPECT_FALSE(whole->warning.has_value());
+  ASSERT_EQ(truncate(path_.c_str(), static_cast<off_t>(fs::file_size(path_) - 3)), 0);
+  auto cut = inspect_trace(path_);
+  ASSERT_TRUE(cut) << cut.error().message();
+  ASSERT_TRUE(cut->warning.has_value());
+  EXPECT_NE(cut->warning->find("t.dtr"), std::string::npos) << *cut->warning;
+  EXPECT_EQ(cut->duration_ns, whole->duration_ns - 20 * kMs);
 }
 
 TEST_F(SimTrace, BadTracesAreErrorsNamingTheFile) {

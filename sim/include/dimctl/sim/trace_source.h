@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct TraceInfo {
   uint64_t arrivals = 0;           // packets + completions over the trace
   int64_t interval_ns = 0;         // the recorder's sampling interval (0 = unknown)
   std::vector<std::string> names;  // per trace queue: "eth1 queue 3 (napi 8195)", "mlx5_0 cq 12"
+  // Set when the file ends in a partial frame (a recorder killed mid-write): the replay stops at
+  // the last whole frame, and the user should know the tail was dropped (file, offset, bytes).
+  std::optional<std::string> warning;
 };
 
 // Reads FILE (one file of a rotation set) and says what a replay would contain. `device` keeps
