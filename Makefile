@@ -9,6 +9,9 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+# Release: what users and packagers build, so the tests run on it and make test need not build a
+# second optimized tree (scripts/test.sh's release tier checks this tree instead).
+BUILD_TYPE ?= Release
 CONFIG ?= deploy/config/dimctl.yaml
 SOAK_SECONDS ?= 1800
 FUZZ_BUILD ?= build-fuzz
@@ -24,7 +27,7 @@ deps:
 
 # -Werror here (and in every tree scripts/test.sh builds), not in a plain `cmake` configure.
 $(BUILD)/build.ninja:
-	cmake -S . -B $(BUILD) -G Ninja -DDIMCTL_WERROR=ON $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DDIMCTL_WERROR=ON $(CMAKE_FLAGS)
 
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)

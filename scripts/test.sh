@@ -5,7 +5,8 @@
 #
 # unit/kernel/e2e/lab run the CTest label of that name in BUILD (configured and built by the
 # Makefile). The other tiers configure and build their own trees next to it:
-#   release  BUILD-release: CMAKE_BUILD_TYPE=Release (-O3) with -Werror, what a packager builds
+#   release  nothing when BUILD is itself a Release -Werror tree (the Makefile's default); else
+#            BUILD-release: CMAKE_BUILD_TYPE=Release (-O3) with -Werror, what a packager builds
 #            (tests off, benchmarks on): GCC warns differently at -O3; counted as one test.
 #   asan     BUILD-asan: clang, -fsanitize=address,undefined, no benchmarks; runs the unit and
 #            kernel labels with halting sanitizer options; any report from any process (daemons
@@ -89,7 +90,18 @@ build_release() {
     -DDIMCTL_BUILD_TESTS=OFF -DDIMCTL_BUILD_BENCH=ON
 }
 
+# release_is_build: BUILD itself is a Release -Werror tree (the Makefile's default): its build,
+# which make test ran before any tier, is the check; no second tree.
+release_is_build() {
+  grep -qx 'CMAKE_BUILD_TYPE:STRING=Release' "$BUILD/CMakeCache.txt" 2>/dev/null &&
+    grep -qx 'DIMCTL_WERROR:BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null
+}
+
 tier_release() {
+  if release_is_build; then
+    echo "$BUILD is a Release (-O3) -Werror tree: built above, every tier ran on it"
+    return
+  fi
   tree_ready release build_release
   one_check "Release build ($RELEASE_BUILD)" $?
 }
@@ -166,7 +178,7 @@ if { want release || want asan || want fuzz; } && { want kernel || want e2e || w
   (
     renice -n 19 -p "$BASHPID" >/dev/null 2>&1 || true
     # Everything in one job: two builds at once would not fit in 2 cores' idle time either.
-    if want release; then
+    if want release && ! release_is_build; then
       build_release "$bg_dir/release.out" >"$bg_dir/release.log" 2>&1
       echo $? >"$bg_dir/release.rc"
     fi
