@@ -310,6 +310,253 @@ class Plotter:
         return name + ".svg"
 
 
+# ---------------------------------------------------------------------------------- targets
+
+# Issue 12's targets for the model policy (docs/CONTROLLER.md "The cost-model policy"). These
+# are the targets' definitions; every figure compared against them comes from the JSON.
+W1_EXCESS_PCT, W1_EXCESS_NS = 2.0, 500  # excess over `none`: met when within either bound
+W3_OF_BEST_STATIC = 0.98
+CONTROL_PERIOD_NS = 20_000_000  # the daemon's default interval (the dimctl-* policies' period)
+W5_PERIODS = 2
+W5_MIN_STEADY_NS = 5 * CONTROL_PERIOD_NS  # a phase must leave this much time to judge settling
+CHANGE_BUDGET = 10  # dim::ModelParams::max_changes_per_s, the model's default change budget
+LIMIT_CYCLE_RATE = 1.0  # changes/s in the steady half above which a policy has not settled
+
+
+def role(policy):
+    """The column a policy's figures go to in the target tables (None: not judged there)."""
+    if policy.startswith("dimctl-model"):
+        return "dimctl-model"
+    if policy.startswith("kernel-"):
+        return "kernel DIM"
+    if policy.startswith("dimctl-"):
+        return "dimctl DIM"
+    return None
+
+
+ROLES = ["dimctl-model", "kernel DIM", "dimctl DIM"]
+
+
+def comparison_policies(run):
+    """The model policy and, beside it, kernel DIM and dimctl's DIM, as present in the run."""
+    return sorted((p for p in run.policies if role(p)), key=lambda p: (ROLES.index(role(p)), p))
+
+
+def verdict(ok):
+    return "**met**" if ok else "**missed**"
+
+
+def excess_cell(run, policy, q, phase=None):
+    """(text, met) for quantile q's excess over `none`."""
+    lat = run.phase(policy, phase)["latency"]
+    ref = run.phase("none", phase)["latency"]
+    if lat["count"] == 0 or ref["count"] == 0:
+        return "-", None
+    a, b = lat["quantiles"][q], ref["quantiles"][q]
+    d = a["ns"] - b["ns"]
+    rel = 100 * d / b["ns"] if b["ns"] else 0.0
+    ok = rel <= W1_EXCESS_PCT or d <= W1_EXCESS_NS
+    sig = "" if a["significant"] and b["significant"] else "\\*"
+    return f"{d / 1e3:+.2f} us ({rel:+.1f} %){sig}", ok
+
+
+def best_static(run, phase=None):
+    """The best static profile's throughput: the most any static column (the oracle is one per
+    phase) completed."""
+    cands = [p for p in run.policies if p.startswith("static:") or p == "oracle"]
+    return max(run.phase(p, phase)["throughput"] for p in cands) if cands else 0.0
+
+
+def profile_series(run, policy, start_ns, end_ns):
+    """(t_ns, profile) of the windows starting in [start_ns, end_ns)."""
+    win = run.by_policy[policy].get("windows")
+    if not win:
+        return []
+    return [(t, p) for t, p in zip(win["t_ns"], win["profile"]) if start_ns <= t < end_ns]
+
+
+def phase_bounds(run):
+    start, out = 0, {}
+    for p in run.w["phases"]:
+        out[p["name"]] = (start, start + p["duration_ns"])
+        start += p["duration_ns"]
+    return out
+
+
+def settle_ns(run, policy, name):
+    """Time from the phase's start to the policy's last profile change in it (0: no change);
+    None when the windows are missing."""
+    start, end = phase_bounds(run)[name]
+    series = profile_series(run, policy, start, end)
+    if not series:
+        return None
+    last = 0
+    for (_, p0), (t1, p1) in zip(series, series[1:]):
+        if p1 != p0:
+            last = t1 - start
+    # A change in the phase's first window counts from that window's end.
+    if series[0][1] != profile_at(run, policy, start - 1):
+        last = max(last, run.w["window_ns"])
+    return last
+
+
+def profile_at(run, policy, t_ns):
+    win = run.by_policy[policy].get("windows")
+    if not win or t_ns < 0:
+        return None
+    prof = None
+    for t, p in zip(win["t_ns"], win["profile"]):
+        if t > t_ns:
+            break
+        prof = p
+    return prof
+
+
+def limit_cycle(run, policy):
+    """(changes/s in the steady half, amplitude in profiles, cycling?) of a one-phase periodic run.
+    The steady half is the second half of the run; a limit cycle is a policy still changing
+    profile there at LIMIT_CYCLE_RATE or more, or above the change budget over the whole run."""
+    start, end = phase_bounds(run)[run.phase_names()[-1]]
+    mid = start + (end - start) // 2
+    series = profile_series(run, policy, mid, end)
+    if not series:
+        return None
+    changes = sum(1 for (_, a), (_, b) in zip(series, series[1:]) if a != b)
+    rate = changes / ((end - mid) / 1e9)
+    profiles = [p for _, p in series]
+    amp = max(profiles) - min(profiles)
+    cycling = (rate >= LIMIT_CYCLE_RATE and amp >= 1) or run.phase(policy)["changes_per_s"] > CHANGE_BUDGET
+    return rate, amp, cycling
+
+
+def target_rows(runs):
+    """(target, workload, {policy: (text, met)}) rows; policies: model, kernel DIM, dimctl DIM."""
+    rows = []
+    # W1: every QD=1 run (base, eight queues, the sweeps), p99 and p99.99.
+    w1 = sorted((r for r in runs.values() if r.base.startswith("w1-")), key=lambda r: r.id)
+    for q in ("p99", "p99.99"):
+        for r in w1:
+            rows.append((f"W1 {q} excess over none ≤ +{W1_EXCESS_PCT:g} % or ≤ "
+                         f"+{W1_EXCESS_NS / 1e3:g} us", r,
+                         {p: excess_cell(r, p, q) for p in comparison_policies(r)}))
+    # W3: saturation throughput vs the best static profile and vs kernel DIM.
+    for r in sorted((r for r in runs.values() if r.base.startswith("w3-")), key=lambda r: r.id):
+        best = best_static(r)
+        kernel = next((p for p in r.policies if p.startswith("kernel-")), None)
+        cells, kcells = {}, {}
+        for p in comparison_policies(r):
+            t = r.phase(p)["throughput"]
+            cells[p] = (f"{count(t)} = {100 * t / best:.1f} % of {count(best)}",
+                        t >= W3_OF_BEST_STATIC * best)
+            if kernel and not p.startswith("kernel-"):
+                k = r.phase(kernel)["throughput"]
+                kcells[p] = (f"{count(t)} = {100 * t / k:.1f} % of {count(k)}", t >= k)
+        rows.append((f"W3 throughput ≥ {100 * W3_OF_BEST_STATIC:g} % of the best static profile",
+                     r, cells))
+        if kcells:
+            rows.append(("W3 throughput ≥ kernel DIM's", r, kcells))
+    # W5: settling after each step, in control periods, per rate.
+    for r in sorted((r for r in runs.values() if r.base.startswith("w5-")), key=lambda r: r.id):
+        bounds = phase_bounds(r)
+        base_rate = next((s["rate"] for s in r.w["sources"] if "rate" in s), None)
+        for i, ph in enumerate(r.w["phases"]):
+            start, end = bounds[ph["name"]]
+            if i == 0 or end - start < W5_MIN_STEADY_NS:
+                continue
+            prev = r.w["phases"][i - 1]
+            step = "up" if ph["load"] > prev["load"] else "down"
+            rate = (f"{count(base_rate * prev['load'])} → {count(base_rate * ph['load'])}/s"
+                    if base_rate else f"×{ph['load'] / prev['load']:g}")
+            cells = {}
+            oracle = r.phase("oracle", ph["name"]).get("oracle_choice", "") if "oracle" in r.by_policy else ""
+            for p in comparison_policies(r):
+                s = settle_ns(r, p, ph["name"])
+                if s is None:
+                    cells[p] = ("-", None)
+                    continue
+                held = profile_at(r, p, end - 1)
+                cells[p] = (f"{s / CONTROL_PERIOD_NS:.1f} ({s / 1e6:.0f} ms) → {held}",
+                            s <= W5_PERIODS * CONTROL_PERIOD_NS)
+            rows.append((f"W5 settles ≤ {W5_PERIODS} control periods after a step ({step} "
+                         f"{rate}, phase {ph['name']}; oracle {oracle or '-'})", r, cells))
+    # W8: change rate and limit cycles under periodic load.
+    for r in sorted((r for r in runs.values() if r.base.startswith("w8-")), key=lambda r: r.id):
+        cells, lc = {}, {}
+        for p in comparison_policies(r):
+            c = r.phase(p)["changes_per_s"]
+            cells[p] = (f"{c:.1f}/s", c <= CHANGE_BUDGET)
+            x = limit_cycle(r, p)
+            if x is None:
+                lc[p] = ("-", None)
+            else:
+                rate, amp, cyc = x
+                lc[p] = (f"{'cycle' if cyc else 'none'}: {rate:.1f}/s in the second half, "
+                         f"amplitude {amp}", not cyc)
+        rows.append((f"W8 changes/s ≤ {CHANGE_BUDGET} (the model's change budget)", r, cells))
+        rows.append(("W8 no limit cycle", r, lc))
+    return rows
+
+
+def target_table(rows):
+    """One row per target and run; per role (model, kernel DIM, dimctl DIM) the figure and
+    met / missed. A run with two policies of one role (kernel net DIM in EQE and CQE mode) gets
+    one line per policy of that role."""
+    roles = [x for x in ROLES if any(role(p) == x for _, _, cells in rows for p in cells)]
+    head = ["target", "workload"]
+    for x in roles:
+        head += [x, "met?"]
+    out = []
+    for target, r, cells in rows:
+        per_role = {x: [p for p in cells if role(p) == x] for x in roles}
+        lines = max([len(v) for v in per_role.values()] + [1])
+        for i in range(lines):
+            row = [target if i == 0 else "〃", f"`{r.id}`"]
+            for x in roles:
+                ps = per_role[x]
+                if i >= len(ps):
+                    row += ["-" if i == 0 else "", ""]
+                    continue
+                text, ok = cells[ps[i]]
+                name = f"`{ps[i]}`: " if len(ps) > 1 else ""
+                row += [name + text, "" if ok is None else verdict(ok)]
+            out.append(row)
+    return md_table(head, out, ["l", "l"] + ["r", "l"] * len(roles))
+
+
+def section_targets(runs):
+    rows = target_rows(runs)
+    if not rows:
+        return []
+    model = [p for r in runs.values() for p in r.policies if p.startswith("dimctl-model")]
+    out = ["### Targets of the model policy (issue 12)", "",
+           "Each target from the JSON of the runs below; kernel DIM and dimctl's DIM (the "
+           "daemon's Controller) are judged by the same rule beside it. Definitions:", "",
+           f"- **W1**: the QD=1 latency quantile minus `none`'s, met when at most "
+           f"+{W1_EXCESS_PCT:g} % or at most +{W1_EXCESS_NS / 1e3:g} us (`*`: a quantile with "
+           "fewer than 100 completions beyond it).",
+           f"- **W3**: the saturation throughput against the best static profile (the most any "
+           f"static column or the oracle completed), met at ≥ {100 * W3_OF_BEST_STATIC:g} %; "
+           "and against kernel DIM's, met at ≥ 100 %.",
+           f"- **W5**: settling time = from the step (the phase's start) to the policy's last "
+           f"profile change in that phase (1 ms timeline windows), in {CONTROL_PERIOD_NS // 10**6} ms "
+           f"control periods; met at ≤ {W5_PERIODS}. Judged on every phase after the first that "
+           f"lasts at least {W5_MIN_STEADY_NS // 10**6} ms (the 10 ms steps are shorter than a "
+           "decision). The cell ends with the profile held at the phase's end; the row names the "
+           "oracle's choice. The latency-based convergence of the W5 tables below (every 1 ms "
+           "window within ±10 % of the oracle) is stricter and noisier at the low rates.",
+           f"- **W8**: changes/s over the whole run, met at ≤ {CHANGE_BUDGET} (the model's "
+           "default change budget, `max_changes_per_s`); a **limit cycle** is a policy still "
+           f"changing profile at ≥ {LIMIT_CYCLE_RATE:g} change/s through the second half of the "
+           "periodic run (where the load is steady in distribution, so a settled policy holds "
+           f"one profile), or one above {CHANGE_BUDGET} changes/s over the run; the cell gives "
+           "the second half's change rate and the range of profiles it visits (amplitude).",
+           ""]
+    if not model:
+        out += ["(No run includes `dimctl-model`: this dimctl does not know it.)", ""]
+    out += target_table(rows) + [""]
+    return out
+
+
 # ---------------------------------------------------------------------------------- sections
 
 def reproduce(runs):
@@ -540,6 +787,83 @@ def section_w7(runs):
     return out
 
 
+def trace_target_rows(r):
+    """The targets that carry over to a recorded trace: the latency excess over `none` (W1's rule),
+    the throughput against the best static profile and kernel DIM (W3's), the change rate and
+    limit cycle (W8's)."""
+    rows = []
+    pols = comparison_policies(r)
+    for q in ("p99", "p99.99"):
+        rows.append((f"{q} excess over none ≤ +{W1_EXCESS_PCT:g} % or ≤ +{W1_EXCESS_NS / 1e3:g} us "
+                     "(W1's rule)", r, {p: excess_cell(r, p, q) for p in pols}))
+    best = best_static(r)
+    kernel = next((p for p in r.policies if p.startswith("kernel-")), None)
+    cells, kcells = {}, {}
+    for p in pols:
+        t = r.phase(p)["throughput"]
+        cells[p] = (f"{count(t)} = {100 * t / best:.1f} % of {count(best)}",
+                    t >= W3_OF_BEST_STATIC * best)
+        if kernel and not p.startswith("kernel-"):
+            k = r.phase(kernel)["throughput"]
+            kcells[p] = (f"{100 * t / k:.1f} % of {count(k)}", t >= k)
+    rows.append((f"throughput ≥ {100 * W3_OF_BEST_STATIC:g} % of the best static (W3's rule)", r,
+                 cells))
+    if kcells:
+        rows.append(("throughput ≥ kernel DIM's (W3's rule)", r, kcells))
+    cells, lc = {}, {}
+    for p in pols:
+        c = r.phase(p)["changes_per_s"]
+        cells[p] = (f"{c:.1f}/s", c <= CHANGE_BUDGET)
+        x = limit_cycle(r, p)
+        if x is None:
+            lc[p] = ("-", None)
+        else:
+            rate, amp, cyc = x
+            lc[p] = (f"{'cycle' if cyc else 'none'}: {rate:.1f}/s in the second half, "
+                     f"amplitude {amp}", not cyc)
+    rows.append((f"changes/s ≤ {CHANGE_BUDGET} (W8's rule)", r, cells))
+    rows.append(("no limit cycle (W8's rule)", r, lc))
+    return rows
+
+
+def section_traces(runs, plot):
+    group = sorted((r for r in runs.values() if r.base.startswith("trace-")), key=lambda x: x.id)
+    if not group:
+        return []
+    out = ["### Recorded traces — this host's veth traffic (issue 12, item 4)", "",
+           "`dimctl sim --trace FILE` replays a `dimctl record` trace (docs/TRACE.md): each "
+           "recorded queue's packets arrive inside the 20 ms interval they were counted in, on a "
+           "simulated NIC RX queue (table net-eqe, cost model net). The traces are in "
+           "tests/fixtures/traces/ (its README says how each was recorded; "
+           "`bench/sim/record-veth.sh` records a new one). A trace carries counts per interval, "
+           "not packet times: within an interval the arrivals are spread by the simulator, so "
+           "these runs show how each policy follows the host's load pattern, not its "
+           "sub-millisecond burst structure.", ""]
+    for r in group:
+        n = r.phase(r.policies[0])["latency"]["count"]
+        dur = sum(p["duration_ns"] for p in r.w["phases"]) / 1e9
+        out += [r.caption() + f"; {dur:.1f} s, {count(n)} completions per policy.", ""]
+        head = ["policy", "p50 (us)", "p99 (us)", "p99.99 (us)", "max (us)", "mean (us)",
+                "throughput (/s)", "CPU/IO (us)", "interrupts/s", "changes/s"]
+        rows = []
+        for p in r.policies:
+            m = r.phase(p)
+            lat = m["latency"]
+            rows.append([p, quant(lat, "p50"), quant(lat, "p99"), quant(lat, "p99.99"),
+                         us(lat["max_ns"]) if lat["count"] else "-",
+                         us(lat["mean_ns"]) if lat["count"] else "-", count(m["throughput"]),
+                         us(m["cpu_per_completion_ns"]), count(m["interrupts_per_s"]),
+                         f"{m['changes_per_s']:.1f}"])
+        out += md_table(head, rows) + [""]
+        out += ["Targets (same rules as above):", ""]
+        out += target_table(trace_target_rows(r)) + [""]
+        if any(r.by_policy[p].get("windows") for p in r.policies):
+            svg = plot.timeline(r, r.id + "-timeline", [])
+            out += [f"![{r.id}: profile and latency timeline](sim/{svg})", ""]
+    out += reproduce(group)
+    return out
+
+
 def full_report(runs, commit):
     out = ["# Simulator report: every metric of every run", "",
            f"Generated by `bench/sim/run.sh` (`make bench`) at commit `{commit}`; the summary is in "
@@ -614,12 +938,14 @@ def report(runs, commit, plot):
     for p in sorted(table_of, key=lambda x: (x != "none", not x.startswith("static"), x)):
         out.append(f"- `{p}`: {policy_text(p, table_of[p])}")
     out.append("")
+    out += section_targets(runs)
     out += section_w1(runs, plot)
     out += section_w2(runs, plot)
     out += section_w3(runs)
     out += section_adapt(runs, plot)
     out += section_w6(runs)
     out += section_w7(runs)
+    out += section_traces(runs, plot)
     out += ["### Not answered here", "",
             "- Real NVMe devices (review question 4): the W1 service time is log-normal "
             "(NVMe-like), not a device. No NIC or HCA with real moderation is available here.",

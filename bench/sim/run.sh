@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/sim/run.sh BUILD: the simulator report. Runs `dimctl sim --json --timeline` on every
 # workload in bench/sim/workloads/ (plus the W1 sweeps and W2 on eight queues, listed below) with
-# the policies of the workload's profile table, then bench/sim/report.py, which writes the tables
+# the policies of the workload's profile table, and `dimctl sim --trace` on every recorded trace
+# in tests/fixtures/traces/, then bench/sim/report.py, which writes the tables
 # into docs/BENCHMARKS.md between <!-- sim:begin --> and <!-- sim:end --> and draws the SVG
 # figures into docs/sim/ with gnuplot.
 #
@@ -77,6 +78,15 @@ for r in "${runs[@]}"; do
   cmd="dimctl sim --workload $file --policy $(policies "${table:-rdma}") --json --timeline${flags:+ $flags}"
   printf '%s\t%s\n' "$id" "$cmd" >>"$manifest"
 done
+# Recorded veth traces (`dimctl record`, tests/fixtures/traces/): replayed on a net-eqe RX queue
+# under both static profiles of that table, kernel net DIM in EQE and CQE mode, the daemon's DIM,
+# the model policy and the oracle (issue 12, item 4). Id: trace-FILE-STEM.
+for f in tests/fixtures/traces/*.dtr; do
+  [ -e "$f" ] || continue
+  printf '%s\t%s\n' "trace-$(basename "$f" .dtr)" \
+    "dimctl sim --trace $f --policy none,static:1,static:2,kernel-net-eqe,kernel-net-cqe,dimctl-net-eqe$model,oracle --json --timeline" \
+    >>"$manifest"
+done
 
 one() {  # one run: $1 = id, $2 = the dimctl sim command line (dimctl = $DIMCTL)
   local id=$1 cmd=$2 t0 ms rc=0
@@ -91,7 +101,7 @@ one() {  # one run: $1 = id, $2 = the dimctl sim command line (dimctl = $DIMCTL)
 export -f one
 export DIMCTL OUT
 
-echo "bench/sim: ${#runs[@]} runs, $JOBS at a time, commit $commit"
+echo "bench/sim: $(wc -l <"$manifest") runs, $JOBS at a time, commit $commit"
 t0=$(date +%s)
 rc=0
 # shellcheck disable=SC2016 # $0 and $1 are the inner shell's
