@@ -35,10 +35,14 @@ if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- . ':(exclude)docs' 2>/
   commit="$commit-dirty"
 fi
 
-# `dimctl-model` (the model-based policy) runs where this dimctl knows it.
+# `dimctl-model` (the model-based policy, default cost parameters) runs where this dimctl knows
+# it, and `dimctl-model-host` (the same told the workload's costs and timer) beside it.
 model=""
 if "$DIMCTL" sim --workload "$WL/w1-qd1.yaml" --policy dimctl-model --dry-run >/dev/null 2>&1; then
   model=",dimctl-model"
+fi
+if "$DIMCTL" sim --workload "$WL/w1-qd1.yaml" --policy dimctl-model-host --dry-run >/dev/null 2>&1; then
+  model="$model,dimctl-model-host"
 fi
 
 # Policies per profile table: none, a moderate and an aggressive static profile
