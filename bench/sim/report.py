@@ -145,8 +145,13 @@ def policy_text(name, table):
         return f"profile {ix} of the {table} table always (T = {t} us, N = {n})"
     if name.startswith("kernel-"):
         return "the kernel's DIM (dim:: library, the kernel's code paths and 64-event windows)"
+    if name.startswith("dimctl-model-host"):
+        return ("dimctl's model-based policy told the workload's costs and timer semantics "
+                "(`model:` completion_cost = completion + app, interrupt_cost = irq + poll, timer)")
     if name.startswith("dimctl-model"):
-        return "dimctl's model-based policy (the daemon's Controller, algorithm model)"
+        return ("dimctl's model-based policy (the daemon's Controller, algorithm model, default "
+                f"costs {MODEL_COSTS_US[0]} µs per completion and {MODEL_COSTS_US[1]} µs per "
+                "interrupt)")
     if name.startswith("dimctl-"):
         return "dimctl's daemon Controller running DIM on sampled counters every 20 ms"
     if name == "oracle":
@@ -166,6 +171,8 @@ def style(policy, policies):
         color = ["#1f77b4", "#17becf", "#9467bd", "#8c564b"][statics.index(policy) % 4]
     elif policy.startswith("kernel-"):
         color = "#d62728"
+    elif policy.startswith("dimctl-model-host"):
+        color = "#e377c2"
     elif policy.startswith("dimctl-model"):
         color = "#ff7f0e"
     elif policy.startswith("dimctl-"):
@@ -327,6 +334,8 @@ LIMIT_CYCLE_RATE = 1.0  # changes/s in the steady half above which a policy has 
 
 def role(policy):
     """The column a policy's figures go to in the target tables (None: not judged there)."""
+    if policy.startswith("dimctl-model-host"):
+        return "dimctl-model-host"
     if policy.startswith("dimctl-model"):
         return "dimctl-model"
     if policy.startswith("kernel-"):
@@ -336,7 +345,7 @@ def role(policy):
     return None
 
 
-ROLES = ["dimctl-model", "kernel DIM", "dimctl DIM"]
+ROLES = ["dimctl-model", "dimctl-model-host", "kernel DIM", "dimctl DIM"]
 
 
 def comparison_policies(run):
@@ -567,53 +576,59 @@ def section_targets(runs):
     return out
 
 
+def model_costs_us(run, policy):
+    """(per completion, per interrupt) in us the model policy is told: the defaults, or for
+    dimctl-model-host the moderated stage's cost model (completion + app, irq + poll)."""
+    if policy.startswith("dimctl-model-host"):
+        c = run.w["stages"][0]["cost"]
+        return ((c["completion_ns"] + c["app_ns"]) / 1e3, (c["irq_ns"] + c["poll_ns"]) / 1e3)
+    return MODEL_COSTS_US
+
+
 def target_summary(runs, rows):
-    """How many targets the model meets, and the mechanism behind a missed W3 row (figures from
-    the runs)."""
-    verdicts = [(t, r, ok) for t, r, cells in rows for p, (_, ok) in cells.items()
-                if role(p) == "dimctl-model" and ok is not None]
-    if not verdicts:
-        return []
-    missed = [(t, r) for t, r, ok in verdicts if not ok]
-    out = [f"`dimctl-model` meets {len(verdicts) - len(missed)} of {len(verdicts)} rows"
-           + (": missed " + "; ".join(f"{t.split(' (')[0]} on `{r.id}`" for t, r in missed)
-              if missed else "") + ".", ""]
-    w3 = sorted({r.id: r for t, r in missed if t.startswith("W3")}.values(), key=lambda r: r.id)
-    for r in w3:
-        p = next(p for p in r.policies if role(p) == "dimctl-model")
-        st = r.w["stages"][0]
-        win = r.by_policy[p].get("windows") or {}
-        held = sorted(set(win.get("profile", [])))
-        m = r.phase(p)
-        per_queue = m["throughput"] / r.w["queues"]
-        out += [f"Why `{r.id}` is missed: the model holds profile(s) {held} at "
-                f"{count(per_queue)}/s per queue ({m['completions_per_interrupt']:.1f} completions "
-                f"per interrupt, CPU {100 * m['cpu_utilisation']:.0f} % busy). It judges "
-                "utilisation per queue, from that queue's rate and its cost parameters "
-                f"({MODEL_COSTS_US[0]} µs per completion, {MODEL_COSTS_US[1]} µs per interrupt by "
-                "default), so one queue looks lightly loaded; "
-                f"here {r.w['queues']} queues share {st['cores']} core(s), whose utilisation is "
-                "the sum over their queues, and the workload's cost model "
-                f"`{st['cost']['name']}` spends {us(st['cost']['completion_ns'] + st['cost']['app_ns'])} µs "
-                f"per completion and {us(st['cost']['irq_ns'] + st['cost']['poll_ns'])} µs per "
-                "interrupt and poll. Batching pays only at the core's load, which no single "
-                "queue's counters show.", ""]
-    w5 = [(t, r) for t, r in missed if t.startswith("W5")]
-    for t, r in w5:
-        p = next(p for p in r.policies if role(p) == "dimctl-model")
-        ph = t.split("phase ")[1].split(";")[0]
-        m, o = r.phase(p, ph), r.phase("oracle", ph)
-        st = r.w["stages"][0]
-        out += [f"Why `{r.id}` phase {ph} is missed: the model stays on profile "
-                f"{profile_at(r, p, phase_bounds(r)[ph][1] - 1)} (p99 "
-                f"{quant(m['latency'], 'p99')} us) where the oracle takes "
-                f"{o.get('oracle_choice', '?')} (p99 {quant(o['latency'], 'p99')} us): at "
-                f"{count(m['throughput'])}/s its default cost parameters ({MODEL_COSTS_US[0]} µs per "
-                f"completion, {MODEL_COSTS_US[1]} µs per interrupt) predict a utilisation of about "
-                f"{100 * m['throughput'] * sum(MODEL_COSTS_US) * 1e-6:.0f} % and no gain from batching, while the "
-                f"workload's cost model `{st['cost']['name']}` spends "
-                f"{us(m['cpu_per_completion_ns'])} µs per completion there (CPU "
-                f"{100 * m['cpu_utilisation']:.0f} % busy). The settling itself is immediate.", ""]
+    """Per model policy: how many rows it meets, and the mechanism behind missed W3 and W5 rows
+    (figures from the runs)."""
+    out = []
+    names = sorted({p for _, _, cells in rows for p in cells
+                    if role(p).startswith("dimctl-model")})
+    for name in names:
+        verdicts = [(t, r, cells[name][1]) for t, r, cells in rows
+                    if name in cells and cells[name][1] is not None]
+        missed = [(t, r) for t, r, ok in verdicts if not ok]
+        out += [f"`{name}` meets {len(verdicts) - len(missed)} of {len(verdicts)} rows"
+                + (": missed " + "; ".join(f"{t.split(' (')[0]} on `{r.id}`" for t, r in missed)
+                   if missed else "") + ".", ""]
+        for r in sorted({r.id: r for t, r in missed if t.startswith("W3")}.values(),
+                        key=lambda r: r.id):
+            st = r.w["stages"][0]
+            held = sorted(set((r.by_policy[name].get("windows") or {}).get("profile", [])))
+            m = r.phase(name)
+            per_queue = m["throughput"] / r.w["queues"]
+            cc, ci = model_costs_us(r, name)
+            out += [f"- Why `{r.id}`: `{name}` holds profile(s) {held} at {count(per_queue)}/s "
+                    f"per queue ({m['completions_per_interrupt']:.1f} completions per interrupt, "
+                    f"CPU {100 * m['cpu_utilisation']:.0f} % busy). It judges utilisation per "
+                    f"queue, from that queue's rate and its costs ({cc:g} µs per completion, "
+                    f"{ci:g} µs per interrupt): about {100 * per_queue * (cc + ci) * 1e-6:.0f} % "
+                    f"here, a light load. But {r.w['queues']} queues share {st['cores']} "
+                    "core(s), whose load is the sum over their queues: batching pays at the "
+                    "core's load, which no single queue's counters show.", ""]
+        for t, r in missed:
+            if not t.startswith("W5"):
+                continue
+            ph = t.split("phase ")[1].split(";")[0]
+            m, o = r.phase(name, ph), r.phase("oracle", ph)
+            cc, ci = model_costs_us(r, name)
+            out += [f"- Why `{r.id}` phase {ph}: `{name}` settles at once but on profile "
+                    f"{profile_at(r, name, phase_bounds(r)[ph][1] - 1)} (p99 "
+                    f"{quant(m['latency'], 'p99')} us) where the oracle takes "
+                    f"{o.get('oracle_choice', '?')} (p99 {quant(o['latency'], 'p99')} us). At "
+                    f"{count(m['throughput'])}/s and its costs ({cc:g} + {ci:g} µs) it predicts "
+                    f"about {100 * m['throughput'] * (cc + ci) * 1e-6:.0f} % utilisation "
+                    "unmoderated and too little gain from batching to move (its thresholds and "
+                    "their up margin); the core is "
+                    f"{100 * m['cpu_utilisation']:.0f} % busy at {us(m['cpu_per_completion_ns'])} "
+                    "µs per completion.", ""]
     return out
 
 
