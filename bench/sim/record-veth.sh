@@ -65,6 +65,7 @@ end=$((SECONDS + DURATION))
 while [ "$SECONDS" -lt "$end" ] && kill -0 "$REC_PID" 2>/dev/null; do
   case "$PATTERN" in
     demo)
+      # shellcheck disable=SC2016 # the inner shell expands it
       ip netns exec "$NS2" bash -c 'for i in $(seq 20000); do echo x >/dev/udp/10.213.9.2/9; done' \
         2>/dev/null || true
       sleep 1 ;;

@@ -169,6 +169,8 @@ def style(policy, policies):
         color = "#000000"
     elif policy.startswith("static:"):
         color = ["#1f77b4", "#17becf", "#9467bd", "#8c564b"][statics.index(policy) % 4]
+    elif policy.startswith("kernel-net-cqe"):
+        color = "#8c1d1d"
     elif policy.startswith("kernel-"):
         color = "#d62728"
     elif policy.startswith("dimctl-model-host"):
@@ -263,7 +265,7 @@ class Plotter:
         self.gnuplot(name, script)
         return name + ".svg"
 
-    def timeline(self, run, name, high_phases):
+    def timeline(self, run, name, high_phases, what="through the steps"):
         """Profile index (top) and mean latency (bottom) through step changes."""
         data = self.tmp / f"{name}.dat"
         with open(data, "w") as fh:
@@ -294,8 +296,9 @@ class Plotter:
             start = end
         w = run.w
         size = len(TABLES[w["table"]])
-        title = (f"{run.id}: profile and latency through the steps (cost {w['cost_model']}, "
-                 f"seed {w['seed']}, commit {self.commit}; shaded: high load)")
+        title = (f"{run.id}: profile and latency {what} (cost {w['cost_model']}, "
+                 f"seed {w['seed']}, commit {self.commit}"
+                 f"{'; shaded: high load' if high_phases else ''})")
         script = self.header(f"{self.out / (name + '.svg')}", title, 1000, 760)
         # The same left margin in both panels, so that their time axes line up.
         script += "set multiplot layout 2,1\nunset title\nset lmargin 14\n"
@@ -326,7 +329,8 @@ W3_OF_BEST_STATIC = 0.98
 CONTROL_PERIOD_NS = 20_000_000  # the daemon's default interval (the dimctl-* policies' period)
 W5_PERIODS = 2
 W5_MIN_STEADY_NS = 5 * CONTROL_PERIOD_NS  # a phase must leave this much time to judge settling
-W5_P99_OF_ORACLE = 1.10  # what it settles on must be good: the phase's p99 within 10 % of the oracle's
+# What a policy settles on must be good: the phase's p99 within 10 % of the oracle's.
+W5_P99_OF_ORACLE = 1.10
 CHANGE_BUDGET = 10  # dim::ModelParams::max_changes_per_s, the model's default change budget
 MODEL_COSTS_US = (1, 2)  # dim::CostParams defaults: per completion, per interrupt (config `model:`)
 LIMIT_CYCLE_RATE = 1.0  # changes/s in the steady half above which a policy has not settled
@@ -436,7 +440,8 @@ def limit_cycle(run, policy):
     rate = changes / ((end - mid) / 1e9)
     profiles = [p for _, p in series]
     amp = max(profiles) - min(profiles)
-    cycling = (rate >= LIMIT_CYCLE_RATE and amp >= 1) or run.phase(policy)["changes_per_s"] > CHANGE_BUDGET
+    cycling = ((rate >= LIMIT_CYCLE_RATE and amp >= 1)
+               or run.phase(policy)["changes_per_s"] > CHANGE_BUDGET)
     return rate, amp, cycling
 
 
@@ -479,8 +484,10 @@ def target_rows(runs):
             rate = (f"{count(base_rate * prev['load'])} → {count(base_rate * ph['load'])}/s"
                     if base_rate else f"×{ph['load'] / prev['load']:g}")
             cells = {}
-            oracle = r.phase("oracle", ph["name"]).get("oracle_choice", "") if "oracle" in r.by_policy else ""
-            ref = r.phase("oracle", ph["name"])["latency"]["quantiles"]["p99"]["ns"] if oracle else 0
+            oracle = (r.phase("oracle", ph["name"]).get("oracle_choice", "")
+                      if "oracle" in r.by_policy else "")
+            ref = (r.phase("oracle", ph["name"])["latency"]["quantiles"]["p99"]["ns"]
+                   if oracle else 0)
             for p in comparison_policies(r):
                 s = settle_ns(r, p, ph["name"])
                 if s is None:
@@ -553,9 +560,9 @@ def section_targets(runs):
            f"static column or the oracle completed), met at ≥ {100 * W3_OF_BEST_STATIC:g} %; "
            "and against kernel DIM's, met at ≥ 100 %.",
            f"- **W5**: settling time = from the step (the phase's start) to the policy's last "
-           f"profile change in that phase (1 ms timeline windows), in {CONTROL_PERIOD_NS // 10**6} ms "
-           f"control periods, on every phase after the first that lasts at least "
-           f"{W5_MIN_STEADY_NS // 10**6} ms (the 10 ms steps are shorter than a decision); met "
+           "profile change in that phase (1 ms timeline windows), in "
+           f"{CONTROL_PERIOD_NS // 10**6} ms control periods, on every phase after the first "
+           f"that lasts at least {W5_MIN_STEADY_NS // 10**6} ms (the 10 ms steps are shorter than a decision); met "
            f"at ≤ {W5_PERIODS} periods when what the policy settles on is good: the phase's p99 "
            f"at most {W5_P99_OF_ORACLE:g}× the oracle's (a policy that never moves settles at "
            "once, and is judged by that). The cell gives the settling time in periods (ms), the "
@@ -933,7 +940,7 @@ def section_traces(runs, plot):
         out += ["Targets (same rules as above):", ""]
         out += target_table(trace_target_rows(r)) + [""]
         if any(r.by_policy[p].get("windows") for p in r.policies):
-            svg = plot.timeline(r, r.id + "-timeline", [])
+            svg = plot.timeline(r, r.id + "-timeline", [], "over the recorded trace")
             out += [f"![{r.id}: profile and latency timeline](sim/{svg})", ""]
     out += reproduce(group)
     return out
