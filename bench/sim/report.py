@@ -592,6 +592,20 @@ def model_costs_us(run, policy):
     return MODEL_COSTS_US
 
 
+def one_queue_per_core(runs, r, name):
+    """The same workload with one queue per core, when run.sh ran it: what the policy reaches
+    when each queue's counters carry its core's load."""
+    v = runs.get(f"{r.base}@1q-per-core")
+    if v is None or name not in v.by_policy:
+        return ""
+    best = best_static(v)
+    t = v.phase(name)["throughput"]
+    k = next((p for p in v.policies if p.startswith("kernel-")), None)
+    kt = f"; kernel DIM {100 * v.phase(k)['throughput'] / best:.1f} %" if k else ""
+    return (f" With one queue per core (`{v.id}`, `{v.flags()}`) it reaches "
+            f"{count(t)} = {100 * t / best:.1f} % of the best static profile{kt}.")
+
+
 def target_summary(runs, rows):
     """Per model policy: how many rows it meets, and the mechanism behind missed W3 and W5 rows
     (figures from the runs)."""
@@ -619,7 +633,8 @@ def target_summary(runs, rows):
                     f"{ci:g} µs per interrupt): about {100 * per_queue * (cc + ci) * 1e-6:.0f} % "
                     f"here, a light load. But {r.w['queues']} queues share {st['cores']} "
                     "core(s), whose load is the sum over their queues: batching pays at the "
-                    "core's load, which no single queue's counters show.", ""]
+                    "core's load, which no single queue's counters show."
+                    + one_queue_per_core(runs, r, name), ""]
         for t, r in missed:
             if not t.startswith("W5"):
                 continue
@@ -742,7 +757,7 @@ def section_w3(runs):
             "Cells: throughput, change vs `none`.", ""]
     rows, summary = [], {}
     for size in sizes:
-        group = [r for r in runs.values() if r.base == f"w3-sat-{size}"]
+        group = [r for r in runs.values() if r.base == f"w3-sat-{size}" and not r.variant]
         mean = {}
         cells = []
         for p in policies:
@@ -769,6 +784,18 @@ def section_w3(runs):
         out += [f"Kernel RDMA DIM vs no moderation, mean throughput: {', '.join(parts)} "
                 "(the seed's direction: up at 512B and 4k, unchanged at 64k; magnitudes depend on "
                 "the cost model, not calibrated to the CX-5 testbed).", ""]
+    variants = sorted((r for r in runs.values() if r.base.startswith("w3-") and r.variant),
+                      key=lambda r: r.id)
+    if variants:
+        out += ["Variants (" + "; ".join(f"`{r.id}`: `{r.flags()}`" for r in variants) +
+                "), throughput and its share of the best static profile's:", ""]
+        rows = []
+        for r in variants:
+            best = best_static(r)
+            rows.append([f"`{r.id}`"] + [f"{count(r.phase(p)['throughput'])} "
+                                         f"({100 * r.phase(p)['throughput'] / best:.1f} %)"
+                                         for p in r.policies])
+        out += md_table(["run"] + variants[0].policies, rows) + [""]
     out += reproduce([r for r in runs.values() if r.base.startswith("w3-")])
     return out
 

@@ -73,6 +73,10 @@ runs+=("w1-qd1@cost-512B|$WL/w1-qd1.yaml|--cost 512B --duration 15s")
 runs+=("w1-qd1@cost-64k|$WL/w1-qd1.yaml|--cost 64k --duration 15s")
 # W2 multi-queue: eight queues sharing the one core.
 runs+=("w2-closed@8q|$WL/w2-closed.yaml|--queues 8")
+# W3 with one queue per core (2 queues on the 2 cores, QD 32 each), 2 s: each queue's counters
+# then carry its core's whole load, which a per-queue policy (the model) needs to see.
+runs+=("w3-sat-4k@1q-per-core|$WL/w3-sat-4k.yaml|--queues 2 --duration 2s")
+runs+=("w3-sat-512B@1q-per-core|$WL/w3-sat-512B.yaml|--queues 2 --duration 2s")
 
 manifest=$OUT/manifest.tsv
 : >"$manifest"
