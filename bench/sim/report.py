@@ -626,6 +626,19 @@ def target_summary(runs, rows):
             m = r.phase(name)
             per_queue = m["throughput"] / r.w["queues"]
             cc, ci = model_costs_us(r, name)
+            if r.w["queues"] <= st["cores"]:
+                best = best_static(r)
+                last = profile_at(r, name, phase_bounds(r)[r.phase_names()[-1]][1] - 1)
+                c = st["cost"]
+                out += [f"- Why `{r.id}`: here each queue has a core of its own and `{name}` "
+                        f"moves (profiles {held}, {last} at the end) but reaches "
+                        f"{count(m['throughput'])} = {100 * m['throughput'] / best:.1f} % of the "
+                        f"best static profile: the profile its cost model ({cc:g} µs per "
+                        f"completion, {ci:g} µs per interrupt; the workload's "
+                        f"{(c['completion_ns'] + c['app_ns']) / 1e3:g} + "
+                        f"{(c['irq_ns'] + c['poll_ns']) / 1e3:g} µs) predicts best at this load "
+                        "batches less than the best static one.", ""]
+                continue
             out += [f"- Why `{r.id}`: `{name}` holds profile(s) {held} at {count(per_queue)}/s "
                     f"per queue ({m['completions_per_interrupt']:.1f} completions per interrupt, "
                     f"CPU {100 * m['cpu_utilisation']:.0f} % busy). It judges utilisation per "
