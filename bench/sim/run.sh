@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/sim/run.sh BUILD: the simulator report. Runs `dimctl sim --json --timeline` on every
 # workload in bench/sim/workloads/ (plus the W1 sweeps and W2 on eight queues, listed below) with
-# the policies of the workload's profile table, then bench/sim/report.py, which writes the tables
+# the policies of the workload's profile table, and `dimctl sim --trace` on every recorded trace
+# in tests/fixtures/traces/, then bench/sim/report.py, which writes the tables
 # into docs/BENCHMARKS.md between <!-- sim:begin --> and <!-- sim:end --> and draws the SVG
 # figures into docs/sim/ with gnuplot.
 #
@@ -34,10 +35,14 @@ if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- . ':(exclude)docs' 2>/
   commit="$commit-dirty"
 fi
 
-# `dimctl-model` (the model-based policy) runs where this dimctl knows it.
+# `dimctl-model` (the model-based policy, default cost parameters) runs where this dimctl knows
+# it, and `dimctl-model-host` (the same told the workload's costs and timer) beside it.
 model=""
 if "$DIMCTL" sim --workload "$WL/w1-qd1.yaml" --policy dimctl-model --dry-run >/dev/null 2>&1; then
   model=",dimctl-model"
+fi
+if "$DIMCTL" sim --workload "$WL/w1-qd1.yaml" --policy dimctl-model-host --dry-run >/dev/null 2>&1; then
+  model="$model,dimctl-model-host"
 fi
 
 # Policies per profile table: none, a moderate and an aggressive static profile
@@ -68,6 +73,10 @@ runs+=("w1-qd1@cost-512B|$WL/w1-qd1.yaml|--cost 512B --duration 15s")
 runs+=("w1-qd1@cost-64k|$WL/w1-qd1.yaml|--cost 64k --duration 15s")
 # W2 multi-queue: eight queues sharing the one core.
 runs+=("w2-closed@8q|$WL/w2-closed.yaml|--queues 8")
+# W3 with one queue per core (2 queues on the 2 cores, QD 32 each), 2 s: each queue's counters
+# then carry its core's whole load, which a per-queue policy (the model) needs to see.
+runs+=("w3-sat-4k@1q-per-core|$WL/w3-sat-4k.yaml|--queues 2 --duration 2s")
+runs+=("w3-sat-512B@1q-per-core|$WL/w3-sat-512B.yaml|--queues 2 --duration 2s")
 
 manifest=$OUT/manifest.tsv
 : >"$manifest"
@@ -76,6 +85,15 @@ for r in "${runs[@]}"; do
   table=$(sed -n 's/^table: *\([a-z-]*\).*/\1/p' "$file")
   cmd="dimctl sim --workload $file --policy $(policies "${table:-rdma}") --json --timeline${flags:+ $flags}"
   printf '%s\t%s\n' "$id" "$cmd" >>"$manifest"
+done
+# Recorded veth traces (`dimctl record`, tests/fixtures/traces/): replayed on a net-eqe RX queue
+# under both static profiles of that table, kernel net DIM in EQE and CQE mode, the daemon's DIM,
+# the model policy and the oracle (issue 12, item 4). Id: trace-FILE-STEM.
+for f in tests/fixtures/traces/*.dtr; do
+  [ -e "$f" ] || continue
+  printf '%s\t%s\n' "trace-$(basename "$f" .dtr)" \
+    "dimctl sim --trace $f --policy none,static:1,static:2,kernel-net-eqe,kernel-net-cqe,dimctl-net-eqe$model,oracle --json --timeline" \
+    >>"$manifest"
 done
 
 one() {  # one run: $1 = id, $2 = the dimctl sim command line (dimctl = $DIMCTL)
@@ -91,7 +109,7 @@ one() {  # one run: $1 = id, $2 = the dimctl sim command line (dimctl = $DIMCTL)
 export -f one
 export DIMCTL OUT
 
-echo "bench/sim: ${#runs[@]} runs, $JOBS at a time, commit $commit"
+echo "bench/sim: $(wc -l <"$manifest") runs, $JOBS at a time, commit $commit"
 t0=$(date +%s)
 rc=0
 # shellcheck disable=SC2016 # $0 and $1 are the inner shell's

@@ -7,6 +7,7 @@ namespace dimctl::sim {
 ControllerBridge::ControllerBridge(Engine& engine, const PolicySpec& policy, const Workload& w)
     : engine_(engine),
       policy_(policy),
+      stage_specs_(w.stages),
       // RDMA DIM, and the model policy on a storage workload, run on CQs.
       rdma_(policy.algorithm == model::Algorithm::kRdma ||
             (policy.algorithm == model::Algorithm::kModel && w.table == ProfileTable::kRdma)),
@@ -31,12 +32,31 @@ int64_t ControllerBridge::now_ns() const {
   return engine_.now();
 }
 
-model::DevicePolicy ControllerBridge::policy_for(const model::DeviceInfo&) const {
+model::DevicePolicy ControllerBridge::policy_for(const model::DeviceInfo& dev) const {
   model::DevicePolicy p;
   p.mode = model::Mode::kEnforce;
   p.algorithm = policy_.algorithm;
   p.rule = "simulator";
   p.rate_limit_ns = 0;
+  if (policy_.host_costs && !stages_.empty()) {
+    // The model told the host's costs: per completion what the core spends on it inside and
+    // outside the poll, per interrupt the handler and its poll call.
+    const auto it = stage_by_name_.find(dev.name);
+    const StageSpec& st = stage_specs_[it != stage_by_name_.end() ? it->second : stages_[0]];
+    p.model.completion_cost_ns = st.cpu.completion_ns + st.cpu.app_ns;
+    p.model.interrupt_cost_ns = st.cpu.irq_ns + st.cpu.poll_ns;
+    switch (st.timer) {
+      case TimerMode::kRateLimit:
+        p.model.timer = dim::TimerMode::kRateLimit;
+        break;
+      case TimerMode::kIdleGap:
+        p.model.timer = dim::TimerMode::kIdleGap;
+        break;
+      case TimerMode::kAbsolute:
+        p.model.timer = dim::TimerMode::kAbsolute;
+        break;
+    }
+  }
   return p;
 }
 

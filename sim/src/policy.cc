@@ -96,6 +96,10 @@ Result<PolicySpec> parse_policy(std::string_view text) {
   } else if (base == "dimctl-model") {
     p.kind = K::kController;
     p.algorithm = model::Algorithm::kModel;
+  } else if (base == "dimctl-model-host") {
+    p.kind = K::kController;
+    p.algorithm = model::Algorithm::kModel;
+    p.host_costs = true;
   } else if (base == "dimctl-model-cqe") {
     p.kind = K::kController;
     p.algorithm = model::Algorithm::kModelCqe;
@@ -118,8 +122,8 @@ Result<PolicySpec> parse_policy(std::string_view text) {
 
 std::string_view policy_help() {
   return "none, static:IX, kernel-net-eqe, kernel-net-cqe, kernel-rdma, dimctl-net-eqe, "
-         "dimctl-net-cqe, dimctl-rdma, dimctl-model, dimctl-model-cqe (dimctl-* take @PERIOD, "
-         "e.g. @20ms), oracle";
+         "dimctl-net-cqe, dimctl-rdma, dimctl-model, dimctl-model-cqe, dimctl-model-host "
+         "(dimctl-* take @PERIOD, e.g. @20ms), oracle";
 }
 
 }  // namespace dimctl::sim

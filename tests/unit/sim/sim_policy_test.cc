@@ -8,7 +8,8 @@ namespace {
 TEST(SimPolicy, ParsesEveryNameAndRejectsBadOnes) {
   for (const char* ok :
        {"none", "static:0", "static:8", "kernel-net-eqe", "kernel-net-cqe", "kernel-rdma",
-        "dimctl-net-eqe", "dimctl-net-cqe", "dimctl-rdma", "dimctl-rdma@1ms", "oracle"}) {
+        "dimctl-net-eqe", "dimctl-net-cqe", "dimctl-rdma", "dimctl-rdma@1ms", "dimctl-model",
+        "dimctl-model-cqe", "dimctl-model-host", "dimctl-model-host@5ms", "oracle"}) {
     EXPECT_TRUE(parse_policy(ok)) << ok;
   }
   for (const char* bad : {"", "static", "static:", "static:x", "static:300", "dim", "none@1ms",
@@ -19,6 +20,8 @@ TEST(SimPolicy, ParsesEveryNameAndRejectsBadOnes) {
         << p.error().message();
   }
   EXPECT_EQ(parse_policy("dimctl-net-eqe@500us")->period_ns, 500'000);
+  EXPECT_TRUE(parse_policy("dimctl-model-host")->host_costs);
+  EXPECT_FALSE(parse_policy("dimctl-model")->host_costs);
 }
 
 }  // namespace
@@ -72,6 +75,23 @@ TEST(SimPolicy, TheDaemonsControllerDecidesAndItsWritesReachTheQueue) {
   EXPECT_TRUE(saw_other);
   // Decisions come at most once per controller period: 20 ms -> at most 50 changes/s.
   EXPECT_LE(r.total.changes_per_s(), 50.0);
+}
+
+TEST(SimPolicy, TheModelToldTheHostsCostsBatchesWhereItsDefaultsSeeALightLoad) {
+  // W2-open's 200k/s phase: one RDMA CQ, idle-gap timer, 3.5 us per completion and 2.3 us per
+  // interrupt and poll (cost 4k), 60-70 % busy. The defaults (1 + 2 us) put the model's first
+  // threshold near 170k/s, the host's costs near 100k/s: only the told model batches, and its
+  // p99 is the lower.
+  Workload w = open_queue(2e5, ProfileTable::kRdma);
+  w.stages[0].service = Dist::constant(5'000);
+  w.stages[0].timer = TimerMode::kIdleGap;
+  w.stages[0].poll_budget = 256;
+  w.stages[0].cpu = CostModel{"4k", 2000, 1500, 300, 2000};
+  const RunResult told = run_policy(w, "dimctl-model-host");
+  const RunResult dflt = run_policy(w, "dimctl-model");
+  EXPECT_GT(told.windows.back().profile_ix, dflt.windows.back().profile_ix);
+  EXPECT_LT(told.total.latency.quantile(0.99), dflt.total.latency.quantile(0.99));
+  EXPECT_LT(told.total.cpu_per_completion_ns(), dflt.total.cpu_per_completion_ns());
 }
 
 TEST(SimPolicy, KernelRdmaDimDecidesPerSixtyFourEventsAndSawtoothsAtQueueDepthOne) {

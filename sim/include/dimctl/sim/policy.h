@@ -30,6 +30,10 @@ struct PolicySpec {
   bool cqe = false;  // kKernelNet / kController net: the CQE table and idle-gap timer
   model::Algorithm algorithm = model::Algorithm::kNetEqe;
   int64_t period_ns = 20'000'000;
+  // dimctl-model-host: the model's cost parameters and timer semantics set from the moderated
+  // stage's cost model and timer (what a deployer writes under `model:` for a host whose costs
+  // are known), instead of the defaults.
+  bool host_costs = false;
   // The timer semantics this policy implies for moderated CQs (net EQE/CQE); nullopt = the
   // stage's own.
   std::optional<TimerMode> timer() const;
@@ -38,7 +42,8 @@ struct PolicySpec {
 };
 
 // Parses one policy name: none | static:IX | kernel-net-eqe | kernel-net-cqe | kernel-rdma |
-// dimctl-net-eqe | dimctl-net-cqe | dimctl-rdma | dimctl-model | oracle, each dimctl-* with an
+// dimctl-net-eqe | dimctl-net-cqe | dimctl-rdma | dimctl-model | dimctl-model-cqe |
+// dimctl-model-host | oracle, each dimctl-* with an
 // optional "@PERIOD" (e.g. dimctl-net-eqe@1ms). Errors name the bad part.
 Result<PolicySpec> parse_policy(std::string_view text);
 
