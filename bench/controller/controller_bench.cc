@@ -186,6 +186,19 @@ BENCHMARK(BM_ControllerStep)
     ->Args({10000, 1000, 10})
     ->Unit(benchmark::kMicrosecond);
 
+// The same rows for instruction and cache-miss counts: exactly 20 measured steps (the 21st to
+// the 40th), so a 1 s view is built once among them, as in the timed rows, and every binary
+// counts the same steps (the timed rows run as many steps as fit their time):
+//   valgrind --tool=callgrind --toggle-collect='*measured_step*' controller_bench
+//     --benchmark_filter='BM_ControllerStep20/queues:10000/publish_ms:1000/busy_pct:100/'
+BENCHMARK(BM_ControllerStep)
+    ->Name("BM_ControllerStep20")
+    ->ArgNames({"queues", "publish_ms", "busy_pct"})
+    ->Args({10000, 1000, 100})
+    ->Args({10000, 1000, 10})
+    ->Iterations(20)
+    ->Unit(benchmark::kMicrosecond);
+
 // The same steps with another policy on every device: algorithm model, or a rule with compare
 // (both policies per queue). range(3): Policy. The default policy's rows are BM_ControllerStep.
 void BM_ControllerStep_Policy(benchmark::State& state) {
