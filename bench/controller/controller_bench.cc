@@ -153,11 +153,11 @@ struct Rig {
 
 // range(0): queues; range(1): publish interval in ms (0 = publish every step); range(2): % of
 // queues that are busy (decide every period), the rest quiet.
-void BM_ControllerStep(benchmark::State& state) {
+void run_controller_steps(benchmark::State& state, int warm_up_steps) {
   spdlog::set_level(spdlog::level::warn);  // 157 "new device" lines are not the benchmark
   Rig rig(static_cast<int>(state.range(0)), state.range(1) * 1'000'000,
           static_cast<int>(state.range(2)));
-  for (int i = 0; i < 20; ++i) {  // devices created, buffers warm
+  for (int i = 0; i < warm_up_steps; ++i) {  // devices created, buffers warm
     rig.clock.advance(kPeriodNs);
     (void)rig.ctl->step();
   }
@@ -166,9 +166,13 @@ void BM_ControllerStep(benchmark::State& state) {
   for (const auto& q : rig.ctl->state()->queues) changes += q.dim.profile_changes_total;
   // How busy DIM is in this scenario: profile changes per queue per period.
   state.counters["changes_per_q_step"] =
-      static_cast<double>(changes) /
-      (static_cast<double>(state.iterations() + 20) * static_cast<double>(state.range(0)));
+      static_cast<double>(changes) / (static_cast<double>(state.iterations() + warm_up_steps) *
+                                      static_cast<double>(state.range(0)));
   state.counters["peak_rss_MB"] = peak_rss_mb();
+}
+
+void BM_ControllerStep(benchmark::State& state) {
+  run_controller_steps(state, 20);
 }
 BENCHMARK(BM_ControllerStep)
     ->ArgNames({"queues", "publish_ms", "busy_pct"})
@@ -184,6 +188,23 @@ BENCHMARK(BM_ControllerStep)
     ->Args({10000, 1000, 50})
     ->Args({10000, 1000, 25})
     ->Args({10000, 1000, 10})
+    ->Unit(benchmark::kMicrosecond);
+
+// The same rows for instruction and cache-miss counts: exactly 20 measured steps (the 41st to
+// the 60th), so a 1 s view is built once among them, as in the timed rows, and every binary
+// counts the same steps (the timed rows run as many steps as fit their time). 40 warm-up steps:
+// the view of the 21st step is built into the second state buffer, which starts empty; from the
+// 41st on both buffers hold every queue, as in the timed rows' long runs.
+//   valgrind --tool=callgrind --toggle-collect='*measured_step*' controller_bench
+//     --benchmark_filter='BM_ControllerStep20/queues:10000/publish_ms:1000/busy_pct:100/'
+void BM_ControllerStep20(benchmark::State& state) {
+  run_controller_steps(state, 40);
+}
+BENCHMARK(BM_ControllerStep20)
+    ->ArgNames({"queues", "publish_ms", "busy_pct"})
+    ->Args({10000, 1000, 100})
+    ->Args({10000, 1000, 10})
+    ->Iterations(20)
     ->Unit(benchmark::kMicrosecond);
 
 // The same steps with another policy on every device: algorithm model, or a rule with compare

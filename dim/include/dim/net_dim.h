@@ -35,8 +35,18 @@ class NetDim {
   // per queue and period, and most calls return here.
   bool on_sample(const Sample& s) {
     if (keeps_measuring(s)) return false;
-    return on_sample_slow(s);
+    return feed(s).changed;
   }
+  // What one net_dim() call did, in one value, for a caller that keeps totals of decisions:
+  // a controller feeding 10k instances would otherwise re-read the instance after every call.
+  struct Outcome {
+    bool changed = false;      // on_sample()'s result: the index moved, kApplyNewProfile
+    bool has_verdict = false;  // a window was evaluated and compared (last_verdict() is set)
+    Verdict verdict = Verdict::kSame;  // that comparison's verdict, when has_verdict
+  };
+  // on_sample() with what it did, without the inline window test: a caller that
+  // already knows the window may close (keeps_measuring() false) pays for one call.
+  Outcome feed(const Sample& s);
   // True when on_sample(s) would do nothing at all: a window in progress, still short of 64
   // events. A caller with bookkeeping around each decision can skip it on this path.
   bool keeps_measuring(const Sample& s) const {
@@ -50,8 +60,12 @@ class NetDim {
     return bit_gap16(event_ctr, start_event_ctr) < kNEvents;
   }
   // The deferred work ran: the next sample starts a new window. No-op when nothing is pending.
-  void profile_applied();
-  void restart_window();
+  void profile_applied() {
+    if (state_ == MeasureState::kApplyNewProfile) state_ = MeasureState::kStartMeasure;
+  }
+  void restart_window() {
+    if (state_ == MeasureState::kMeasureInProgress) state_ = MeasureState::kStartMeasure;
+  }
   // The kernel's table for this mode and direction. DIM itself only moves an index: with
   // v6.11+ per-device profiles (ethtool rx-profile / tx-profile) the table belongs to the device,
   // like the kernel's per-device dim_irq_moder, and the caller looks the index up in it
@@ -83,8 +97,7 @@ class NetDim {
   uint64_t windows_evaluated() const { return windows_evaluated_; }
 
  private:
-  bool on_sample_slow(const Sample& s);
-  bool decide(const Stats& curr);
+  bool decide(const Stats& curr, Outcome& out);
   void exit_parking();
   enum class StepResult : uint8_t { kStepped, kTooTired, kOnEdge };
   StepResult step();
@@ -104,6 +117,129 @@ class NetDim {
 };
 
 // net_dim_stats_compare(): throughput first, then packet rate, then (lower is better) event rate.
-Verdict net_compare(const Stats& curr, const Stats& prev);
+inline Verdict net_compare(const Stats& curr, const Stats& prev) {
+  if (prev.bpms == 0) return curr.bpms != 0 ? Verdict::kBetter : Verdict::kSame;
+  if (is_significant(curr.bpms, prev.bpms)) {
+    return curr.bpms > prev.bpms ? Verdict::kBetter : Verdict::kWorse;
+  }
+  if (prev.ppms == 0) return curr.ppms != 0 ? Verdict::kBetter : Verdict::kSame;
+  if (is_significant(curr.ppms, prev.ppms)) {
+    return curr.ppms > prev.ppms ? Verdict::kBetter : Verdict::kWorse;
+  }
+  if (prev.epms == 0) return Verdict::kSame;
+  if (is_significant(curr.epms, prev.epms)) {
+    return curr.epms < prev.epms ? Verdict::kBetter : Verdict::kWorse;
+  }
+  return Verdict::kSame;
+}
+
+// The decision itself is inline (net_dim.cc keeps the rest): a controller feeding 10k instances
+// calls it for every busy queue in every period, and inlined into its caller it costs no call,
+// no sample passed through memory and no outcome packed into one.
+inline NetDim::Outcome NetDim::feed(const Sample& s) {
+  Outcome out;
+  switch (state_) {
+    case MeasureState::kMeasureInProgress: {
+      if (window_short(s.event_ctr, start_.event_ctr)) return out;
+      Stats curr;
+      if (!calc_stats(start_, s, &curr)) return out;
+      if (decide(curr, out)) {
+        state_ = MeasureState::kApplyNewProfile;
+        out.changed = true;
+        return out;
+      }
+      [[fallthrough]];
+    }
+    case MeasureState::kStartMeasure:
+      // dim_update_sample() leaves comp_ctr alone: net windows never reset it.
+      start_.time_ns = s.time_ns;
+      start_.pkt_ctr = s.pkt_ctr;
+      start_.byte_ctr = s.byte_ctr;
+      start_.event_ctr = s.event_ctr;
+      state_ = MeasureState::kMeasureInProgress;
+      return out;
+    case MeasureState::kApplyNewProfile:
+      break;
+  }
+  return out;
+}
+
+inline NetDim::StepResult NetDim::step() {
+  if (tuner_.tired == kNetTiredLimit) return StepResult::kTooTired;
+  switch (tuner_.tune_state) {
+    case TuneState::kParkingOnTop:
+    case TuneState::kParkingTired:
+      break;
+    case TuneState::kGoingRight:
+      if (tuner_.profile_ix == kNetNumProfiles - 1) return StepResult::kOnEdge;
+      ++tuner_.profile_ix;
+      ++tuner_.steps_right;
+      break;
+    case TuneState::kGoingLeft:
+      if (tuner_.profile_ix == 0) return StepResult::kOnEdge;
+      --tuner_.profile_ix;
+      ++tuner_.steps_left;
+      break;
+  }
+  ++tuner_.tired;
+  return StepResult::kStepped;
+}
+
+inline void NetDim::exit_parking() {
+  tuner_.tune_state = tuner_.profile_ix != 0 ? TuneState::kGoingLeft : TuneState::kGoingRight;
+  step();
+}
+
+inline bool NetDim::decide(const Stats& curr, Outcome& out) {
+  const TuneState old_tune = tuner_.tune_state;
+  const uint8_t old_ix = tuner_.profile_ix;
+  ++windows_evaluated_;
+  last_stats_ = curr;
+
+  switch (old_tune) {
+    case TuneState::kParkingOnTop: {
+      const Verdict verdict = net_compare(curr, prev_stats_);
+      last_verdict_ = verdict;
+      out.has_verdict = true;
+      out.verdict = verdict;
+      if (verdict != Verdict::kSame) exit_parking();
+      break;
+    }
+    case TuneState::kParkingTired:
+      last_verdict_.reset();  // the kernel does not compare while parked tired
+      if (--tuner_.tired == 0) exit_parking();
+      break;
+    case TuneState::kGoingRight:
+    case TuneState::kGoingLeft: {
+      const Verdict verdict = net_compare(curr, prev_stats_);
+      last_verdict_ = verdict;
+      out.has_verdict = true;
+      out.verdict = verdict;
+      if (verdict != Verdict::kBetter) tuner_.turn();
+      if (tuner_.on_top()) {
+        tuner_.park_on_top();
+        break;
+      }
+      switch (step()) {
+        case StepResult::kStepped:
+          break;
+        case StepResult::kOnEdge:
+          tuner_.park_on_top();
+          break;
+        case StepResult::kTooTired:
+          tuner_.park_tired();
+          break;
+      }
+      break;
+    }
+  }
+
+  // Staying parked on top keeps the reference that put it there, so slow drift cannot
+  // creep past the 10 % threshold unnoticed.
+  if (old_tune != TuneState::kParkingOnTop || tuner_.tune_state != TuneState::kParkingOnTop) {
+    prev_stats_ = curr;
+  }
+  return tuner_.profile_ix != old_ix;
+}
 
 }  // namespace dim

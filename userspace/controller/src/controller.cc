@@ -1126,21 +1126,21 @@ template <bool kModel>
 // A sample that may close the DIM window (or follows a discontinuity): one net_dim() call and
 // its bookkeeping. Out of line, so the per-queue loop stays small. Returns whether the instance
 // now waits for profile_applied(). kWithModel: the queue runs the cost model too (compare).
+// Flattened: the kernel-exact decision (NetDim::feed, inline) is compiled into this one call.
 template <bool kWithModel>
-[[gnu::noinline]] bool Controller::feed_dim(QueueSlot& slot, const model::QueueCounters& q,
-                                            int64_t now_ns, bool reset) {
+[[gnu::noinline, gnu::flatten]] bool Controller::feed_dim(QueueSlot& slot,
+                                                          const model::QueueCounters& q,
+                                                          int64_t now_ns, bool reset) {
   dim::NetDim& dim = slot.dim;
   // A discontinuity restarts the window at this sample (dim-spec N12); tuning state stays.
   if (reset) dim.restart_window();
-  const uint64_t windows_before = dim.windows_evaluated();
   // Without a byte counter bytes stay 0: bpms is 0 on both sides, compare falls to ppms.
-  if (dim.on_sample(
-          dim::Sample::from_counters(now_ns, q.events(), q.packets, q.has_bytes ? q.bytes : 0))) {
-    ++slot.changes;
-  }
-  if (dim.windows_evaluated() != windows_before && dim.last_verdict()) {
-    ++slot.verdicts[static_cast<size_t>(*dim.last_verdict())];
-  }
+  // feed() is on_sample() without its window test (the caller's copy of the window start
+  // already said the window may close), returning what it did.
+  const dim::NetDim::Outcome o = dim.feed(
+      dim::Sample::from_counters(now_ns, q.events(), q.packets, q.has_bytes ? q.bytes : 0));
+  if (o.changed) ++slot.changes;
+  if (o.has_verdict) ++slot.verdicts[static_cast<size_t>(o.verdict)];
   if (kWithModel && slot.model_primary()) {
     // DIM only compared: nothing is written for it, so its profile is applied at once (the
     // virtual apply of shadow mode) and the queue's wish stays the model's.
