@@ -188,7 +188,10 @@ if { want release || want asan || want fuzz; } && { want kernel || want e2e || w
     fi
   ) &
   bg_pid=$!
-  echo "building $RELEASE_BUILD and $ASAN_BUILD in the background (nice 19, pid $bg_pid)"
+  trees=()
+  want release && ! release_is_build && trees+=("$RELEASE_BUILD")
+  { want asan || want fuzz; } && trees+=("$ASAN_BUILD")
+  echo "building ${trees[*]} in the background (nice 19, pid $bg_pid)"
 fi
 
 tree_ready() {
