@@ -445,6 +445,22 @@ def limit_cycle(run, policy):
     return rate, amp, cycling
 
 
+def change_cells(r, pols):
+    """W8's two judgements per policy: (changes/s cells, limit-cycle cells)."""
+    cells, lc = {}, {}
+    for p in pols:
+        c = r.phase(p)["changes_per_s"]
+        cells[p] = (f"{c:.1f}/s", c <= CHANGE_BUDGET)
+        x = limit_cycle(r, p)
+        if x is None:
+            lc[p] = ("-", None)
+        else:
+            rate, amp, cyc = x
+            lc[p] = (f"{'cycle' if cyc else 'none'}: {rate:.1f}/s in the second half, "
+                     f"amplitude {amp}", not cyc)
+    return cells, lc
+
+
 def target_rows(runs):
     """(target, workload, {policy: (text, met)}) rows; policies: model, kernel DIM, dimctl DIM."""
     rows = []
@@ -503,17 +519,7 @@ def target_rows(runs):
                          f"{rate}, phase {ph['name']}; oracle {oracle or '-'})", r, cells))
     # W8: change rate and limit cycles under periodic load.
     for r in sorted((r for r in runs.values() if r.base.startswith("w8-")), key=lambda r: r.id):
-        cells, lc = {}, {}
-        for p in comparison_policies(r):
-            c = r.phase(p)["changes_per_s"]
-            cells[p] = (f"{c:.1f}/s", c <= CHANGE_BUDGET)
-            x = limit_cycle(r, p)
-            if x is None:
-                lc[p] = ("-", None)
-            else:
-                rate, amp, cyc = x
-                lc[p] = (f"{'cycle' if cyc else 'none'}: {rate:.1f}/s in the second half, "
-                         f"amplitude {amp}", not cyc)
+        cells, lc = change_cells(r, comparison_policies(r))
         rows.append((f"W8 changes/s ≤ {CHANGE_BUDGET} (the model's change budget)", r, cells))
         rows.append(("W8 no limit cycle", r, lc))
     return rows
@@ -932,17 +938,7 @@ def trace_target_rows(r):
                  cells))
     if kcells:
         rows.append(("throughput ≥ kernel DIM's (W3's rule)", r, kcells))
-    cells, lc = {}, {}
-    for p in pols:
-        c = r.phase(p)["changes_per_s"]
-        cells[p] = (f"{c:.1f}/s", c <= CHANGE_BUDGET)
-        x = limit_cycle(r, p)
-        if x is None:
-            lc[p] = ("-", None)
-        else:
-            rate, amp, cyc = x
-            lc[p] = (f"{'cycle' if cyc else 'none'}: {rate:.1f}/s in the second half, "
-                     f"amplitude {amp}", not cyc)
+    cells, lc = change_cells(r, pols)
     rows.append((f"changes/s ≤ {CHANGE_BUDGET} (W8's rule)", r, cells))
     rows.append(("no limit cycle (W8's rule)", r, lc))
     return rows
