@@ -31,6 +31,19 @@
 namespace dimctl::cli {
 namespace {
 
+// A duration for people: exact when short ("1.5ms", "20us"), else four significant digits in
+// the largest unit (a trace's 4001741174 ns is "4.002s", not "4001741.174us"). JSON and
+// workload files keep the exact nanoseconds.
+std::string human_duration(int64_t ns) {
+  std::string exact = sim::format_sim_duration(ns);
+  if (exact.size() <= 8) return exact;
+  const double v = static_cast<double>(ns);
+  if (v >= 1e9) return fmt::format("{:.4g}s", v / 1e9);
+  if (v >= 1e6) return fmt::format("{:.4g}ms", v / 1e6);
+  if (v >= 1e3) return fmt::format("{:.4g}us", v / 1e3);
+  return exact;
+}
+
 namespace fs = std::filesystem;
 using namespace dimctl::sim;
 // Keys in the order written: a document a person can read top-down.
@@ -90,10 +103,10 @@ Result<Workload> trace_workload(const SimArgs& a, TraceInfo& info) {
                    });
   Workload w;
   w.name = "trace-" + fs::path(a.trace).stem().string();
-  w.description = fmt::format("replay of {}{}: {} queue{}, {} arrivals over {}", a.trace,
-                              a.trace_device.empty() ? "" : " (" + a.trace_device + ")",
-                              info.queues, info.queues == 1 ? "" : "s", info.arrivals,
-                              format_sim_duration(info.duration_ns));
+  w.description =
+      fmt::format("replay of {}{}: {} queue{}, {} arrivals over {}", a.trace,
+                  a.trace_device.empty() ? "" : " (" + a.trace_device + ")", info.queues,
+                  info.queues == 1 ? "" : "s", info.arrivals, human_duration(info.duration_ns));
   w.queues = std::max<uint32_t>(1, info.queues);
   w.table = cqs ? ProfileTable::kRdma : ProfileTable::kNetEqe;
   StageSpec& st = w.stages[0];
@@ -530,7 +543,7 @@ void print_header(std::ostream& out, const Workload& w, const std::string& sourc
       "  seed {}, {} queue{}, table {}, apply delay {}, warm-up {}, window {}, {} in all\n", w.seed,
       w.queues, w.queues == 1 ? "" : "s", table_name(w.table),
       format_sim_duration(w.apply_delay_ns), format_sim_duration(w.warmup_ns),
-      format_sim_duration(w.window_ns), format_sim_duration(w.duration_ns()));
+      format_sim_duration(w.window_ns), human_duration(w.duration_ns()));
   for (const StageSpec& s : w.stages) out << "  " << stage_text(s) << "\n";
   for (const SourceSpec& s : w.sources) out << "  " << source_text(s) << "\n";
   for (size_t i = 0; i < trace.names.size(); ++i) {
@@ -552,9 +565,9 @@ void print_text(std::ostream& out, const Workload& w, const std::string& source,
     const Phase& p = w.phases[ph];
     const PhaseMetrics& m = runs.front().phases[ph];
     out << fmt::format("\nphase {}: {}, load {}{}{} (measured {}..{})\n", p.name,
-                       format_sim_duration(p.duration_ns), p.load, p.ramp ? " (ramped)" : "",
+                       human_duration(p.duration_ns), p.load, p.ramp ? " (ramped)" : "",
                        p.depth ? fmt::format(", depth {}", *p.depth) : "",
-                       format_sim_duration(m.start_ns), format_sim_duration(m.end_ns));
+                       human_duration(m.start_ns), human_duration(m.end_ns));
     print_phase(out, runs, heads, ph, marked);
   }
   if (w.phases.size() > 1) {

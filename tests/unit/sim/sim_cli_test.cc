@@ -331,6 +331,34 @@ TEST_F(SimCli, TraceReplaysEachQueueForTheTracesLength) {
   EXPECT_NE(r.out.find("queue 1: replays veth1 queue 0 (napi 8194)"), std::string::npos) << r.out;
 }
 
+// A recording's length is whatever the recorder's clock said: the text rounds it for people,
+// the JSON keeps the nanoseconds.
+TEST_F(SimCli, TraceDurationsReadAsRoundedTextAndExactJson) {
+  const std::string t = (dir_ / "odd.dtr").string();
+  {
+    auto w = dimctl::trace::TraceWriter::open(t, {});
+    ASSERT_TRUE(w) << w.error().message();
+    for (int64_t at : {int64_t{5'000'000'000}, int64_t{5'000'000'000} + 4'001'741'174}) {
+      dimctl::model::Snapshot s;
+      s.time_ns = at;
+      s.devices = {"veth0"};
+      dimctl::model::QueueCounters q;
+      q.key = {7, 8193};
+      q.packets = q.polls = at == 5'000'000'000 ? 0 : 4000;
+      s.queues = {q};
+      ASSERT_TRUE(w->write(s));
+    }
+    ASSERT_TRUE(w->close());
+  }
+  CmdResult r = run("--trace " + t + " --policy none --dry-run");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("4000 arrivals over 4.002s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("4.002s in all"), std::string::npos) << r.out;
+  r = run("--trace " + t + " --policy none --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["trace"]["duration_ns"], 4'001'741'174);
+}
+
 TEST_F(SimCli, ATraceOfCqsIsStorage) {
   const std::string t = (dir_ / "cq.dtr").string();
   write_trace(t, true);
