@@ -7,13 +7,13 @@
 #include <string_view>
 #include <vector>
 
+#include "dimctl/common/suggest.h"
+
 namespace dimctl::config {
 
-// Edit distance with transpositions (optimal string alignment).
-size_t edit_distance(std::string_view a, std::string_view b);
-// The closest candidate within a typo's reach of `word`, if any.
-std::optional<std::string> suggest(std::string_view word,
-                                   const std::vector<std::string>& candidates);
+// Shared with the simulator's workload loader (dimctl/common/suggest.h).
+using dimctl::edit_distance;
+using dimctl::suggest;
 // Whether `pattern` is a usable fnmatch(3) glob for device names of at most `max_name_len`
 // characters (0 = no limit). fnmatch itself accepts anything, so a typo such as "eth[0" would
 // silently match nothing; we refuse it instead and say why in `why`.
