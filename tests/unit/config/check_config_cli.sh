@@ -5,34 +5,8 @@ set -uo pipefail
 DIMCTL=$1
 TESTS=$2
 DEPLOY=$3
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fails=0
-
-fail() {
-  echo "FAIL: $*" >&2
-  fails=$((fails + 1))
-}
-
-# run NAME WANT_RC ARGS...: runs dimctl, keeps stdout/stderr in $TMP/NAME.{out,err}.
-run() {
-  local name=$1 want=$2
-  shift 2
-  "$DIMCTL" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
-  local rc=$?
-  if [ "$rc" -ne "$want" ]; then
-    fail "$name: exit $rc, want $want"
-    sed 's/^/  stdout: /' "$TMP/$name.out" >&2
-    sed 's/^/  stderr: /' "$TMP/$name.err" >&2
-  fi
-}
-
-expect_in() {  # expect_in NAME STREAM TEXT
-  grep -qF -- "$3" "$TMP/$1.$2" || {
-    fail "$1: '$3' not in $2"
-    sed "s/^/  $2: /" "$TMP/$1.$2" >&2
-  }
-}
+# shellcheck source=tests/support/cli_checks.sh
+source "$(dirname "$0")/../../support/cli_checks.sh"
 
 # Every shipped config is valid.
 for f in "$DEPLOY"/dimctl.yaml "$DEPLOY"/examples/*.yaml; do
@@ -103,8 +77,4 @@ grep -qE '^  rdma +rxe0 +rdma_rxe +rxe +shadow +rdma +allowlisted$' "$out" || fa
 expect_in devices out "rule 'unused' matches no device on this host"
 expect_in devices out "1 device(s) in conflict"
 
-if [ "$fails" -ne 0 ]; then
-  echo "$fails check(s) failed" >&2
-  exit 1
-fi
-echo "check-config CLI: all checks passed"
+cli_checks_done "check-config CLI"

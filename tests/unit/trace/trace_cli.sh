@@ -5,33 +5,8 @@
 set -uo pipefail
 DIMCTL=$1
 FIXTURE=$2
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fails=0
-
-fail() {
-  echo "FAIL: $*" >&2
-  fails=$((fails + 1))
-}
-
-# run NAME WANT_RC ARGS...: runs dimctl, keeps stdout/stderr in $TMP/NAME.{out,err}.
-run() {
-  local name=$1 want=$2
-  shift 2
-  "$DIMCTL" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
-  local rc=$?
-  if [ "$rc" -ne "$want" ]; then
-    fail "$name: exit $rc, want $want"
-    sed 's/^/  stdout: /' "$TMP/$name.out" | head -n 20 >&2
-    sed 's/^/  stderr: /' "$TMP/$name.err" >&2
-  fi
-}
-expect_in() {  # expect_in NAME out|err TEXT
-  grep -qF -- "$3" "$TMP/$1.$2" || fail "$1: $2 lacks '$3': $(head -c 600 "$TMP/$1.$2")"
-}
-expect_not_in() {
-  if grep -qF -- "$3" "$TMP/$1.$2"; then fail "$1: $2 has '$3'"; fi
-}
+# shellcheck source=tests/support/cli_checks.sh
+source "$(dirname "$0")/../../support/cli_checks.sh"
 
 # record: every bad flag is a usage error naming the flag, before any BPF work.
 run rec_interval 2 record --output "$TMP/x.dtr" --interval 20x
@@ -93,5 +68,4 @@ run set 0 trace show --summary --rotation-set "$TMP/set.dtr"
 expect_in set out "file      $TMP/set.dtr.1 ("
 expect_in set out "summary: 400 frames"
 
-[ "$fails" -eq 0 ] && echo "trace CLI: all checks passed"
-exit $((fails > 0))
+cli_checks_done "trace CLI"
