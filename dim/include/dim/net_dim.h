@@ -46,7 +46,17 @@ class NetDim {
   };
   // on_sample() with what it did, without the inline window test: a caller that
   // already knows the window may close (keeps_measuring() false) pays for one call.
-  Outcome feed(const Sample& s);
+  // With `div`, the window's rates are computed by it (the same results, cheaper when many
+  // windows share a length: a controller's periods); without, by division.
+  Outcome feed(const Sample& s, RateDivider* div = nullptr);
+  // on_sample(s) in the one state where it only starts a window (after a profile was applied,
+  // or on the first sample): returns false, and does nothing, in any other state. A caller that
+  // feeds thousands of instances takes this path inline and calls feed() for the rest.
+  bool start_window(const Sample& s) {
+    if (state_ != MeasureState::kStartMeasure) return false;
+    begin(s);
+    return true;
+  }
   // True when on_sample(s) would do nothing at all: a window in progress, still short of 64
   // events. A caller with bookkeeping around each decision can skip it on this path.
   bool keeps_measuring(const Sample& s) const {
@@ -98,6 +108,15 @@ class NetDim {
 
  private:
   bool decide(const Stats& curr, Outcome& out);
+  // The sample starts the next window (dim_update_sample(); comp_ctr is left alone: net windows
+  // never reset it).
+  void begin(const Sample& s) {
+    start_.time_ns = s.time_ns;
+    start_.pkt_ctr = s.pkt_ctr;
+    start_.byte_ctr = s.byte_ctr;
+    start_.event_ctr = s.event_ctr;
+    state_ = MeasureState::kMeasureInProgress;
+  }
   void exit_parking();
   enum class StepResult : uint8_t { kStepped, kTooTired, kOnEdge };
   StepResult step();
@@ -136,13 +155,15 @@ inline Verdict net_compare(const Stats& curr, const Stats& prev) {
 // The decision itself is inline (net_dim.cc keeps the rest): a controller feeding 10k instances
 // calls it for every busy queue in every period, and inlined into its caller it costs no call,
 // no sample passed through memory and no outcome packed into one.
-inline NetDim::Outcome NetDim::feed(const Sample& s) {
+inline NetDim::Outcome NetDim::feed(const Sample& s, RateDivider* div) {
   Outcome out;
   switch (state_) {
     case MeasureState::kMeasureInProgress: {
       if (window_short(s.event_ctr, start_.event_ctr)) return out;
       Stats curr;
-      if (!calc_stats(start_, s, &curr)) return out;
+      if (!(div != nullptr ? calc_stats(start_, s, &curr, *div) : calc_stats(start_, s, &curr))) {
+        return out;
+      }
       if (decide(curr, out)) {
         state_ = MeasureState::kApplyNewProfile;
         out.changed = true;
@@ -151,12 +172,7 @@ inline NetDim::Outcome NetDim::feed(const Sample& s) {
       [[fallthrough]];
     }
     case MeasureState::kStartMeasure:
-      // dim_update_sample() leaves comp_ctr alone: net windows never reset it.
-      start_.time_ns = s.time_ns;
-      start_.pkt_ctr = s.pkt_ctr;
-      start_.byte_ctr = s.byte_ctr;
-      start_.event_ctr = s.event_ctr;
-      state_ = MeasureState::kMeasureInProgress;
+      begin(s);
       return out;
     case MeasureState::kApplyNewProfile:
       break;

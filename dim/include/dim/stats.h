@@ -35,6 +35,42 @@ inline int32_t rate(uint64_t count, uint32_t delta_us) {
 }
 }  // namespace detail
 
+// The rates of windows that share one length, without a hardware division per rate: a
+// controller evaluates thousands of windows per period, and most of them are exactly one period
+// long. prepare() computes a 64-bit reciprocal and the window's epms once per length (one
+// division); rate() is then a multiply, a multiply-back and one correction, exact for every
+// 64-bit numerator (tests/unit/dim/stats_test.cc pins it to the division).
+class RateDivider {
+  __extension__ using U128 = unsigned __int128;  // GCC and Clang on 64-bit hosts
+
+ public:
+  // Rates for windows of delta_us >= 1 microseconds. Cheap when the length is the last one.
+  void prepare(uint32_t delta_us) {
+    if (delta_us == delta_us_) return;
+    delta_us_ = delta_us;
+    // m = floor((2^64 - 1) / d) >= 2^64 / d - 1, so for any 64-bit n, n * m / 2^64 lies in
+    // (n / d - 1, n / d]: its floor is floor(n / d) or one less, and the remainder tells which.
+    magic_ = UINT64_MAX / delta_us;
+    epms_ = rate(kNEvents);
+  }
+  uint32_t delta_us() const { return delta_us_; }
+  int32_t epms() const { return epms_; }
+  // floor(n / delta_us) for any n.
+  uint64_t divide(uint64_t n) const {
+    const auto q = static_cast<uint64_t>((static_cast<U128>(n) * magic_) >> 64);
+    return q + (n - q * delta_us_ >= delta_us_ ? 1 : 0);
+  }
+  // detail::rate(count, delta_us): DIV_ROUND_UP(count * 1000, delta_us) as an int.
+  int32_t rate(uint64_t count) const {
+    return static_cast<int32_t>(divide(count * 1000 + delta_us_ - 1));
+  }
+
+ private:
+  uint32_t delta_us_ = 0;  // 0: nothing prepared yet (no window is 0 us long)
+  int32_t epms_ = 0;
+  uint64_t magic_ = 0;
+};
+
 // dim_calc_stats(): false (and *out untouched) when the window is shorter than 1 us.
 // Inline: NetDim and RdmaDim call it once per evaluated window, and a call's register saves
 // and reloads of the samples were a third of its cost.
@@ -51,6 +87,27 @@ inline bool calc_stats(const Sample& start, const Sample& end, Stats* out) {
   out->cpms = detail::rate(ncomps, delta_us);
   // The int cpms is widened with sign extension before the product, as (u64)cpms does in C.
   // (cpms 0, as in every net window, gives 0 without the division.)
+  out->cpe_ratio =
+      out->epms != 0 && out->cpms != 0
+          ? static_cast<int32_t>(static_cast<uint64_t>(static_cast<int64_t>(out->cpms)) * 100 /
+                                 static_cast<uint32_t>(out->epms))
+          : 0;
+  return true;
+}
+
+// calc_stats() with the divisions by the window length done by `div` (RateDivider): the same
+// results for every input.
+inline bool calc_stats(const Sample& start, const Sample& end, Stats* out, RateDivider& div) {
+  const auto delta_us = static_cast<uint32_t>((end.time_ns - start.time_ns) / 1000);
+  const uint32_t npkts = bit_gap32(end.pkt_ctr, start.pkt_ctr);
+  const uint32_t nbytes = bit_gap32(end.byte_ctr, start.byte_ctr);
+  const uint32_t ncomps = bit_gap32(end.comp_ctr, start.comp_ctr);
+  if (delta_us == 0) return false;
+  div.prepare(delta_us);
+  out->ppms = div.rate(npkts);
+  out->bpms = div.rate(nbytes);
+  out->epms = div.epms();
+  out->cpms = ncomps != 0 ? div.rate(ncomps) : 0;
   out->cpe_ratio =
       out->epms != 0 && out->cpms != 0
           ? static_cast<int32_t>(static_cast<uint64_t>(static_cast<int64_t>(out->cpms)) * 100 /

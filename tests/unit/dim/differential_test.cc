@@ -68,6 +68,49 @@ TEST_P(Differential, NetDimMatchesReference) {
   EXPECT_GT(changes, 200u);
 }
 
+// The way the controller feeds its instances: start_window() inline, feed() with one
+// RateDivider shared by every instance (two here, on streams with different window lengths, fed
+// alternately, so the divider's cached length keeps changing), instead of on_sample().
+TEST_P(Differential, NetDimFedLikeTheControllerMatchesReference) {
+  RateDivider div;
+  NetStream gens[2] = {NetStream(7100 + GetParam()), NetStream(7200 + GetParam())};
+  NetDim dims[2];
+  ref_dim refs[2];
+  int holds[2] = {0, 0};
+  uint64_t changes = 0, starts = 0;
+  for (int k = 0; k < 2; ++k) ref_net_dim_init(&refs[k], 0);
+  for (int i = 0; i < 100'000; ++i) {
+    const int k = i % 2;
+    NetDim& d = dims[k];
+    ref_dim& r = refs[k];
+    const auto raw = gens[k].next();
+    const Sample s = Sample::from_counters(raw.time_ns, raw.events, raw.packets, raw.bytes);
+    const ref_dim_sample rs{s.time_ns, s.pkt_ctr, s.byte_ctr, s.event_ctr, s.comp_ctr};
+    bool a = false;
+    if (d.start_window(s)) {
+      ++starts;
+    } else {
+      a = d.feed(s, &div).changed;
+    }
+    const bool b = ref_net_dim(&r, &rs) != 0;
+    ASSERT_EQ(a, b) << "sample " << i;
+    ASSERT_TRUE(same_as_ref(d, r)) << "sample " << i;
+    if (a) {
+      ++changes;
+      holds[k] = static_cast<int>(gens[k].pick(0, 3));
+    }
+    if (d.state() == MeasureState::kApplyNewProfile && holds[k]-- <= 0) {
+      d.profile_applied();
+      ref_dim_work_done(&r);
+    }
+  }
+  EXPECT_GT(changes, 400u);
+  // Every applied change, and each instance's first sample, starts a window through
+  // start_window() (the last change of each may still be pending).
+  EXPECT_LE(starts, changes + 2);
+  EXPECT_GE(starts, changes);
+}
+
 TEST_P(Differential, RdmaDimMatchesReference) {
   RdmaStream gen(8000 + GetParam());
   RdmaDim d;

@@ -1,6 +1,7 @@
 // Building blocks: tables, sample truncation, BIT_GAP, dim_calc_stats and the 10 % rule.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <climits>
 
 #include "dim/profile.h"
@@ -190,6 +191,95 @@ TEST(CalcStats, SameAsTheSixtyFourBitDivisionEverywhere) {
                       : 0;
     ASSERT_EQ(out.cpe_ratio, cpe);
   }
+}
+
+// RateDivider replaces the division by the window length; it must agree with the division
+// for every numerator, including the largest 64-bit ones (the rate numerators stay below 2^43,
+// but divide() claims all of them), and across changes of the length.
+TEST(RateDivider, DividesExactlyAtTheEdges) {
+  const uint32_t lengths[] = {1,
+                              2,
+                              3,
+                              7,
+                              10,
+                              64,
+                              999,
+                              1000,
+                              1001,
+                              49'999,
+                              50'000,
+                              65'536,
+                              1'000'003,
+                              1u << 31,
+                              (1u << 31) + 1,
+                              UINT32_MAX - 1,
+                              UINT32_MAX};
+  RateDivider div;
+  for (const uint32_t d : lengths) {
+    div.prepare(d);
+    ASSERT_EQ(div.delta_us(), d);
+    const uint64_t nums[] = {0,
+                             1,
+                             d - 1ULL,
+                             d,
+                             d + 1ULL,
+                             2ULL * d - 1,
+                             2ULL * d,
+                             1000ULL * d - 1,
+                             1000ULL * d,
+                             (uint64_t{UINT32_MAX} * 1000 + d - 1),
+                             UINT64_MAX / d * d - 1,
+                             UINT64_MAX / d * d,
+                             UINT64_MAX - 1,
+                             UINT64_MAX};
+    for (const uint64_t n : nums) ASSERT_EQ(div.divide(n), n / d) << n << " / " << d;
+    ASSERT_EQ(div.epms(), detail::rate(kNEvents, d)) << d;
+  }
+}
+
+TEST(RateDivider, SameAsTheDivisionOnRandomInputs) {
+  RateDivider div;
+  uint64_t x = 0x9E3779B97F4A7C15ULL;
+  for (int i = 0; i < 300'000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    // Lengths of every magnitude, numerators of every width.
+    const auto d = std::max<uint32_t>(1, static_cast<uint32_t>(x >> 32) >> ((x >> 3) & 31));
+    const uint64_t n = (x * 0x2545F4914F6CDD1DULL) >> ((x >> 9) & 63);
+    div.prepare(d);
+    ASSERT_EQ(div.divide(n), n / d) << n << " / " << d;
+    const auto count = static_cast<uint32_t>(n);
+    ASSERT_EQ(div.rate(count), detail::rate(count, d)) << count << " / " << d;
+  }
+}
+
+// calc_stats() with a divider gives what calc_stats() gives, whatever the divider held before.
+TEST(CalcStats, WithADividerSameAsWithout) {
+  RateDivider div;
+  uint64_t x = 0x243F6A8885A308D3ULL;
+  for (int i = 0; i < 200'000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    Sample a, b;
+    a.time_ns = static_cast<int64_t>(x & 0xffff);
+    // A few lengths over and over (the controller's case), then anything.
+    b.time_ns = a.time_ns + ((i % 4 != 0) ? 50'000'000 + (x >> 60) * 1000
+                                          : static_cast<int64_t>((x >> 40) + 1000));
+    b.pkt_ctr = static_cast<uint32_t>(x) >> ((x >> 5) & 31);
+    b.byte_ctr = static_cast<uint32_t>(x >> 16) >> ((x >> 10) & 31);
+    a.byte_ctr = static_cast<uint32_t>(x >> 20);  // wraps in half the cases
+    b.comp_ctr = (i % 2 == 0) ? 0 : static_cast<uint32_t>(x >> 24);
+    Stats plain, divided;
+    const bool ok = calc_stats(a, b, &plain);
+    ASSERT_EQ(calc_stats(a, b, &divided, div), ok);
+    if (ok) {
+      ASSERT_EQ(divided, plain) << i;
+    }
+  }
+  Stats out;
+  EXPECT_FALSE(calc_stats(Sample{}, Sample{.time_ns = 999}, &out, div));
 }
 
 }  // namespace

@@ -1097,7 +1097,16 @@ template <bool kModel>
     if (slot.model_on()) [[unlikely]] {
       pending = feed_model(slot, dev, q, d_events, q.packets - prev_packets, kModel, now_ns, reset);
     } else if (slot.dim_on()) {
-      pending = feed_dim<false>(slot, q, now_ns, reset);
+      // A window starting (the profile of last period's change was applied) is a few stores,
+      // here; a window that may close, or a discontinuity, is a decision, out of line.
+      if (reset || !slot.dim.start_window(dim::Sample::from_counters(now_ns, q.events(), q.packets,
+                                                                     q.has_bytes ? q.bytes : 0))) {
+        pending = feed_dim<false>(slot, q, now_ns, reset);
+      } else {
+        slot.wanted = slot.dim.profile_ix();
+        slot.flags |= QueueSlot::kWindowOpen;
+        slot.window_start = static_cast<uint16_t>(q.events());
+      }
     } else {
       slot.set_wanted(static_wish(dev.policy));
     }
@@ -1137,8 +1146,9 @@ template <bool kWithModel>
   // Without a byte counter bytes stay 0: bpms is 0 on both sides, compare falls to ppms.
   // feed() is on_sample() without its window test (the caller's copy of the window start
   // already said the window may close), returning what it did.
-  const dim::NetDim::Outcome o = dim.feed(
-      dim::Sample::from_counters(now_ns, q.events(), q.packets, q.has_bytes ? q.bytes : 0));
+  const dim::NetDim::Outcome o =
+      dim.feed(dim::Sample::from_counters(now_ns, q.events(), q.packets, q.has_bytes ? q.bytes : 0),
+               &rate_div_);
   if (o.changed) ++slot.changes;
   if (o.has_verdict) ++slot.verdicts[static_cast<size_t>(o.verdict)];
   if (kWithModel && slot.model_primary()) {
