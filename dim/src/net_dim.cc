@@ -1,4 +1,5 @@
-// The constructor; the decision (feed, on_sample) is inline in net_dim.h.
+// The constructor and close_window(); the decision itself (feed, on_sample) is inline in
+// net_dim.h.
 #include "dim/net_dim.h"
 
 #include <algorithm>
@@ -7,6 +8,19 @@ namespace dim {
 
 NetDim::NetDim(CqPeriodMode mode, Direction dir, uint8_t start_ix) : mode_(mode), dir_(dir) {
   tuner_.profile_ix = std::min<uint8_t>(start_ix, kNetNumProfiles - 1);
+}
+
+// Flattened: the whole decision (calc_stats, decide, the tuner) is one function, called once per
+// closing window by a controller with the sample in registers and the outcome in one.
+[[gnu::flatten]] NetDim::Outcome NetDim::close_window(int64_t time_ns, uint32_t pkt_ctr,
+                                                      uint32_t byte_ctr, uint16_t event_ctr,
+                                                      RateDivider& div) {
+  Sample s;
+  s.time_ns = time_ns;
+  s.pkt_ctr = pkt_ctr;
+  s.byte_ctr = byte_ctr;
+  s.event_ctr = event_ctr;
+  return close(s, &div);
 }
 
 }  // namespace dim

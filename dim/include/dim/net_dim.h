@@ -35,14 +35,29 @@ class NetDim {
   // per queue and period, and most calls return here.
   bool on_sample(const Sample& s) {
     if (keeps_measuring(s)) return false;
-    return feed(s).changed;
+    return feed(s).changed();
   }
   // What one net_dim() call did, in one value, for a caller that keeps totals of decisions:
   // a controller feeding 10k instances would otherwise re-read the instance after every call.
-  struct Outcome {
-    bool changed = false;      // on_sample()'s result: the index moved, kApplyNewProfile
-    bool has_verdict = false;  // a window was evaluated and compared (last_verdict() is set)
-    Verdict verdict = Verdict::kSame;  // that comparison's verdict, when has_verdict
+  // Packed in one integer, so that it comes back in a register: a controller calls close_window()
+  // for every busy queue in every period.
+  class Outcome {
+   public:
+    bool changed() const { return (bits_ & kChanged) != 0; }  // the index moved, kApplyNewProfile
+    // A window was evaluated and compared (last_verdict() is set), with verdict().
+    bool has_verdict() const { return (bits_ & kHasVerdict) != 0; }
+    Verdict verdict() const { return static_cast<Verdict>((bits_ >> kVerdictShift) & 3); }
+    bool new_window() const { return (bits_ & kNewWindow) != 0; }  // the sample started one
+    uint8_t profile_ix() const { return static_cast<uint8_t>(bits_ >> kIxShift); }  // after
+
+   private:
+    friend class NetDim;
+    static constexpr uint32_t kChanged = 1, kHasVerdict = 2, kNewWindow = 16;
+    static constexpr int kVerdictShift = 2, kIxShift = 8;
+    void set_verdict(Verdict v) {
+      bits_ |= kHasVerdict | (static_cast<uint32_t>(v) << kVerdictShift);
+    }
+    uint32_t bits_ = 0;
   };
   // on_sample() with what it did, without the inline window test: a caller that
   // already knows the window may close (keeps_measuring() false) pays for one call.
@@ -57,6 +72,11 @@ class NetDim {
     begin(s);
     return true;
   }
+  // feed() for a caller that already knows the window is in progress and at least 64 events long
+  // (state() kMeasureInProgress, keeps_measuring() false): the decision, out of line, with the
+  // sample's fields and the outcome in registers. The same results as feed(s, &div).
+  Outcome close_window(int64_t time_ns, uint32_t pkt_ctr, uint32_t byte_ctr, uint16_t event_ctr,
+                       RateDivider& div);
   // True when on_sample(s) would do nothing at all: a window in progress, still short of 64
   // events. A caller with bookkeeping around each decision can skip it on this path.
   bool keeps_measuring(const Sample& s) const {
@@ -108,6 +128,9 @@ class NetDim {
 
  private:
   bool decide(const Stats& curr, Outcome& out);
+  // A window of 64 or more events ends at s: evaluated, and the next one started at s unless the
+  // profile changed. (A window shorter than 1 us goes on.)
+  Outcome close(const Sample& s, RateDivider* div);
   // The sample starts the next window (dim_update_sample(); comp_ctr is left alone: net windows
   // never reset it).
   void begin(const Sample& s) {
@@ -155,28 +178,38 @@ inline Verdict net_compare(const Stats& curr, const Stats& prev) {
 // The decision itself is inline (net_dim.cc keeps the rest): a controller feeding 10k instances
 // calls it for every busy queue in every period, and inlined into its caller it costs no call,
 // no sample passed through memory and no outcome packed into one.
+inline NetDim::Outcome NetDim::close(const Sample& s, RateDivider* div) {
+  Outcome out;
+  Stats curr;
+  if (!(div != nullptr ? calc_stats(start_, s, &curr, *div) : calc_stats(start_, s, &curr))) {
+    out.bits_ |= uint32_t{tuner_.profile_ix} << Outcome::kIxShift;
+    return out;
+  }
+  if (decide(curr, out)) {
+    state_ = MeasureState::kApplyNewProfile;
+    out.bits_ |= Outcome::kChanged;
+  } else {
+    begin(s);
+    out.bits_ |= Outcome::kNewWindow;
+  }
+  out.bits_ |= uint32_t{tuner_.profile_ix} << Outcome::kIxShift;
+  return out;
+}
+
 inline NetDim::Outcome NetDim::feed(const Sample& s, RateDivider* div) {
   Outcome out;
   switch (state_) {
-    case MeasureState::kMeasureInProgress: {
-      if (window_short(s.event_ctr, start_.event_ctr)) return out;
-      Stats curr;
-      if (!(div != nullptr ? calc_stats(start_, s, &curr, *div) : calc_stats(start_, s, &curr))) {
-        return out;
-      }
-      if (decide(curr, out)) {
-        state_ = MeasureState::kApplyNewProfile;
-        out.changed = true;
-        return out;
-      }
-      [[fallthrough]];
-    }
+    case MeasureState::kMeasureInProgress:
+      if (window_short(s.event_ctr, start_.event_ctr)) break;
+      return close(s, div);
     case MeasureState::kStartMeasure:
       begin(s);
-      return out;
+      out.bits_ |= Outcome::kNewWindow;
+      break;
     case MeasureState::kApplyNewProfile:
       break;
   }
+  out.bits_ |= uint32_t{tuner_.profile_ix} << Outcome::kIxShift;
   return out;
 }
 
@@ -216,8 +249,7 @@ inline bool NetDim::decide(const Stats& curr, Outcome& out) {
     case TuneState::kParkingOnTop: {
       const Verdict verdict = net_compare(curr, prev_stats_);
       last_verdict_ = verdict;
-      out.has_verdict = true;
-      out.verdict = verdict;
+      out.set_verdict(verdict);
       if (verdict != Verdict::kSame) exit_parking();
       break;
     }
@@ -229,8 +261,7 @@ inline bool NetDim::decide(const Stats& curr, Outcome& out) {
     case TuneState::kGoingLeft: {
       const Verdict verdict = net_compare(curr, prev_stats_);
       last_verdict_ = verdict;
-      out.has_verdict = true;
-      out.verdict = verdict;
+      out.set_verdict(verdict);
       if (verdict != Verdict::kBetter) tuner_.turn();
       if (tuner_.on_top()) {
         tuner_.park_on_top();

@@ -68,16 +68,17 @@ TEST_P(Differential, NetDimMatchesReference) {
   EXPECT_GT(changes, 200u);
 }
 
-// The way the controller feeds its instances: start_window() inline, feed() with one
-// RateDivider shared by every instance (two here, on streams with different window lengths, fed
-// alternately, so the divider's cached length keeps changing), instead of on_sample().
+// The way the controller feeds its instances: close_window() for a window it knows may close,
+// start_window() inline, feed() otherwise, with one RateDivider shared by every instance (two here,
+// on streams with different window lengths, fed alternately, so the divider's cached length keeps
+// changing), instead of on_sample().
 TEST_P(Differential, NetDimFedLikeTheControllerMatchesReference) {
   RateDivider div;
   NetStream gens[2] = {NetStream(7100 + GetParam()), NetStream(7200 + GetParam())};
   NetDim dims[2];
   ref_dim refs[2];
   int holds[2] = {0, 0};
-  uint64_t changes = 0, starts = 0;
+  uint64_t changes = 0, starts = 0, closes = 0;
   for (int k = 0; k < 2; ++k) ref_net_dim_init(&refs[k], 0);
   for (int i = 0; i < 100'000; ++i) {
     const int k = i % 2;
@@ -87,10 +88,24 @@ TEST_P(Differential, NetDimFedLikeTheControllerMatchesReference) {
     const Sample s = Sample::from_counters(raw.time_ns, raw.events, raw.packets, raw.bytes);
     const ref_dim_sample rs{s.time_ns, s.pkt_ctr, s.byte_ctr, s.event_ctr, s.comp_ctr};
     bool a = false;
-    if (d.start_window(s)) {
+    if (d.state() == MeasureState::kMeasureInProgress && !d.keeps_measuring(s)) {
+      const NetDim::Outcome o = d.close_window(s.time_ns, s.pkt_ctr, s.byte_ctr, s.event_ctr, div);
+      a = o.changed();
+      ++closes;
+      // What the outcome says is what the instance shows.
+      ASSERT_EQ(o.profile_ix(), d.profile_ix()) << "sample " << i;
+      ASSERT_EQ(o.changed(), d.state() == MeasureState::kApplyNewProfile) << "sample " << i;
+      if (o.new_window()) {
+        ASSERT_EQ(d.window_start().event_ctr, s.event_ctr) << "sample " << i;
+      }
+      if (o.has_verdict()) {
+        ASSERT_TRUE(d.last_verdict().has_value()) << "sample " << i;
+        ASSERT_EQ(o.verdict(), *d.last_verdict()) << "sample " << i;
+      }
+    } else if (d.start_window(s)) {
       ++starts;
     } else {
-      a = d.feed(s, &div).changed;
+      a = d.feed(s, &div).changed();
     }
     const bool b = ref_net_dim(&r, &rs) != 0;
     ASSERT_EQ(a, b) << "sample " << i;
@@ -105,6 +120,7 @@ TEST_P(Differential, NetDimFedLikeTheControllerMatchesReference) {
     }
   }
   EXPECT_GT(changes, 400u);
+  EXPECT_GT(closes, changes);  // every change comes from a closing window, most windows stay
   // Every applied change, and each instance's first sample, starts a window through
   // start_window() (the last change of each may still be pending).
   EXPECT_LE(starts, changes + 2);

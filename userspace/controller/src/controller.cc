@@ -1097,15 +1097,33 @@ template <bool kModel>
     if (slot.model_on()) [[unlikely]] {
       pending = feed_model(slot, dev, q, d_events, q.packets - prev_packets, kModel, now_ns, reset);
     } else if (slot.dim_on()) {
-      // A window starting (the profile of last period's change was applied) is a few stores,
-      // here; a window that may close, or a discontinuity, is a decision, out of line.
-      if (reset || !slot.dim.start_window(dim::Sample::from_counters(now_ns, q.events(), q.packets,
-                                                                     q.has_bytes ? q.bytes : 0))) {
+      // The two common cases here, without feed_dim(): an open window of 64 or more events
+      // closes (one out-of-line call, the outcome in a register), or a window starts (the
+      // profile of last period's change was applied: a few stores). A discontinuity, or an
+      // instance waiting for its profile, goes through feed_dim().
+      const auto events = static_cast<uint16_t>(q.events());
+      const auto bytes = static_cast<uint32_t>(q.has_bytes ? q.bytes : 0);
+      if (reset) [[unlikely]] {
         pending = feed_dim<false>(slot, q, now_ns, reset);
-      } else {
+      } else if ((slot.flags & QueueSlot::kWindowOpen) != 0) {
+        const dim::NetDim::Outcome o = slot.dim.close_window(
+            now_ns, static_cast<uint32_t>(q.packets), bytes, events, rate_div_);
+        slot.changes += o.changed();
+        if (o.has_verdict()) ++slot.verdicts[static_cast<size_t>(o.verdict())];
+        slot.wanted = o.profile_ix();
+        if (o.changed()) {
+          slot.flags &= static_cast<uint8_t>(~QueueSlot::kWindowOpen);
+          pending = true;
+        } else if (o.new_window()) {
+          slot.window_start = events;
+        }
+      } else if (slot.dim.start_window(
+                     dim::Sample::from_counters(now_ns, events, q.packets, bytes))) {
         slot.wanted = slot.dim.profile_ix();
         slot.flags |= QueueSlot::kWindowOpen;
-        slot.window_start = static_cast<uint16_t>(q.events());
+        slot.window_start = events;
+      } else {
+        pending = feed_dim<false>(slot, q, now_ns, reset);
       }
     } else {
       slot.set_wanted(static_wish(dev.policy));
@@ -1149,8 +1167,8 @@ template <bool kWithModel>
   const dim::NetDim::Outcome o =
       dim.feed(dim::Sample::from_counters(now_ns, q.events(), q.packets, q.has_bytes ? q.bytes : 0),
                &rate_div_);
-  if (o.changed) ++slot.changes;
-  if (o.has_verdict) ++slot.verdicts[static_cast<size_t>(o.verdict)];
+  if (o.changed()) ++slot.changes;
+  if (o.has_verdict()) ++slot.verdicts[static_cast<size_t>(o.verdict())];
   if (kWithModel && slot.model_primary()) {
     // DIM only compared: nothing is written for it, so its profile is applied at once (the
     // virtual apply of shadow mode) and the queue's wish stays the model's.
