@@ -48,10 +48,22 @@ class RateDivider {
   void prepare(uint32_t delta_us) {
     if (delta_us == delta_us_) return;
     delta_us_ = delta_us;
+    delta_ns_ = kNoNs;
     // m = floor((2^64 - 1) / d) >= 2^64 / d - 1, so for any 64-bit n, n * m / 2^64 lies in
     // (n / d - 1, n / d]: its floor is floor(n / d) or one less, and the remainder tells which.
     magic_ = UINT64_MAX / delta_us;
     epms_ = rate(kNEvents);
+  }
+  // The window's length in us as dim_calc_stats() takes it (ktime_us_delta(), then a u32) from
+  // its length in ns, and prepare() for it; 0, with nothing prepared, for a window shorter than
+  // 1 us. The same ns length as last time costs one compare.
+  uint32_t prepare_ns(int64_t delta_ns) {
+    if (delta_ns == delta_ns_) return delta_us_;
+    const auto us = static_cast<uint32_t>(delta_ns / 1000);
+    if (us == 0) return 0;
+    prepare(us);
+    delta_ns_ = delta_ns;
+    return us;
   }
   uint32_t delta_us() const { return delta_us_; }
   int32_t epms() const { return epms_; }
@@ -66,6 +78,8 @@ class RateDivider {
   }
 
  private:
+  static constexpr int64_t kNoNs = INT64_MIN;  // no ns length maps to delta_us_
+  int64_t delta_ns_ = kNoNs;
   uint32_t delta_us_ = 0;  // 0: nothing prepared yet (no window is 0 us long)
   int32_t epms_ = 0;
   uint64_t magic_ = 0;
@@ -98,12 +112,11 @@ inline bool calc_stats(const Sample& start, const Sample& end, Stats* out) {
 // calc_stats() with the divisions by the window length done by `div` (RateDivider): the same
 // results for every input.
 inline bool calc_stats(const Sample& start, const Sample& end, Stats* out, RateDivider& div) {
-  const auto delta_us = static_cast<uint32_t>((end.time_ns - start.time_ns) / 1000);
+  const uint32_t delta_us = div.prepare_ns(end.time_ns - start.time_ns);
   const uint32_t npkts = bit_gap32(end.pkt_ctr, start.pkt_ctr);
   const uint32_t nbytes = bit_gap32(end.byte_ctr, start.byte_ctr);
   const uint32_t ncomps = bit_gap32(end.comp_ctr, start.comp_ctr);
   if (delta_us == 0) return false;
-  div.prepare(delta_us);
   out->ppms = div.rate(npkts);
   out->bpms = div.rate(nbytes);
   out->epms = div.epms();

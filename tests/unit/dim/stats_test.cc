@@ -264,9 +264,12 @@ TEST(CalcStats, WithADividerSameAsWithout) {
     x ^= x << 17;
     Sample a, b;
     a.time_ns = static_cast<int64_t>(x & 0xffff);
-    // A few lengths over and over (the controller's case), then anything.
-    b.time_ns = a.time_ns + ((i % 4 != 0) ? 50'000'000 + (x >> 60) * 1000
+    // A few lengths over and over (the controller's case, some equal in us but not in ns),
+    // then anything, backwards (a huge u32 length) and under 1 us too.
+    b.time_ns = a.time_ns + ((i % 4 != 0) ? 50'000'000 + (x >> 60) * 1000 + (x >> 58 & 3)
                                           : static_cast<int64_t>((x >> 40) + 1000));
+    if (i % 7 == 0) b.time_ns = a.time_ns - static_cast<int64_t>(x >> 44);
+    if (i % 11 == 0) b.time_ns = a.time_ns + static_cast<int64_t>(x >> 54);
     b.pkt_ctr = static_cast<uint32_t>(x) >> ((x >> 5) & 31);
     b.byte_ctr = static_cast<uint32_t>(x >> 16) >> ((x >> 10) & 31);
     a.byte_ctr = static_cast<uint32_t>(x >> 20);  // wraps in half the cases
