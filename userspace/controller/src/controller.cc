@@ -1032,23 +1032,30 @@ size_t Controller::feed_queues(const model::Snapshot& snap, FeedCursor& cursor,
   QueueSlot* slots = queues_.data();
   const model::QueueCounters* const counters = snap.queues.data();
   const size_t n_queues = snap.queues.size();
+  // The cursor in locals: the loop's out-of-line calls would otherwise make the compiler reload
+  // it from the caller's frame for every queue.
+  FeedCursor cur = cursor;
   for (size_t i = 0; i < n_queues; ++i) {
-    if (i + kPrefetchAhead < n_queues) [[likely]] {
-      // The slot's first line and the one after it (where a decision starts), the snapshot.
-      const auto* ahead = reinterpret_cast<const char*>(&slots[i + kPrefetchAhead]);
-      __builtin_prefetch(ahead, 1);
-      __builtin_prefetch(ahead + 64, 1);
-      __builtin_prefetch(&counters[i + kPrefetchAhead]);
-    }
+    // The slot's first line and the one after it (where a decision starts), the snapshot, a few
+    // queues ahead. Past the end too: a prefetch never faults, and the addresses are computed as
+    // integers, so no pointer leaves its array.
+    const uintptr_t ahead_slot =
+        reinterpret_cast<uintptr_t>(slots) + (i + kPrefetchAhead) * sizeof(QueueSlot);
+    __builtin_prefetch(reinterpret_cast<const void*>(ahead_slot), 1);
+    __builtin_prefetch(reinterpret_cast<const void*>(ahead_slot + 64), 1);
+    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(counters) +
+                                                     (i + kPrefetchAhead) * sizeof(*counters)));
     if (!same_key(slots[i].key, counters[i].key)) [[unlikely]] {
       reconcile_queues(snap);
       slots = queues_.data();
     }
-    if (!feed_queue<kModel>(slots[i], static_cast<uint32_t>(i), counters[i], cursor, snap.time_ns,
+    if (!feed_queue<kModel>(slots[i], static_cast<uint32_t>(i), counters[i], cur, snap.time_ns,
                             time_backwards)) [[unlikely]] {
+      cursor = cur;
       return i;
     }
   }
+  cursor = cur;
   return n_queues;
 }
 
