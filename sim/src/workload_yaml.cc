@@ -1,9 +1,8 @@
-// YAML -> Workload. One structural pass with a strict reader (the daemon config's conventions:
-// unknown and duplicate keys, YAML 1.2 core scalar types, ranges), collecting every problem
-// with its position instead of stopping at the first.
+// YAML -> Workload. One structural pass with the daemon config's strict reader
+// (dimctl/common/yaml_reader.h: unknown and duplicate keys, YAML 1.2 core scalar types, ranges),
+// collecting every problem with its position instead of stopping at the first.
 #include "dimctl/sim/workload_yaml.h"
 
-#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -13,12 +12,10 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
-#include <map>
-#include <regex>
 #include <sstream>
-#include <tuple>
+#include <utility>
 
-#include "dimctl/common/suggest.h"
+#include "dimctl/common/yaml_reader.h"
 
 namespace dimctl::sim {
 
@@ -35,65 +32,19 @@ constexpr uint32_t kMaxQueues = 65'536;
 constexpr uint32_t kMaxDepth = 1'000'000;
 constexpr double kMaxRate = 1e10;  // 10 G requests/s per queue: far beyond any device
 constexpr double kMaxLoad = 1e6;
-constexpr size_t kMaxDiagnostics = 50;
 
-// ---- scalar syntax ----
-
-// YAML 1.2 core-schema type of a scalar, as a JSON-schema validator sees it (yaml-cpp is
-// type-less and would read `yes` as a bool or `123` as a string; we do not).
-enum class ScalarKind { kNull, kBool, kInt, kFloat, kString };
-
-ScalarKind scalar_kind(const YAML::Node& n) {
-  if (n.IsNull()) return ScalarKind::kNull;
-  const std::string& tag = n.Tag();
-  if (tag == "!" || tag == "tag:yaml.org,2002:str") return ScalarKind::kString;  // quoted
-  static const std::regex kBool("true|True|TRUE|false|False|FALSE");
-  static const std::regex kNullRe("~|null|Null|NULL|");
-  static const std::regex kInt("[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+");
-  static const std::regex kFloat(
-      "[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|"
-      "NAN)");
-  const std::string& s = n.Scalar();
-  if (std::regex_match(s, kNullRe)) return ScalarKind::kNull;
-  if (std::regex_match(s, kBool)) return ScalarKind::kBool;
-  if (std::regex_match(s, kInt)) return ScalarKind::kInt;
-  if (std::regex_match(s, kFloat)) return ScalarKind::kFloat;
-  return ScalarKind::kString;
-}
-
-std::string_view kind_name(ScalarKind k) {
-  switch (k) {
-    case ScalarKind::kNull:
-      return "null";
-    case ScalarKind::kBool:
-      return "boolean";
-    case ScalarKind::kInt:
-      return "integer";
-    case ScalarKind::kFloat:
-      return "number";
-    case ScalarKind::kString:
-      return "string";
-  }
-  return "?";
-}
-
-std::string describe(const YAML::Node& n) {
-  if (!n.IsDefined() || n.IsNull()) return "nothing (null)";
-  if (n.IsMap()) return "a mapping";
-  if (n.IsSequence()) return "a list";
-  ScalarKind k = scalar_kind(n);
-  if (k == ScalarKind::kNull) return "nothing (null)";
-  return fmt::format("{} '{}'", kind_name(k), n.Scalar());
-}
-
-std::string join(const std::vector<std::string>& v, std::string_view sep) {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) out += sep;
-    out += v[i];
-  }
-  return out;
-}
+using yaml::Ctx;
+using yaml::describe;
+using yaml::Entry;
+using yaml::join;
+using yaml::MapReader;
+using yaml::mark_of;
+using yaml::read_bool;
+using yaml::read_enum;
+using yaml::read_int;
+using yaml::read_string;
+using yaml::scalar_kind;
+using yaml::ScalarKind;
 
 // "1.5" -> 1.5 with nothing left over; no sign, no exponent (durations and rates are written
 // by people, and "1e3us" is more likely a typo than intent).
@@ -113,197 +64,7 @@ std::optional<double> parse_decimal(std::string_view s) {
   return v;
 }
 
-// ---- diagnostics ----
-
-struct Mark {
-  int line = 0;  // 1-based, 0 = unknown
-  int column = 0;
-};
-
-Mark mark_of(const YAML::Node& n) {
-  if (!n.IsDefined()) return {};
-  YAML::Mark m = n.Mark();
-  if (m.is_null()) return {};
-  return {m.line + 1, m.column + 1};
-}
-
-struct Diag {
-  Mark at;
-  std::string path;
-  std::string reason;
-};
-
-class Ctx {
- public:
-  void error(Mark at, std::string path, std::string reason) {
-    if (diags_.size() > kMaxDiagnostics) return;
-    if (diags_.size() == kMaxDiagnostics) {
-      diags_.push_back({at, "", "too many errors, stopping here"});
-      return;
-    }
-    diags_.push_back({at, std::move(path), std::move(reason)});
-  }
-  void error(const YAML::Node& at, std::string path, std::string reason) {
-    error(mark_of(at), std::move(path), std::move(reason));
-  }
-  size_t count() const { return diags_.size(); }
-  std::string text(std::string_view source) {
-    std::stable_sort(diags_.begin(), diags_.end(), [](const Diag& a, const Diag& b) {
-      return std::tie(a.at.line, a.at.column) < std::tie(b.at.line, b.at.column);
-    });
-    std::vector<std::string> lines;
-    for (const Diag& d : diags_) {
-      std::string where(source);
-      if (d.at.line > 0) where += fmt::format(":{}:{}", d.at.line, d.at.column);
-      lines.push_back(d.path.empty() ? fmt::format("{}: {}", where, d.reason)
-                                     : fmt::format("{}: {}: {}", where, d.path, d.reason));
-    }
-    return join(lines, "\n");
-  }
-
- private:
-  std::vector<Diag> diags_;
-};
-
-struct Entry {
-  YAML::Node key;
-  YAML::Node value;
-  std::string path;
-  // The position to blame for a bad value: the value itself, or its key when the value has no
-  // useful position (empty values; block collections, which start on the next line).
-  Mark at() const {
-    bool block = (value.IsMap() || value.IsSequence()) && value.Style() != YAML::EmitterStyle::Flow;
-    Mark m = block ? Mark{} : mark_of(value);
-    return m.line > 0 ? m : mark_of(key);
-  }
-};
-
-std::string child_path(std::string_view parent, std::string_view key) {
-  if (parent.empty()) return std::string(key);
-  return fmt::format("{}.{}", parent, key);
-}
-
-// A strict view of one mapping: rejects non-mappings, non-scalar keys, duplicate and unknown
-// keys (with a suggestion or a hint where the key belongs), then hands out the known entries.
-class MapReader {
- public:
-  MapReader(Ctx& ctx, const YAML::Node& node, Mark at, std::string path,
-            std::initializer_list<std::string_view> allowed,
-            std::initializer_list<std::pair<std::string_view, std::string_view>> hints = {})
-      : path_(std::move(path)) {
-    if (!node.IsDefined() || node.IsNull()) return;
-    if (!node.IsMap()) {
-      ctx.error(at, path_, fmt::format("expected a mapping, got {}", describe(node)));
-      ok_ = false;
-      return;
-    }
-    std::vector<std::string> known(allowed.begin(), allowed.end());
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      // Copies: yaml-cpp's iterator hands out a temporary pair.
-      const YAML::Node key = it->first;
-      const YAML::Node value = it->second;
-      if (!key.IsScalar()) {
-        ctx.error(key, path_, "keys must be plain strings");
-        continue;
-      }
-      const std::string& k = key.Scalar();
-      std::string kp = child_path(path_, k);
-      if (auto dup = entries_.find(k); dup != entries_.end()) {
-        ctx.error(
-            key, kp,
-            fmt::format("duplicate key (first given at line {})", mark_of(dup->second.key).line));
-        continue;
-      }
-      if (std::find(known.begin(), known.end(), k) == known.end()) {
-        std::string reason = fmt::format("unknown key '{}'", k);
-        bool hinted = false;
-        for (const auto& [from, to] : hints) {
-          if (from == k) {
-            reason += fmt::format("; did you mean '{}'?", to);
-            meant_.emplace_back(to);
-            hinted = true;
-          }
-        }
-        if (!hinted) {
-          if (auto s = suggest(k, known)) {
-            reason += fmt::format("; did you mean '{}'?", *s);
-            meant_.push_back(*s);
-          }
-        }
-        reason += fmt::format(" (allowed here: {})", join(known, ", "));
-        ctx.error(key, kp, reason);
-        continue;
-      }
-      entries_.emplace(k, Entry{key, value, kp});
-    }
-  }
-
-  const Entry* get(std::string_view key) const {
-    auto it = entries_.find(std::string(key));
-    return it == entries_.end() ? nullptr : &it->second;
-  }
-  bool is_map() const { return ok_; }
-  // Whether an unknown key was reported with `key` as its suggestion: a "missing key" error
-  // for it would only repeat that one mistake.
-  bool suggested(std::string_view key) const {
-    return std::find(meant_.begin(), meant_.end(), key) != meant_.end();
-  }
-
- private:
-  std::string path_;
-  std::map<std::string, Entry> entries_;
-  std::vector<std::string> meant_;
-  bool ok_ = true;
-};
-
-// ---- value readers: each reports its own error and returns nullopt on failure ----
-
-std::optional<std::string> read_string(Ctx& ctx, const Entry& e, bool allow_empty = false) {
-  if (!e.value.IsScalar() || scalar_kind(e.value) != ScalarKind::kString) {
-    if (allow_empty && (e.value.IsNull() || (e.value.IsScalar() && e.value.Scalar().empty())))
-      return std::string();
-    std::string hint;
-    if (e.value.IsScalar() && scalar_kind(e.value) != ScalarKind::kNull)
-      hint = fmt::format(" (quote it: \"{}\")", e.value.Scalar());
-    ctx.error(e.at(), e.path, fmt::format("expected a string, got {}{}", describe(e.value), hint));
-    return std::nullopt;
-  }
-  if (e.value.Scalar().empty() && !allow_empty) {
-    ctx.error(e.at(), e.path, "must not be empty");
-    return std::nullopt;
-  }
-  return e.value.Scalar();
-}
-
-std::optional<bool> read_bool(Ctx& ctx, const Entry& e) {
-  if (e.value.IsScalar() && scalar_kind(e.value) == ScalarKind::kBool) {
-    char c = e.value.Scalar()[0];
-    return c == 't' || c == 'T';
-  }
-  ctx.error(e.at(), e.path, fmt::format("expected true or false, got {}", describe(e.value)));
-  return std::nullopt;
-}
-
-std::optional<int64_t> read_int(Ctx& ctx, const Entry& e, int64_t lo, int64_t hi) {
-  if (!e.value.IsScalar() || scalar_kind(e.value) != ScalarKind::kInt) {
-    ctx.error(e.at(), e.path, fmt::format("expected an integer, got {}", describe(e.value)));
-    return std::nullopt;
-  }
-  const std::string& s = e.value.Scalar();
-  int64_t v = 0;
-  const char* b = s.data() + (s[0] == '+' ? 1 : 0);
-  auto [ptr, ec] = std::from_chars(b, s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size()) {
-    ctx.error(e.at(), e.path,
-              fmt::format("'{}' is not a decimal integer in range {}..{}", s, lo, hi));
-    return std::nullopt;
-  }
-  if (v < lo || v > hi) {
-    ctx.error(e.at(), e.path, fmt::format("{} is out of range {}..{}", v, lo, hi));
-    return std::nullopt;
-  }
-  return v;
-}
+// ---- value readers of workloads only (the shared ones: dimctl/common/yaml_reader.h) ----
 
 std::optional<uint64_t> read_u64(Ctx& ctx, const Entry& e) {
   if (!e.value.IsScalar() || scalar_kind(e.value) != ScalarKind::kInt ||
@@ -344,36 +105,16 @@ std::optional<double> read_number(Ctx& ctx, const Entry& e, double lo, double hi
   return v;
 }
 
+// Durations may be decimals ("1.5us"; parse_sim_duration), if they come to whole nanoseconds.
+constexpr yaml::DurationSyntax kDurations{
+    parse_sim_duration, format_sim_duration, /*decimals=*/true, "us", [](std::string_view s) {
+      if (s.ends_with("ns") && parse_decimal(s.substr(0, s.size() - 2)))
+        return fmt::format("'{}' is not a whole number of nanoseconds", s);
+      return fmt::format("'{}' is not a duration (a number and one of ns, us, ms, s, e.g. 5us)", s);
+    }};
+
 std::optional<int64_t> read_duration(Ctx& ctx, const Entry& e, int64_t lo, int64_t hi) {
-  if (!e.value.IsScalar() || scalar_kind(e.value) == ScalarKind::kNull) {
-    ctx.error(e.at(), e.path,
-              fmt::format("expected a duration such as 20ms, got {}", describe(e.value)));
-    return std::nullopt;
-  }
-  const std::string& s = e.value.Scalar();
-  auto v = parse_sim_duration(s);
-  if (!v) {
-    std::string reason;
-    ScalarKind k = scalar_kind(e.value);
-    if (!s.empty() && s[0] == '-')
-      reason = fmt::format("'{}': durations cannot be negative", s);
-    else if (k == ScalarKind::kInt || k == ScalarKind::kFloat)
-      reason = fmt::format("'{}' has no unit; write e.g. {}us (units: ns, us, ms, s)", s, s);
-    else if (s.ends_with("ns") && parse_decimal(s.substr(0, s.size() - 2)))
-      reason = fmt::format("'{}' is not a whole number of nanoseconds", s);
-    else
-      reason =
-          fmt::format("'{}' is not a duration (a number and one of ns, us, ms, s, e.g. 5us)", s);
-    ctx.error(e.at(), e.path, reason);
-    return std::nullopt;
-  }
-  if (*v < lo || *v > hi) {
-    ctx.error(e.at(), e.path,
-              fmt::format("{} is out of range {}..{}", s, format_sim_duration(lo),
-                          format_sim_duration(hi)));
-    return std::nullopt;
-  }
-  return v;
+  return yaml::read_duration(ctx, e, lo, hi, kDurations);
 }
 
 std::optional<double> read_rate(Ctx& ctx, const Entry& e) {
@@ -396,33 +137,6 @@ std::optional<double> read_rate(Ctx& ctx, const Entry& e) {
     return std::nullopt;
   }
   return v;
-}
-
-// One of a fixed set of words, with a suggestion (or a hint) for near misses.
-std::optional<size_t> read_enum(
-    Ctx& ctx, const Entry& e, const std::vector<std::string>& words,
-    std::initializer_list<std::pair<std::string_view, std::string_view>> hints = {}) {
-  if (e.value.IsScalar() && scalar_kind(e.value) == ScalarKind::kString) {
-    const std::string& s = e.value.Scalar();
-    for (size_t i = 0; i < words.size(); ++i)
-      if (words[i] == s) return i;
-    std::string reason = fmt::format("'{}' is not one of {}", s, join(words, ", "));
-    bool hinted = false;
-    for (const auto& [from, to] : hints) {
-      if (from == s) {
-        reason += fmt::format("; did you mean '{}'?", to);
-        hinted = true;
-      }
-    }
-    if (!hinted) {
-      if (auto sug = suggest(s, words)) reason += fmt::format("; did you mean '{}'?", *sug);
-    }
-    ctx.error(e.at(), e.path, reason);
-    return std::nullopt;
-  }
-  ctx.error(e.at(), e.path,
-            fmt::format("expected one of {}, got {}", join(words, ", "), describe(e.value)));
-  return std::nullopt;
 }
 
 std::vector<std::string> builtin_cost_names() {
@@ -733,15 +447,7 @@ void read_document(Ctx& ctx, const YAML::Node& root, const fs::path& dir, Worklo
                {"rate", "sources[].rate"},
                {"depth", "sources[].depth"}});
   if (!r.is_map()) return;
-  if (const Entry* x = r.get("version")) {
-    if (x->value.IsScalar() && scalar_kind(x->value) == ScalarKind::kInt &&
-        x->value.Scalar() != "1")
-      ctx.error(x->at(), x->path,
-                fmt::format("unsupported workload version {} (this dimctl reads version 1)",
-                            x->value.Scalar()));
-    else
-      (void)read_int(ctx, *x, 1, 1);
-  }
+  if (const Entry* x = r.get("version")) yaml::read_version(ctx, *x, "workload");
   if (const Entry* x = r.get("name"))
     if (auto v = read_string(ctx, *x)) w.name = *v;
   if (const Entry* x = r.get("description"))
@@ -804,23 +510,6 @@ void read_document(Ctx& ctx, const YAML::Node& root, const fs::path& dir, Worklo
                       format_sim_duration(w.warmup_ns), format_sim_duration(w.duration_ns())));
   }
 }
-
-// Records where each document starts; everything else is ignored.
-struct DocumentCounter final : YAML::EventHandler {
-  std::vector<YAML::Mark> starts;
-  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {}
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {}
-  void OnMapEnd() override {}
-};
 
 }  // namespace
 
@@ -1017,44 +706,25 @@ std::string_view source_kind_name(SourceSpec::Kind k) {
 }
 
 Result<Workload> load_workload_from_string(std::string_view text, std::string_view name) {
-  Ctx ctx;
+  std::vector<Diagnostic> diags;
+  Ctx ctx(name, diags);
+  auto fail = [&] {
+    sort_by_position(diags);
+    return DIMCTL_FAIL(0, "{}", diagnostics_text(diags));
+  };
   Workload w;
   const fs::path source(name);
   w.name = source.stem().string();
   if (w.name.empty()) w.name = "workload";
-  // yaml-cpp 0.7's LoadAll() can loop forever on some malformed input, so documents are counted
-  // with a bounded event pass first and only the first one is loaded (as the config loader).
-  YAML::Node doc;
+  auto doc = yaml::load_document(ctx, text, "workload");
+  if (!doc) return fail();
   try {
-    std::istringstream in{std::string(text)};
-    YAML::Parser parser(in);
-    DocumentCounter counter;
-    for (int i = 0; i < 2 && parser.HandleNextDocument(counter); ++i) {
-    }
-    if (counter.starts.size() > 1) {
-      const YAML::Mark& m = counter.starts[1];
-      bool progressed = m.pos > counter.starts[0].pos;
-      ctx.error(Mark{m.line + 1, m.column + 1}, "",
-                progressed ? "more than one YAML document ('---'); a workload is one document"
-                           : "YAML syntax error: unexpected content outside any mapping or list");
-      return DIMCTL_FAIL(0, "{}", ctx.text(name));
-    }
-    doc = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    Mark m{};
-    if (!e.mark.is_null()) m = {e.mark.line + 1, e.mark.column + 1};
-    ctx.error(m, "", fmt::format("YAML syntax error: {}", e.msg));
-    return DIMCTL_FAIL(0, "{}", ctx.text(name));
-  }
-  try {
-    read_document(ctx, doc, source.parent_path(), w);
+    read_document(ctx, *doc, source.parent_path(), w);
   } catch (const YAML::Exception& e) {
     // A shape the reader did not expect: still an error with a position, never a crash.
-    Mark m{};
-    if (!e.mark.is_null()) m = {e.mark.line + 1, e.mark.column + 1};
-    ctx.error(m, "", fmt::format("unexpected document structure: {}", e.msg));
+    ctx.error(mark_of(e.mark), "", fmt::format("unexpected document structure: {}", e.msg));
   }
-  if (ctx.count() > 0) return DIMCTL_FAIL(0, "{}", ctx.text(name));
+  if (ctx.count() > 0) return fail();
   return w;
 }
 

@@ -1,23 +1,22 @@
 // YAML -> Config. Two passes: a structural pass that walks the document with a strict reader
-// (unknown and duplicate keys, YAML 1.2 core scalar types, ranges), then a semantic pass over the
+// (dimctl/common/yaml_reader.h, shared with the simulator's workload loader: unknown and
+// duplicate keys, YAML 1.2 core scalar types, ranges), then a semantic pass over the
 // resulting rules (kinds, cross-field constraints, duplicates). Every problem is recorded with
 // its position instead of stopping at the first, so an operator fixes a file in one go.
 #include <arpa/inet.h>
-#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <fstream>
-#include <initializer_list>
-#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <tuple>
 
 #include "config_internal.h"
+#include "dimctl/common/yaml_reader.h"
 #include "dimctl/config/config.h"
 #include "dimctl/config/config_policy.h"
 
@@ -26,13 +25,6 @@ namespace dimctl::config {
 using model::Algorithm;
 using model::CombinePolicy;
 using model::Mode;
-
-std::string Diagnostic::to_string() const {
-  std::string where = source;
-  if (line > 0) where += fmt::format(":{}:{}", line, column);
-  if (path.empty()) return fmt::format("{}: {}", where, reason);
-  return fmt::format("{}: {}: {}", where, path, reason);
-}
 
 std::optional<int64_t> parse_duration(std::string_view text) {
   if (text == "0") return 0;
@@ -129,7 +121,6 @@ std::string_view combine_name(CombinePolicy c) {
 
 namespace {
 
-constexpr size_t kMaxDiagnostics = 50;
 constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kS = 1'000'000'000;
 constexpr int64_t kMinInterval = 1 * kMs;
@@ -145,265 +136,28 @@ constexpr int kRdmaLastIndex = 8;           // the RDMA DIM table has 9
 constexpr int64_t kMaxModelCost = 1 * kMs;  // model.completion_cost / interrupt_cost
 constexpr int64_t kMaxModelChanges = 1000;  // model.max_changes (per second)
 
-// The type a YAML 1.2 core-schema loader (and so the JSON schema) sees for a scalar. yaml-cpp
-// itself is type-less and would accept `yes` as a bool or `123` as a string; we do not, so that
-// the parser and the published schema agree on what a file means.
-enum class ScalarKind { kNull, kBool, kInt, kFloat, kString };
+using yaml::Ctx;
+using yaml::describe;
+using yaml::Entry;
+using yaml::join;
+using yaml::MapReader;
+using yaml::mark_of;
+using yaml::read_bool;
+using yaml::read_enum;
+using yaml::read_int;
+using yaml::read_string;
+using yaml::scalar_kind;
+using yaml::ScalarKind;
 
-ScalarKind scalar_kind(const YAML::Node& n) {
-  if (n.IsNull()) return ScalarKind::kNull;
-  const std::string& tag = n.Tag();
-  if (tag == "!" || tag == "tag:yaml.org,2002:str") return ScalarKind::kString;  // quoted
-  static const std::regex kBool("true|True|TRUE|false|False|FALSE");
-  static const std::regex kNullRe("~|null|Null|NULL|");
-  static const std::regex kInt("[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+");
-  static const std::regex kFloat(
-      "[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|"
-      "NAN)");
-  const std::string& s = n.Scalar();
-  if (std::regex_match(s, kNullRe)) return ScalarKind::kNull;
-  if (std::regex_match(s, kBool)) return ScalarKind::kBool;
-  if (std::regex_match(s, kInt)) return ScalarKind::kInt;
-  if (std::regex_match(s, kFloat)) return ScalarKind::kFloat;
-  return ScalarKind::kString;
-}
-
-std::string_view kind_name(ScalarKind k) {
-  switch (k) {
-    case ScalarKind::kNull:
-      return "null";
-    case ScalarKind::kBool:
-      return "boolean";
-    case ScalarKind::kInt:
-      return "integer";
-    case ScalarKind::kFloat:
-      return "number";
-    case ScalarKind::kString:
-      return "string";
-  }
-  return "?";
-}
-
-// What a node is, for "expected X, got Y" messages.
-std::string describe(const YAML::Node& n) {
-  if (!n.IsDefined() || n.IsNull()) return "nothing (null)";
-  if (n.IsMap()) return "a mapping";
-  if (n.IsSequence()) return "a list";
-  ScalarKind k = scalar_kind(n);
-  if (k == ScalarKind::kNull) return "nothing (null)";
-  return fmt::format("{} '{}'", kind_name(k), n.Scalar());
-}
-
-SourceMark mark_of(const YAML::Node& n) {
-  if (!n.IsDefined()) return {};
-  YAML::Mark m = n.Mark();
-  if (m.is_null()) return {};
-  return {m.line + 1, m.column + 1};
-}
-
-std::string join(const std::vector<std::string>& v, std::string_view sep) {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) out += sep;
-    out += v[i];
-  }
-  return out;
-}
-
-class Ctx {
- public:
-  Ctx(std::string_view source, std::vector<Diagnostic>& diags) : source_(source), diags_(diags) {}
-
-  void error(SourceMark at, std::string path, std::string reason) {
-    if (diags_.size() > kMaxDiagnostics) return;
-    if (diags_.size() == kMaxDiagnostics) {
-      diags_.push_back(
-          {std::string(source_), at.line, at.column, "", "too many errors, stopping here"});
-      return;
-    }
-    diags_.push_back(
-        {std::string(source_), at.line, at.column, std::move(path), std::move(reason)});
-  }
-  void error(const YAML::Node& at, std::string path, std::string reason) {
-    error(mark_of(at), std::move(path), std::move(reason));
-  }
-  size_t count() const { return diags_.size(); }
-
- private:
-  std::string_view source_;
-  std::vector<Diagnostic>& diags_;
-};
-
-struct Entry {
-  YAML::Node key;
-  YAML::Node value;
-  std::string path;
-  // The position to blame for a bad value: the value itself, or the key when the value is
-  // empty (yaml-cpp gives empty values no position).
-  // Block collections start on the next line, so blame their key instead.
-  SourceMark at() const {
-    bool block = (value.IsMap() || value.IsSequence()) && value.Style() != YAML::EmitterStyle::Flow;
-    SourceMark m = block ? SourceMark{} : mark_of(value);
-    return m.line > 0 ? m : mark_of(key);
-  }
-};
-
-std::string child_path(std::string_view parent, std::string_view key) {
-  if (parent.empty()) return std::string(key);
-  return fmt::format("{}.{}", parent, key);
-}
-
-// A strict view of one mapping: rejects non-mappings, non-scalar keys, duplicate and unknown
-// keys (with a suggestion), then hands out the known entries.
-class MapReader {
- public:
-  MapReader(Ctx& ctx, const YAML::Node& node, SourceMark at, std::string path,
-            std::initializer_list<std::string_view> allowed,
-            std::initializer_list<std::pair<std::string_view, std::string_view>> hints = {})
-      : path_(std::move(path)) {
-    if (!node.IsDefined() || node.IsNull()) return;  // absent or empty: every key defaulted
-    if (!node.IsMap()) {
-      ctx.error(at, path_, fmt::format("expected a mapping, got {}", describe(node)));
-      return;
-    }
-    std::vector<std::string> known(allowed.begin(), allowed.end());
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      // Copies: yaml-cpp's iterator hands out a temporary pair, so references would dangle.
-      const YAML::Node key = it->first;
-      const YAML::Node value = it->second;
-      if (!key.IsScalar()) {
-        ctx.error(key, path_, "keys must be plain strings");
-        continue;
-      }
-      const std::string& k = key.Scalar();
-      std::string kp = child_path(path_, k);
-      if (auto dup = entries_.find(k); dup != entries_.end()) {
-        ctx.error(
-            key, kp,
-            fmt::format("duplicate key (first given at line {})", mark_of(dup->second.key).line));
-        continue;
-      }
-      if (std::find(known.begin(), known.end(), k) == known.end()) {
-        std::string reason = fmt::format("unknown key '{}'", k);
-        bool hinted = false;
-        for (const auto& [from, to] : hints) {
-          if (from == k) {
-            reason += fmt::format("; did you mean '{}'?", to);
-            hinted = true;
-          }
-        }
-        if (!hinted) {
-          if (auto s = suggest(k, known)) reason += fmt::format("; did you mean '{}'?", *s);
-        }
-        reason += fmt::format(" (allowed here: {})", join(known, ", "));
-        ctx.error(key, kp, reason);
-        continue;
-      }
-      entries_.emplace(k, Entry{key, value, kp});
-    }
-  }
-
-  const Entry* get(std::string_view key) const {
-    auto it = entries_.find(std::string(key));
-    return it == entries_.end() ? nullptr : &it->second;
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  std::map<std::string, Entry> entries_;
-};
-
-// ---- scalar readers: each reports its own error and returns nullopt on failure ----
-
-std::optional<std::string> read_string(Ctx& ctx, const Entry& e) {
-  if (!e.value.IsScalar() || scalar_kind(e.value) != ScalarKind::kString) {
-    std::string hint;
-    if (e.value.IsScalar() && scalar_kind(e.value) != ScalarKind::kNull)
-      hint = fmt::format(" (quote it: \"{}\")", e.value.Scalar());
-    ctx.error(e.at(), e.path, fmt::format("expected a string, got {}{}", describe(e.value), hint));
-    return std::nullopt;
-  }
-  if (e.value.Scalar().empty()) {
-    ctx.error(e.at(), e.path, "must not be empty");
-    return std::nullopt;
-  }
-  return e.value.Scalar();
-}
-
-std::optional<bool> read_bool(Ctx& ctx, const Entry& e) {
-  if (e.value.IsScalar() && scalar_kind(e.value) == ScalarKind::kBool) {
-    char c = e.value.Scalar()[0];
-    return c == 't' || c == 'T';
-  }
-  ctx.error(e.at(), e.path, fmt::format("expected true or false, got {}", describe(e.value)));
-  return std::nullopt;
-}
-
-std::optional<int64_t> read_int(Ctx& ctx, const Entry& e, int64_t lo, int64_t hi) {
-  if (!e.value.IsScalar() || scalar_kind(e.value) != ScalarKind::kInt) {
-    ctx.error(e.at(), e.path, fmt::format("expected an integer, got {}", describe(e.value)));
-    return std::nullopt;
-  }
-  const std::string& s = e.value.Scalar();
-  int64_t v = 0;
-  const char* b = s.data() + (s[0] == '+' ? 1 : 0);
-  auto [ptr, ec] = std::from_chars(b, s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size()) {
-    ctx.error(e.at(), e.path,
-              fmt::format("'{}' is not a decimal integer in range {}..{}", s, lo, hi));
-    return std::nullopt;
-  }
-  if (v < lo || v > hi) {
-    ctx.error(e.at(), e.path, fmt::format("{} is out of range {}..{}", v, lo, hi));
-    return std::nullopt;
-  }
-  return v;
-}
+// Durations are whole numbers of a unit (parse_duration).
+constexpr yaml::DurationSyntax kDurations{
+    parse_duration, format_duration, /*decimals=*/false, "ms", [](std::string_view s) {
+      return fmt::format("'{}' is not a duration (an integer and one of ns, us, ms, s, e.g. 20ms)",
+                         s);
+    }};
 
 std::optional<int64_t> read_duration(Ctx& ctx, const Entry& e, int64_t lo, int64_t hi) {
-  if (!e.value.IsScalar() || scalar_kind(e.value) == ScalarKind::kNull) {
-    ctx.error(e.at(), e.path,
-              fmt::format("expected a duration such as 20ms, got {}", describe(e.value)));
-    return std::nullopt;
-  }
-  const std::string& s = e.value.Scalar();
-  auto v = parse_duration(s);
-  if (!v) {
-    std::string reason;
-    if (!s.empty() && s[0] == '-')
-      reason = fmt::format("'{}': durations cannot be negative", s);
-    else if (scalar_kind(e.value) == ScalarKind::kInt)
-      reason = fmt::format("'{}' has no unit; write e.g. {}ms (units: ns, us, ms, s)", s, s);
-    else
-      reason =
-          fmt::format("'{}' is not a duration (an integer and one of ns, us, ms, s, e.g. 20ms)", s);
-    ctx.error(e.at(), e.path, reason);
-    return std::nullopt;
-  }
-  if (*v < lo || *v > hi) {
-    ctx.error(
-        e.at(), e.path,
-        fmt::format("{} is out of range {}..{}", s, format_duration(lo), format_duration(hi)));
-    return std::nullopt;
-  }
-  return v;
-}
-
-// One of a fixed set of words, with a suggestion for near misses.
-std::optional<size_t> read_enum(Ctx& ctx, const Entry& e, const std::vector<std::string>& words) {
-  if (e.value.IsScalar() && scalar_kind(e.value) == ScalarKind::kString) {
-    const std::string& s = e.value.Scalar();
-    for (size_t i = 0; i < words.size(); ++i)
-      if (words[i] == s) return i;
-    std::string reason = fmt::format("'{}' is not one of {}", s, join(words, ", "));
-    if (auto sug = suggest(s, words)) reason += fmt::format("; did you mean '{}'?", *sug);
-    ctx.error(e.at(), e.path, reason);
-    return std::nullopt;
-  }
-  ctx.error(e.at(), e.path,
-            fmt::format("expected one of {}, got {}", join(words, ", "), describe(e.value)));
-  return std::nullopt;
+  return yaml::read_duration(ctx, e, lo, hi, kDurations);
 }
 
 std::optional<Mode> read_mode(Ctx& ctx, const Entry& e) {
@@ -849,23 +603,6 @@ void check_rule(Ctx& ctx, const Rule& rule, const RuleMarks& m, Mode global) {
               "(or, for RDMA devices, set kernel_dim)");
 }
 
-// Records where each document starts; everything else is ignored.
-struct DocumentCounter final : YAML::EventHandler {
-  std::vector<YAML::Mark> starts;
-  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {}
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {}
-  void OnMapEnd() override {}
-};
-
 void read_document(Ctx& ctx, const YAML::Node& root, Config& cfg) {
   MapReader r(ctx, root, mark_of(root), "",
               {"version", "mode", "interval", "state_file", "metrics", "collectors", "devices"},
@@ -874,16 +611,7 @@ void read_document(Ctx& ctx, const YAML::Node& root, Config& cfg) {
                {"napi", "collectors.napi"},
                {"rdma", "collectors.rdma"},
                {"skb_bytes", "collectors.skb_bytes"}});
-  if (const Entry* x = r.get("version")) {
-    // Only one format exists; the key lets a future format be refused cleanly by old binaries.
-    if (x->value.IsScalar() && scalar_kind(x->value) == ScalarKind::kInt &&
-        x->value.Scalar() != "1")
-      ctx.error(x->at(), x->path,
-                fmt::format("unsupported config version {} (this dimctl reads version 1)",
-                            x->value.Scalar()));
-    else
-      (void)read_int(ctx, *x, 1, 1);
-  }
+  if (const Entry* x = r.get("version")) yaml::read_version(ctx, *x, "config");
   if (const Entry* x = r.get("mode"))
     if (auto v = read_mode(ctx, *x)) cfg.mode = *v;
   if (const Entry* x = r.get("interval"))
@@ -1017,35 +745,10 @@ bool parse_config_diagnostics(std::string_view yaml, std::string_view source_nam
   out = Config{};
   out.source = std::string(source_name);
   Ctx ctx(source_name, diags);
-  // yaml-cpp 0.7's LoadAll() never returns on some malformed input (e.g. a line starting with
-  // ','): its document loop makes no progress. So documents are counted with a bounded event
-  // pass first, and only the first one is loaded.
-  YAML::Node doc;
-  try {
-    std::istringstream in{std::string(yaml)};
-    YAML::Parser parser(in);
-    DocumentCounter counter;
-    for (int i = 0; i < 2 && parser.HandleNextDocument(counter); ++i) {
-    }
-    if (counter.starts.size() > 1) {
-      const YAML::Mark& m = counter.starts[1];
-      bool progressed = m.pos > counter.starts[0].pos;
-      ctx.error(SourceMark{m.line + 1, m.column + 1}, "",
-                progressed ? "more than one YAML document ('---'); a config is one document"
-                           : "YAML syntax error: unexpected content outside any mapping or list");
-      return false;
-    }
-    doc = YAML::Load(std::string(yaml));
-  } catch (const YAML::Exception& e) {
-    SourceMark m{};
-    if (!e.mark.is_null()) m = {e.mark.line + 1, e.mark.column + 1};
-    ctx.error(m, "", fmt::format("YAML syntax error: {}", e.msg));
-    return false;
-  }
-  read_document(ctx, doc, out);
-  std::stable_sort(diags.begin(), diags.end(), [](const Diagnostic& a, const Diagnostic& b) {
-    return std::tie(a.line, a.column) < std::tie(b.line, b.column);
-  });
+  auto doc = yaml::load_document(ctx, yaml, "config");
+  if (!doc) return false;
+  read_document(ctx, *doc, out);
+  sort_by_position(diags);
   return diags.empty();
 }
 
@@ -1053,9 +756,7 @@ Result<Config> parse_config(std::string_view yaml, std::string_view source_name)
   Config cfg;
   std::vector<Diagnostic> diags;
   if (parse_config_diagnostics(yaml, source_name, cfg, diags)) return cfg;
-  std::vector<std::string> lines;
-  for (const auto& d : diags) lines.push_back(d.to_string());
-  return DIMCTL_FAIL(0, "{}", join(lines, "\n"));
+  return DIMCTL_FAIL(0, "{}", diagnostics_text(diags));
 }
 
 Result<Config> load_config(const std::string& path) {

@@ -16,16 +16,14 @@
 #include <vector>
 
 #include "dim/profile.h"
+#include "dimctl/common/diagnostic.h"
 #include "dimctl/common/result.h"
 #include "dimctl/model/policy.h"
 
 namespace dimctl::config {
 
 // Where a value came from, for diagnostics produced after parsing (1-based, 0 = unknown).
-struct SourceMark {
-  int line = 0;
-  int column = 0;
-};
+using SourceMark = dimctl::SourceMark;
 
 // Device selectors of a rule. A selector that is given must match; selectors that do not apply
 // to a device's kind are ignored for it (see Rule::applies_to_net / applies_to_rdma).
@@ -100,14 +98,7 @@ struct Config {
 };
 
 // One validation problem. to_string() is "source:line:column: path: reason".
-struct Diagnostic {
-  std::string source;
-  int line = 0;      // 1-based; 0 when unknown
-  int column = 0;    // 1-based; 0 when unknown
-  std::string path;  // key path, e.g. devices[2].profiles.max ("" for the document)
-  std::string reason;
-  std::string to_string() const;
-};
+using Diagnostic = dimctl::Diagnostic;
 
 // Parses and validates; on failure `diags` holds every problem found (in file order, capped),
 // and the returned Config must not be used.
