@@ -56,7 +56,8 @@ class ProfileCombiner {
 // Inline: called once per queue and period. Ties (idle queues all have 0 events) are the common
 // case on a quiet host, so the tie-break is a few word compares.
 inline void ProfileCombiner::add(const model::QueueKey& key, uint8_t profile_ix, uint64_t events) {
-  const uint64_t k = model::packed(key);
+  // The packed key only where a tie or a take needs it: most queues of a busy device neither tie
+  // nor take.
   bool take;
   if (!any_) {
     any_ = true;
@@ -69,13 +70,14 @@ inline void ProfileCombiner::add(const model::QueueKey& key, uint8_t profile_ix,
       take = events > busiest_events_;
     } else if (incumbent_is_previous_) {
       take = false;  // the incumbent keeps a tie
-    } else if (has_previous_ && k == previous_) {
+    } else if (has_previous_ && model::packed(key) == previous_) {
       take = true;
     } else {
-      take = k < busiest_;
+      take = model::packed(key) < busiest_;
     }
   }
   if (take) {
+    const uint64_t k = model::packed(key);
     busiest_ = k;
     busiest_events_ = events;
     busiest_ix_ = profile_ix;
