@@ -85,27 +85,36 @@ class RateDivider {
   uint64_t magic_ = 0;
 };
 
+namespace detail {
+// The rest of dim_calc_stats() once the window's length is known, with `rate(count)` and
+// `epms` from either way of dividing by it.
+template <typename Rate>
+inline void fill_stats(uint32_t npkts, uint32_t nbytes, uint32_t ncomps, int32_t epms, Rate rate,
+                       Stats* out) {
+  out->ppms = rate(npkts);
+  out->bpms = rate(nbytes);
+  out->epms = epms;
+  out->cpms = ncomps != 0 ? rate(ncomps) : 0;  // 0 in every net window
+  // The int cpms is widened with sign extension before the product, as (u64)cpms does in C.
+  out->cpe_ratio =
+      out->epms != 0 && out->cpms != 0
+          ? static_cast<int32_t>(static_cast<uint64_t>(static_cast<int64_t>(out->cpms)) * 100 /
+                                 static_cast<uint32_t>(out->epms))
+          : 0;
+}
+}  // namespace detail
+
 // dim_calc_stats(): false (and *out untouched) when the window is shorter than 1 us.
 // Inline: NetDim and RdmaDim call it once per evaluated window, and a call's register saves
 // and reloads of the samples were a third of its cost.
 inline bool calc_stats(const Sample& start, const Sample& end, Stats* out) {
   // ktime_us_delta(): signed ns difference divided toward zero, then stored in a u32.
   const auto delta_us = static_cast<uint32_t>((end.time_ns - start.time_ns) / 1000);
-  const uint32_t npkts = bit_gap32(end.pkt_ctr, start.pkt_ctr);
-  const uint32_t nbytes = bit_gap32(end.byte_ctr, start.byte_ctr);
-  const uint32_t ncomps = bit_gap32(end.comp_ctr, start.comp_ctr);
   if (delta_us == 0) return false;
-  out->ppms = detail::rate(npkts, delta_us);
-  out->bpms = detail::rate(nbytes, delta_us);
-  out->epms = detail::rate(kNEvents, delta_us);
-  out->cpms = detail::rate(ncomps, delta_us);
-  // The int cpms is widened with sign extension before the product, as (u64)cpms does in C.
-  // (cpms 0, as in every net window, gives 0 without the division.)
-  out->cpe_ratio =
-      out->epms != 0 && out->cpms != 0
-          ? static_cast<int32_t>(static_cast<uint64_t>(static_cast<int64_t>(out->cpms)) * 100 /
-                                 static_cast<uint32_t>(out->epms))
-          : 0;
+  detail::fill_stats(
+      bit_gap32(end.pkt_ctr, start.pkt_ctr), bit_gap32(end.byte_ctr, start.byte_ctr),
+      bit_gap32(end.comp_ctr, start.comp_ctr), detail::rate(kNEvents, delta_us),
+      [delta_us](uint64_t count) { return detail::rate(count, delta_us); }, out);
   return true;
 }
 
@@ -113,19 +122,11 @@ inline bool calc_stats(const Sample& start, const Sample& end, Stats* out) {
 // results for every input.
 inline bool calc_stats(const Sample& start, const Sample& end, Stats* out, RateDivider& div) {
   const uint32_t delta_us = div.prepare_ns(end.time_ns - start.time_ns);
-  const uint32_t npkts = bit_gap32(end.pkt_ctr, start.pkt_ctr);
-  const uint32_t nbytes = bit_gap32(end.byte_ctr, start.byte_ctr);
-  const uint32_t ncomps = bit_gap32(end.comp_ctr, start.comp_ctr);
   if (delta_us == 0) return false;
-  out->ppms = div.rate(npkts);
-  out->bpms = div.rate(nbytes);
-  out->epms = div.epms();
-  out->cpms = ncomps != 0 ? div.rate(ncomps) : 0;
-  out->cpe_ratio =
-      out->epms != 0 && out->cpms != 0
-          ? static_cast<int32_t>(static_cast<uint64_t>(static_cast<int64_t>(out->cpms)) * 100 /
-                                 static_cast<uint32_t>(out->epms))
-          : 0;
+  detail::fill_stats(
+      bit_gap32(end.pkt_ctr, start.pkt_ctr), bit_gap32(end.byte_ctr, start.byte_ctr),
+      bit_gap32(end.comp_ctr, start.comp_ctr), div.epms(),
+      [&div](uint64_t count) { return div.rate(count); }, out);
   return true;
 }
 
