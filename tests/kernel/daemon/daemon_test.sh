@@ -21,12 +21,11 @@
 #                          the byte counter's devices live; to [] needs a restart
 # Prints one PASS/FAIL line per case and "N passed, N failed".
 set -uo pipefail
+# shellcheck source=tests/kernel/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 DIMCTL=$(readlink -f "${1:?usage: daemon_test.sh path/to/dimctl}")
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo "SKIP: daemon kernel tests need root (BPF, netns, ethtool netlink)"
-  exit 77
-fi
+skip_unless_root "daemon kernel tests need root (BPF, netns, ethtool netlink)"
 
 NS=dimctl-kt-$$
 NS2=dimctl-kt2-$$
@@ -34,41 +33,22 @@ WORK=$(mktemp -d /tmp/dimctl-daemon-test.XXXXXX)
 PORT=$((20000 + $$ % 20000))
 DAEMON_PID=""
 passed=0 failed=0
+FAIL_LOG=$WORK/daemon.log FAIL_LOG_LINES=25  # printed under every FAIL
 
 cleanup() {
-  [ -n "$DAEMON_PID" ] && kill -KILL "$DAEMON_PID" 2>/dev/null
-  ip netns del "$NS" 2>/dev/null
-  ip netns del "$NS2" 2>/dev/null
+  kill_quiet KILL "$DAEMON_PID"
+  netns_del "$NS" "$NS2"
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-pass() { echo "PASS $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); [ -f "$WORK/daemon.log" ] && sed 's/^/    log: /' "$WORK/daemon.log" | tail -n 25; }
-nsx() { ip netns exec "$NS" "$@"; }
 rx_frames() { nsx ethtool -c "$1" | sed -n 's/^rx-frames:[[:space:]]*//p'; }
 # frames_are DEV N: a predicate for wait_for (re-reads the device on every call).
 frames_are() { [ "$(rx_frames "$1")" = "$2" ]; }
 metrics() { nsx curl -s --max-time 2 "http://127.0.0.1:$PORT/metrics"; }
-# state_field JQ_FILTER [PORT]: one value of /api/v1/state.
-state_field() { nsx curl -s --max-time 2 "http://127.0.0.1:${2:-$PORT}/api/v1/state" | jq -r "$1"; }
 state_field_is() { [ "$(state_field "$1")" = "$2" ]; }
-# http_code URL: the status code, 000 when nothing answers.
-http_code() { nsx curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$1"; }
-ready() { [ "$(http_code "http://127.0.0.1:$PORT/readyz")" = 200 ]; }
 
-# wait_for SECONDS CMD...: polls CMD every 100 ms until it succeeds or the time is up.
-wait_for() {
-  local deadline=$((SECONDS + $1)); shift
-  while [ "$SECONDS" -lt "$deadline" ]; do
-    "$@" && return 0
-    sleep 0.1
-  done
-  "$@"
-}
-
-ip netns add "$NS"
-nsx ip link set lo up
+netns_add "$NS"
 nsx ip tuntap add dev dimtap0 mode tap
 nsx ip tuntap add dev dimtap1 mode tap
 nsx ethtool -C dimtap0 rx-frames 16
@@ -89,21 +69,6 @@ devices:
     algorithm: static:3
     rate_limit: 10ms
 CFG
-}
-
-start_daemon() {
-  # Not through nsx: a backgrounded shell function is a subshell, and $! would be its pid.
-  ip netns exec "$NS" "$DIMCTL" run --config "$WORK/dimctl.yaml" >"$WORK/daemon.log" 2>&1 &
-  DAEMON_PID=$!
-}
-stop_daemon() {  # stop_daemon SIGNAL
-  kill -"$1" "$DAEMON_PID" 2>/dev/null
-  local i
-  for i in $(seq 100); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.1; done
-  wait "$DAEMON_PID" 2>/dev/null
-  local rc=$?
-  DAEMON_PID=""
-  return $rc
 }
 
 # --- enforce_tun: static profile 3 = 256 frames requested; tap clamps to 64 (NAPI weight).
@@ -212,20 +177,13 @@ fi
 
 # --- shadow_veth_decisions: veth pair across two namespaces, TSO off on the sender and GRO on
 # the receiver so the receiver's own NAPI runs; traffic; DIM windows are evaluated and exported.
-ip netns add "$NS2"
-ip -n "$NS2" link set lo up
-ip link add dkt-s netns "$NS2" type veth peer name dkt-r netns "$NS"
-ip -n "$NS2" addr add 10.213.0.1/24 dev dkt-s
-nsx ip addr add 10.213.0.2/24 dev dkt-r
-ip -n "$NS2" link set dkt-s up
-nsx ip link set dkt-r up
-ip netns exec "$NS2" ethtool -K dkt-s tso off gso off >/dev/null 2>&1
-nsx ethtool -K dkt-r gro on >/dev/null
+netns_add "$NS2"
+veth_pair "$NS2" dkt-s 10.213.0.1 "$NS" dkt-r 10.213.0.2
 write_config shadow
 start_daemon
 if wait_for 15 sh -c "ip netns exec $NS curl -s --max-time 1 http://127.0.0.1:$PORT/readyz >/dev/null"; then
   # Bounded UDP burst: 40000 datagrams in a few seconds, to the receiver only.
-  ip netns exec "$NS2" bash -c 'for i in $(seq 40000); do echo x >/dev/udp/10.213.0.2/9; done' 2>/dev/null
+  udp_burst "$NS2" 10.213.0.2 40000
   # The view behind /metrics is rebuilt once per metrics.publish_interval (1 s by default), so
   # a scrape right after the burst may predate it: scrape until it shows the burst (at most 5 s),
   # then judge the last scrape.
@@ -267,7 +225,7 @@ devices:
 CFG
 start_daemon
 if wait_for 15 ready; then
-  ip netns exec "$NS2" bash -c 'for i in $(seq 20000); do echo x >/dev/udp/10.213.0.2/9; done' 2>/dev/null
+  udp_burst "$NS2" 10.213.0.2 20000
   compared() {
     m=$(metrics)
     grep -q '^dimctl_compare_profile_index{.*device="dkt-r".*policy="model"' <<<"$m" &&
@@ -424,5 +382,4 @@ else
 fi
 [ -n "$DAEMON_PID" ] && stop_daemon TERM
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+print_summary

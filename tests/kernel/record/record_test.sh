@@ -16,55 +16,28 @@
 #                          warning, never an error)
 # Prints one PASS/FAIL line per case and "N passed, N failed".
 set -uo pipefail
+# shellcheck source=tests/kernel/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 DIMCTL=$(readlink -f "${1:?usage: record_test.sh path/to/dimctl}")
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo "SKIP: record kernel tests need root (BPF, netns)"
-  exit 77
-fi
+skip_unless_root "record kernel tests need root (BPF, netns)"
 
 NS=dimctl-rec-$$
 NS2=dimctl-rec2-$$
 WORK=$(mktemp -d /tmp/dimctl-record-test.XXXXXX)
 REC_PID=""
 passed=0 failed=0
+FAIL_LOG=$WORK/rec.log FAIL_LOG_LINES=15  # printed under every FAIL
 
 cleanup() {
-  [ -n "$REC_PID" ] && kill -KILL "$REC_PID" 2>/dev/null
-  ip netns del "$NS" 2>/dev/null
-  ip netns del "$NS2" 2>/dev/null
+  kill_quiet KILL "$REC_PID"
+  netns_del "$NS" "$NS2"
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-pass() { echo "PASS $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); [ -f "$WORK/rec.log" ] && sed 's/^/    log: /' "$WORK/rec.log" | tail -n 15; }
-
-wait_for() {  # wait_for SECONDS CMD...
-  local deadline=$((SECONDS + $1)); shift
-  while [ "$SECONDS" -lt "$deadline" ]; do
-    "$@" && return 0
-    sleep 0.1
-  done
-  "$@"
-}
-
-for ns in "$NS" "$NS2"; do
-  ip netns add "$ns"
-  ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1
-  ip -n "$ns" link set lo up
-done
-ip link add rec-s netns "$NS2" type veth peer name rec-r netns "$NS"
-ip -n "$NS2" addr add 10.213.7.1/24 dev rec-s
-ip -n "$NS" addr add 10.213.7.2/24 dev rec-r
-# TSO/GSO off on the sender and GRO on on the receiver: only then does veth poll its own NAPI.
-ip netns exec "$NS2" ethtool -K rec-s tso off gso off >/dev/null 2>&1
-ip netns exec "$NS" ethtool -K rec-r gro on >/dev/null
-mac() { ip -n "$1" link show dev "$2" | awk '/link\/ether/ {print $2}'; }
-ip -n "$NS2" neigh replace 10.213.7.2 lladdr "$(mac "$NS" rec-r)" dev rec-s nud permanent
-ip -n "$NS" neigh replace 10.213.7.1 lladdr "$(mac "$NS2" rec-s)" dev rec-r nud permanent
-ip -n "$NS2" link set rec-s up
-ip -n "$NS" link set rec-r up
+netns_add --no-ipv6 "$NS" "$NS2"
+veth_pair --static-neigh "$NS2" rec-s 10.213.7.1 "$NS" rec-r 10.213.7.2
 
 # send N: N UDP datagrams from the sender's namespace to the receiver only, in bursts of 32
 # (veth's ring to the receiver's NAPI holds 256); prints how many the sender's kernel accepted
@@ -221,5 +194,4 @@ else
   [ -n "$REC_PID" ] && stop_record KILL
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+print_summary

@@ -21,6 +21,8 @@
 # Environment: SOAK_SECONDS, SOAK_SEED (default: random, printed), SOAK_KEEP=1 keeps the work
 # directory (logs) and prints where it is.
 set -uo pipefail
+# shellcheck source=tests/kernel/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 DIMCTL=$(readlink -f "${1:?usage: soak_test.sh path/to/dimctl}")
 HERE=$(cd "$(dirname "$0")" && pwd)
 SOAK_SECONDS=${SOAK_SECONDS:-120}
@@ -30,10 +32,7 @@ PY=/usr/bin/python3
 asan=0
 grep -qa __asan_init "$DIMCTL" && asan=1
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo "SKIP: the soak needs root (BPF, netns, tun, ethtool netlink)"
-  exit 77
-fi
+skip_unless_root "the soak needs root (BPF, netns, tun, ethtool netlink)"
 for tool in ip ethtool curl jq "$PY"; do
   command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
 done
@@ -49,49 +48,37 @@ WORK=$(mktemp -d /tmp/dimctl-soak.XXXXXX)
 PORT=$((20000 + $$ % 20000))
 DAEMON_PID="" MON_PID="" CHURN_PID=""
 passed=0 failed=0
+FAIL_LOG=""  # fail prints no log here: where one helps, the check prints it
 
 cleanup() {
-  local p
-  for p in $CHURN_PID $DAEMON_PID $MON_PID; do kill -KILL "$p" 2>/dev/null; done
+  kill_quiet KILL "$CHURN_PID" "$DAEMON_PID" "$MON_PID"
   # Deleting the namespaces deletes every tap and veth in them (and the peers).
-  ip netns del "$NS" 2>/dev/null
-  ip netns del "$PEER" 2>/dev/null
+  netns_del "$NS" "$PEER"
   if [ "${SOAK_KEEP:-0}" = 1 ]; then echo "logs kept in $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-pass() { echo "PASS $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
-nsx() { ip netns exec "$NS" "$@"; }
-http_code() { nsx curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$1"; }
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null; }
 mono() { "$PY" -c 'import time; print(f"{time.monotonic():.6f}")'; }
 
 echo "soak: ${SOAK_SECONDS}s, seed $SOAK_SEED, netns $NS (peer $PEER), work $WORK"
-ip netns add "$NS"
-ip netns add "$PEER"
-nsx ip link set lo up
-ip -n "$PEER" link set lo up
+netns_add "$NS" "$PEER"
 
 # The kernel-side witness first: every coalesce write from here on is seen.
 ip netns exec "$NS" "$PY" "$HERE/coalesce_monitor.py" "$WORK/monitor.log" 2>"$WORK/monitor.err" &
 MON_PID=$!
-for _ in $(seq 50); do grep -q READY "$WORK/monitor.log" 2>/dev/null && break; sleep 0.1; done
-if ! grep -q READY "$WORK/monitor.log" 2>/dev/null; then
+if ! poll 50 grep -qs READY "$WORK/monitor.log"; then
   echo "FAIL kernel_witness: coalesce_monitor.py did not subscribe: $(cat "$WORK/monitor.err")"
   echo "0 passed, 1 failed"
   exit 1
 fi
 
 "$PY" "$HERE/churn.py" config 3 "$WORK/state.json" "$PORT" >"$WORK/dimctl.yaml"
-# Not through nsx: a backgrounded shell function is a subshell, and $! would be its pid.
-ip netns exec "$NS" "$DIMCTL" run --config "$WORK/dimctl.yaml" >"$WORK/daemon.log" 2>&1 &
-DAEMON_PID=$!
-for _ in $(seq 150); do [ "$(http_code "http://127.0.0.1:$PORT/readyz")" = 200 ] && break; sleep 0.1; done
-if [ "$(http_code "http://127.0.0.1:$PORT/readyz")" != 200 ]; then
+start_daemon
+if ! poll 150 ready; then
   echo "FAIL alive: daemon not ready after 15 s"
-  sed 's/^/    log: /' "$WORK/daemon.log" | tail -n 25
+  show_log "$WORK/daemon.log" 25
   echo "0 passed, 1 failed"
   exit 1
 fi
@@ -119,9 +106,8 @@ while kill -0 "$CHURN_PID" 2>/dev/null; do
     health_log="$health_log ${t}s:$code"
   fi
   if [ $((t % 5)) -eq 0 ]; then  # what the daemon sees of the queue churn, every 5 s
-    nsx curl -s --max-time 2 "http://127.0.0.1:$PORT/api/v1/state" |
-      jq -r '.queues[] | "\(.ifindex) \(.napi_id) \(.packets) \(.dim.verdicts_total | .worse + .same + .better) \(.device)"' \
-        >>"$WORK/queues.log" 2>/dev/null
+    state_field '.queues[] | "\(.ifindex) \(.napi_id) \(.packets) \(.dim.verdicts_total | .worse + .same + .better) \(.device)"' \
+      >>"$WORK/queues.log" 2>/dev/null
   fi
   rss=$(rss_kb "$DAEMON_PID")
   if [ -n "$rss" ]; then
@@ -140,7 +126,7 @@ if [ -n "$dead_at" ]; then
   wait "$DAEMON_PID"; rc=$?
   DAEMON_PID=""
   fail alive "daemon exited (status $rc) ${dead_at}s into the churn"
-  sed 's/^/    log: /' "$WORK/daemon.log" | tail -n 25
+  show_log "$WORK/daemon.log" 25
 elif [ "$churn_rc" -ne 0 ]; then
   fail alive "churn.py failed ($churn_rc): $(tail -n 5 "$WORK/churn.out")"
 else
@@ -182,8 +168,7 @@ fi
 
 if [ -n "$DAEMON_PID" ]; then
   kill -TERM "$DAEMON_PID"
-  for _ in $(seq 150); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.1; done
-  if kill -0 "$DAEMON_PID" 2>/dev/null; then
+  if ! poll 150 not_running "$DAEMON_PID"; then
     fail sigterm_exit_0 "still running 15 s after SIGTERM"
     kill -KILL "$DAEMON_PID"
   fi
@@ -220,5 +205,4 @@ done <"$WORK/check.out"
 grep -o '"counts": {[^}]*}' "$WORK/churn.log" | sed 's/^/info: churn /'
 echo "info: daemon log: $(grep -c '\[warning\]' "$WORK/daemon.log") warning(s), $(grep -c '\[error\]' "$WORK/daemon.log") error(s)"
 [ "$failed" -ne 0 ] && echo "repeat with: SOAK_SEED=$SOAK_SEED SOAK_SECONDS=$SOAK_SECONDS SOAK_KEEP=1"
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+print_summary

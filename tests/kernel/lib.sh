@@ -1,0 +1,154 @@
+# shellcheck shell=bash
+# Helpers shared by the kernel-facing scripts (tests/kernel/*/*_test.sh, bench/sim/record-veth.sh):
+# skip reporting, PASS/FAIL accounting, polling, private network namespaces and veth pairs, the
+# daemon in the background. Functions only: sourcing it sets nothing, and every function is safe
+# under `set -euo pipefail`. Source it relative to the script, never the working directory:
+#   source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+# Globals the caller sets, where it uses the functions that read them:
+#   NS                    the namespace nsx (and everything built on it) runs in
+#   PORT                  the daemon's metrics port on 127.0.0.1 (ready, state_field)
+#   DIMCTL, WORK          the binary and the work directory (start_daemon)
+#   passed, failed        the counters pass, fail and print_summary keep
+#   FAIL_LOG [LINES]      a log whose last FAIL_LOG_LINES (default 25) lines fail prints, if set
+#   DAEMON_PID            set by start_daemon, cleared by stop_daemon
+# The lab's guest scripts (tests/lab/guest/lib.sh) run inside qemu and have their own helpers.
+
+# skip_unless_root REASON: exit 77 (CTest's SKIP_RETURN_CODE) with "SKIP: REASON" when not root.
+skip_unless_root() {
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "SKIP: $1"
+    exit 77
+  fi
+}
+
+# pass NAME / fail NAME REASON: one PASS or FAIL line per check, counted for print_summary.
+pass() {
+  echo "PASS $1"
+  passed=$((${passed:-0} + 1))
+}
+fail() {
+  echo "FAIL $1: $2"
+  failed=$((${failed:-0} + 1))
+  if [ -n "${FAIL_LOG:-}" ] && [ -f "$FAIL_LOG" ]; then show_log "$FAIL_LOG" "${FAIL_LOG_LINES:-25}"; fi
+}
+# print_summary: "N passed, N failed"; succeeds only when nothing failed (the script's last line).
+print_summary() {
+  echo "${passed:-0} passed, ${failed:-0} failed"
+  [ "${failed:-0}" -eq 0 ]
+}
+# show_log FILE LINES: the last LINES lines of FILE, indented as "    log: ".
+show_log() { sed 's/^/    log: /' "$1" | tail -n "$2"; }
+
+# wait_for SECONDS CMD...: polls CMD every 100 ms until it succeeds or SECONDS (of $SECONDS, whole
+# seconds) are up, then runs it a last time: its status is CMD's.
+wait_for() {
+  local deadline=$((SECONDS + $1))
+  shift
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    "$@" && return 0
+    sleep 0.1
+  done
+  "$@"
+}
+# poll TRIES CMD...: runs CMD up to TRIES times, 100 ms apart, until it succeeds, then a last
+# time: its status is CMD's. A bound in attempts, not in time (a slow CMD makes it longer).
+poll() {
+  local tries=$1 i
+  shift
+  for ((i = 0; i < tries; i++)); do
+    "$@" && return 0
+    sleep 0.1
+  done
+  "$@"
+}
+# not_running PID: a predicate for poll (the process is gone, or was never started).
+not_running() { ! kill -0 "$1" 2>/dev/null; }
+# kill_quiet SIGNAL PID...: signals each PID given (empty ones skipped), ignoring the gone.
+kill_quiet() {
+  local sig=$1 p
+  shift
+  for p in "$@"; do
+    [ -z "$p" ] || kill -"$sig" "$p" 2>/dev/null || true
+  done
+}
+
+# netns_add [--no-ipv6] NS...: private namespaces with lo up; --no-ipv6 turns IPv6 off in them so
+# that no router solicitation or DAD packet crosses a link (the exact-count tests need that).
+netns_add() {
+  local noipv6=0 ns
+  if [ "${1:-}" = --no-ipv6 ]; then
+    noipv6=1
+    shift
+  fi
+  for ns in "$@"; do
+    ip netns add "$ns"
+    if [ "$noipv6" = 1 ]; then
+      ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1
+    fi
+    ip -n "$ns" link set lo up
+  done
+}
+# netns_del NS...: deletes them (and every device in them, veth peers included); never fails.
+netns_del() {
+  local ns
+  for ns in "$@"; do
+    ip netns del "$ns" 2>/dev/null || true
+  done
+}
+# nsx CMD...: CMD in $NS. Not for `&`: a backgrounded function is a subshell, and $! its pid.
+nsx() { ip netns exec "$NS" "$@"; }
+# mac NS DEV: DEV's MAC address.
+mac() { ip -n "$1" link show dev "$2" | awk '/link\/ether/ {print $2}'; }
+
+# veth_pair [--static-neigh] SEND_NS SEND_DEV SEND_IP RECV_NS RECV_DEV RECV_IP: a veth pair
+# across two namespaces, /24 addresses, up. TSO/GSO off on the sender and GRO on on the receiver:
+# only then does veth poll its own NAPI (the receiver's). --static-neigh: permanent neighbours
+# both ways, so that no ARP crosses the link.
+veth_pair() {
+  local static=0
+  if [ "$1" = --static-neigh ]; then
+    static=1
+    shift
+  fi
+  local sns=$1 sdev=$2 sip=$3 rns=$4 rdev=$5 rip=$6
+  ip link add "$sdev" netns "$sns" type veth peer name "$rdev" netns "$rns"
+  ip -n "$sns" addr add "$sip/24" dev "$sdev"
+  ip -n "$rns" addr add "$rip/24" dev "$rdev"
+  ip netns exec "$sns" ethtool -K "$sdev" tso off gso off >/dev/null 2>&1 || true
+  ip netns exec "$rns" ethtool -K "$rdev" gro on >/dev/null
+  if [ "$static" = 1 ]; then
+    ip -n "$sns" neigh replace "$rip" lladdr "$(mac "$rns" "$rdev")" dev "$sdev" nud permanent
+    ip -n "$rns" neigh replace "$sip" lladdr "$(mac "$sns" "$sdev")" dev "$rdev" nud permanent
+  fi
+  ip -n "$sns" link set "$sdev" up
+  ip -n "$rns" link set "$rdev" up
+}
+# udp_burst NS IP COUNT: COUNT one-byte UDP datagrams from NS to IP port 9, as fast as bash goes
+# (one `echo` each); refused sends are not counted or reported.
+udp_burst() {
+  ip netns exec "$1" bash -c "for i in \$(seq $3); do echo x >/dev/udp/$2/9; done" 2>/dev/null
+}
+
+# http_code URL: the status code from inside $NS, 000 when nothing answers.
+http_code() { nsx curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$1"; }
+# ready: the daemon on 127.0.0.1:$PORT in $NS answers /readyz with 200.
+ready() { [ "$(http_code "http://127.0.0.1:$PORT/readyz")" = 200 ]; }
+# state_field JQ_FILTER [PORT]: jq -r of the daemon's /api/v1/state.
+state_field() { nsx curl -s --max-time 2 "http://127.0.0.1:${2:-$PORT}/api/v1/state" | jq -r "$1"; }
+
+# start_daemon: `dimctl run --config $WORK/dimctl.yaml` in $NS, in the background, output to
+# $WORK/daemon.log; sets DAEMON_PID.
+start_daemon() {
+  ip netns exec "$NS" "$DIMCTL" run --config "$WORK/dimctl.yaml" >"$WORK/daemon.log" 2>&1 &
+  DAEMON_PID=$!
+}
+# stop_daemon SIGNAL: signals the daemon, gives it 100 polls (~10 s) to exit, then waits for it
+# (without a time bound); returns its exit status and clears DAEMON_PID.
+stop_daemon() {
+  kill -"$1" "$DAEMON_PID" 2>/dev/null || true
+  poll 100 not_running "$DAEMON_PID" || true
+  local rc=0
+  wait "$DAEMON_PID" 2>/dev/null || rc=$?
+  DAEMON_PID=""
+  return "$rc"
+}
