@@ -12,6 +12,13 @@
 namespace dim {
 namespace {
 
+// The random-input tests' generator (xorshift64): reproducible, and every bit pattern in reach.
+void xorshift(uint64_t& x) {
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+}
+
 TEST(Profiles, NetTablesMatchSpec61) {
   EXPECT_EQ(net_profiles(CqPeriodMode::kEqe, Direction::kRx)[2], (Profile{64, 256, 0}));
   EXPECT_EQ(net_profiles(CqPeriodMode::kEqe, Direction::kRx)[4], (Profile{256, 256, 0}));
@@ -149,9 +156,7 @@ TEST(IsSignificant, SameAsTheDivisionEverywhere) {
   }
   uint64_t x = 88172645463325252ULL;
   for (int i = 0; i < 200'000; ++i) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
+    xorshift(x);
     // Mostly nearby values (where the 10 % boundary is), some anywhere in int.
     const auto r = static_cast<int>(static_cast<int32_t>(x >> 32) >> ((x & 3) * 8));
     // Near r: r + d * (r / 64 + 1) for a small d, in 64 bits (in int it overflowed for large r,
@@ -169,9 +174,7 @@ TEST(CalcStats, SameAsTheSixtyFourBitDivisionEverywhere) {
   };
   uint64_t x = 0x243F6A8885A308D3ULL;
   for (int i = 0; i < 200'000; ++i) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
+    xorshift(x);
     Sample a, b;
     b.time_ns = static_cast<int64_t>((x >> 40) + 1000) * ((i % 3 == 0) ? 1000 : 1);
     b.pkt_ctr = static_cast<uint32_t>(x) >> ((x >> 5) & 31);
@@ -241,9 +244,7 @@ TEST(RateDivider, SameAsTheDivisionOnRandomInputs) {
   RateDivider div;
   uint64_t x = 0x9E3779B97F4A7C15ULL;
   for (int i = 0; i < 300'000; ++i) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
+    xorshift(x);
     // Lengths of every magnitude, numerators of every width.
     const auto d = std::max<uint32_t>(1, static_cast<uint32_t>(x >> 32) >> ((x >> 3) & 31));
     const uint64_t n = (x * 0x2545F4914F6CDD1DULL) >> ((x >> 9) & 63);
@@ -259,9 +260,7 @@ TEST(CalcStats, WithADividerSameAsWithout) {
   RateDivider div;
   uint64_t x = 0x243F6A8885A308D3ULL;
   for (int i = 0; i < 200'000; ++i) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
+    xorshift(x);
     Sample a, b;
     a.time_ns = static_cast<int64_t>(x & 0xffff);
     // A few lengths over and over (the controller's case, some equal in us but not in ns),
