@@ -153,23 +153,32 @@ else
 fi
 
 # --- stale_state_at_start: SIGKILL, change the config to shadow, start again: the stale state
-# must be restored at start (and shadow then writes nothing).
+# must be restored at start (and shadow then writes nothing). Each step is checked directly, not
+# only through wait_for: the killed run must have left dimctl's value and a state file naming
+# the device, and the new run must say that it restored them.
 start_daemon
 if wait_for 15 frames_are dimtap0 64; then
   stop_daemon KILL
-  write_config shadow
-  start_daemon
-  if wait_for 10 frames_are dimtap0 16; then
-    sleep 1
-    if [ "$(rx_frames dimtap0)" != 16 ]; then
-      fail stale_state_at_start "shadow mode wrote dimtap0 after the stale restore"
-    else
-      pass stale_state_at_start
-    fi
+  if ! frames_are dimtap0 64 || ! grep -q dimtap0 "$WORK/state.json" 2>/dev/null; then
+    stale=$(cat "$WORK/state.json" 2>/dev/null || echo none)
+    fail stale_state_at_start "nothing left to restore: rx-frames $(rx_frames dimtap0), state $stale"
   else
-    fail stale_state_at_start "stale state not restored at start (rx-frames $(rx_frames dimtap0))"
+    write_config shadow
+    start_daemon
+    if wait_for 10 frames_are dimtap0 16; then
+      sleep 1
+      if [ "$(rx_frames dimtap0)" != 16 ]; then
+        fail stale_state_at_start "shadow mode wrote dimtap0 after the stale restore"
+      elif ! grep -q "found state from a previous run" "$WORK/daemon.log"; then
+        fail stale_state_at_start "rx-frames back to 16 without the stale-state restore"
+      else
+        pass stale_state_at_start
+      fi
+    else
+      fail stale_state_at_start "stale state not restored at start (rx-frames $(rx_frames dimtap0))"
+    fi
   fi
-  stop_daemon TERM
+  [ -n "$DAEMON_PID" ] && stop_daemon TERM
 else
   fail stale_state_at_start "daemon never applied"
   [ -n "$DAEMON_PID" ] && stop_daemon KILL
