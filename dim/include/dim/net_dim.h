@@ -57,6 +57,7 @@ class NetDim {
     void set_verdict(Verdict v) {
       bits_ |= kHasVerdict | (static_cast<uint32_t>(v) << kVerdictShift);
     }
+    void set_profile_ix(uint8_t ix) { bits_ |= uint32_t{ix} << kIxShift; }
     uint32_t bits_ = 0;
   };
   // on_sample() with what it did, without the inline window test: a caller that
@@ -175,14 +176,14 @@ inline Verdict net_compare(const Stats& curr, const Stats& prev) {
   return Verdict::kSame;
 }
 
-// The decision itself is inline (net_dim.cc keeps the rest): a controller feeding 10k instances
-// calls it for every busy queue in every period, and inlined into its caller it costs no call,
-// no sample passed through memory and no outcome packed into one.
+// The decision itself is inline: on_sample() and feed() compile it into their callers, and
+// close_window() (net_dim.cc) into one flattened function for a controller that calls it for
+// every busy queue in every period.
 inline NetDim::Outcome NetDim::close(const Sample& s, RateDivider* div) {
   Outcome out;
   Stats curr;
   if (!(div != nullptr ? calc_stats(start_, s, &curr, *div) : calc_stats(start_, s, &curr))) {
-    out.bits_ |= uint32_t{tuner_.profile_ix} << Outcome::kIxShift;
+    out.set_profile_ix(tuner_.profile_ix);
     return out;
   }
   if (decide(curr, out)) {
@@ -192,7 +193,7 @@ inline NetDim::Outcome NetDim::close(const Sample& s, RateDivider* div) {
     begin(s);
     out.bits_ |= Outcome::kNewWindow;
   }
-  out.bits_ |= uint32_t{tuner_.profile_ix} << Outcome::kIxShift;
+  out.set_profile_ix(tuner_.profile_ix);
   return out;
 }
 
@@ -209,7 +210,7 @@ inline NetDim::Outcome NetDim::feed(const Sample& s, RateDivider* div) {
     case MeasureState::kApplyNewProfile:
       break;
   }
-  out.bits_ |= uint32_t{tuner_.profile_ix} << Outcome::kIxShift;
+  out.set_profile_ix(tuner_.profile_ix);
   return out;
 }
 

@@ -60,7 +60,6 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null; }
-mono() { "$PY" -c 'import time; print(f"{time.monotonic():.6f}")'; }
 
 echo "soak: ${SOAK_SECONDS}s, seed $SOAK_SEED, netns $NS (peer $PEER), work $WORK"
 netns_add "$NS" "$PEER"

@@ -295,6 +295,11 @@ struct alignas(64) Controller::QueueSlot {
     return wanted == kNoWish ? std::nullopt : std::optional<uint8_t>(wanted);
   }
   void set_wanted(std::optional<uint8_t> ix) { wanted = ix.value_or(kNoWish); }
+  // The verdict and change totals of one call into `dim`.
+  void count(const dim::NetDim::Outcome& o) {
+    changes += o.changed();
+    if (o.has_verdict()) ++verdicts[static_cast<size_t>(o.verdict())];
+  }
   // After any call into `dim`: keep the copy of its window start. kWithModel: the model runs
   // too, so the window is marked for its path (kDimWindow), not for the fast path.
   template <bool kWithModel>
@@ -1115,8 +1120,7 @@ template <bool kModel>
       } else if ((slot.flags & QueueSlot::kWindowOpen) != 0) {
         const dim::NetDim::Outcome o = slot.dim.close_window(
             now_ns, static_cast<uint32_t>(q.packets), bytes, events, rate_div_);
-        slot.changes += o.changed();
-        if (o.has_verdict()) ++slot.verdicts[static_cast<size_t>(o.verdict())];
+        slot.count(o);
         slot.wanted = o.profile_ix();
         if (o.changed()) {
           slot.flags &= static_cast<uint8_t>(~QueueSlot::kWindowOpen);
@@ -1174,8 +1178,7 @@ template <bool kWithModel>
   const dim::NetDim::Outcome o =
       dim.feed(dim::Sample::from_counters(now_ns, q.events(), q.packets, q.has_bytes ? q.bytes : 0),
                &rate_div_);
-  if (o.changed()) ++slot.changes;
-  if (o.has_verdict()) ++slot.verdicts[static_cast<size_t>(o.verdict())];
+  slot.count(o);
   if (kWithModel && slot.model_primary()) {
     // DIM only compared: nothing is written for it, so its profile is applied at once (the
     // virtual apply of shadow mode) and the queue's wish stays the model's.
