@@ -34,9 +34,11 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 
 rc=0 passed=0 failed=0
+failures=() # "tier: test name" of every failed CTest test and check, repeated under the total
 log=$(mktemp)
+fail_out=$(mktemp -d /tmp/dimctl-failed.XXXXXX)
 san_logs=$(mktemp -d /tmp/dimctl-sanitizer.XXXXXX)
-trap 'rm -rf "$log" "$san_logs"' EXIT
+trap 'rm -rf "$log" "$san_logs" "$fail_out"' EXIT
 
 # count_ctest: adds CTest's "N% tests passed, F tests failed out of T" line in $log to the totals.
 count_ctest() {
@@ -48,12 +50,32 @@ count_ctest() {
   passed=$((passed + t - f)) failed=$((failed + f))
 }
 
+# keep_failed TIER: remembers each test CTest lists as failed in $log and saves the tail of its
+# output, so the total at the end names it and shows why (CI shows only the last lines of a log).
+keep_failed() {
+  local name status
+  while IFS=$'\t' read -r name status; do
+    failures+=("$1: $name ($status)")
+    # The block --output-on-failure prints after the test's result line, up to the next line that
+    # starts or ends a test (or CTest's summary), without GoogleTest's banner lines: what is left
+    # ends with the failed assertion, or the script's FAIL lines and log tail.
+    awk -v t="$name" '
+      /^ *Start +[0-9]+:/ || / Test +#[0-9]+: / || /tests passed, [0-9]+ tests? failed/ { on = 0 }
+      / Test +#[0-9]+: / && index($0, ": " t " ") { on = 1; next }
+      on && !/^\[[ =A-Z-]+\]/ && !/^Note: Google Test filter/ && NF' "$log" |
+      tail -n 15 >"$fail_out/${#failures[@]}"
+  done < <(sed -n '/The following tests FAILED:/,/^Errors while running/p' "$log" |
+    sed -nE 's/^[[:space:]]*[0-9]+ - (.*) \(([^()]*)\)$/\1\t\2/p')
+  return 0
+}
+
 # one_check NAME STATUS: a step that is not a CTest test (a build, a report scan) counts as one.
 one_check() {
   if [ "$2" -eq 0 ]; then
     passed=$((passed + 1))
   else
     echo "FAILED: $1"
+    failures+=("check: $1")
     failed=$((failed + 1)) rc=1
   fi
 }
@@ -65,6 +87,7 @@ run_label() {
   ctest --test-dir "$1" -L "^${2}\$" --output-on-failure -j "$jobs" --no-tests=ignore 2>&1 | tee "$log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
   count_ctest
+  keep_failed "$1 $2"
 }
 
 # configure_and_build LOG DIR CMAKE_ARGS...: configure and build one tree, output in LOG; prints
@@ -245,5 +268,9 @@ for tier in "${TIERS[@]}"; do
   echo "== $tier took $((SECONDS - start)) s"
 done
 echo "== total"
+for i in "${!failures[@]}"; do
+  echo "FAILED ${failures[$i]}"
+  [ -s "$fail_out/$((i + 1))" ] && sed 's/^/    | /' "$fail_out/$((i + 1))"
+done
 echo "tests: $passed passed, $failed failed"
 exit $rc
