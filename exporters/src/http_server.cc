@@ -73,7 +73,10 @@ struct Connection {
   enum class Phase { kHead, kServing, kWriting };
   Fd fd;
   Phase phase = Phase::kHead;
-  Clock::time_point since;     // when the current phase began: eviction picks the oldest head
+  // When the current phase began, as the loop's count of phase starts: eviction picks the lowest.
+  // A count, not a time: connections admitted in one batch share a time, and must still go in
+  // the order they were accepted (the longest waiting first).
+  uint64_t since = 0;
   Clock::time_point deadline;  // of the current phase
   std::string in;              // the request head being read, then any bytes after it
   std::size_t head_end = 0;    // in[0, head_end) is a complete head (0: not yet)
@@ -345,10 +348,14 @@ class ConnectionLoop {
     return found;
   }
 
+  void begin(Connection& c, Connection::Phase phase, Clock::time_point deadline) {
+    c.phase = phase;
+    c.since = ++phase_starts_;
+    c.deadline = deadline;
+  }
+
   void wait_for_head(Connection& c, Clock::time_point now, bool registered) {
-    c.phase = Connection::Phase::kHead;
-    c.since = now;
-    c.deadline = now + limits_.head_timeout;
+    begin(c, Connection::Phase::kHead, now + limits_.head_timeout);
     if (!watch(c, EPOLLIN, registered)) return drop(c);
     // A pipelined request may already be complete in the buffer.
     if (find_head(c)) on_readable(c);
@@ -472,9 +479,7 @@ class ConnectionLoop {
   void served(Connection& c, Clock::time_point now) {
     if (c.close_after_write && c.out.size() == c.out_sent) return drop(c);
     if (c.out.size() > c.out_sent) {
-      c.since = now;
-      c.deadline = now + limits_.write_timeout;
-      c.phase = Connection::Phase::kWriting;
+      begin(c, Connection::Phase::kWriting, now + limits_.write_timeout);
       if (!watch(c, EPOLLOUT, /*registered=*/false)) return drop(c);
       return;
     }
@@ -484,9 +489,7 @@ class ConnectionLoop {
   // Loop thread: `c.out` is to be written, then the connection closes or waits for its next
   // request.
   void write_out(Connection& c, Clock::time_point now) {
-    c.phase = Connection::Phase::kWriting;
-    c.since = now;
-    c.deadline = now + limits_.write_timeout;
+    begin(c, Connection::Phase::kWriting, now + limits_.write_timeout);
     pending_ += c.out.size() - c.out_sent;
     if (!watch(c, EPOLLOUT, /*registered=*/true)) return drop(c);
     flush(c);
@@ -510,9 +513,7 @@ class ConnectionLoop {
     c.out.clear();
     c.out_sent = 0;
     if (c.close_after_write) return drop(c);
-    const auto now = Clock::now();
-    c.phase = Connection::Phase::kHead;
-    wait_for_head(c, now, /*registered=*/true);
+    wait_for_head(c, Clock::now(), /*registered=*/true);
   }
 
   void expire(Clock::time_point now) {
@@ -552,6 +553,7 @@ class ConnectionLoop {
   std::thread loop_;
   std::vector<std::thread> workers_;
   std::unordered_map<int, std::unique_ptr<Connection>> conns_;  // loop thread only
+  uint64_t phase_starts_ = 0;                                   // loop thread only
   std::atomic<std::size_t> pending_{0};  // bytes in every Connection::out not yet sent
 
   std::mutex mu_;  // guards what follows
