@@ -142,13 +142,31 @@ start_daemon() {
   ip netns exec "$NS" "$DIMCTL" run --config "$WORK/dimctl.yaml" >"$WORK/daemon.log" 2>&1 &
   DAEMON_PID=$!
 }
-# stop_daemon SIGNAL: signals the daemon, gives it 100 polls (~10 s) to exit, then waits for it
-# (without a time bound); returns its exit status and clears DAEMON_PID.
+# stop_daemon SIGNAL: signals the daemon and gives it 100 polls (~10 s) to exit. One that is still
+# running then is a failure (daemon_exit), with its threads' stacks, and is killed: a hang at exit
+# shows as that, not as the whole script running into CTest's timeout. Returns the daemon's exit
+# status (137 when it had to be killed) and clears DAEMON_PID.
 stop_daemon() {
   kill -"$1" "$DAEMON_PID" 2>/dev/null || true
-  poll 100 not_running "$DAEMON_PID" || true
+  if ! poll 100 not_running "$DAEMON_PID"; then
+    fail daemon_exit "dimctl run (pid $DAEMON_PID) still running 10 s after SIG$1; its threads, then SIGKILL"
+    show_stacks "$DAEMON_PID"
+    kill -KILL "$DAEMON_PID" 2>/dev/null || true
+  fi
   local rc=0
   wait "$DAEMON_PID" 2>/dev/null || rc=$?
   DAEMON_PID=""
   return "$rc"
+}
+# show_stacks PID: each thread's name and kernel wait channel, and gdb's backtraces when gdb is
+# there, indented as "    stack: ".
+show_stacks() {
+  local t
+  for t in /proc/"$1"/task/*; do
+    echo "    stack: thread $(basename "$t") $(cat "$t/comm" 2>/dev/null) waits in $(cat "$t/wchan" 2>/dev/null)"
+  done
+  if command -v gdb >/dev/null; then
+    timeout 30 gdb -p "$1" -batch -ex 'thread apply all bt' 2>/dev/null |
+      grep -E '^(Thread |#[0-9])' | head -n 120 | sed 's/^/    stack: /'
+  fi
 }
