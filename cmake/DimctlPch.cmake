@@ -1,6 +1,6 @@
-# Precompiled headers (DIMCTL_PCH; default ON with clang, OFF with GCC). The test binaries and the CLI spend seconds per
-# translation unit parsing the same third-party headers (gtest/gmock, nlohmann/json, CLI11,
-# spdlog, fmt). Each group parses them once, into a PCH owned by a small object library, and every
+# Precompiled headers (DIMCTL_PCH; default ON with clang, OFF with GCC). The test binaries and
+# the CLI spend seconds per translation unit parsing the same third-party headers (gtest/gmock,
+# nlohmann/json, CLI11, spdlog, fmt). Each group parses them once, into a PCH owned by a small object library, and every
 # target of the group reuses it (REUSE_FROM): one PCH compile per group, not per target.
 #
 # A PCH is only used when the reusing compile has the same flags and the same definitions of the

@@ -142,19 +142,26 @@ start_daemon() {
   ip netns exec "$NS" "$DIMCTL" run --config "$WORK/dimctl.yaml" >"$WORK/daemon.log" 2>&1 &
   DAEMON_PID=$!
 }
-# stop_daemon SIGNAL: signals the daemon and gives it 100 polls (~10 s) to exit. One that is still
-# running then is a failure (daemon_exit), with its threads' stacks, and is killed: a hang at exit
-# shows as that, not as the whole script running into CTest's timeout. Returns the daemon's exit
-# status (137 when it had to be killed) and clears DAEMON_PID.
-stop_daemon() {
-  kill -"$1" "$DAEMON_PID" 2>/dev/null || true
-  if ! poll 100 not_running "$DAEMON_PID"; then
-    fail daemon_exit "dimctl run (pid $DAEMON_PID) still running 10 s after SIG$1; its threads, then SIGKILL"
-    show_stacks "$DAEMON_PID"
-    kill -KILL "$DAEMON_PID" 2>/dev/null || true
+# stop_process CHECK WHAT SIGNAL PID: signals PID (a background child of the script) and gives it
+# 100 polls (~10 s) to exit. One still running then fails CHECK ("WHAT ... still running"), with
+# its threads' stacks, and is killed: a hang at exit shows as that, not as the whole script
+# running into CTest's timeout. Returns its exit status (137 when it had to be killed).
+stop_process() {
+  kill -"$3" "$4" 2>/dev/null || true
+  if ! poll 100 not_running "$4"; then
+    fail "$1" "$2 (pid $4) still running 10 s after SIG$3; its threads, then SIGKILL"
+    show_stacks "$4"
+    kill -KILL "$4" 2>/dev/null || true
   fi
   local rc=0
-  wait "$DAEMON_PID" 2>/dev/null || rc=$?
+  wait "$4" 2>/dev/null || rc=$?
+  return "$rc"
+}
+# stop_daemon SIGNAL: stop_process for the daemon (check daemon_exit); returns its exit status and
+# clears DAEMON_PID.
+stop_daemon() {
+  local rc=0
+  stop_process daemon_exit "dimctl run" "$1" "$DAEMON_PID" || rc=$?
   DAEMON_PID=""
   return "$rc"
 }

@@ -59,13 +59,7 @@ start_record() {  # start_record ARGS...: in the receiver's namespace, logging t
   wait_for 15 grep -qs "recording to" "$WORK/rec.log"
 }
 stop_record() {  # stop_record SIGNAL: the recorder's exit code (137: still running after 10 s)
-  kill -"$1" "$REC_PID" 2>/dev/null
-  if ! poll 100 not_running "$REC_PID"; then
-    echo "    dimctl record (pid $REC_PID) still running 10 s after SIG$1: killed"
-    show_stacks "$REC_PID"
-    kill -KILL "$REC_PID" 2>/dev/null
-  fi
-  wait "$REC_PID" 2>/dev/null
+  stop_process record_exit "dimctl record" "$1" "$REC_PID"
   local rc=$?
   REC_PID=""
   return $rc
