@@ -8,6 +8,12 @@
 // controller calls) so the controller's own share can be read off. BM_ControllerStep_Policy runs
 // the cost model (algorithm model) or both policies (compare) on every device instead.
 #include <sys/resource.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
 
 #include <benchmark/benchmark.h>
 
@@ -45,6 +51,23 @@ class SyntheticSource final : public model::CounterSource {
 
   // In place, as the controller asks for it: only the counters change from period to period.
   Result<void> sample_into(model::Snapshot& snap) override {
+    if (!time_self_) return update(snap);
+    const int64_t t0 = thread_cpu_ns();
+    auto r = update(snap);
+    last_ns_ = thread_cpu_ns() - t0;
+    return r;
+  }
+  // The ping-pong mode (below) subtracts the source's own CPU time from each step.
+  void time_self() { time_self_ = true; }
+  int64_t last_ns() const { return last_ns_; }
+  static int64_t thread_cpu_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  }
+
+ private:
+  Result<void> update(model::Snapshot& snap) {
     if (snap.queues.size() != static_cast<size_t>(queues_)) init(snap);
     ++period_;
     snap.time_ns = period_ * kPeriodNs;
@@ -82,6 +105,7 @@ class SyntheticSource final : public model::CounterSource {
     return ok();
   }
 
+ public:
   void devices_into(fakes::RecordingNetActuator& net) const {
     for (int dev = 0; dev * kQueuesPerDevice < queues_; ++dev) {
       net.devices["eth" + std::to_string(dev)].state = fakes::RecordingNetActuator::full_coalesce();
@@ -106,6 +130,8 @@ class SyntheticSource final : public model::CounterSource {
   }
 
   model::Snapshot own_;  // for sample()
+  bool time_self_ = false;
+  int64_t last_ns_ = 0;
   int queues_;
   int64_t period_ = 0;
   int busy_pct_;
@@ -303,4 +329,81 @@ BENCHMARK(BM_LoopFloor)
     ->Args({10000, 10})
     ->Unit(benchmark::kMicrosecond);
 
-BENCHMARK_MAIN();
+namespace {
+
+// Ping-pong mode: two builds compared step by step (bench/controller/pingpong.py). This VM's
+// speed drifts by 30-50 % within minutes, so the figure to trust is the ratio of steps run next
+// to each other: each process runs one step when it reads a byte from IN_FD, prints that step's
+// controller-alone CPU time (the step minus the source's own), and hands over by writing a byte
+// to OUT_FD. Both processes on one CPU, so their steps alternate. With --burst=K each turn runs
+// K steps and reports the last: with K > 1 that step finds the caches as the previous step of
+// the same process left them (as in BM_ControllerStep), with K = 1 as the other process left
+// them (as a daemon that does other work between its periods).
+//   controller_bench --pingpong=IN_FD,OUT_FD --queues=N --busy=P --publish-ms=M --steps=S
+//                    [--burst=K]
+int pingpong(int argc, char** argv) {
+  int in_fd = -1, out_fd = -1, queues = 10000, busy = 100, publish_ms = 1000, steps = 1000;
+  int burst = 1;
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    if (std::sscanf(a, "--pingpong=%d,%d", &in_fd, &out_fd) == 2 ||
+        std::sscanf(a, "--queues=%d", &queues) == 1 || std::sscanf(a, "--busy=%d", &busy) == 1 ||
+        std::sscanf(a, "--publish-ms=%d", &publish_ms) == 1 ||
+        std::sscanf(a, "--steps=%d", &steps) == 1 || std::sscanf(a, "--burst=%d", &burst) == 1) {
+      continue;
+    }
+    std::fprintf(stderr,
+                 "controller_bench: ping-pong argument '%s' is not one of --pingpong=IN_FD,OUT_FD "
+                 "--queues=N --busy=P --publish-ms=M --steps=S --burst=K\n",
+                 a);
+    return 2;
+  }
+  if (in_fd < 0 || out_fd < 0 || queues < 1 || busy < 0 || busy > 100 || publish_ms < 0 ||
+      steps < 1 || burst < 1) {
+    std::fprintf(stderr,
+                 "controller_bench: ping-pong needs --pingpong=IN_FD,OUT_FD with both >= 0, "
+                 "queues, steps and burst >= 1, busy 0-100 and publish-ms >= 0\n");
+    return 2;
+  }
+  std::signal(SIGPIPE, SIG_IGN);  // the peer may be gone after its last step
+  spdlog::set_level(spdlog::level::warn);
+  Rig rig(queues, int64_t{publish_ms} * 1'000'000, busy);
+  rig.source.time_self();
+  for (int i = 0; i < 40; ++i) {  // as BM_ControllerStep20: both state buffers hold every queue
+    rig.clock.advance(kPeriodNs);
+    (void)rig.ctl->step();
+  }
+  char token = 0;
+  for (int i = 0; i < steps; ++i) {
+    if (read(in_fd, &token, 1) != 1) {
+      std::fprintf(stderr, "controller_bench: the other build stopped after %d of %d steps\n", i,
+                   steps);
+      return 1;
+    }
+    for (int k = 1; k < burst; ++k) {
+      rig.clock.advance(kPeriodNs);
+      (void)rig.ctl->step();
+    }
+    rig.clock.advance(kPeriodNs);
+    const int64_t t0 = SyntheticSource::thread_cpu_ns();
+    auto r = rig.ctl->step();
+    const int64_t total = SyntheticSource::thread_cpu_ns() - t0;
+    benchmark::DoNotOptimize(r);
+    std::printf("%lld %lld\n", static_cast<long long>(total - rig.source.last_ns()),
+                static_cast<long long>(rig.source.last_ns()));
+    (void)!write(out_fd, &token, 1);
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strncmp(argv[1], "--pingpong=", 11) == 0) return pingpong(argc, argv);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
