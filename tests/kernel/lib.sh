@@ -142,14 +142,16 @@ start_daemon() {
   ip netns exec "$NS" "$DIMCTL" run --config "$WORK/dimctl.yaml" >"$WORK/daemon.log" 2>&1 &
   DAEMON_PID=$!
 }
-# stop_process CHECK WHAT SIGNAL PID: signals PID (a background child of the script) and gives it
-# 100 polls (~10 s) to exit. One still running then fails CHECK ("WHAT ... still running"), with
-# its threads' stacks, and is killed: a hang at exit shows as that, not as the whole script
-# running into CTest's timeout. Returns its exit status (137 when it had to be killed).
+# stop_process CHECK WHAT SIGNAL PID [POLLS]: signals PID (a background child of the script) and
+# gives it POLLS polls of 0.1 s (default 100, ~10 s) to exit. One still running then fails CHECK
+# ("WHAT ... still running"), with its threads' stacks, and is killed: a hang at exit shows as
+# that, not as the whole script running into CTest's timeout. Returns its exit status (137 when
+# it had to be killed).
 stop_process() {
+  local polls="${5:-100}"
   kill -"$3" "$4" 2>/dev/null || true
-  if ! poll 100 not_running "$4"; then
-    fail "$1" "$2 (pid $4) still running 10 s after SIG$3; its threads, then SIGKILL"
+  if ! poll "$polls" not_running "$4"; then
+    fail "$1" "$2 (pid $4) still running $((polls / 10)) s after SIG$3; its threads, then SIGKILL"
     show_stacks "$4"
     kill -KILL "$4" 2>/dev/null || true
   fi

@@ -166,12 +166,9 @@ else
 fi
 
 if [ -n "$DAEMON_PID" ]; then
-  kill -TERM "$DAEMON_PID"
-  if ! poll 150 not_running "$DAEMON_PID"; then
-    fail sigterm_exit_0 "still running 15 s after SIGTERM"
-    kill -KILL "$DAEMON_PID"
-  fi
-  wait "$DAEMON_PID"; rc=$?
+  # 15 s: the churned devices' restores come first.
+  rc=0
+  stop_process sigterm_exit_0 "dimctl run" TERM "$DAEMON_PID" 150 || rc=$?
   DAEMON_PID=""
   if [ "$rc" -ne 0 ]; then
     fail sigterm_exit_0 "dimctl run exited $rc on SIGTERM"
