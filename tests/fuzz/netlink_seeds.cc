@@ -16,6 +16,7 @@
 
 #include "netdev_uapi.h"
 #include "unit/actuators/nl_builder.h"
+#include "unit/actuators/nl_replies.h"
 
 namespace {
 
@@ -49,12 +50,7 @@ void write(const std::string& name, uint8_t selector,
 }
 
 MsgBuilder coalesce_reply(uint8_t cmd, const std::string& dev) {
-  MsgBuilder b(kFamily);
-  b.genl(cmd);
-  size_t h = b.begin(ETHTOOL_A_COALESCE_HEADER);
-  b.u32(ETHTOOL_A_HEADER_DEV_INDEX, 7).str(ETHTOOL_A_HEADER_DEV_NAME, dev);
-  b.end(h);
-  return b;
+  return dimctl::testing_nl::coalesce_reply(kFamily, cmd, dev);
 }
 
 std::vector<uint8_t> ack(uint16_t flags = NLM_F_CAPPED, int32_t error = 0) {
@@ -95,26 +91,13 @@ void ethtool() {
   write("ethtool_get_reply", kEthtool, {bytes(minimal)});
 
   // A rejected COALESCE_SET: capped, extack message and offset.
-  MsgBuilder capped(NLMSG_ERROR, NLM_F_CAPPED | NLM_F_ACK_TLVS, 5, 99);
-  nlmsgerr err{};
-  err.error = -EINVAL;
-  err.msg.nlmsg_len = 48;
-  err.msg.nlmsg_type = kFamily;
-  err.msg.nlmsg_seq = 5;
-  capped.raw(&err, sizeof err);
-  capped.str(NLMSGERR_ATTR_MSG, "cannot modify an unsupported parameter");
-  capped.u32(NLMSGERR_ATTR_OFFS, 32);
+  MsgBuilder capped = dimctl::testing_nl::capped_extack_error(
+      kFamily, -EINVAL, "cannot modify an unsupported parameter", 32);
   write("ethtool_error_capped_extack", kEthtool, {bytes(capped)});
 
   // Uncapped: the echoed request, then the TLVs.
-  MsgBuilder uncapped(NLMSG_ERROR, NLM_F_ACK_TLVS);
-  nlmsgerr err2{};
-  err2.error = -ENODEV;
-  err2.msg.nlmsg_len = sizeof(nlmsghdr) + 8;
-  uncapped.raw(&err2, sizeof err2);
-  const uint8_t echoed[8] = {19, 1, 0, 0, 4, 0, 1, 0};
-  uncapped.raw(echoed, sizeof echoed);
-  uncapped.str(NLMSGERR_ATTR_MSG, "no device matches name");
+  MsgBuilder uncapped =
+      dimctl::testing_nl::uncapped_extack_error(-ENODEV, "no device matches name");
   write("ethtool_error_uncapped_extack", kEthtool, {bytes(uncapped)});
 
   write("ethtool_eperm", kEthtool, {ack(NLM_F_CAPPED, -EPERM)});

@@ -15,6 +15,7 @@
 #include "dimctl/actuators/netlink_socket.h"
 #include "dimctl/actuators/nl_codec.h"
 #include "unit/actuators/nl_builder.h"
+#include "unit/actuators/nl_replies.h"
 
 namespace dimctl::actuators {
 namespace {
@@ -42,12 +43,7 @@ std::map<uint16_t, std::vector<uint8_t>> attrs_of(const nlmsghdr* nlh, size_t hd
 
 MsgBuilder coalesce_reply(uint8_t cmd = ETHTOOL_MSG_COALESCE_GET_REPLY,
                           const std::string& dev = "dimt0") {
-  MsgBuilder b(kFamily);
-  b.genl(cmd);
-  size_t h = b.begin(ETHTOOL_A_COALESCE_HEADER);
-  b.u32(ETHTOOL_A_HEADER_DEV_INDEX, 7).str(ETHTOOL_A_HEADER_DEV_NAME, dev);
-  b.end(h);
-  return b;
+  return testing_nl::coalesce_reply(kFamily, cmd, dev);
 }
 
 // ------------------------------------------------------------------------------- encoding
@@ -223,15 +219,8 @@ TEST(EthtoolCodec, WrongFamilyOrCommandIsAnError) {
 
 // NLMSG_ERROR as sent for a rejected COALESCE_SET: capped, with extack message and offset.
 TEST(NetlinkErrors, ExtackMessageBecomesErrorContext) {
-  MsgBuilder b(NLMSG_ERROR, NLM_F_CAPPED | NLM_F_ACK_TLVS, 5, 99);
-  nlmsgerr err{};
-  err.error = -EINVAL;
-  err.msg.nlmsg_len = 48;
-  err.msg.nlmsg_type = kFamily;
-  err.msg.nlmsg_seq = 5;
-  b.raw(&err, sizeof err);
-  b.str(NLMSGERR_ATTR_MSG, "cannot modify an unsupported parameter");
-  b.u32(NLMSGERR_ATTR_OFFS, 32);
+  MsgBuilder b = testing_nl::capped_extack_error(kFamily, -EINVAL,
+                                                 "cannot modify an unsupported parameter", 32);
   auto r = nl::decode_error(b.msg(), "ethtool COALESCE_SET dimt0 (rx_usecs)");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), EINVAL);
@@ -242,14 +231,7 @@ TEST(NetlinkErrors, ExtackMessageBecomesErrorContext) {
 
 // Uncapped: the original request follows struct nlmsgerr, then the TLVs.
 TEST(NetlinkErrors, ExtackAfterEchoedRequest) {
-  MsgBuilder b(NLMSG_ERROR, NLM_F_ACK_TLVS);
-  nlmsgerr err{};
-  err.error = -ENODEV;
-  err.msg.nlmsg_len = sizeof(nlmsghdr) + 8;
-  b.raw(&err, sizeof err);
-  const uint8_t echoed[8] = {19, 1, 0, 0, 4, 0, 1, 0};
-  b.raw(echoed, sizeof echoed);
-  b.str(NLMSGERR_ATTR_MSG, "no device matches name");
+  MsgBuilder b = testing_nl::uncapped_extack_error(-ENODEV, "no device matches name");
   auto r = nl::decode_error(b.msg(), "ethtool COALESCE_GET nope0");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ENODEV);
