@@ -1,7 +1,8 @@
 # Precompiled headers (DIMCTL_PCH; default ON with clang, OFF with GCC). The test binaries and
 # the CLI spend seconds per translation unit parsing the same third-party headers (gtest/gmock,
-# nlohmann/json, CLI11, spdlog, fmt). Each group parses them once, into a PCH owned by a small object library, and every
-# target of the group reuses it (REUSE_FROM): one PCH compile per group, not per target.
+# nlohmann/json, CLI11, spdlog, fmt). Each group parses them once, into a PCH owned by a small
+# object library, and every target of the group reuses it (REUSE_FROM): one PCH compile per
+# group, not per target.
 #
 # A PCH is only used when the reusing compile has the same flags and the same definitions of the
 # macros its headers test; otherwise GCC silently falls back to parsing (CMake adds -Winvalid-pch,
@@ -11,16 +12,21 @@
 # build with -DDIMCTL_PCH=OFF checks.
 include_guard(GLOBAL)
 
-# ON by default for clang, OFF for GCC. Clang gains a quarter of a from-scratch build's CPU time,
-# GCC a tenth (docs/BUILDING.md). And the GCC tree `make test` builds stays free of the
-# force-included PCH, so it still fails on a file that leans on the PCH for an include.
+# DIMCTL_PCH_LAZY: the compiler reads a PCH lazily (clang), so a PCH may hold headers only some
+# of its users include. GCC reads all of a PCH into every compile: there a PCH holds only what
+# (nearly) every user includes (tests/CMakeLists.txt, userspace/cli/CMakeLists.txt).
 if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
-  set(_dimctl_pch_default ON)
+  set(DIMCTL_PCH_LAZY ON)
 else()
-  set(_dimctl_pch_default OFF)
+  set(DIMCTL_PCH_LAZY OFF)
 endif()
+
+# ON by default where reads are lazy (clang), OFF for GCC. Clang gains a quarter of a
+# from-scratch build's CPU time, GCC a tenth (docs/BUILDING.md). And the GCC tree `make test`
+# builds stays free of the force-included PCH, so it still fails on a file that leans on the PCH
+# for an include.
 option(DIMCTL_PCH "Precompile the heavy third-party headers of the tests and the CLI"
-       ${_dimctl_pch_default})
+       ${DIMCTL_PCH_LAZY})
 
 # dimctl_pch_holder(<name> HEADERS <h>... LIBS <targets>... [DEFINITIONS <d>...]): an object
 # library that builds the PCH, for target_precompile_headers(<t> REUSE_FROM <name>).
