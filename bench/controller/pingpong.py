@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Step-by-step comparison of two controller_bench builds.
 
-    bench/controller/pingpong.py [-n STEPS] [--queues N] [--busy P] [--publish-ms M]
-                                 [--cpu C] BASE NEW
+    bench/controller/pingpong.py [-n STEPS] [--passes K] [--queues N] [--busy P]
+                                 [--publish-ms M] [--burst B] [--cpu C] [--seed S] BASE NEW
 
 This VM's speed drifts by 30-50 % within minutes, and a binary's median depends on the phases
 it happened to meet (paired.py alternates whole repetitions, tens of milliseconds each). Here
@@ -12,10 +12,10 @@ ratio. Each build runs its own copy of the benchmark's rig (BM_ControllerStep's 
 queues, shadow mode, 20 Hz snapshot times) and prints the controller's CPU time per step, the
 source's own share left out ("controller alone" in docs/benchmarks/controller.md).
 
-Each pass is a fresh pair of processes (their memory lands on other physical pages, which moves
-one process's step time by a few per cent against the other's), BASE and NEW stepping first in
-turn; the figure to trust is the median of the per-step ratios NEW / BASE over all passes. An
-A/A run (one binary against a copy of itself) reads 1.00 within about 2 %.
+Each pass is a fresh pair of processes, BASE and NEW stepping first in turn, each pass with
+another size of environment (see main()); the figure to trust is the median of the per-step
+ratios NEW / BASE over all passes. An A/A run (one binary against a copy of itself) reads 1.00
+within about 2 %.
 """
 import argparse
 import os
@@ -146,8 +146,8 @@ def pass_once(first, second, a, pad, label):
 
     def parse(out, b):
         try:
-            return [int(line.split()[0]) for line in out.splitlines() if line.strip()]
-        except (ValueError, IndexError):
+            return [int(line) for line in out.splitlines() if line.strip()]
+        except ValueError:
             sys.exit(f"{label[b]}: unexpected output: {out[:200]!r}")
 
     t1, t2 = parse(texts[0], first), parse(texts[2], second)
