@@ -140,7 +140,8 @@ Prediction predict(TimerMode mode, uint32_t usec, uint32_t count, double rate_pe
   const double c_c = std::max(0.0, cost.completion_cost_ns);
   const double c_irq = std::max(0.0, cost.interrupt_cost_ns);
   p.cpu_per_completion_ns = c_c + c_irq / p.batch;
-  p.utilisation = lambda * p.cpu_per_completion_ns * 1e-9;
+  const double sharers = cost.sharers > 1 ? cost.sharers : 1.0;  // NaN too
+  p.utilisation = sharers * lambda * p.cpu_per_completion_ns * 1e-9;
   // Above 1 the queueing term would turn negative: a core cannot be more than busy.
   p.feasible = p.utilisation < std::clamp(cost.max_utilisation, 0.0, 0.999);
   p.latency_ns = p.feasible ? p.added_delay_ns + p.cpu_per_completion_ns / (1 - p.utilisation)

@@ -91,6 +91,7 @@ enum M : std::size_t {
   kCqDimProfileChanges,
   kCqDimWantedUsecs,
   kCqDimWantedComps,
+  kCqModelSharers,
   kCqCompareProfileIndex,
   kCqCompareProfileChanges,
   kCount,
@@ -327,6 +328,12 @@ const std::vector<MetricSpec>& catalogue() {
       {"dimctl_rdma_cq_dim_wanted_comps",
        MetricType::Gauge,
        "Moderation completion count of the profile RDMA DIM chose for the CQ.",
+       {C}},
+      {"dimctl_rdma_cq_model_sharers",
+       MetricType::Gauge,
+       "Cost model (as the algorithm or compared): the CQs' worth of load its core carries, as "
+       "the model judged this CQ (its completion vector's completion rate over its own, rounded "
+       "to 1, 2, 3, 4, 6, 8, 12 or 16; 1 when alone).",
        {C}},
       {"dimctl_rdma_cq_compare_profile_index",
        MetricType::Gauge,
@@ -643,6 +650,7 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
         out.add(kCqDimWantedUsecs, {dev, cq}, q.wanted_usec);
         out.add(kCqDimWantedComps, {dev, cq}, q.wanted_comps);
       }
+      if (q.model_sharers > 0) out.add(kCqModelSharers, {dev, cq}, q.model_sharers);
       render_compare(out, model::comparison_at(s->cq_comparisons, i), /*cq=*/true, {dev, cq});
     }
 

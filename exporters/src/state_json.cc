@@ -217,6 +217,7 @@ model::ControllerState parse_state(const json& j) {
     get(q, "kernel_usec", c.kernel_usec, qw);
     get(q, "completions_per_second", v.completions_per_second, qw);
     get(q, "events_per_second", v.events_per_second, qw);
+    get(q, "model_sharers", v.model_sharers, qw);
     v.dim = dim_from_json(object_at(q, "dim", qw), qw + ".dim");
     get(q, "wanted_usec", v.wanted_usec, qw);
     get(q, "wanted_comps", v.wanted_comps, qw);
@@ -316,6 +317,7 @@ json state_to_json(const model::ControllerState& s) {
     json o = cq_counters_to_json(q.counters);
     o["completions_per_second"] = q.completions_per_second;
     o["events_per_second"] = q.events_per_second;
+    o["model_sharers"] = q.model_sharers;
     o["dim"] = dim_to_json(q.dim);
     o["wanted_usec"] = q.wanted_usec;
     o["wanted_comps"] = q.wanted_comps;

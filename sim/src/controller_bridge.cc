@@ -80,6 +80,8 @@ Result<void> ControllerBridge::sample_into(model::Snapshot& out) {
         cq.key = {i, q + 1};
         cq.ibdev = names_[i];
         cq.poll_ctx = model::PollContext::kSoftirq;
+        // One completion vector per core of the stage: the queues a core serves share it.
+        cq.comp_vector = static_cast<int32_t>(q % std::max(stage_specs_[stages_[i]].cores, 1u));
         cq.schedules = c.interrupts;
         cq.events = c.polls;
         cq.polls = c.polls;

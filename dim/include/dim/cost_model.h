@@ -21,15 +21,21 @@
 //   D  mean added delay per completion: from its arrival to the interrupt that reports it
 // and, for a host that spends C_c of CPU per completion and C_irq per interrupt:
 //   S = C_c + C_irq / B        CPU per completion
-//   ρ = λ · S                  utilisation of the core that handles the queue
+//   ρ = k · λ · S              utilisation of the core that handles the queue, shared by k
+//                              queues with this one's load and profile (k = sharers, 1 alone)
 //   L = D + S / (1 − ρ)        predicted latency: moderation delay plus the M/M/1 sojourn of
 //                              the completion on that core; a profile with ρ ≥ max_utilisation is
 //                              infeasible (L = +inf).
 // L is what ModelPolicy minimises. At low load every profile's ρ is small, so the least-delay
 // profile wins; as λ grows the interrupt cost drives ρ (and the queueing term) up and a profile
 // that batches more becomes the better one, which is exactly the trade-off moderation exists for.
+// With k > 1 the core serves k queues' completions (k λ in all) and each completion's sojourn is
+// S / (1 − ρ) with the shared ρ: batching pays at the core's load, not one queue's. The caller
+// estimates k from the queues that share an interrupt (the controller: CQs on one completion
+// vector, docs/CONTROLLER.md).
 // Limits, stated in docs/CONTROLLER.md: arrivals are assumed Poisson (bursts and closed loops are
-// left to ModelPolicy's rules), one queue per core, and C_c / C_irq are parameters, not measured.
+// left to ModelPolicy's rules), the sharers of a core are taken as alike, and C_c / C_irq are
+// parameters, not measured.
 #pragma once
 
 #include <cstdint>
@@ -44,13 +50,14 @@ struct CostParams {
   double completion_cost_ns = 1000;  // C_c: host CPU per completion (packet / CQE)
   double interrupt_cost_ns = 2000;   // C_irq: host CPU per interrupt, direct and indirect
   double max_utilisation = 0.95;     // profiles predicted above this are infeasible
+  double sharers = 1;                // k: queues of this load sharing the core (< 1 counts as 1)
 };
 
 struct Prediction {
   double batch = 1;                  // B
   double added_delay_ns = 0;         // D
   double cpu_per_completion_ns = 0;  // S
-  double utilisation = 0;            // ρ
+  double utilisation = 0;            // ρ, of the core (all its sharers)
   bool feasible = true;              // ρ < max_utilisation
   double latency_ns = 0;             // L; +inf when not feasible
 };

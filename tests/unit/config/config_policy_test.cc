@@ -115,6 +115,7 @@ TEST(ConfigPolicy, ModelAlgorithmCompareAndSettingsAreMapped) {
     EXPECT_EQ(d.model.interrupt_cost_ns, 4000);
     EXPECT_EQ(d.model.max_changes_per_s, 2u);
     EXPECT_EQ(d.model.timer, dim::TimerMode::kIdleGap);
+    EXPECT_TRUE(d.model.shared_load);  // default kept
   }
   // `model-cqe` is a net algorithm, like net-cqe.
   DevicePolicy c = p.policy_for(net("eth9"));

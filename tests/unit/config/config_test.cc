@@ -108,6 +108,7 @@ TEST(ConfigFull, EveryFieldHasTheValueWritten) {
   EXPECT_EQ(a.model->interrupt_cost_ns, 3000);
   EXPECT_EQ(a.model->max_changes_per_s, 4u);
   EXPECT_EQ(a.model->timer, dim::TimerMode::kAbsolute);
+  EXPECT_FALSE(a.model->shared_load);
   EXPECT_EQ(a.mark.line, 16);
   EXPECT_TRUE(a.applies_to_net());
   EXPECT_FALSE(a.applies_to_rdma());

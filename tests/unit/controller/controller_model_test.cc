@@ -327,11 +327,13 @@ TEST_F(ModelTest, ObserveRunsNeitherPolicy) {
 // RDMA CQs: the model on the 9-profile table, alone and compared with RDMA DIM.
 class ModelRdmaTest : public ControllerTest {
  protected:
-  void add_cq(uint32_t cq_id) {
+  void add_cq(uint32_t cq_id, int32_t comp_vector = -1,
+              model::PollContext ctx = model::PollContext::kSoftirq) {
     model::CqCounters c;
     c.key = {0, cq_id};
     c.ibdev = "mlx5_0";
-    c.poll_ctx = model::PollContext::kSoftirq;
+    c.poll_ctx = ctx;
+    c.comp_vector = comp_vector;
     source.current.cqs.push_back(c);
   }
   const model::CqView* cq(uint32_t cq_id) {
@@ -396,6 +398,101 @@ TEST_F(ModelRdmaTest, CqModelAloneHasNoComparison) {
   EXPECT_TRUE(cq(7)->dim.model);
   EXPECT_GT(cq(7)->dim.profile_ix, 0);
   EXPECT_TRUE(hold_->cq_comparisons.empty());
+}
+
+// CQs of one device on one completion vector share a core: each one's load is judged as the
+// vector's (sharers = the vector's completion rate / its own, rounded down to a level), so each
+// decides exactly as the library's policy on a table built with that many sharers.
+struct CqLoad {
+  uint32_t cq_id;
+  int32_t comp_vector;
+  model::PollContext ctx;
+  double share;    // of the step's rate
+  double sharers;  // the level the controller must judge it with
+};
+
+class ModelShareTest : public ModelRdmaTest {
+ protected:
+  void expect_shared_decisions(const std::vector<CqLoad>& cqs, bool shared_load);
+};
+
+void ModelShareTest::expect_shared_decisions(const std::vector<CqLoad>& cqs, bool shared_load) {
+  ModelShareTest& t = *this;
+  auto p = t.shadow();
+  p.algorithm = model::Algorithm::kModel;
+  p.model.shared_load = shared_load;
+  t.policy.by_name["mlx5_0"] = p;
+  std::vector<dim::ModelTable> tables;
+  std::vector<dim::ModelPolicy> refs;
+  for (const CqLoad& c : cqs) {
+    t.add_cq(c.cq_id, c.comp_vector, c.ctx);
+    dim::ModelParams params;
+    params.cost.sharers = c.sharers;
+    tables.emplace_back(dim::kRdmaProfiles, dim::ProfileCount::kCompletions, params);
+  }
+  for (const auto& table : tables) refs.emplace_back(table);
+  ASSERT_TRUE(t.step().ok());
+  int64_t prev_t = t.source.current.time_ns;
+  std::vector<int> moved(cqs.size(), 0);
+  Lcg rng;
+  for (int s = 0; s < 120; ++s) {
+    // A ramp through the range where sharing matters (the vector's load, not one CQ's, decides).
+    const double rate = std::vector<double>{1e4, 6e4, 1.5e5, 3e5}[(s / 30) % 4];
+    std::vector<std::pair<uint64_t, uint64_t>> deltas;
+    for (const CqLoad& c : cqs) {
+      const auto comps = static_cast<uint64_t>(rate * c.share * 0.05 * (95 + rng.next(11)) / 100);
+      deltas.emplace_back(comps / 8 + 1, comps);
+      auto* counters = t.source.cq({0, c.cq_id});
+      counters->events += deltas.back().first;
+      counters->completions += comps;
+    }
+    ASSERT_TRUE(t.step().ok());
+    for (size_t i = 0; i < cqs.size(); ++i) {
+      refs[i].update(tables[i],
+                     {t.source.current.time_ns - prev_t, deltas[i].first, deltas[i].second});
+      const auto* v = t.cq(cqs[i].cq_id);
+      ASSERT_NE(v, nullptr);
+      ASSERT_EQ(v->dim.profile_ix, refs[i].profile_ix()) << "cq " << cqs[i].cq_id << " step " << s;
+      ASSERT_EQ(v->model_sharers, cqs[i].sharers) << "cq " << cqs[i].cq_id << " step " << s;
+      moved[i] = std::max<int>(moved[i], refs[i].profile_ix());
+    }
+    prev_t = t.source.current.time_ns;
+  }
+  for (size_t i = 0; i < cqs.size(); ++i) EXPECT_GT(moved[i], 0) << "cq " << cqs[i].cq_id;
+}
+
+using K = model::PollContext;
+
+TEST_F(ModelShareTest, CqsOnOneVectorAreJudgedByTheVectorsLoad) {
+  // Four alike on vector 0, one alone on vector 1, one on an unbound workqueue (any core) and
+  // one without a known vector: only the four share.
+  expect_shared_decisions({{1, 0, K::kSoftirq, 1, 4},
+                           {2, 0, K::kSoftirq, 1, 4},
+                           {3, 0, K::kWorkqueue, 1, 4},
+                           {4, 0, K::kSoftirq, 1, 4},
+                           {5, 1, K::kSoftirq, 1, 1},
+                           {6, 0, K::kUnboundWorkqueue, 1, 1},
+                           {7, -1, K::kSoftirq, 1, 1}},
+                          /*shared_load=*/true);
+}
+
+TEST_F(ModelShareTest, UnequalSharersRoundToTheNearestLevel) {
+  // Of the vector's load, 5/8 is one CQ's (1.6 sharers: level 2) and 1/8 each of three others'
+  // (8: level 8). The levels' boundaries are their geometric means (1.41 and 2.45 around 2,
+  // 6.9 and 9.8 around 8), beyond the steps' noise.
+  expect_shared_decisions({{1, 2, K::kSoftirq, 5, 2},
+                           {2, 2, K::kSoftirq, 1, 8},
+                           {3, 2, K::kSoftirq, 1, 8},
+                           {4, 2, K::kSoftirq, 1, 8}},
+                          /*shared_load=*/true);
+}
+
+TEST_F(ModelShareTest, SharedLoadOffJudgesEachCqAlone) {
+  expect_shared_decisions({{1, 0, K::kSoftirq, 1, 1},
+                           {2, 0, K::kSoftirq, 1, 1},
+                           {3, 0, K::kSoftirq, 1, 1},
+                           {4, 0, K::kSoftirq, 1, 1}},
+                          /*shared_load=*/false);
 }
 
 }  // namespace

@@ -88,6 +88,31 @@ TEST(CostModel, HostCostAndFeasibility) {
   EXPECT_TRUE(std::isinf(q.latency_ns));
 }
 
+// k queues alike on one core: k times the load on the core, the sojourn at that load, the batch
+// and the delay of the queue's own rate.
+TEST(CostModel, SharersLoadTheCore) {
+  const CostParams alone{1000, 2000, 0.95};
+  CostParams shared = alone;
+  shared.sharers = 4;
+  const Prediction a = predict(TimerMode::kIdleGap, 8, 64, 1e5, alone);
+  const Prediction s = predict(TimerMode::kIdleGap, 8, 64, 1e5, shared);
+  EXPECT_EQ(s.batch, a.batch);
+  EXPECT_EQ(s.added_delay_ns, a.added_delay_ns);
+  EXPECT_EQ(s.cpu_per_completion_ns, a.cpu_per_completion_ns);
+  EXPECT_NEAR(s.utilisation, 4 * a.utilisation, 1e-12);
+  EXPECT_NEAR(s.latency_ns, s.added_delay_ns + s.cpu_per_completion_ns / (1 - s.utilisation), 1e-6);
+  EXPECT_GT(s.latency_ns, a.latency_ns);
+  // 250k/s alone is light; four such queues saturate the core.
+  EXPECT_TRUE(predict(TimerMode::kIdleGap, 0, 1, 2.5e5, alone).feasible);
+  EXPECT_FALSE(predict(TimerMode::kIdleGap, 0, 1, 2.5e5, shared).feasible);
+  // Below one sharer (and NaN) the queue is alone.
+  for (const double k : {0.0, 0.5, std::nan("")}) {
+    CostParams c = alone;
+    c.sharers = k;
+    EXPECT_EQ(predict(TimerMode::kIdleGap, 8, 64, 1e5, c).utilisation, a.utilisation) << k;
+  }
+}
+
 // A direct event simulation of one moderated queue under Poisson arrivals: mean added delay and
 // completions per interrupt, to check the capped formulas (the closed forms above have no cap).
 struct Simulated {

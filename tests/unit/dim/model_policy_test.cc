@@ -135,6 +135,22 @@ TEST(ModelTable, CheaperInterruptsRaiseTheThresholds) {
   EXPECT_GT(b.threshold(1), a.threshold(1));
 }
 
+// A core shared by k queues: batching pays at a k-th of the rate, for every profile above the
+// latency one (the table's thresholds scale down, none moves up).
+TEST(ModelTable, SharersLowerTheThresholds) {
+  ModelParams shared;
+  shared.cost.sharers = 4;
+  const ModelTable a = rdma_table();
+  const ModelTable b(kRdmaProfiles, ProfileCount::kCompletions, shared);
+  bool lower = false;
+  for (uint8_t ix = 1; ix < a.size(); ++ix) {
+    EXPECT_LE(b.threshold(ix), a.threshold(ix)) << int{ix};
+    lower |= b.threshold(ix) < a.threshold(ix);
+  }
+  EXPECT_TRUE(lower);
+  EXPECT_GT(b.pick(1e5), a.pick(1e5));
+}
+
 // ---------------------------------------------------------------------------------------------
 // The policy's rules.
 

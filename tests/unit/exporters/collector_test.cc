@@ -201,6 +201,13 @@ TEST(StateCollector, CostModelAndComparisonSeries) {
   EXPECT_EQ(r.get("dimctl_rdma_cq_compare_profile_changes_total", with(kCq, "policy", "model")), 5);
 }
 
+TEST(StateCollector, CqModelSharersWhereTheCostModelRuns) {
+  auto s = testing::full_fake_state();
+  EXPECT_EQ(render(s).get("dimctl_rdma_cq_model_sharers", kCq), 4);
+  s.cqs[0].model_sharers = 0;  // no model
+  EXPECT_FALSE(render(s).has("dimctl_rdma_cq_model_sharers"));
+}
+
 TEST(StateCollector, KernelCqValuesUnknownBeforeFirstModify) {
   auto s = testing::full_fake_state();
   s.cqs[0].counters.kernel_modifies = 0;

@@ -92,6 +92,7 @@ inline model::ControllerState full_fake_state() {
   cq.counters.kernel_usec = 8;
   cq.completions_per_second = 12800;
   cq.events_per_second = 800;
+  cq.model_sharers = 4;  // the compared cost model judged it with its vector's load
   cq.dim.active = true;
   cq.dim.profile_ix = 4;
   cq.dim.applied_ix = 4;

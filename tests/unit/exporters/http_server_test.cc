@@ -403,6 +403,7 @@ TEST(StateJson, RoundTrip) {
   EXPECT_FALSE(back->devices[0].rdma_dim_enabled.has_value());
   EXPECT_EQ(back->devices[1].rdma_dim_enabled, true);
   EXPECT_EQ(back->cqs[0].counters.poll_ctx, model::PollContext::kSoftirq);
+  EXPECT_EQ(back->cqs[0].model_sharers, 4);
   EXPECT_EQ(back->queues[0].dim.verdicts_total[2], 7u);
   EXPECT_EQ(back->queues[0].counters.events(), 900u);
   EXPECT_EQ(back->queue_comparisons, fake.queue_comparisons);

@@ -472,7 +472,7 @@ void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& 
   if (const Entry* x = r.get("model")) {
     marks.model = x->at();
     MapReader m(ctx, x->value, x->at(), x->path,
-                {"completion_cost", "interrupt_cost", "max_changes", "timer"});
+                {"completion_cost", "interrupt_cost", "max_changes", "timer", "shared_load"});
     model::ModelSettings settings;
     if (const Entry* y = m.get("completion_cost"))
       if (auto v = read_duration(ctx, *y, 0, kMaxModelCost)) settings.completion_cost_ns = *v;
@@ -487,6 +487,8 @@ void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& 
       if (auto i = read_enum(ctx, *y, {"rate-limit", "idle-gap", "absolute"}))
         settings.timer = kTimers[*i];
     }
+    if (const Entry* y = m.get("shared_load"))
+      if (auto v = read_bool(ctx, *y)) settings.shared_load = *v;
     rule.model = settings;
   }
   if (const Entry* x = r.get("kernel_dim")) {

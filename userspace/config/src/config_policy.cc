@@ -42,9 +42,10 @@ bool same_table(const std::optional<std::array<dim::Profile, 5>>& a,
 }
 
 std::string model_text(const model::ModelSettings& m) {
-  return fmt::format("{{completion_cost {}, interrupt_cost {}, max_changes {}, timer {}}}",
-                     format_duration(m.completion_cost_ns), format_duration(m.interrupt_cost_ns),
-                     m.max_changes_per_s, m.timer ? timer_name(*m.timer) : "by table");
+  return fmt::format(
+      "{{completion_cost {}, interrupt_cost {}, max_changes {}, timer {}, shared_load {}}}",
+      format_duration(m.completion_cost_ns), format_duration(m.interrupt_cost_ns),
+      m.max_changes_per_s, m.timer ? timer_name(*m.timer) : "by table", m.shared_load);
 }
 
 std::string kernel_dim_text(const std::optional<bool>& v) {

@@ -1,10 +1,12 @@
 #include "dimctl/controller/controller.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -227,10 +229,29 @@ struct Controller::NetDevice {
   std::string last_error;
 };
 
+namespace {
+// The sharers a CQ's load is judged with, rounded to the nearest of these (by ratio: the
+// boundary between two levels is their geometric mean), so that the noise of k CQs alike
+// (k ± 10 %) stays on level k. One table per level and device (about 0.2 ms to build each), so
+// levels are few.
+constexpr std::array<double, 8> kShareLevels = {1, 2, 3, 4, 6, 8, 12, 16};
+
+uint8_t share_level(double sharers) {
+  size_t level = 0;
+  while (level + 1 < kShareLevels.size() &&
+         sharers * sharers >= kShareLevels[level] * kShareLevels[level + 1]) {
+    ++level;
+  }
+  return static_cast<uint8_t>(level);
+}
+}  // namespace
+
 struct Controller::RdmaDevice {
   std::string name;
   model::DevicePolicy policy;
   std::shared_ptr<const dim::ModelTable> model_table;  // when the cost model runs
+  // By share level (kShareLevels), built when a CQ first needs one; [0] is model_table.
+  std::array<std::shared_ptr<const dim::ModelTable>, kShareLevels.size()> shared_tables;
   uint32_t generation = 1;
   bool listed = false;  // reported by RdmaDimSwitch::list() this step
   bool has_cqs = false;
@@ -323,6 +344,11 @@ struct Controller::CqSlot {
   bool have_prev = false;
   size_t prev_pos = 0;
   double cps = 0, eps = 0;
+  // This period (measure_cq()): the deltas, and whether they are usable (a previous snapshot
+  // and no discontinuity); `reset` is a discontinuity or time going backwards.
+  uint64_t d_events = 0, d_comps = 0;
+  bool fresh = false, reset = false;
+  uint8_t share_level = 0;  // kShareLevels index the model judged this period's load with
   std::optional<uint8_t> wanted_ix;
   uint8_t applied_ix = 0;
   uint64_t verdicts[3] = {0, 0, 0};
@@ -339,6 +365,7 @@ struct Controller::ModelTableCache {
     dim::TimerMode timer;
     model::ModelSettings settings;
     uint8_t min_ix, max_ix;
+    double sharers;
     std::shared_ptr<const dim::ModelTable> table;
   };
   std::vector<Entry> entries;
@@ -491,8 +518,10 @@ Result<void> Controller::step() {
   // RDMA.
   reconcile_cqs(snap);
   for (size_t i = 0; i < cqs_.size(); ++i) {
-    feed_cq(cqs_[i], snap.cqs[i], prev_time, snap.time_ns, time_backwards ? -1.0 : dt_s);
+    measure_cq(cqs_[i], snap.cqs[i], time_backwards ? -1.0 : dt_s);
   }
+  share_cq_load(snap);
+  for (size_t i = 0; i < cqs_.size(); ++i) feed_cq(cqs_[i], snap.cqs[i], prev_time, snap.time_ns);
   update_rdma_devices(now);
   retire_devices();
 
@@ -666,6 +695,8 @@ void Controller::refresh_policy(RdmaDevice& dev) {
                         ? model_table_for(dim::kRdmaProfiles, dim::ProfileCount::kCompletions,
                                           dim::TimerMode::kRateLimit, dev.policy)
                         : nullptr;
+  dev.shared_tables = {};
+  dev.shared_tables[0] = dev.model_table;
   if (!dev.policy.conflict.empty()) {
     set_error(dev, "refused, conflicting rules: " + dev.policy.conflict);
   }
@@ -673,17 +704,18 @@ void Controller::refresh_policy(RdmaDevice& dev) {
 
 std::shared_ptr<const dim::ModelTable> Controller::model_table_for(
     std::span<const dim::Profile> profiles, dim::ProfileCount count, dim::TimerMode table_timer,
-    const model::DevicePolicy& policy) {
+    const model::DevicePolicy& policy, double sharers) {
   const dim::TimerMode timer = policy.model.timer.value_or(table_timer);
   for (const auto& e : model_tables_->entries) {
     if (std::equal(profiles.begin(), profiles.end(), e.profiles.begin(), e.profiles.end()) &&
         e.count == count && e.timer == timer && e.settings == policy.model &&
-        e.min_ix == policy.min_profile && e.max_ix == policy.max_profile) {
+        e.min_ix == policy.min_profile && e.max_ix == policy.max_profile && e.sharers == sharers) {
       return e.table;
     }
   }
   dim::ModelParams params;
   params.timer = timer;
+  params.cost.sharers = sharers;
   params.cost.completion_cost_ns = static_cast<double>(policy.model.completion_cost_ns);
   params.cost.interrupt_cost_ns = static_cast<double>(policy.model.interrupt_cost_ns);
   params.max_changes_per_s = policy.model.max_changes_per_s;
@@ -695,6 +727,7 @@ std::shared_ptr<const dim::ModelTable> Controller::model_table_for(
                                     policy.model,
                                     policy.min_profile,
                                     policy.max_profile,
+                                    sharers,
                                     table});
   return table;
 }
@@ -1431,8 +1464,66 @@ void Controller::ensure_dim(CqSlot& slot, const RdmaDevice& dev) {
   slot.model_primary = model::is_model(dev.policy.algorithm);
 }
 
+void Controller::measure_cq(CqSlot& slot, const model::CqCounters& c, double dt_s) {
+  const model::CqCounters* prev = slot.have_prev ? &prev_cqs_[slot.prev_pos] : nullptr;
+  slot.reset = dt_s < 0 || (prev != nullptr && is_discontinuity(*prev, c));
+  slot.fresh = prev != nullptr && !slot.reset;
+  slot.cps = slot.eps = 0;
+  slot.d_events = slot.d_comps = 0;
+  if (slot.fresh) {
+    slot.d_events = c.events - prev->events;
+    slot.d_comps = c.completions - prev->completions;
+    slot.eps = per_second(slot.d_events, dt_s);
+    slot.cps = per_second(slot.d_comps, dt_s);
+  }
+}
+
+// CQs of one device on one completion vector share its interrupt, and the core that interrupt
+// is bound to polls them all (softirq, or the per-CPU ib_comp_wq workqueue; an unbound
+// workqueue runs anywhere, and a direct CQ has no interrupt). A model CQ's load is then judged
+// as the vector's: sharers = the vector's completion rate / the CQ's own, so that k CQs alike
+// count k, and a CQ that carries most of its vector's load about 1.
+void Controller::share_cq_load(const model::Snapshot& snap) {
+  const auto shares_core = [](const model::CqCounters& c) {
+    return c.comp_vector >= 0 && (c.poll_ctx == model::PollContext::kSoftirq ||
+                                  c.poll_ctx == model::PollContext::kWorkqueue);
+  };
+  bool any = false;
+  for (size_t i = 0; i < cqs_.size(); ++i) {
+    CqSlot& slot = cqs_[i];
+    slot.share_level = 0;
+    any |= slot.dev->model_table != nullptr && slot.dev->policy.model.shared_load && slot.fresh &&
+           slot.cps > 0 && shares_core(snap.cqs[i]);
+  }
+  if (!any) return;
+  std::map<std::pair<const RdmaDevice*, int32_t>, double> vector_cps;
+  for (size_t i = 0; i < cqs_.size(); ++i) {
+    if (cqs_[i].fresh && shares_core(snap.cqs[i])) {
+      vector_cps[{cqs_[i].dev, snap.cqs[i].comp_vector}] += cqs_[i].cps;
+    }
+  }
+  for (size_t i = 0; i < cqs_.size(); ++i) {
+    CqSlot& slot = cqs_[i];
+    const model::CqCounters& c = snap.cqs[i];
+    if (slot.dev->model_table == nullptr || !slot.dev->policy.model.shared_load || !slot.fresh ||
+        !(slot.cps > 0) || !shares_core(c)) {
+      continue;
+    }
+    slot.share_level = share_level(vector_cps[{slot.dev, c.comp_vector}] / slot.cps);
+  }
+}
+
+const dim::ModelTable& Controller::shared_table(RdmaDevice& dev, uint8_t level) {
+  std::shared_ptr<const dim::ModelTable>& t = dev.shared_tables[level];
+  if (t == nullptr) {
+    t = model_table_for(dim::kRdmaProfiles, dim::ProfileCount::kCompletions,
+                        dim::TimerMode::kRateLimit, dev.policy, kShareLevels[level]);
+  }
+  return *t;
+}
+
 void Controller::feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_time_ns,
-                         int64_t now_ns, double dt_s) {
+                         int64_t now_ns) {
   RdmaDevice& dev = *slot.dev;
   ensure_dim(slot, dev);
   // The kernel never runs DIM on IB_POLL_DIRECT CQs (dim-spec 5.5); neither do we, nor the model
@@ -1441,16 +1532,8 @@ void Controller::feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_
     slot.dim.reset();
     slot.model.reset();
   }
-  const model::CqCounters* prev = slot.have_prev ? &prev_cqs_[slot.prev_pos] : nullptr;
-  const bool reset = dt_s < 0 || (prev != nullptr && is_discontinuity(*prev, c));
-  slot.cps = slot.eps = 0;
-  uint64_t d_events = 0, d_comps = 0;
-  if (prev != nullptr && !reset) {
-    d_events = c.events - prev->events;
-    d_comps = c.completions - prev->completions;
-    slot.eps = per_second(d_events, dt_s);
-    slot.cps = per_second(d_comps, dt_s);
-  }
+  const bool reset = slot.reset;
+  const uint64_t d_events = slot.d_events, d_comps = slot.d_comps;
   if (slot.dim) {
     if (reset) {
       slot.dim->restart_window();
@@ -1470,8 +1553,9 @@ void Controller::feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_
     // virtual apply, as if ib_cq_rdma_dim_work had run.
     slot.dim->profile_applied();
   }
-  if (slot.model && prev != nullptr && !reset) {
-    slot.model->update(*dev.model_table, {now_ns - prev_time_ns, d_events, d_comps});
+  if (slot.model && slot.fresh) {
+    slot.model->update(shared_table(dev, slot.share_level),
+                       {now_ns - prev_time_ns, d_events, d_comps});
   }
   if (slot.model && slot.model_primary) {
     slot.wanted_ix = slot.model->profile_ix();
@@ -1682,6 +1766,7 @@ void Controller::fill_cq_and_device_views(model::ControllerState& st, const mode
     v.counters = snap.cqs[i];
     v.completions_per_second = slot.cps;
     v.events_per_second = slot.eps;
+    v.model_sharers = slot.model ? kShareLevels[slot.share_level] : 0;
     if (slot.model && slot.model_primary) {
       fill_model_view(v.dim, *slot.model, slot.applied_ix);
     } else {

@@ -67,6 +67,10 @@ struct CqView {
   CqCounters counters;
   double completions_per_second = 0;
   double events_per_second = 0;
+  // The sharers the cost model judged this period's load with (dim::CostParams::sharers): the
+  // completion rate of the CQ's completion vector over the CQ's own, rounded to a level; 1 when
+  // the CQ is alone or shares nothing, 0 when it runs no model.
+  double model_sharers = 0;
   DimView dim;
   uint16_t wanted_usec = 0;   // RDMA profile DIM chose (cq_period)
   uint16_t wanted_comps = 0;  // (cq_count)

@@ -43,6 +43,9 @@ struct ModelSettings {
   int64_t interrupt_cost_ns = 2000;
   uint32_t max_changes_per_s = 10;
   std::optional<dim::TimerMode> timer;
+  // RDMA: a CQ's load is judged with the other CQs of its device on the same completion vector
+  // (one interrupt, one core), not alone (dim::CostParams::sharers).
+  bool shared_load = true;
   bool operator==(const ModelSettings&) const = default;
 };
 

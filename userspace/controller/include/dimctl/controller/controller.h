@@ -180,16 +180,22 @@ class Controller {
   bool feed_model(QueueSlot& slot, const NetDevice& dev, const model::QueueCounters& q,
                   uint64_t d_events, uint64_t d_packets, bool have_packets, int64_t now_ns,
                   bool reset);
-  // The device's cost-model table for its policy (shared by devices with the same inputs).
+  // The device's cost-model table for its policy (shared by devices with the same inputs), for a
+  // queue whose core serves `sharers` queues of its load (dim::CostParams::sharers).
   std::shared_ptr<const dim::ModelTable> model_table_for(std::span<const dim::Profile> profiles,
                                                          dim::ProfileCount count,
                                                          dim::TimerMode table_timer,
-                                                         const model::DevicePolicy& policy);
+                                                         const model::DevicePolicy& policy,
+                                                         double sharers = 1);
   void bind(QueueSlot& slot, NetDevice& dev);
   void decide_device(NetDevice& dev, int64_t now_ns);
   void apply_queue(QueueSlot& slot, NetDevice& dev, const model::QueueCounters& q, int64_t now_ns);
-  void feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_time_ns, int64_t now_ns,
-               double dt_s);
+  // A CQ's deltas this period (before any CQ is fed: share_cq_load() needs all of them).
+  void measure_cq(CqSlot& slot, const model::CqCounters& c, double dt_s);
+  // The sharers each model CQ's load is judged with (CqSlot::share_level).
+  void share_cq_load(const model::Snapshot& snap);
+  const dim::ModelTable& shared_table(RdmaDevice& dev, uint8_t level);
+  void feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_time_ns, int64_t now_ns);
   void update_rdma_devices(int64_t now_ns);
   void retire_devices();
   std::shared_ptr<model::ControllerState> acquire_state();
