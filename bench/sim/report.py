@@ -645,14 +645,31 @@ def target_summary(runs, rows):
                         f"{(c['irq_ns'] + c['poll_ns']) / 1e3:g} µs) predicts best at this load "
                         "batches less than the best static one.", ""]
                 continue
-            out += [f"- Why `{r.id}`: `{name}` holds profile(s) {held} at {count(per_queue)}/s "
-                    f"per queue ({m['completions_per_interrupt']:.1f} completions per interrupt, "
-                    f"CPU {100 * m['cpu_utilisation']:.0f} % busy). It judges utilisation per "
-                    f"queue, from that queue's rate and its costs ({cc:g} µs per completion, "
-                    f"{ci:g} µs per interrupt): about {100 * per_queue * (cc + ci) * 1e-6:.0f} % "
-                    f"here, a light load. But {r.w['queues']} queues share {st['cores']} "
-                    "core(s), whose load is the sum over their queues: batching pays at the "
-                    "core's load, which no single queue's counters show."
+            # The simulator gives the queues of one core one completion vector, so the model
+            # judges each CQ with its core's load: k queues alike per core.
+            k = r.w["queues"] / st["cores"]
+            per_core = m["throughput"] / st["cores"]
+            lead = (f"- Why `{r.id}`: `{name}` judges each CQ's load as its core's ({k:g} CQs "
+                    f"on each completion vector, so {k:g} sharers)")
+            if held == [0]:
+                out += [lead + f" and, with its costs ({cc:g} µs per completion, {ci:g} µs per "
+                        f"interrupt), predicts about {100 * per_core * (cc + ci) * 1e-6:.0f} % "
+                        f"utilisation unmoderated at {count(per_core)}/s per core: too light for "
+                        "batching to pay by those costs, so it holds profile 0. The host spends "
+                        f"{us(m['cpu_per_completion_ns'])} µs per completion (CPU "
+                        f"{100 * m['cpu_utilisation']:.0f} % busy): the default costs are too low "
+                        "for it, which is what `model:` costs (`dimctl-model-host`) are for."
+                        + one_queue_per_core(runs, r, name), ""]
+                continue
+            cands = [p for p in r.policies if p.startswith("static:") or p == "oracle"]
+            top = max(cands, key=lambda p: r.phase(p)["throughput"])
+            out += [lead + f" and batches (profiles {held}, "
+                    f"{m['completions_per_interrupt']:.1f} completions per interrupt), but less "
+                    f"than the best static profile (`{top}`, "
+                    f"{r.phase(top)['completions_per_interrupt']:.1f} per interrupt): at "
+                    f"{count(per_core)}/s per core its cost model ({cc:g} µs per completion, "
+                    f"{ci:g} µs per interrupt) predicts the least latency for a profile short of "
+                    "the most throughput, which is what saturation rewards."
                     + one_queue_per_core(runs, r, name), ""]
         for t, r in missed:
             if not t.startswith("W5"):
