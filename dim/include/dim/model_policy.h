@@ -146,7 +146,9 @@ class ModelPolicy {
   explicit ModelPolicy(const ModelTable& table);
 
   // One period. Returns true when the profile index changed (it is then profile_ix()).
-  // REQUIRES: `table` is the one this instance was constructed from (or an identical one).
+  // REQUIRES: `table` is the one this instance was constructed from, or one built from the same
+  // profiles, bounds and parameters except the cost (CostParams: a caller may judge a period's
+  // load with another number of sharers; only the thresholds differ).
   bool update(const ModelTable& table, const ModelInput& in);
 
   uint8_t profile_ix() const { return ix_; }
