@@ -1,7 +1,9 @@
 #!/bin/bash
 # Scenario c: `dimctl run` in shadow mode runs RDMA DIM per kernel CQ of rxe0 under NVMe-oF
-# load (fio QD=32) and exports the decisions on /metrics, scraped from inside the guest.
-# Shadow writes nothing: rxe0's kernel DIM switch is unchanged.
+# load (fio QD=32) and exports the decisions on /metrics, scraped from inside the guest, with the
+# cost model compared (its sharers: the CQs of a completion vector judged together, from the
+# kernel's own comp_vector and poll context). Shadow writes nothing: rxe0's kernel DIM switch is
+# unchanged.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/platform.sh"
@@ -27,6 +29,7 @@ devices:
       rdma_device: ["rxe0"]
     mode: shadow
     algorithm: rdma
+    compare: model
 YAML
 dim_before=$(rdma_dim_of rxe0)
 fio_gated_start c "shadow:32:100000000:${LAB_C_FIO_SECONDS:-8}"
@@ -55,17 +58,25 @@ dcqs=$(grep -E '^dimctl_rdma_cq_dim_decisions_total\{' "$m" | grep 'device="rxe0
 profiles=$(grep -E '^dimctl_rdma_cq_dim_profile_index\{' "$m" | grep 'device="rxe0"' | grep -c 'source="dim"')
 comps=$(grep -E '^dimctl_rdma_cq_completions_total\{' "$m" | grep 'device="rxe0"' | awk '{s += $NF} END {print s + 0}')
 ready=$(awk '/^dimctl_ready /{print $NF}' "$m")
+# dimctl_rdma_cq_model_sharers{device="rxe0",cq="3"} 2: one of the levels, on every CQ the
+# compared model runs for.
+sharers=$(grep -E '^dimctl_rdma_cq_model_sharers\{' "$m" | grep 'device="rxe0"')
+n_sharers=$(printf '%s\n' "$sharers" | grep -c .)
+bad_sharers=$(printf '%s\n' "$sharers" | grep . | awk '{v = $NF + 0} v != 1 && v != 2 && v != 3 && v != 4 && v != 6 && v != 8 && v != 12 && v != 16' | head -n 1)
+max_sharers=$(printf '%s\n' "$sharers" | grep . | awk 'BEGIN {m = 0} $NF > m {m = $NF} END {print m}')
 sample=$(grep -E '^dimctl_rdma_cq_dim_decisions_total\{' "$m" | grep 'device="rxe0"' | head -n 1)
 why=""
 att=$(grep -cE '^dimctl_bpf_program_attached\{program="rdma_core:[a-z_]+"\} 1' "$m")
 [ "$att" -ge 7 ] || why+="only $att/7 rdma_core programs attached (dimctl_bpf_program_attached); "
 [ "$decisions" -gt 0 ] 2>/dev/null || why+="no dimctl_rdma_cq_dim_decisions_total>0 for rxe0; "
 [ "$profiles" -gt 0 ] || why+="no dimctl_rdma_cq_dim_profile_index{source=\"dim\"} for rxe0; "
+[ "$n_sharers" -gt 0 ] || why+="no dimctl_rdma_cq_model_sharers for rxe0 (compare: model); "
+[ -z "$bad_sharers" ] || why+="a sharers value outside the levels: $bad_sharers; "
 [ "$dim_before" = "$dim_after" ] || why+="shadow mode changed rxe0 adaptive-moderation $dim_before -> $dim_after; "
 [ $rc -eq 0 ] || why+="dimctl run exited $rc on SIGTERM; "
 case "$fio_out" in [0-9]*) ;; *) why+="fio failed: $fio_out; " ;; esac
 if [ -z "$why" ]; then
-  report PASS shadow-metrics "$decisions RDMA DIM decisions on $dcqs rxe0 CQs, $profiles profile series, $comps completions on /metrics (e.g. $sample); dimctl_ready=$ready; rxe0 adaptive-moderation untouched ($dim_after); fio QD32 $fio_out (ios iops); $(elapsed "$t0")s"
+  report PASS shadow-metrics "$decisions RDMA DIM decisions on $dcqs rxe0 CQs, $profiles profile series, $comps completions on /metrics (e.g. $sample); compared model's sharers on $n_sharers CQs, up to $max_sharers; dimctl_ready=$ready; rxe0 adaptive-moderation untouched ($dim_after); fio QD32 $fio_out (ios iops); $(elapsed "$t0")s"
 else
   report FAIL shadow-metrics "$why(log: $(tail -n 2 "$WORK/run-shadow.log" | tr '\n' ' '))"
 fi
