@@ -127,29 +127,37 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
              std::tuple(b->counters.ibdev, b->counters.key.cq_id);
     });
     const bool cq_compare = !s.cq_comparisons.empty();
-    std::vector<std::string> cheader{"DEVICE",           "CQ",
-                                     "POLL_CTX",         "MODE",
-                                     "COMPS/S",          "EVENTS/S",
-                                     "COMPS/EVENT",      "PROFILE",
-                                     "USEC want/kernel", "COMPS want/kernel"};
+    // The cost model's sharers (CostParams::sharers), where some CQ runs the model.
+    const bool cq_model =
+        std::any_of(cqs.begin(), cqs.end(), [](const auto* c) { return c->model_sharers > 0; });
+    std::vector<std::string> cheader{
+        "DEVICE",           "CQ",       "POLL_CTX",    "VEC",     "MODE",
+        "COMPS/S",          "EVENTS/S", "COMPS/EVENT", "PROFILE", "USEC want/kernel",
+        "COMPS want/kernel"};
+    if (cq_model) cheader.push_back("SHARERS");
     if (cq_compare) cheader.push_back("DIM/MODEL");
     Table ct(std::move(cheader));
     for (const auto* c : cqs) {
       const auto* dev = find_device(s, c->counters.ibdev);
       const bool k = c->counters.kernel_modifies > 0;  // kernel values unknown before cq_modify
       const bool want = c->dim.active;
-      std::vector<std::string> row{c->counters.ibdev,
-                                   std::to_string(c->counters.key.cq_id),
-                                   std::string(exporters::poll_context_name(c->counters.poll_ctx)),
-                                   dev ? std::string(exporters::mode_name(dev->mode)) : "-",
-                                   human(c->completions_per_second),
-                                   human(c->events_per_second),
-                                   ratio(c->completions_per_second, c->events_per_second),
-                                   profile(c->dim),
-                                   (want ? std::to_string(c->wanted_usec) : "-") + "/" +
-                                       (k ? std::to_string(c->counters.kernel_usec) : "-"),
-                                   (want ? std::to_string(c->wanted_comps) : "-") + "/" +
-                                       (k ? std::to_string(c->counters.kernel_comps) : "-")};
+      std::vector<std::string> row{
+          c->counters.ibdev,
+          std::to_string(c->counters.key.cq_id),
+          std::string(exporters::poll_context_name(c->counters.poll_ctx)),
+          c->counters.comp_vector >= 0 ? std::to_string(c->counters.comp_vector) : "-",
+          dev ? std::string(exporters::mode_name(dev->mode)) : "-",
+          human(c->completions_per_second),
+          human(c->events_per_second),
+          ratio(c->completions_per_second, c->events_per_second),
+          profile(c->dim),
+          (want ? std::to_string(c->wanted_usec) : "-") + "/" +
+              (k ? std::to_string(c->counters.kernel_usec) : "-"),
+          (want ? std::to_string(c->wanted_comps) : "-") + "/" +
+              (k ? std::to_string(c->counters.kernel_comps) : "-")};
+      if (cq_model) {
+        row.push_back(c->model_sharers > 0 ? fmt::format("{:g}", c->model_sharers) : "-");
+      }
       if (cq_compare) {
         row.push_back(compared(model::comparison_at(s.cq_comparisons, c - s.cqs.data())));
       }

@@ -24,6 +24,24 @@ struct CmdResult {
   std::string out;  // stdout and stderr
 };
 
+// The cell under `column` in the first row starting with `row` of the table after the line
+// `title`: columns are aligned, so a cell starts where its header does (up to two spaces).
+std::string column_of(const std::string& out, const std::string& title, const std::string& column,
+                      const std::string& row) {
+  const std::size_t t = out.find("\n" + title + "\n");
+  if (t == std::string::npos) return "<no table>";
+  const std::size_t h = t + title.size() + 2;
+  const std::string header = out.substr(h, out.find('\n', h) - h);
+  const std::size_t col = header.find(column);
+  if (col == std::string::npos) return "<no column>";
+  const std::size_t r = out.find("\n" + row, h);
+  if (r == std::string::npos) return "<no row>";
+  const std::string line = out.substr(r + 1, out.find('\n', r + 1) - r - 1);
+  if (line.size() <= col) return "<short row>";
+  const std::size_t end = line.find("  ", col);
+  return line.substr(col, end == std::string::npos ? std::string::npos : end - col);
+}
+
 CmdResult run(const std::string& args) {
   std::string cmd = std::string(DIMCTL_BINARY) + " " + args + " 2>&1";
   CmdResult r;
@@ -110,6 +128,9 @@ TEST_F(Cli, TopOncePrintsOneFrame) {
   EXPECT_NE(r.out.find("DIM/MODEL"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("2/1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("4/6"), std::string::npos) << r.out;
+  // The CQ's completion vector (3) and the compared model's sharers (4), in their columns.
+  EXPECT_EQ(column_of(r.out, "RDMA CQs", "VEC", "mlx5_0"), "3") << r.out;
+  EXPECT_EQ(column_of(r.out, "RDMA CQs", "SHARERS", "mlx5_0"), "4") << r.out;
 }
 
 // Live mode, as an operator runs it: frames repeat at the interval, each clears the screen, and
