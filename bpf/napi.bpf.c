@@ -179,6 +179,8 @@ static __always_inline void count_poll(__u32 ifindex, __u32 napi_id, int work, i
 	s = napi_slot(ifindex, napi_id, true);
 	if (!s)
 		return;
+	/* The slot's line is written below anyway: one more store. */
+	s->cpu = bpf_get_smp_processor_id() + 1;
 	if (napi_id != 0) {
 		s->v.polls += 1;
 		if (work > 0)

@@ -171,7 +171,7 @@ void collect_per_cpu(benchmark::State& state, bool in_place) {
     v.packets = 50'000 + i;
     v.budget_exhausted = i % 7;
     if (i < DIMCTL_NAPI_SLOTS) {
-      for (auto& s : slot_vals) s = dimctl_napi_slot{.key = key, .v = v, .pad = 0};
+      for (auto& s : slot_vals) s = dimctl_napi_slot{.key = key, .v = v, .cpu = 0, .pad = 0};
       if (bpf_map_update_elem(slots.get(), &i, slot_vals.data(), BPF_ANY) != 0) {
         state.SkipWithError("filling napi_slots failed");
         return;
@@ -222,7 +222,7 @@ void collect_slots(benchmark::State& state, bool in_place) {
   __u64 overflow_next = 0;
   for (uint32_t i = 0; i < napis; ++i) {
     const dimctl_napi_key key{2 + i / kPerDevice, kFirstNapiId + i};
-    dimctl_napi_slot s{.key = key, .v = {}, .pad = 0};
+    dimctl_napi_slot s{.key = key, .v = {}, .cpu = 0, .pad = 0};
     s.v.polls = 1000 + i;
     s.v.packets = 50'000 + i;
     s.v.budget_exhausted = i % 7;

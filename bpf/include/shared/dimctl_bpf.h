@@ -89,7 +89,11 @@ struct dimctl_napi_value {
 struct dimctl_napi_slot {
 	struct dimctl_napi_key key; /* ifindex 0: free or retired (above) */
 	struct dimctl_napi_value v;
-	__u64 pad;
+	/* 1 + the CPU the latest poll ran on (0: not polled yet): where the NAPI's interrupt and
+	 * softirq work lands, so that userspace can tell which NAPIs share a core. Stored whole by
+	 * every poll; for napi_id 0 (concurrent polls) one of the racing CPUs wins, any is right. */
+	__u32 cpu;
+	__u32 pad;
 };
 
 /* Map skb_bytes_ifidx (BPF_MAP_TYPE_HASH, key __u32 ifindex, value __u8 = 1): the devices

@@ -123,6 +123,16 @@ class CollectorKernelTest : public ::testing::Test {
     EXPECT_EQ(t1.packets - t0.packets, static_cast<uint64_t>(kPackets));
     EXPECT_GE(t1.polls - t0.polls, 1u);
     EXPECT_EQ(c->drops(), 0u);
+    // Every polled NAPI of va says which CPU its latest poll ran on, one of this host's.
+    const long cpus = sysconf(_SC_NPROCESSORS_CONF);
+    int polled = 0;
+    for (const auto& q : after.queues) {
+      if (q.key.ifindex != ifindex || q.polls == 0) continue;
+      ++polled;
+      EXPECT_NE(q.cpu, model::QueueCounters::kNoCpu) << "napi " << q.key.napi_id;
+      EXPECT_LT(q.cpu, cpus) << "napi " << q.key.napi_id;
+    }
+    EXPECT_GE(polled, 1);
   }
 };
 
@@ -394,7 +404,8 @@ TEST_F(CollectorKernelTest, FullNapiMapsCountDropsByReason) {
   constexpr uint32_t kFakeIfindex = 0x7ffffff0;
   std::vector<dimctl_napi_slot> slot_vals(ncpus);
   for (uint32_t i = 0; i < DIMCTL_NAPI_SLOTS; ++i) {
-    for (auto& v : slot_vals) v = dimctl_napi_slot{.key = {kFakeIfindex, i}, .v = {}, .pad = 0};
+    for (auto& v : slot_vals)
+      v = dimctl_napi_slot{.key = {kFakeIfindex, i}, .v = {}, .cpu = 0, .pad = 0};
     ASSERT_EQ(bpf_map_update_elem(slots.get(), &i, slot_vals.data(), BPF_ANY), 0) << errno;
   }
   std::vector<dimctl_napi_value> zero(ncpus);

@@ -115,7 +115,7 @@ TEST_F(SlotTableKernelTest, ANapiWhoseHomeSlotIsHeldCountsExactlyInAnOverflowSlo
   ASSERT_NO_FATAL_FAILURE(open());
   // Every home slot held by a fake NAPI: the receiver's NAPI must take an overflow slot.
   for (uint32_t i = 0; i < DIMCTL_NAPI_SLOTS; ++i) {
-    const dimctl_napi_slot s{.key = {kFakeIfindex, i}, .v = {}, .pad = 0};
+    const dimctl_napi_slot s{.key = {kFakeIfindex, i}, .v = {}, .cpu = 0, .pad = 0};
     ASSERT_EQ(bpf_map_update_elem(slots.get(), &i, &s, BPF_ANY), 0) << errno;
   }
   uint32_t ifindex = 0;

@@ -111,8 +111,9 @@ struct NapiMemory {
     std::memcpy(&s, &words[index * kNapiSlotWords], sizeof(s));
     return s;
   }
-  void put(uint32_t index, dimctl_napi_key key, dimctl_napi_value v) {
-    const dimctl_napi_slot s{.key = key, .v = v, .pad = 0};
+  // cpu: as the programs store it, 1 + the CPU of the latest poll (0: none yet).
+  void put(uint32_t index, dimctl_napi_key key, dimctl_napi_value v, uint32_t cpu = 0) {
+    const dimctl_napi_slot s{.key = key, .v = v, .cpu = cpu, .pad = 0};
     std::memcpy(&words[index * kNapiSlotWords], &s, sizeof(s));
   }
   // The programs' claim: the home slot when free, else the next overflow slot. Returns it.
@@ -142,6 +143,37 @@ struct NapiTableFixture : ::testing::Test {
     return out;
   }
 };
+
+// The CPU of each NAPI's latest poll reaches its queue (the slot stores 1 + the CPU, 0 before
+// any poll); the generic read path, which has no such word, says unknown.
+TEST_F(NapiTableFixture, TheLatestPollsCpuReachesTheQueue) {
+  mem.put(1, {7, 1}, napi_v(5, 50), 1 + 3);
+  mem.put(2, {7, 2}, napi_v(5, 50), 0);
+  mem.put(3, {7, 3}, napi_v(5, 50), 1 + 0);
+  mem.put(4, {7, 4}, napi_v(5, 50), 0x10000);  // beyond what the snapshot holds: unknown
+  ASSERT_TRUE(table.refresh().ok());
+  EXPECT_EQ(table.cpu(1), 3);
+  EXPECT_EQ(table.cpu(2), model::QueueCounters::kNoCpu);
+  EXPECT_EQ(table.cpu(3), 0);
+  EXPECT_EQ(table.cpu(4), model::QueueCounters::kNoCpu);
+  dir.names = {{7, "eth7"}};
+  model::Snapshot snap;
+  ASSERT_TRUE(agg.queues(table, snap).ok());
+  ASSERT_EQ(snap.queues.size(), 4u);
+  EXPECT_EQ(snap.queues[0].cpu, 3);
+  EXPECT_EQ(snap.queues[1].cpu, model::QueueCounters::kNoCpu);
+  EXPECT_EQ(snap.queues[2].cpu, 0);
+  CounterAggregator generic(dir, false);
+  auto g = generic.queues(static_cast<NapiMap&>(table));
+  ASSERT_TRUE(g.ok());
+  ASSERT_EQ(g->queues.size(), 4u);
+  EXPECT_EQ(g->queues[0].cpu, model::QueueCounters::kNoCpu);
+  // A slot given back is zeroed with its CPU word: the next NAPI to claim it starts unknown.
+  ASSERT_TRUE(table.erase({7, 1}).ok());
+  clock.now += kSlotGraceNs + 1;
+  ASSERT_TRUE(table.refresh().ok());
+  EXPECT_EQ(mem.get(1).cpu, 0u);
+}
 
 TEST_F(NapiTableFixture, LiveSlotsComeInKeyOrderWithTheirCountersFromMemory) {
   // Home slots are indexed by napi id, so slot order is not key order: 513 lands in slot 1

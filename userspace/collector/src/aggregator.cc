@@ -67,6 +67,7 @@ struct ReadEntries {
   size_t size() const { return order.size(); }
   const dimctl_napi_key& key(size_t i) const { return entries[order[i].pos].key; }
   const dimctl_napi_value& value(size_t i) const { return entries[order[i].pos].value; }
+  uint16_t cpu(size_t) const { return model::QueueCounters::kNoCpu; }  // not in a map's value
 };
 // The live slots of the table, their counters read from its memory.
 struct TableEntries {
@@ -75,6 +76,7 @@ struct TableEntries {
   size_t size() const { return live.size(); }
   const dimctl_napi_key& key(size_t i) const { return live[i].key; }
   dimctl_napi_value value(size_t i) const { return table.counters(live[i].index); }
+  uint16_t cpu(size_t i) const { return table.cpu(live[i].index); }
 };
 
 }  // namespace
@@ -177,10 +179,11 @@ Result<void> CounterAggregator::label_queues(const Entries& es, NapiMap& map,
       ++d;
     };
     // Every field of the entry at this position last time (or a new one) is written.
-    auto write = [&](const dimctl_napi_key& key, const dimctl_napi_value& sum,
-                     const NapiInfo* info) {
+    auto write = [&](const dimctl_napi_key& key, const dimctl_napi_value& sum, const NapiInfo* info,
+                     uint16_t cpu) {
       model::QueueCounters& q = qs[n++];
       q.key = {key.ifindex, key.napi_id};
+      q.cpu = cpu;
       q.device_ix = static_cast<uint32_t>(d - 1);
       q.queue = info != nullptr ? info->queue : -1;
       q.irq = info != nullptr ? info->irq : -1;
@@ -218,7 +221,7 @@ Result<void> CounterAggregator::label_queues(const Entries& es, NapiMap& map,
         if (j > i && key.napi_id == es.key(j - 1).napi_id) [[unlikely]] {
           add(es.value(j));
         } else {
-          write(key, es.value(j), nullptr);
+          write(key, es.value(j), nullptr, es.cpu(j));
         }
       }
       i = end;
@@ -251,7 +254,7 @@ Result<void> CounterAggregator::label_queues(const Entries& es, NapiMap& map,
         enter_name();
         in_table = true;
       }
-      write(key, es.value(j), info ? &*info : nullptr);
+      write(key, es.value(j), info ? &*info : nullptr, es.cpu(j));
       last_kept = true;
     }
     i = end;

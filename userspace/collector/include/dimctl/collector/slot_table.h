@@ -98,6 +98,14 @@ class NapiSlotTable final : public NapiMap {
             .skbs = load_word(w[6])};
   }
 
+  // Slot `index`'s CPU of the latest poll (model::QueueCounters::cpu; kNoCpu before the first).
+  uint16_t cpu(uint32_t index) const {
+    // The low half of word 7 (dimctl_napi_slot::cpu, little-endian), 1 + the CPU.
+    const auto v = static_cast<uint32_t>(load_word(words_[index * kNapiSlotWords + 7]));
+    return v == 0 || v > model::QueueCounters::kNoCpu ? model::QueueCounters::kNoCpu
+                                                      : static_cast<uint16_t>(v - 1);
+  }
+
   // refresh(), then one entry per live slot, in key order.
   Result<void> read(std::vector<NapiEntry>& out) override;
   // Retires every slot holding `key` (its napi_stats entry is removed first). Not an error when

@@ -35,6 +35,10 @@ struct QueueCounters {
   // The device's ifname at the time of the snapshot: Snapshot::devices[device_ix].
   uint32_t device_ix = 0;
   bool has_bytes = false;
+  // The CPU the NAPI's latest poll ran on (its interrupt's and softirq's core), kNoCpu when
+  // unknown: NAPIs on one CPU share it (the cost model's shared_load).
+  static constexpr uint16_t kNoCpu = 0xffff;
+  uint16_t cpu = kNoCpu;
   // DIM "events": polls that completed NAPI and re-armed interrupts (work < budget), the
   // BPF-visible analogue of a driver's interrupt episode (dim-spec 4.6, 8.1).
   uint64_t events() const { return polls - budget_exhausted; }
