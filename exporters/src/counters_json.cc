@@ -14,6 +14,7 @@ json queue_counters_to_json(const model::QueueCounters& c, const std::string& de
       {"ifindex", c.key.ifindex},
       {"napi_id", c.key.napi_id},
       {"irq", c.irq},
+      {"cpu", c.cpu != model::QueueCounters::kNoCpu ? json(c.cpu) : json(nullptr)},
       {"polls", c.polls},
       {"events", c.events()},
       {"packets", c.packets},

@@ -55,6 +55,7 @@ enum M : std::size_t {
   kDimTired,
   kDimDecisions,
   kDimProfileChanges,
+  kModelSharers,
   kDimWantedUsecs,
   kDimWantedFrames,
   kCompareProfileIndex,
@@ -198,6 +199,12 @@ const std::vector<MetricSpec>& catalogue() {
       {"dimctl_dim_profile_changes_total",
        MetricType::Counter,
        "Times DIM changed the profile index of the queue.",
+       {Q}},
+      {"dimctl_model_sharers",
+       MetricType::Gauge,
+       "Cost model (as the algorithm or compared): the queues' worth of load its CPU carries, as "
+       "the model judged this queue (the packets of the queues polled on its CPU over its own, "
+       "rounded to 1, 2, 3, 4, 6, 8, 12 or 16; 1 when alone or the CPU is unknown).",
        {Q}},
       {"dimctl_dim_wanted_usecs",
        MetricType::Gauge,
@@ -608,6 +615,7 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
       out.add(kNapiBudgetExhausted, {dev, ql, dir}, d(c.budget_exhausted));
       out.add(kNapiEmptyPolls, {dev, ql, dir}, d(c.empty_polls));
       render_dim(out, q.dim, /*cq=*/false, {dev, ql, dir});
+      if (q.model_sharers > 0) out.add(kModelSharers, {dev, ql, dir}, q.model_sharers);
       if (q.dim.active) {
         out.add(kDimWantedUsecs, {dev, ql, dir}, q.wanted_usecs);
         out.add(kDimWantedFrames, {dev, ql, dir}, q.wanted_frames);

@@ -177,6 +177,7 @@ model::ControllerState parse_state(const json& j) {
     get(q, "device", v.device, qw);
     get(q, "queue", c.queue, qw);
     get(q, "irq", c.irq, qw);
+    get(q, "cpu", c.cpu, qw);
     get(q, "polls", c.polls, qw);
     get(q, "packets", c.packets, qw);
     get(q, "budget_exhausted", c.budget_exhausted, qw);
@@ -187,6 +188,7 @@ model::ControllerState parse_state(const json& j) {
     get(q, "packets_per_second", v.packets_per_second, qw);
     get(q, "events_per_second", v.events_per_second, qw);
     get(q, "polls_per_second", v.polls_per_second, qw);
+    get(q, "model_sharers", v.model_sharers, qw);
     v.dim = dim_from_json(object_at(q, "dim", qw), qw + ".dim");
     get(q, "wanted_usecs", v.wanted_usecs, qw);
     get(q, "wanted_frames", v.wanted_frames, qw);
@@ -305,6 +307,7 @@ json state_to_json(const model::ControllerState& s) {
     o["packets_per_second"] = q.packets_per_second;
     o["events_per_second"] = q.events_per_second;
     o["polls_per_second"] = q.polls_per_second;
+    o["model_sharers"] = q.model_sharers;
     o["dim"] = dim_to_json(q.dim);
     o["wanted_usecs"] = q.wanted_usecs;
     o["wanted_frames"] = q.wanted_frames;

@@ -72,7 +72,9 @@ Result<void> ControllerBridge::sample_into(model::Snapshot& out) {
   out.queues.clear();
   out.cqs.clear();
   out.devices = names_;
+  uint32_t core_base = 0;  // a CPU number per core of the moderated stages, as the engine has them
   for (uint32_t i = 0; i < stages_.size(); ++i) {
+    const uint32_t cores = std::max(stage_specs_[stages_[i]].cores, 1u);
     for (uint32_t q = 0; q < engine_.queues(); ++q) {
       const Engine::CqCounters& c = engine_.counters(stages_[i], q);
       if (rdma_) {
@@ -81,7 +83,7 @@ Result<void> ControllerBridge::sample_into(model::Snapshot& out) {
         cq.ibdev = names_[i];
         cq.poll_ctx = model::PollContext::kSoftirq;
         // One completion vector per core of the stage: the queues a core serves share it.
-        cq.comp_vector = static_cast<int32_t>(q % std::max(stage_specs_[stages_[i]].cores, 1u));
+        cq.comp_vector = static_cast<int32_t>(q % cores);
         cq.schedules = c.interrupts;
         cq.events = c.polls;
         cq.polls = c.polls;
@@ -98,9 +100,11 @@ Result<void> ControllerBridge::sample_into(model::Snapshot& out) {
         qc.bytes = c.bytes;
         qc.has_bytes = true;
         qc.device_ix = i;
+        qc.cpu = static_cast<uint16_t>(core_base + q % cores);  // the core that polls it
         out.queues.push_back(qc);
       }
     }
+    core_base += cores;
   }
   return ok();
 }

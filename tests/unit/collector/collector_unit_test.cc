@@ -1076,6 +1076,7 @@ TEST(IntervalReport, JsonUsesTheStateApiKeys) {
   model::QueueCounters q = queue(300, 10, 100, 1);
   q.has_bytes = true;
   q.bytes = 1500;
+  q.cpu = 1;
   b.queues = {q};
   b.devices = {"va"};
   model::CqCounters c;
@@ -1097,7 +1098,8 @@ TEST(IntervalReport, JsonUsesTheStateApiKeys) {
   const auto j = nlohmann::json::parse(render_json(make_interval_report(a, b, {})));
   const auto jq = exporters::queue_counters_to_json(q, "va");
   const auto jc = exporters::cq_counters_to_json(c);
-  EXPECT_EQ(jq.size(), 13u);
+  EXPECT_EQ(jq.size(), 14u);
+  EXPECT_EQ(j["queues"][0]["cpu"], 1);
   EXPECT_EQ(jc.size(), 15u);
   for (const auto& [key, value] : jq.items()) EXPECT_EQ(j["queues"][0][key], value) << key;
   for (const auto& [key, value] : jc.items()) EXPECT_EQ(j["cqs"][0][key], value) << key;

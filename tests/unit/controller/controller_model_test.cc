@@ -495,5 +495,72 @@ TEST_F(ModelShareTest, SharedLoadOffJudgesEachCqAlone) {
                           /*shared_load=*/false);
 }
 
+// Net queues polled on one CPU share it as CQs share a vector: a model queue is judged with the
+// packets of every queue on its CPU (QueueCounters::cpu), whatever runs them.
+class ModelCpuShareTest : public ModelTest {
+ protected:
+  struct NetLoad {
+    model::QueueKey key;
+    uint16_t cpu;
+    double sharers;  // 0: not a model queue
+  };
+  void expect_cpu_sharing(bool shared_load) {
+    add_device("eth0", 2, 4);
+    add_device("eth1", 3, 1);
+    auto p = shadow();
+    p.algorithm = model::Algorithm::kModel;
+    p.model.shared_load = shared_load;
+    policy.by_name["eth0"] = p;
+    policy.by_name["eth1"] = shadow();  // net DIM: its packets still load CPU 2
+    const double on_cpu2 = shared_load ? 3 : 1;
+    const std::vector<NetLoad> loads = {{key(2, 0), 2, on_cpu2},
+                                        {key(2, 1), 2, on_cpu2},
+                                        {key(2, 2), 5, 1},
+                                        {key(2, 3), model::QueueCounters::kNoCpu, 1},
+                                        {key(3, 0), 2, 0}};
+    for (const NetLoad& l : loads) source.queue(l.key)->cpu = l.cpu;
+    std::vector<dim::ModelTable> tables;
+    std::vector<dim::ModelPolicy> refs;
+    for (const NetLoad& l : loads) {
+      dim::ModelParams params;
+      params.cost.sharers = std::max(l.sharers, 1.0);
+      tables.emplace_back(kEqe, dim::ProfileCount::kPackets, params);
+    }
+    for (const auto& t : tables) refs.emplace_back(t);
+    ASSERT_TRUE(step().ok());
+    Lcg rng;
+    std::vector<int> moved(loads.size(), 0);
+    for (int s = 0; s < 120; ++s) {
+      const double rate = std::vector<double>{2e4, 1.2e5, 3e5, 6e5}[(s / 30) % 4];
+      std::vector<uint64_t> packets;
+      for (const NetLoad& l : loads) {
+        packets.push_back(static_cast<uint64_t>(rate * (95 + rng.next(11)) / 100 * kPeriod / 1e9));
+        traffic(l.key, packets.back() / 8, packets.back(), packets.back() * 100);
+      }
+      ASSERT_TRUE(step().ok());
+      for (size_t i = 0; i < loads.size(); ++i) {
+        if (loads[i].sharers == 0) continue;
+        refs[i].update(tables[i], {kPeriod, packets[i] / 8, packets[i]});
+        const auto* q = queue(loads[i].key);
+        ASSERT_NE(q, nullptr);
+        ASSERT_EQ(q->dim.profile_ix, refs[i].profile_ix()) << "queue " << i << " step " << s;
+        ASSERT_EQ(q->model_sharers, loads[i].sharers) << "queue " << i << " step " << s;
+        ASSERT_EQ(q->counters.cpu, loads[i].cpu) << "queue " << i;
+        moved[i] = std::max<int>(moved[i], refs[i].profile_ix());
+      }
+      EXPECT_EQ(queue(key(3, 0))->model_sharers, 0);  // no model there
+    }
+    for (size_t i = 0; i < 4; ++i) EXPECT_GT(moved[i], 0) << "queue " << i;
+  }
+};
+
+TEST_F(ModelCpuShareTest, QueuesOnOneCpuAreJudgedByTheCpusPackets) {
+  expect_cpu_sharing(true);
+}
+
+TEST_F(ModelCpuShareTest, SharedLoadOffJudgesEachQueueAlone) {
+  expect_cpu_sharing(false);
+}
+
 }  // namespace
 }  // namespace dimctl::controller::testing

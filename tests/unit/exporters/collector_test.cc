@@ -201,6 +201,14 @@ TEST(StateCollector, CostModelAndComparisonSeries) {
   EXPECT_EQ(r.get("dimctl_rdma_cq_compare_profile_changes_total", with(kCq, "policy", "model")), 5);
 }
 
+TEST(StateCollector, QueueModelSharersWhereTheCostModelRuns) {
+  auto s = testing::full_fake_state();
+  EXPECT_EQ(render(s).get("dimctl_model_sharers", kQ0), 2);
+  EXPECT_EQ(render(s).count("dimctl_model_sharers"), 1u);  // q0 only
+  s.queues[0].model_sharers = 0;                           // no model
+  EXPECT_FALSE(render(s).has("dimctl_model_sharers"));
+}
+
 TEST(StateCollector, CqModelSharersWhereTheCostModelRuns) {
   auto s = testing::full_fake_state();
   EXPECT_EQ(render(s).get("dimctl_rdma_cq_model_sharers", kCq), 4);

@@ -40,6 +40,8 @@ inline model::ControllerState full_fake_state() {
   q0.packets_per_second = 250000;
   q0.events_per_second = 5000;
   q0.polls_per_second = 5500;
+  q0.counters.cpu = 6;   // polled on CPU 6
+  q0.model_sharers = 2;  // the compared cost model judged it with its CPU's load
   q0.dim.active = true;
   q0.dim.profile_ix = 3;
   q0.dim.applied_ix = 2;

@@ -404,6 +404,11 @@ TEST(StateJson, RoundTrip) {
   EXPECT_EQ(back->devices[1].rdma_dim_enabled, true);
   EXPECT_EQ(back->cqs[0].counters.poll_ctx, model::PollContext::kSoftirq);
   EXPECT_EQ(back->cqs[0].model_sharers, 4);
+  EXPECT_EQ(back->queues[0].model_sharers, 2);
+  EXPECT_EQ(back->queues[0].counters.cpu, 6);
+  EXPECT_EQ(j["queues"][0]["cpu"], 6);
+  EXPECT_EQ(back->queues[1].counters.cpu, model::QueueCounters::kNoCpu);
+  EXPECT_EQ(j["queues"][1]["cpu"], nullptr);
   EXPECT_EQ(back->queues[0].dim.verdicts_total[2], 7u);
   EXPECT_EQ(back->queues[0].counters.events(), 900u);
   EXPECT_EQ(back->queue_comparisons, fake.queue_comparisons);

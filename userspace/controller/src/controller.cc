@@ -195,6 +195,23 @@ struct Controller::Apply {
   std::optional<model::Coalesce> target;   // what we last wrote successfully
 };
 
+namespace {
+// The sharers a queue's or CQ's load is judged with, rounded to the nearest of these (by ratio: the
+// boundary between two levels is their geometric mean), so that the noise of k CQs alike
+// (k ± 10 %) stays on level k. One table per level and device (about 0.2 ms to build each), so
+// levels are few.
+constexpr std::array<double, 8> kShareLevels = {1, 2, 3, 4, 6, 8, 12, 16};
+
+uint8_t share_level(double sharers) {
+  size_t level = 0;
+  while (level + 1 < kShareLevels.size() &&
+         sharers * sharers >= kShareLevels[level] * kShareLevels[level + 1]) {
+    ++level;
+  }
+  return static_cast<uint8_t>(level);
+}
+}  // namespace
+
 struct Controller::NetDevice {
   std::string name;
   std::string driver;
@@ -205,6 +222,8 @@ struct Controller::NetDevice {
   uint32_t binding = 0;
   dim::NetProfiles profiles{};
   std::shared_ptr<const dim::ModelTable> model_table;  // when the cost model runs
+  // By share level (kShareLevels), built when a queue first needs one; [0] is model_table.
+  std::array<std::shared_ptr<const dim::ModelTable>, kShareLevels.size()> shared_tables;
   bool per_queue = false;
   bool seen = false;    // has a queue in this snapshot
   bool listed = false;  // in the device inventory (ControllerOptions::list_net_devices)
@@ -228,23 +247,6 @@ struct Controller::NetDevice {
   bool drifted = false;
   std::string last_error;
 };
-
-namespace {
-// The sharers a CQ's load is judged with, rounded to the nearest of these (by ratio: the
-// boundary between two levels is their geometric mean), so that the noise of k CQs alike
-// (k ± 10 %) stays on level k. One table per level and device (about 0.2 ms to build each), so
-// levels are few.
-constexpr std::array<double, 8> kShareLevels = {1, 2, 3, 4, 6, 8, 12, 16};
-
-uint8_t share_level(double sharers) {
-  size_t level = 0;
-  while (level + 1 < kShareLevels.size() &&
-         sharers * sharers >= kShareLevels[level] * kShareLevels[level + 1]) {
-    ++level;
-  }
-  return static_cast<uint8_t>(level);
-}
-}  // namespace
 
 struct Controller::RdmaDevice {
   std::string name;
@@ -300,7 +302,8 @@ struct alignas(64) Controller::QueueSlot {
   uint64_t changes = 0;
 
   // Line 3.
-  uint8_t applied_ix = 0;  // per-queue devices; device-wide ones use the device's combined_ix
+  uint8_t applied_ix = 0;   // per-queue devices; device-wide ones use the device's combined_ix
+  uint8_t share_level = 0;  // kShareLevels index the model judged this period's load with
   // The view's rates are averages since the last publish (no per-period delta is stored): the
   // counters at the last view (Controller::view_time_ns_), and whether they are one series with
   // the current ones.
@@ -460,6 +463,7 @@ Result<void> Controller::step() {
   FeedCursor cursor{.names = snap.devices.data(), .n_names = snap.devices.size()};
   const size_t fed = any_model ? feed_queues<true>(snap, cursor, time_backwards)
                                : feed_queues<false>(snap, cursor, time_backwards);
+  model_pass(snap, snap.time_ns);
   if (fed != snap.queues.size()) [[unlikely]] {
     // A broken source. The queues fed so far keep their new counters and DIM state, which
     // the next snapshot continues from; nothing was decided or written yet, so an instance
@@ -669,6 +673,8 @@ void Controller::refresh_policy(NetDevice& dev) {
           ? model_table_for(dev.profiles, dim::ProfileCount::kPackets,
                             cqe ? dim::TimerMode::kIdleGap : dim::TimerMode::kRateLimit, dev.policy)
           : nullptr;
+  dev.shared_tables = {};
+  dev.shared_tables[0] = dev.model_table;
   if (!dev.policy.conflict.empty()) {
     set_error(dev, "refused, conflicting rules: " + dev.policy.conflict);
   } else if (dev.policy.algorithm == model::Algorithm::kRdma) {
@@ -1119,10 +1125,10 @@ template <bool kModel>
   NetDevice& dev = *cursor.dev;
   if (slot.binding != dev.binding) [[unlikely]]
     bind(slot, dev);
-  // The cost model also needs the period's packets; advance() overwrites the previous count, so
-  // it is kept first, for the model's queues only.
+  // The cost model also needs the period's packets, of its queues and of every queue on a CPU
+  // one of its queues is on; advance() overwrites the previous count, so it is kept first.
   uint64_t prev_packets = 0;
-  if constexpr (kModel) prev_packets = slot.model_on() ? slot.prev.packets : 0;
+  if constexpr (kModel) prev_packets = slot.prev.packets;
   const QueueDelta d = advance(slot.prev, (slot.flags & QueueSlot::kHasBytes) != 0, q);
   // A discontinuity or time going backwards restarts the DIM window and the view's rate.
   const bool reset = time_backwards | d.discontinuity;
@@ -1132,6 +1138,10 @@ template <bool kModel>
     slot.rate_base_valid = false;
   }
   const uint64_t d_events = time_backwards ? 0 : d.events;
+  if constexpr (kModel) {
+    if (!reset && q.cpu != model::QueueCounters::kNoCpu)
+      add_cpu_load(q.cpu, q.packets - prev_packets);
+  }
   bool pending = false;
   // NetDim::keeps_measuring() on the slot's copy of the window start: a window still short of
   // 64 events leaves DIM untouched.
@@ -1140,6 +1150,12 @@ template <bool kModel>
       dim::NetDim::window_short(static_cast<uint16_t>(q.events()), slot.window_start);
   if (!window_stays_open) [[unlikely]] {
     if (slot.model_on()) [[unlikely]] {
+      if constexpr (kModel) {
+        // Decided in model_pass(), once every queue's packets on its CPU are known; combined
+        // and listed there too.
+        model_work_.push_back({index, d_events, q.packets - prev_packets, reset});
+        return true;
+      }
       pending = feed_model(slot, dev, q, d_events, q.packets - prev_packets, kModel, now_ns, reset);
     } else if (slot.dim_on()) {
       // The two common cases here, without feed_dim(): an open window of 64 or more events
@@ -1227,7 +1243,7 @@ template <bool kWithModel>
 // A queue running the cost model (every period: the model decides per period, not per window),
 // and the compared DIM when its window may close. Out of line, like feed_dim(). Returns whether
 // DIM, as the algorithm, now waits for profile_applied().
-[[gnu::noinline]] bool Controller::feed_model(QueueSlot& slot, const NetDevice& dev,
+[[gnu::noinline]] bool Controller::feed_model(QueueSlot& slot, NetDevice& dev,
                                               const model::QueueCounters& q, uint64_t d_events,
                                               uint64_t d_packets, bool have_packets, int64_t now_ns,
                                               bool reset) {
@@ -1238,10 +1254,48 @@ template <bool kWithModel>
   if (slot.dim_on() && !window_stays_open) pending = feed_dim<true>(slot, q, now_ns, reset);
   // A discontinuity or time going backwards leaves no usable delta: the model skips the period.
   if (!reset && have_packets) {
-    slot.model.update(*dev.model_table, {step_dt_ns_, d_events, d_packets});
+    slot.model.update(shared_table(dev, slot.share_level), {step_dt_ns_, d_events, d_packets});
   }
   if (slot.model_primary()) slot.wanted = slot.model.profile_ix();
   return pending;
+}
+
+void Controller::add_cpu_load(uint16_t cpu, uint64_t packets) {
+  if (packets == 0) return;
+  if (cpu >= cpu_packets_.size()) cpu_packets_.resize(cpu + size_t{1}, 0);
+  if (cpu_packets_[cpu] == 0) cpus_loaded_.push_back(cpu);
+  cpu_packets_[cpu] += packets;
+}
+
+// The model queues of this step (feed_queue() left them here): each judged with the queues that
+// share its CPU, the core its NAPI polls on (QueueCounters::cpu), as CQs are with their
+// completion vector: sharers = the CPU's packets this period / the queue's own.
+void Controller::model_pass(const model::Snapshot& snap, int64_t now_ns) {
+  bool per_queue = false;
+  for (const ModelWork& w : model_work_) {
+    QueueSlot& slot = queues_[w.index];
+    const model::QueueCounters& q = snap.queues[w.index];
+    NetDevice& dev = *slot.dev;
+    slot.share_level = 0;
+    if (!w.reset && dev.policy.model.shared_load && q.cpu != model::QueueCounters::kNoCpu &&
+        w.d_packets > 0 && q.cpu < cpu_packets_.size()) {
+      slot.share_level =
+          share_level(static_cast<double>(cpu_packets_[q.cpu]) / static_cast<double>(w.d_packets));
+    }
+    const bool pending = feed_model(slot, dev, q, w.d_events, w.d_packets, true, now_ns, w.reset);
+    if (dev.per_queue) {
+      per_queue_slots_.push_back(w.index);
+      per_queue = true;
+      continue;
+    }
+    if (slot.wanted != QueueSlot::kNoWish) dev.combiner.add(q.key, slot.wanted, w.d_events);
+    if (pending) pending_slots_.push_back(w.index);
+  }
+  // Per-queue writes go in queue order, as without the model.
+  if (per_queue) std::sort(per_queue_slots_.begin(), per_queue_slots_.end());
+  model_work_.clear();
+  for (const uint16_t cpu : cpus_loaded_) cpu_packets_[cpu] = 0;
+  cpus_loaded_.clear();
 }
 
 void Controller::decide_device(NetDevice& dev, int64_t now_ns) {
@@ -1513,6 +1567,17 @@ void Controller::share_cq_load(const model::Snapshot& snap) {
   }
 }
 
+const dim::ModelTable& Controller::shared_table(NetDevice& dev, uint8_t level) {
+  std::shared_ptr<const dim::ModelTable>& t = dev.shared_tables[level];
+  if (t == nullptr) {
+    t = model_table_for(
+        dev.profiles, dim::ProfileCount::kPackets,
+        cqe_table(dev.policy) ? dim::TimerMode::kIdleGap : dim::TimerMode::kRateLimit, dev.policy,
+        kShareLevels[level]);
+  }
+  return *t;
+}
+
 const dim::ModelTable& Controller::shared_table(RdmaDevice& dev, uint8_t level) {
   std::shared_ptr<const dim::ModelTable>& t = dev.shared_tables[level];
   if (t == nullptr) {
@@ -1727,6 +1792,8 @@ void Controller::fill_queue_view(model::QueueView& v, QueueSlot& slot,
   v.counters.empty_polls = counters.empty_polls;
   v.counters.bytes = counters.bytes;
   v.counters.has_bytes = counters.has_bytes;
+  v.counters.cpu = counters.cpu;
+  v.model_sharers = slot.model_on() ? kShareLevels[slot.share_level] : 0;
   if (v.direction.size() != 2) v.direction = "rx";
   // None for a queue that is new or had a discontinuity since the last view.
   const double dt_s = slot.rate_base_valid ? view_dt_s : 0;

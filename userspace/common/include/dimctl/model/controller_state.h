@@ -58,6 +58,8 @@ struct QueueView {
   double packets_per_second = 0;
   double events_per_second = 0;
   double polls_per_second = 0;
+  // As CqView::model_sharers, for the queues polled on the same CPU (QueueCounters::cpu).
+  double model_sharers = 0;
   DimView dim;
   uint32_t wanted_usecs = 0;  // moderation of the profile DIM chose for this queue
   uint32_t wanted_frames = 0;

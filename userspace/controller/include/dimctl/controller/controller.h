@@ -177,9 +177,8 @@ class Controller {
   Result<void> reject_sample(Error e, int64_t loop_start_ns);
   template <bool kWithModel>
   bool feed_dim(QueueSlot& slot, const model::QueueCounters& q, int64_t now_ns, bool reset);
-  bool feed_model(QueueSlot& slot, const NetDevice& dev, const model::QueueCounters& q,
-                  uint64_t d_events, uint64_t d_packets, bool have_packets, int64_t now_ns,
-                  bool reset);
+  bool feed_model(QueueSlot& slot, NetDevice& dev, const model::QueueCounters& q, uint64_t d_events,
+                  uint64_t d_packets, bool have_packets, int64_t now_ns, bool reset);
   // The device's cost-model table for its policy (shared by devices with the same inputs), for a
   // queue whose core serves `sharers` queues of its load (dim::CostParams::sharers).
   std::shared_ptr<const dim::ModelTable> model_table_for(std::span<const dim::Profile> profiles,
@@ -195,6 +194,15 @@ class Controller {
   // The sharers each model CQ's load is judged with (CqSlot::share_level).
   void share_cq_load(const model::Snapshot& snap);
   const dim::ModelTable& shared_table(RdmaDevice& dev, uint8_t level);
+  const dim::ModelTable& shared_table(NetDevice& dev, uint8_t level);
+  // A model queue's period, decided after the per-queue pass (model_pass()).
+  struct ModelWork {
+    uint32_t index;
+    uint64_t d_events, d_packets;
+    bool reset;
+  };
+  void add_cpu_load(uint16_t cpu, uint64_t packets);
+  void model_pass(const model::Snapshot& snap, int64_t now_ns);
   void feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_time_ns, int64_t now_ns);
   void update_rdma_devices(int64_t now_ns);
   void retire_devices();
@@ -249,6 +257,10 @@ class Controller {
   // profile_applied().
   std::vector<uint32_t> per_queue_slots_;
   std::vector<uint32_t> pending_slots_;
+  // This step's model queues, and the packets of every CPU one of the step's queues polled on.
+  std::vector<ModelWork> model_work_;
+  std::vector<uint64_t> cpu_packets_;
+  std::vector<uint16_t> cpus_loaded_;
   std::unordered_map<uint64_t, size_t> queue_index_;
   std::vector<CqSlot> cqs_;
   std::unordered_map<uint64_t, size_t> cq_index_;
