@@ -43,8 +43,9 @@ struct ModelSettings {
   int64_t interrupt_cost_ns = 2000;
   uint32_t max_changes_per_s = 10;
   std::optional<dim::TimerMode> timer;
-  // RDMA: a CQ's load is judged with the other CQs of its device on the same completion vector
-  // (one interrupt, one core), not alone (dim::CostParams::sharers).
+  // A queue's load is judged with the queues that share its core, not alone
+  // (dim::CostParams::sharers): net queues polled on the same CPU, CQs of one device on the same
+  // completion vector (one interrupt, one core).
   bool shared_load = true;
   bool operator==(const ModelSettings&) const = default;
 };
