@@ -126,6 +126,10 @@ class SyntheticSource final : public model::CounterSource {
       q.queue = i % kQueuesPerDevice;
       q.irq = 100 + i;
       q.has_bytes = true;
+      // Every queue on a CPU of its own: the cost model's rows go through the per-CPU sums and
+      // the deferred model pass (model.shared_load) as on a real host, with the decisions of
+      // queues judged alone (sharers 1), so that they measure the mechanism, not other choices.
+      q.cpu = static_cast<uint16_t>(i);
     }
   }
 

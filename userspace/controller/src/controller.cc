@@ -202,10 +202,14 @@ namespace {
 // levels are few.
 constexpr std::array<double, 8> kShareLevels = {1, 2, 3, 4, 6, 8, 12, 16};
 
-uint8_t share_level(double sharers) {
+// The level of sharers = total / own, without a division (the model's queues take this once per
+// period each): total² >= L_i·L_(i+1)·own².
+uint8_t share_level(double total, double own) {
+  if (!(total > own)) return 0;  // alone (or nothing measured)
+  const double t2 = total * total, o2 = own * own;
   size_t level = 0;
   while (level + 1 < kShareLevels.size() &&
-         sharers * sharers >= kShareLevels[level] * kShareLevels[level + 1]) {
+         t2 >= kShareLevels[level] * kShareLevels[level + 1] * o2) {
     ++level;
   }
   return static_cast<uint8_t>(level);
@@ -1153,7 +1157,7 @@ template <bool kModel>
       if constexpr (kModel) {
         // Decided in model_pass(), once every queue's packets on its CPU are known; combined
         // and listed there too.
-        model_work_.push_back({index, d_events, q.packets - prev_packets, reset});
+        model_work_.push_back({index, q.cpu, reset, &dev, d_events, q.packets - prev_packets});
         return true;
       }
       pending = feed_model(slot, dev, q, d_events, q.packets - prev_packets, kModel, now_ns, reset);
@@ -1260,11 +1264,14 @@ template <bool kWithModel>
   return pending;
 }
 
+// This step's packets per CPU. A sum is valid in the step its stamp names (loops_total_), so
+// nothing is cleared between steps.
 void Controller::add_cpu_load(uint16_t cpu, uint64_t packets) {
   if (packets == 0) return;
-  if (cpu >= cpu_packets_.size()) cpu_packets_.resize(cpu + size_t{1}, 0);
-  if (cpu_packets_[cpu] == 0) cpus_loaded_.push_back(cpu);
-  cpu_packets_[cpu] += packets;
+  if (cpu >= cpu_load_.size()) cpu_load_.resize(cpu + size_t{1});
+  CpuLoad& l = cpu_load_[cpu];
+  if (l.step != loops_total_) l = {loops_total_, 0};
+  l.packets += packets;
 }
 
 // The model queues of this step (feed_queue() left them here): each judged with the queues that
@@ -1272,15 +1279,26 @@ void Controller::add_cpu_load(uint16_t cpu, uint64_t packets) {
 // completion vector: sharers = the CPU's packets this period / the queue's own.
 void Controller::model_pass(const model::Snapshot& snap, int64_t now_ns) {
   bool per_queue = false;
-  for (const ModelWork& w : model_work_) {
+  const size_t n = model_work_.size();
+  for (size_t k = 0; k < n; ++k) {
+    // The slots left the cache since the per-queue pass: their first line and the model's (the
+    // fourth), a few queues ahead. The snapshot entry is read only where DIM is compared.
+    if (k + kPrefetchAhead < n) {
+      const auto* line =
+          reinterpret_cast<const char*>(&queues_[model_work_[k + kPrefetchAhead].index]);
+      __builtin_prefetch(line, 1);
+      __builtin_prefetch(line + 192, 1);
+    }
+    const ModelWork& w = model_work_[k];
     QueueSlot& slot = queues_[w.index];
     const model::QueueCounters& q = snap.queues[w.index];
-    NetDevice& dev = *slot.dev;
+    NetDevice& dev = *w.dev;
     slot.share_level = 0;
-    if (!w.reset && dev.policy.model.shared_load && q.cpu != model::QueueCounters::kNoCpu &&
-        w.d_packets > 0 && q.cpu < cpu_packets_.size()) {
-      slot.share_level =
-          share_level(static_cast<double>(cpu_packets_[q.cpu]) / static_cast<double>(w.d_packets));
+    // A queue with packets this step stamped its CPU's sum (add_cpu_load()).
+    if (!w.reset && dev.policy.model.shared_load && w.cpu != model::QueueCounters::kNoCpu &&
+        w.d_packets > 0) {
+      slot.share_level = share_level(static_cast<double>(cpu_load_[w.cpu].packets),
+                                     static_cast<double>(w.d_packets));
     }
     const bool pending = feed_model(slot, dev, q, w.d_events, w.d_packets, true, now_ns, w.reset);
     if (dev.per_queue) {
@@ -1288,14 +1306,12 @@ void Controller::model_pass(const model::Snapshot& snap, int64_t now_ns) {
       per_queue = true;
       continue;
     }
-    if (slot.wanted != QueueSlot::kNoWish) dev.combiner.add(q.key, slot.wanted, w.d_events);
+    if (slot.wanted != QueueSlot::kNoWish) dev.combiner.add(slot.key, slot.wanted, w.d_events);
     if (pending) pending_slots_.push_back(w.index);
   }
   // Per-queue writes go in queue order, as without the model.
   if (per_queue) std::sort(per_queue_slots_.begin(), per_queue_slots_.end());
   model_work_.clear();
-  for (const uint16_t cpu : cpus_loaded_) cpu_packets_[cpu] = 0;
-  cpus_loaded_.clear();
 }
 
 void Controller::decide_device(NetDevice& dev, int64_t now_ns) {
@@ -1563,7 +1579,7 @@ void Controller::share_cq_load(const model::Snapshot& snap) {
         !(slot.cps > 0) || !shares_core(c)) {
       continue;
     }
-    slot.share_level = share_level(vector_cps[{slot.dev, c.comp_vector}] / slot.cps);
+    slot.share_level = share_level(vector_cps[{slot.dev, c.comp_vector}], slot.cps);
   }
 }
 

@@ -198,8 +198,10 @@ class Controller {
   // A model queue's period, decided after the per-queue pass (model_pass()).
   struct ModelWork {
     uint32_t index;
-    uint64_t d_events, d_packets;
+    uint16_t cpu;  // model::QueueCounters::cpu
     bool reset;
+    NetDevice* dev;
+    uint64_t d_events, d_packets;
   };
   void add_cpu_load(uint16_t cpu, uint64_t packets);
   void model_pass(const model::Snapshot& snap, int64_t now_ns);
@@ -259,8 +261,11 @@ class Controller {
   std::vector<uint32_t> pending_slots_;
   // This step's model queues, and the packets of every CPU one of the step's queues polled on.
   std::vector<ModelWork> model_work_;
-  std::vector<uint64_t> cpu_packets_;
-  std::vector<uint16_t> cpus_loaded_;
+  struct CpuLoad {
+    uint64_t step = 0;  // loops_total_ of the step the sum is for
+    uint64_t packets = 0;
+  };
+  std::vector<CpuLoad> cpu_load_;
   std::unordered_map<uint64_t, size_t> queue_index_;
   std::vector<CqSlot> cqs_;
   std::unordered_map<uint64_t, size_t> cq_index_;
