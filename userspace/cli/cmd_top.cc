@@ -80,9 +80,13 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
   });
   // The comparison column only when some rule compares (compare: dim|model).
   const bool any_compare = !s.queue_comparisons.empty();
+  // The cost model's sharers, where some queue runs the model.
+  const bool any_model =
+      std::any_of(queues.begin(), queues.end(), [](const auto* q) { return q->model_sharers > 0; });
   std::vector<std::string> qheader{"DEVICE",
                                    "QUEUE",
                                    "DIR",
+                                   "CPU",
                                    "MODE",
                                    "PKTS/S",
                                    "EVENTS/S",
@@ -90,6 +94,7 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
                                    "PROFILE",
                                    "USECS want/applied",
                                    "FRAMES want/applied"};
+  if (any_model) qheader.push_back("SHARERS");
   if (any_compare) qheader.push_back("DIM/MODEL");
   Table qt(std::move(qheader));
   for (const auto* q : queues) {
@@ -105,6 +110,7 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
         q->device,
         exporters::queue_label(q->counters),
         q->direction,
+        q->counters.cpu != model::QueueCounters::kNoCpu ? std::to_string(q->counters.cpu) : "-",
         dev ? std::string(exporters::mode_name(dev->mode)) : "-",
         human(q->packets_per_second),
         human(q->events_per_second),
@@ -112,6 +118,9 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
         profile(q->dim),
         (want ? std::to_string(q->wanted_usecs) : "-") + "/" + opt_str(app_usecs),
         (want ? std::to_string(q->wanted_frames) : "-") + "/" + opt_str(app_frames)};
+    if (any_model) {
+      row.push_back(q->model_sharers > 0 ? fmt::format("{:g}", q->model_sharers) : "-");
+    }
     if (any_compare) {
       row.push_back(compared(model::comparison_at(s.queue_comparisons, q - s.queues.data())));
     }

@@ -24,8 +24,9 @@ struct CmdResult {
   std::string out;  // stdout and stderr
 };
 
-// The cell under `column` in the first row starting with `row` of the table after the line
-// `title`: columns are aligned, so a cell starts where its header does (up to two spaces).
+// The cell under `column` in the first row starting with `row` (or the "#N"-th row) of the table
+// after the line `title` ("": the first blank line): columns are aligned, so a cell starts where
+// its header does (up to two spaces).
 std::string column_of(const std::string& out, const std::string& title, const std::string& column,
                       const std::string& row) {
   const std::size_t t = out.find("\n" + title + "\n");
@@ -34,7 +35,16 @@ std::string column_of(const std::string& out, const std::string& title, const st
   const std::string header = out.substr(h, out.find('\n', h) - h);
   const std::size_t col = header.find(column);
   if (col == std::string::npos) return "<no column>";
-  const std::size_t r = out.find("\n" + row, h);
+  // `row`: the start of the row's line, or "#N" for the N-th line after the header.
+  std::size_t r = std::string::npos;
+  if (row.size() > 1 && row[0] == '#') {
+    r = out.find('\n', h);
+    for (int n = std::stoi(row.substr(1)); n > 1 && r != std::string::npos; --n) {
+      r = out.find('\n', r + 1);
+    }
+  } else {
+    r = out.find("\n" + row, h);
+  }
   if (r == std::string::npos) return "<no row>";
   const std::string line = out.substr(r + 1, out.find('\n', r + 1) - r - 1);
   if (line.size() <= col) return "<short row>";
@@ -128,6 +138,11 @@ TEST_F(Cli, TopOncePrintsOneFrame) {
   EXPECT_NE(r.out.find("DIM/MODEL"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("2/1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("4/6"), std::string::npos) << r.out;
+  // Queue 0's CPU (6) and its compared model's sharers (2); queue 1's CPU is unknown.
+  // (The queue table follows the banner's blank line; its rows in queue order.)
+  EXPECT_EQ(column_of(r.out, "", "CPU", "#1"), "6") << r.out;
+  EXPECT_EQ(column_of(r.out, "", "SHARERS", "#1"), "2") << r.out;
+  EXPECT_EQ(column_of(r.out, "", "CPU", "#2"), "-") << r.out;
   // The CQ's completion vector (3) and the compared model's sharers (4), in their columns.
   EXPECT_EQ(column_of(r.out, "RDMA CQs", "VEC", "mlx5_0"), "3") << r.out;
   EXPECT_EQ(column_of(r.out, "RDMA CQs", "SHARERS", "mlx5_0"), "4") << r.out;
