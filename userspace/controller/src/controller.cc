@@ -1560,12 +1560,16 @@ void Controller::share_cq_load(const model::Snapshot& snap) {
     return c.comp_vector >= 0 && (c.poll_ctx == model::PollContext::kSoftirq ||
                                   c.poll_ctx == model::PollContext::kWorkqueue);
   };
+  // A model CQ with completions this period, on a vector its device's rule shares.
+  const auto judged_shared = [&](size_t i) {
+    const CqSlot& slot = cqs_[i];
+    return slot.dev->model_table != nullptr && slot.dev->policy.model.shared_load && slot.fresh &&
+           slot.cps > 0 && shares_core(snap.cqs[i]);
+  };
   bool any = false;
   for (size_t i = 0; i < cqs_.size(); ++i) {
-    CqSlot& slot = cqs_[i];
-    slot.share_level = 0;
-    any |= slot.dev->model_table != nullptr && slot.dev->policy.model.shared_load && slot.fresh &&
-           slot.cps > 0 && shares_core(snap.cqs[i]);
+    cqs_[i].share_level = 0;
+    any |= judged_shared(i);
   }
   if (!any) return;
   std::map<std::pair<const RdmaDevice*, int32_t>, double> vector_cps;
@@ -1575,13 +1579,9 @@ void Controller::share_cq_load(const model::Snapshot& snap) {
     }
   }
   for (size_t i = 0; i < cqs_.size(); ++i) {
+    if (!judged_shared(i)) continue;
     CqSlot& slot = cqs_[i];
-    const model::CqCounters& c = snap.cqs[i];
-    if (slot.dev->model_table == nullptr || !slot.dev->policy.model.shared_load || !slot.fresh ||
-        !(slot.cps > 0) || !shares_core(c)) {
-      continue;
-    }
-    slot.share_level = share_level(vector_cps[{slot.dev, c.comp_vector}], slot.cps);
+    slot.share_level = share_level(vector_cps[{slot.dev, snap.cqs[i].comp_vector}], slot.cps);
   }
 }
 
