@@ -672,13 +672,8 @@ void Controller::refresh_policy(NetDevice& dev) {
                      ? *dev.policy.rx_profiles
                      : dim::net_profiles(cqe ? dim::CqPeriodMode::kCqe : dim::CqPeriodMode::kEqe,
                                          dim::Direction::kRx);
-  dev.model_table =
-      runs_net_model(dev.policy)
-          ? model_table_for(dev.profiles, dim::ProfileCount::kPackets,
-                            cqe ? dim::TimerMode::kIdleGap : dim::TimerMode::kRateLimit, dev.policy)
-          : nullptr;
   dev.shared_tables = {};
-  dev.shared_tables[0] = dev.model_table;
+  dev.model_table = runs_net_model(dev.policy) ? shared_table(dev, 0) : nullptr;
   if (!dev.policy.conflict.empty()) {
     set_error(dev, "refused, conflicting rules: " + dev.policy.conflict);
   } else if (dev.policy.algorithm == model::Algorithm::kRdma) {
@@ -701,12 +696,8 @@ void Controller::refresh_policy(RdmaDevice& dev) {
     ++dev.generation;
   }
   dev.policy = std::move(p);
-  dev.model_table = runs_rdma_model(dev.policy)
-                        ? model_table_for(dim::kRdmaProfiles, dim::ProfileCount::kCompletions,
-                                          dim::TimerMode::kRateLimit, dev.policy)
-                        : nullptr;
   dev.shared_tables = {};
-  dev.shared_tables[0] = dev.model_table;
+  dev.model_table = runs_rdma_model(dev.policy) ? shared_table(dev, 0) : nullptr;
   if (!dev.policy.conflict.empty()) {
     set_error(dev, "refused, conflicting rules: " + dev.policy.conflict);
   }
@@ -1260,7 +1251,7 @@ template <bool kWithModel>
   if (slot.dim_on() && !window_stays_open) pending = feed_dim<true>(slot, q, now_ns, reset);
   // A discontinuity or time going backwards leaves no usable delta: the model skips the period.
   if (!reset && have_packets) {
-    slot.model.update(shared_table(dev, slot.share_level), {step_dt_ns_, d_events, d_packets});
+    slot.model.update(*shared_table(dev, slot.share_level), {step_dt_ns_, d_events, d_packets});
   }
   if (slot.model_primary()) slot.wanted = slot.model.profile_ix();
   return pending;
@@ -1585,7 +1576,8 @@ void Controller::share_cq_load(const model::Snapshot& snap) {
   }
 }
 
-const dim::ModelTable& Controller::shared_table(NetDevice& dev, uint8_t level) {
+const std::shared_ptr<const dim::ModelTable>& Controller::shared_table(NetDevice& dev,
+                                                                       uint8_t level) {
   std::shared_ptr<const dim::ModelTable>& t = dev.shared_tables[level];
   if (t == nullptr) {
     t = model_table_for(
@@ -1593,16 +1585,17 @@ const dim::ModelTable& Controller::shared_table(NetDevice& dev, uint8_t level) {
         cqe_table(dev.policy) ? dim::TimerMode::kIdleGap : dim::TimerMode::kRateLimit, dev.policy,
         kShareLevels[level]);
   }
-  return *t;
+  return t;
 }
 
-const dim::ModelTable& Controller::shared_table(RdmaDevice& dev, uint8_t level) {
+const std::shared_ptr<const dim::ModelTable>& Controller::shared_table(RdmaDevice& dev,
+                                                                       uint8_t level) {
   std::shared_ptr<const dim::ModelTable>& t = dev.shared_tables[level];
   if (t == nullptr) {
     t = model_table_for(dim::kRdmaProfiles, dim::ProfileCount::kCompletions,
                         dim::TimerMode::kRateLimit, dev.policy, kShareLevels[level]);
   }
-  return *t;
+  return t;
 }
 
 void Controller::feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_time_ns,
@@ -1637,7 +1630,7 @@ void Controller::feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_
     slot.dim->profile_applied();
   }
   if (slot.model && slot.fresh) {
-    slot.model->update(shared_table(dev, slot.share_level),
+    slot.model->update(*shared_table(dev, slot.share_level),
                        {now_ns - prev_time_ns, d_events, d_comps});
   }
   if (slot.model && slot.model_primary) {

@@ -193,8 +193,10 @@ class Controller {
   void measure_cq(CqSlot& slot, const model::CqCounters& c, double dt_s);
   // The sharers each model CQ's load is judged with (CqSlot::share_level).
   void share_cq_load(const model::Snapshot& snap);
-  const dim::ModelTable& shared_table(RdmaDevice& dev, uint8_t level);
-  const dim::ModelTable& shared_table(NetDevice& dev, uint8_t level);
+  // The device's model table for share level `level` (kShareLevels), built on first use; level 0
+  // is the device's model_table (refresh_policy()).
+  const std::shared_ptr<const dim::ModelTable>& shared_table(RdmaDevice& dev, uint8_t level);
+  const std::shared_ptr<const dim::ModelTable>& shared_table(NetDevice& dev, uint8_t level);
   // A model queue's period, decided after the per-queue pass (model_pass()).
   struct ModelWork {
     uint32_t index;
