@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <memory>
 #include <set>
 #include <vector>
 
@@ -337,6 +339,155 @@ TEST_F(ControllerTest, ReloadRecreatesDimWhenTheAlgorithmChanges) {
   ASSERT_TRUE(step().ok());
   EXPECT_EQ(queue(key(2, 0))->dim.profile_ix, 0);  // fresh instance on the CQE table
   EXPECT_EQ(device("eth0")->algorithm, model::Algorithm::kNetCqe);
+}
+
+}  // namespace
+}  // namespace dimctl::controller::testing
+
+namespace dimctl::controller::testing {
+namespace {
+
+// One controller with its own fakes, publishing every `publish_interval_ns`.
+struct Rig {
+  explicit Rig(int64_t publish_interval_ns) {
+    source.current.time_ns = clock.now;
+    auto add = [&](const std::string& name, uint32_t ifindex, int nqueues) {
+      net.devices[name].state = fakes::RecordingNetActuator::full_coalesce(3, 32);
+      for (int i = 0; i < nqueues; ++i) {
+        model::QueueCounters q;
+        q.key = {ifindex, 100 * ifindex + static_cast<uint32_t>(i)};
+        q.device_ix = fakes::device_ix(source.current, name);
+        q.queue = i;
+        q.has_bytes = true;
+        source.current.queues.push_back(q);
+      }
+    };
+    add("eth0", 2, 3);
+    add("eth1", 3, 2);
+    model::DevicePolicy enforce;
+    enforce.mode = model::Mode::kEnforce;
+    enforce.rule = "rule-1";
+    enforce.rate_limit_ns = 3 * kPeriod;  // holds some changes pending
+    policy.by_name["eth0"] = enforce;
+    model::DevicePolicy shadow = enforce;
+    shadow.mode = model::Mode::kShadow;
+    shadow.rate_limit_ns = 0;
+    policy.by_name["eth1"] = shadow;
+    ControllerOptions opts;
+    opts.publish_interval_ns = publish_interval_ns;
+    ctl = std::make_unique<Controller>(source, net, nullptr, store, policy, clock, opts);
+  }
+  fakes::FakeCounterSource source;
+  fakes::RecordingNetActuator net;
+  fakes::FakeOriginalsStore store;
+  fakes::FakePolicySource policy;
+  fakes::FakeClock clock;
+  std::unique_ptr<Controller> ctl;
+};
+
+// A DIM instance that decided waits for its profile until the device's decision in the same step
+// releases it (or a rate limit holds it). The controller carries the release out where the queue
+// is next touched: at the step's view when it publishes, else at the queue's next feed (and, in a
+// step the source breaks, for the queues not fed). All three must be what a release right after
+// the decisions gives: a controller publishing every step (every release in the view) and one
+// publishing once a second, fed the same noisy ramps with rate-limited writes and broken
+// snapshots, write the same values in the same steps and show the same DIM state whenever both
+// publish. And the shadow device's queues (every release granted, except in a broken step, which
+// decides nothing) against standalone instances.
+TEST(PendingRelease, IsTheSameWhetherAViewOrTheNextFeedCarriesItOut) {
+  Rig every_step(0), every_second(20 * kPeriod);
+  std::array<dim::NetDim, 2> eth1;  // queues 3 and 4
+  Lcg rng;
+  int broken = 0;
+  for (int step_no = 0; step_no < 400; ++step_no) {
+    const bool breaks = step_no % 7 == 6;  // the last queue's device index leaves the table
+    for (size_t i = 0; i < every_step.source.current.queues.size(); ++i) {
+      const int phase = (step_no + 29 * static_cast<int>(i)) % 160;
+      const int level = phase < 80 ? phase : 160 - phase;
+      const uint64_t pps = 200 + static_cast<uint64_t>(level) * level * 25;
+      const uint64_t packets = pps / 20 + rng.next(static_cast<uint32_t>(pps / 40 + 1));
+      const uint64_t events = std::clamp<uint64_t>(packets / 8, 3, 4000) + rng.next(7);
+      const uint64_t bytes = packets * (64 + rng.next(1400));
+      for (Rig* r : {&every_step, &every_second}) {
+        model::QueueCounters& q = r->source.current.queues[i];
+        q.polls += events;
+        q.packets += packets;
+        q.bytes += bytes;
+      }
+    }
+    std::array<bool, 2> ok{};
+    int k = 0;
+    for (Rig* r : {&every_step, &every_second}) {
+      r->clock.advance(kPeriod);
+      r->source.current.time_ns = r->clock.now;
+      model::QueueCounters& last = r->source.current.queues.back();
+      const uint32_t ix = last.device_ix;
+      if (breaks) last.device_ix = 99;
+      ok[k++] = r->ctl->step().ok();
+      last.device_ix = ix;
+    }
+    ASSERT_EQ(ok[0], !breaks) << "step " << step_no;
+    ASSERT_EQ(ok[1], !breaks) << "step " << step_no;
+    broken += breaks;
+    // Queue 3 comes before the break, so it is fed in every step; queue 4 only in whole ones.
+    for (size_t r = 0; r < eth1.size(); ++r) {
+      const model::QueueCounters& q = every_step.source.current.queues[3 + r];
+      if (r == 0 || !breaks) {
+        eth1[r].on_sample(
+            dim::Sample::from_counters(every_step.clock.now, q.events(), q.packets, q.bytes));
+      }
+      if (!breaks) eth1[r].profile_applied();
+    }
+    if (!breaks) {
+      for (const Rig* rig : {&every_step, &every_second}) {
+        const auto st = rig->ctl->state();
+        if (st->loops_total != static_cast<uint64_t>(step_no) + 1) continue;  // not published
+        for (size_t r = 0; r < eth1.size(); ++r) {
+          const model::DimView& v = st->queues[3 + r].dim;
+          EXPECT_EQ(v.measure_state, static_cast<uint8_t>(eth1[r].state()))
+              << "step " << step_no << " queue " << 3 + r;
+          EXPECT_EQ(v.profile_ix, eth1[r].profile_ix()) << "step " << step_no << " queue " << 3 + r;
+          EXPECT_EQ(v.tune_state, static_cast<uint8_t>(eth1[r].tune_state()))
+              << "step " << step_no << " queue " << 3 + r;
+        }
+      }
+    }
+    const auto& a = every_step.net.sets;
+    const auto& b = every_second.net.sets;
+    ASSERT_EQ(a.size(), b.size()) << "step " << step_no;
+    if (!a.empty()) {
+      EXPECT_EQ(a.back().dev, b.back().dev) << "step " << step_no;
+      EXPECT_EQ(a.back().req, b.back().req) << "step " << step_no;
+    }
+    const auto sa = every_step.ctl->state(), sb = every_second.ctl->state();
+    if (sb->loops_total != sa->loops_total || breaks) continue;  // b did not publish
+    ASSERT_EQ(sa->queues.size(), sb->queues.size());
+    for (size_t i = 0; i < sa->queues.size(); ++i) {
+      const model::DimView& va = sa->queues[i].dim;
+      const model::DimView& vb = sb->queues[i].dim;
+      EXPECT_EQ(va.measure_state, vb.measure_state) << "step " << step_no << " queue " << i;
+      EXPECT_EQ(va.profile_ix, vb.profile_ix) << "step " << step_no << " queue " << i;
+      EXPECT_EQ(va.tune_state, vb.tune_state) << "step " << step_no << " queue " << i;
+      EXPECT_EQ(va.profile_changes_total, vb.profile_changes_total)
+          << "step " << step_no << " queue " << i;
+      for (int v = 0; v < 3; ++v) {
+        EXPECT_EQ(va.verdicts_total[v], vb.verdicts_total[v]) << "step " << step_no;
+      }
+    }
+  }
+  // The run exercised what it is about.
+  EXPECT_EQ(broken, 57);
+  EXPECT_GE(eth1[0].windows_evaluated(), 100u);
+  EXPECT_GE(eth1[1].windows_evaluated(), 100u);
+  const auto s = every_step.ctl->state();
+  uint64_t changes = 0;
+  for (const auto& q : s->queues) changes += q.dim.profile_changes_total;
+  EXPECT_GE(changes, 40u);
+  const auto eth0 = std::find_if(s->devices.begin(), s->devices.end(),
+                                 [](const model::DeviceView& d) { return d.name == "eth0"; });
+  ASSERT_NE(eth0, s->devices.end());
+  EXPECT_GE(eth0->applies_rate_limited_total, 5u);
+  EXPECT_GE(every_step.net.sets.size(), 10u);
 }
 
 }  // namespace

@@ -243,7 +243,12 @@ struct Controller::NetDevice {
   ProfileCombiner combiner;
   std::optional<model::QueueKey> busiest;
   std::optional<uint8_t> combined_ix;
-  bool release = true;     // pending DIM instances get profile_applied() this step
+  // Pending DIM instances get profile_applied() this step (decide_device: not when the write was
+  // rate-limited). Carried out lazily (QueueSlot::kReleasePending): at the next view or the next
+  // feed of the queue, whichever comes first; the feed reads the value of the step before it from
+  // `released`.
+  bool release = true;
+  bool released = true;
   int32_t rep_queue = -1;  // per-queue path: lowest queue index, represents the device
   std::optional<model::Coalesce> rep_wanted, rep_current;
 
@@ -287,6 +292,11 @@ struct alignas(64) Controller::QueueSlot {
   // dim's window is open and starts at window_start, whether or not the model runs: what the
   // model's path tests instead of kWindowOpen, without touching dim's cache lines.
   static constexpr uint8_t kDimWindow = 32;
+  // dim waits for profile_applied() since the last step that fed it, and that step's device
+  // decision (NetDevice::release) says whether it gets it. Carried out at the queue's next view
+  // (same step) or next feed (NetDevice::released), where the slot's lines are loaded anyway,
+  // rather than in a pass of its own after the decisions, by when they have left the cache.
+  static constexpr uint8_t kReleasePending = 64;
   static constexpr uint8_t kNoWish = 0xff;
 
   // Line 0.
@@ -323,6 +333,11 @@ struct alignas(64) Controller::QueueSlot {
     return wanted == kNoWish ? std::nullopt : std::optional<uint8_t>(wanted);
   }
   void set_wanted(std::optional<uint8_t> ix) { wanted = ix.value_or(kNoWish); }
+  // The pending release (kReleasePending), granted or not by the device's decision.
+  void settle_release(bool granted) {
+    flags &= static_cast<uint8_t>(~kReleasePending);
+    if (granted) dim.profile_applied();
+  }
   // The verdict and change totals of one call into `dim`.
   void count(const dim::NetDim::Outcome& o) {
     changes += o.changed();
@@ -436,6 +451,7 @@ Result<void> Controller::step() {
     dev->attempted_this_step = false;
     dev->combiner = ProfileCombiner(dev->policy.combine, dev->busiest);
     dev->combined_ix.reset();
+    dev->released = dev->release;
     dev->release = true;
     dev->rep_queue = -1;
     dev->rep_wanted.reset();
@@ -453,16 +469,16 @@ Result<void> Controller::step() {
   step_dt_ns_ = snap.time_ns - prev_time;
 
   // Net: feed every queue (and the per-device combiners), decide per device, then write per
-  // queue where the device has per-queue coalescing and release pending DIM instances. The
-  // feed is the only pass over all queues in a step that does not publish; the later passes
-  // visit just the queues that need them (per_queue_slots_, pending_slots_).
+  // queue where the device has per-queue coalescing. The feed is the only pass over all queues
+  // in a step that does not publish; the later passes visit just the queues that need them
+  // (per_queue_slots_). Pending DIM instances are released where their slots are next loaded
+  // (QueueSlot::kReleasePending).
   // Slots follow the snapshot's order. The common case (same queues, same order) is checked
   // while feeding, where the slot is loaded anyway; at the first difference the slots are
   // reordered by key (the ones fed so far keep their positions) and feeding goes on.
   // The loop works on local pointers: stores into the slots through byte-sized fields may alias
   // anything, and would otherwise make the compiler reload every member on every queue.
   per_queue_slots_.clear();
-  pending_slots_.clear();
   if (queues_.size() != snap.queues.size()) reconcile_queues(snap);
   FeedCursor cursor{.names = snap.devices.data(), .n_names = snap.devices.size()};
   const size_t fed = any_model ? feed_queues<true>(snap, cursor, time_backwards)
@@ -471,7 +487,13 @@ Result<void> Controller::step() {
   if (fed != snap.queues.size()) [[unlikely]] {
     // A broken source. The queues fed so far keep their new counters and DIM state, which
     // the next snapshot continues from; nothing was decided or written yet, so an instance
-    // that decided waits for its profile to be applied, as under a rate limit.
+    // that decided waits for its profile to be applied, as under a rate limit. The queues not
+    // fed settle last step's releases now, since the next step reads this one's (none).
+    for (size_t i = fed; i < queues_.size(); ++i) {
+      QueueSlot& slot = queues_[i];
+      if ((slot.flags & QueueSlot::kReleasePending) != 0) slot.settle_release(slot.dev->released);
+    }
+    for (auto& [name, dev] : net_devices_) dev->release = false;
     const model::QueueCounters& q = snap.queues[fed];
     return reject_sample(DIMCTL_ERR(EINVAL,
                                     "napi {} of ifindex {}: device index {} outside the "
@@ -492,10 +514,6 @@ Result<void> Controller::step() {
                            loop_start - *last_publish_ns_ >= options_.publish_interval_ns;
   for (const uint32_t i : per_queue_slots_) {
     apply_queue(queues_[i], *queues_[i].dev, snap.queues[i], now);
-  }
-  for (const uint32_t i : pending_slots_) {
-    // A rate-limited device write keeps its instances pending (decide_device).
-    if (queues_[i].dev->release) queues_[i].dim.profile_applied();
   }
   std::shared_ptr<model::ControllerState> st;
   if (publish_now) {
@@ -1041,9 +1059,9 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
                 "what a decision touches belongs in the slot's lines 1 and 2");
   static_assert(sizeof(QueueSlot) == 256);
   static_assert(offsetof(QueueSlot, model) >= 192, "the model's state belongs in line 3");
-  slot.flags &=
-      static_cast<uint8_t>(~(QueueSlot::kDimOn | QueueSlot::kWindowOpen | QueueSlot::kDimWindow |
-                             QueueSlot::kModelOn | QueueSlot::kModelPrimary));
+  slot.flags &= static_cast<uint8_t>(~(QueueSlot::kDimOn | QueueSlot::kWindowOpen |
+                                       QueueSlot::kDimWindow | QueueSlot::kModelOn |
+                                       QueueSlot::kModelPrimary | QueueSlot::kReleasePending));
   if (runs_net_model(dev.policy)) {
     slot.model = dim::ModelPolicy(*dev.model_table);
     slot.flags |= QueueSlot::kModelOn;
@@ -1146,6 +1164,10 @@ template <bool kModel>
       (slot.flags & QueueSlot::kWindowOpen) != 0 && !reset &&
       dim::NetDim::window_short(static_cast<uint16_t>(q.events()), slot.window_start);
   if (!window_stays_open) [[unlikely]] {
+    // A pending instance never has its window open: last step's release comes first, as if it
+    // had been carried out at the end of that step.
+    if ((slot.flags & QueueSlot::kReleasePending) != 0) [[unlikely]]
+      slot.settle_release(dev.released);
     if (slot.model_on()) [[unlikely]] {
       if constexpr (kModel) {
         // Decided in model_pass(), once every queue's packets on its CPU are known; combined
@@ -1191,7 +1213,7 @@ template <bool kModel>
   } else {
     if (slot.wanted != QueueSlot::kNoWish) dev.combiner.add(q.key, slot.wanted, d_events);
     if (pending) [[unlikely]]
-      pending_slots_.push_back(index);
+      slot.flags |= QueueSlot::kReleasePending;
   }
   return true;
 }
@@ -1300,7 +1322,7 @@ void Controller::model_pass(const model::Snapshot& snap, int64_t now_ns) {
       continue;
     }
     if (slot.wanted != QueueSlot::kNoWish) dev.combiner.add(slot.key, slot.wanted, w.d_events);
-    if (pending) pending_slots_.push_back(w.index);
+    if (pending) slot.flags |= QueueSlot::kReleasePending;
   }
   // Per-queue writes go in queue order, as without the model.
   if (per_queue) std::sort(per_queue_slots_.begin(), per_queue_slots_.end());
@@ -1793,6 +1815,8 @@ void Controller::fill_queue_view(model::QueueView& v, QueueSlot& slot,
   // a field added to QueueCounters must be added here (the assertion is the reminder).
   // device_ix is left out: it indexes the snapshot's name table, and the view has the name.
   static_assert(sizeof(model::QueueCounters) == 64);
+  // This step's release, before the DIM state is shown (the view comes after the decisions).
+  if ((slot.flags & QueueSlot::kReleasePending) != 0) slot.settle_release(slot.dev->release);
   if (v.device != device) v.device = device;
   v.counters.key = counters.key;
   v.counters.queue = counters.queue;

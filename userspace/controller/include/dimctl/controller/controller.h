@@ -257,10 +257,8 @@ class Controller {
   model::Snapshot snap_;
   // Queues in the order of the last snapshot, so a stable snapshot costs no lookups.
   std::vector<QueueSlot> queues_;
-  // This step: queues of per-queue devices (written one by one) and queues whose DIM waits for
-  // profile_applied().
+  // This step: queues of per-queue devices (written one by one).
   std::vector<uint32_t> per_queue_slots_;
-  std::vector<uint32_t> pending_slots_;
   // This step's model queues, and the packets of every CPU one of the step's queues polled on.
   std::vector<ModelWork> model_work_;
   struct CpuLoad {
