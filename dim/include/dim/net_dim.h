@@ -182,7 +182,12 @@ inline Verdict net_compare(const Stats& curr, const Stats& prev) {
 inline NetDim::Outcome NetDim::close(const Sample& s, RateDivider* div) {
   Outcome out;
   Stats curr;
-  if (!(div != nullptr ? calc_stats(start_, s, &curr, *div) : calc_stats(start_, s, &curr))) {
+  // start_.comp_ctr is never written (begin() leaves it), so it is 0 and a window's completions
+  // are the sample's: said here so that where the sample has none (close_window()) the compiler
+  // drops the completion rates, which are 0 in every window of a driver's net DIM.
+  Sample from = start_;
+  from.comp_ctr = 0;
+  if (!(div != nullptr ? calc_stats(from, s, &curr, *div) : calc_stats(from, s, &curr))) {
     out.set_profile_ix(tuner_.profile_ix);
     return out;
   }

@@ -1164,48 +1164,52 @@ template <bool kModel>
       (slot.flags & QueueSlot::kWindowOpen) != 0 && !reset &&
       dim::NetDim::window_short(static_cast<uint16_t>(q.events()), slot.window_start);
   if (!window_stays_open) [[unlikely]] {
-    // A pending instance never has its window open: last step's release comes first, as if it
-    // had been carried out at the end of that step.
-    if ((slot.flags & QueueSlot::kReleasePending) != 0) [[unlikely]]
-      slot.settle_release(dev.released);
-    if (slot.model_on()) [[unlikely]] {
-      if constexpr (kModel) {
-        // Decided in model_pass(), once every queue's packets on its CPU are known; combined
-        // and listed there too.
-        model_work_.push_back({index, q.cpu, reset, &dev, d_events, q.packets - prev_packets});
-        return true;
-      }
-      pending = feed_model(slot, dev, q, d_events, q.packets - prev_packets, kModel, now_ns, reset);
-    } else if (slot.dim_on()) {
-      // The two common cases here, without feed_dim(): an open window of 64 or more events
-      // closes (one out-of-line call, the outcome in a register), or a window starts (the
-      // profile of last period's change was applied: a few stores). A discontinuity, or an
-      // instance waiting for its profile, goes through feed_dim().
-      const auto events = static_cast<uint16_t>(q.events());
-      const auto bytes = static_cast<uint32_t>(q.has_bytes ? q.bytes : 0);
-      if (reset) [[unlikely]] {
-        pending = feed_dim<false>(slot, q, now_ns, reset);
-      } else if ((slot.flags & QueueSlot::kWindowOpen) != 0) {
-        const dim::NetDim::Outcome o = slot.dim.close_window(
-            now_ns, static_cast<uint32_t>(q.packets), bytes, events, rate_div_);
-        slot.count(o);
-        slot.wanted = o.profile_ix();
-        if (o.changed()) {
-          slot.flags &= static_cast<uint8_t>(~QueueSlot::kWindowOpen);
-          pending = true;
-        } else if (o.new_window()) {
-          slot.window_start = events;
-        }
-      } else if (slot.dim.start_window(
-                     dim::Sample::from_counters(now_ns, events, q.packets, bytes))) {
-        slot.wanted = slot.dim.profile_ix();
-        slot.flags |= QueueSlot::kWindowOpen;
+    const auto events = static_cast<uint16_t>(q.events());
+    const auto bytes = static_cast<uint32_t>(q.has_bytes ? q.bytes : 0);
+    if ((slot.flags & QueueSlot::kWindowOpen) != 0 && !reset) {
+      // The common case, tested first: an open window of 64 or more events closes (one
+      // out-of-line call, the outcome in a register). kWindowOpen is only set where DIM runs
+      // without the model, and never on an instance waiting for its profile.
+      const dim::NetDim::Outcome o =
+          slot.dim.close_window(now_ns, static_cast<uint32_t>(q.packets), bytes, events, rate_div_);
+      slot.count(o);
+      slot.wanted = o.profile_ix();
+      if (o.changed()) {
+        slot.flags &= static_cast<uint8_t>(~QueueSlot::kWindowOpen);
+        pending = true;
+      } else if (o.new_window()) {
         slot.window_start = events;
-      } else {
-        pending = feed_dim<false>(slot, q, now_ns, reset);
       }
     } else {
-      slot.set_wanted(static_wish(dev.policy));
+      // A pending instance never has its window open: last step's release comes first, as if
+      // it had been carried out at the end of that step.
+      if ((slot.flags & QueueSlot::kReleasePending) != 0) [[unlikely]]
+        slot.settle_release(dev.released);
+      if (slot.model_on()) [[unlikely]] {
+        if constexpr (kModel) {
+          // Decided in model_pass(), once every queue's packets on its CPU are known; combined
+          // and listed there too.
+          model_work_.push_back({index, q.cpu, reset, &dev, d_events, q.packets - prev_packets});
+          return true;
+        }
+        pending =
+            feed_model(slot, dev, q, d_events, q.packets - prev_packets, kModel, now_ns, reset);
+      } else if (slot.dim_on()) {
+        // A window starts (the profile of last period's change was applied: a few stores). A
+        // discontinuity, or an instance waiting for its profile, goes through feed_dim().
+        if (reset) [[unlikely]] {
+          pending = feed_dim<false>(slot, q, now_ns, reset);
+        } else if (slot.dim.start_window(
+                       dim::Sample::from_counters(now_ns, events, q.packets, bytes))) {
+          slot.wanted = slot.dim.profile_ix();
+          slot.flags |= QueueSlot::kWindowOpen;
+          slot.window_start = events;
+        } else {
+          pending = feed_dim<false>(slot, q, now_ns, reset);
+        }
+      } else {
+        slot.set_wanted(static_wish(dev.policy));
+      }
     }
   }
   if (dev.per_queue) [[unlikely]] {
