@@ -1821,7 +1821,12 @@ void Controller::fill_queue_view(model::QueueView& v, QueueSlot& slot,
   static_assert(sizeof(model::QueueCounters) == 64);
   // This step's release, before the DIM state is shown (the view comes after the decisions).
   if ((slot.flags & QueueSlot::kReleasePending) != 0) slot.settle_release(slot.dev->release);
-  if (v.device != device) v.device = device;
+  // Usually the same name: compared inline (through memcmp, a call per queue and view).
+  if (v.device.size() != device.size() ||
+      !std::equal(device.begin(), device.end(), v.device.begin(),
+                  [](char a, char b) { return a == b; })) {
+    v.device = device;
+  }
   v.counters.key = counters.key;
   v.counters.queue = counters.queue;
   v.counters.irq = counters.irq;
