@@ -11,6 +11,9 @@
 //  - Windows are back to back while nothing changes: the deciding sample starts the next one.
 //  - restart_window() is the caller's answer to a counter discontinuity (queue reset, counters
 //    going backwards): the next sample starts a new window; the tuning state is kept.
+//  - Completions (Sample::comp_ctr) are not read: net_dim() compares bytes, packets and events
+//    per ms only, and drivers pass no completions, so the completion rates of every window are 0
+//    (last_stats(), prev_stats()).
 // Not thread-safe; one instance per queue, driven by one thread.
 #pragma once
 
@@ -81,8 +84,7 @@ class NetDim {
   // True when on_sample(s) would do nothing at all: a window in progress, still short of 64
   // events. A caller with bookkeeping around each decision can skip it on this path.
   bool keeps_measuring(const Sample& s) const {
-    return state_ == MeasureState::kMeasureInProgress &&
-           window_short(s.event_ctr, start_.event_ctr);
+    return state_ == MeasureState::kMeasureInProgress && window_short(s.event_ctr, start_event_);
   }
   // The 64-event rule: a window that started at `start_event_ctr` is still too short to decide
   // at `event_ctr` (u16 wrap, as dim_update_sample() truncates). For a caller that keeps its
@@ -115,17 +117,42 @@ class NetDim {
   uint8_t steps_left() const { return tuner_.steps_left; }
   const Tuner& tuner() const { return tuner_; }
   // The reference the next window is compared with (frozen while parked on top).
-  const Stats& prev_stats() const { return prev_stats_; }
+  Stats prev_stats() const { return prev_.stats(); }
   // Start of the current window (only time, packets, bytes and events are meaningful).
-  const Sample& window_start() const { return start_; }
+  Sample window_start() const {
+    Sample s;
+    s.time_ns = start_time_ns_;
+    s.pkt_ctr = start_pkt_;
+    s.byte_ctr = start_byte_;
+    s.event_ctr = start_event_;
+    return s;
+  }
   // Verdict of the last evaluated window; nullopt before any, and for a window evaluated while
   // parked tired (the kernel does not compare statistics then).
-  std::optional<Verdict> last_verdict() const { return last_verdict_; }
+  std::optional<Verdict> last_verdict() const {
+    return last_verdict_ == kNoVerdict
+               ? std::nullopt
+               : std::optional<Verdict>(static_cast<Verdict>(last_verdict_));
+  }
   std::optional<Stats> last_stats() const {
-    return windows_evaluated_ != 0 ? std::optional<Stats>(last_stats_) : std::nullopt;
+    return windows_evaluated() != 0 ? std::optional<Stats>(last_.stats()) : std::nullopt;
   }
   // Windows evaluated so far (decisions, whether or not the index moved).
-  uint64_t windows_evaluated() const { return windows_evaluated_; }
+  uint64_t windows_evaluated() const { return windows_total_ + windows_; }
+  // Evaluated windows compared with verdict `v`, and decisions that moved the index, so far
+  // (with those carried over by carry_totals()).
+  uint64_t verdicts_total(Verdict v) const {
+    const auto i = static_cast<size_t>(v);
+    return verdicts_total_[i] + verdicts_[i];
+  }
+  uint64_t changes_total() const { return changes_total_ + changes_; }
+  // Continues the verdict and change totals of `prior`, the instance this one replaces (a
+  // controller re-creating DIM for a queue keeps its exported totals monotonic).
+  void carry_totals(const NetDim& prior) {
+    for (size_t i = 0; i < 3; ++i)
+      verdicts_total_[i] += prior.verdicts_total(static_cast<Verdict>(i));
+    changes_total_ += prior.changes_total();
+  }
 
  private:
   bool decide(const Stats& curr, Outcome& out);
@@ -135,28 +162,46 @@ class NetDim {
   // The sample starts the next window (dim_update_sample(); comp_ctr is left alone: net windows
   // never reset it).
   void begin(const Sample& s) {
-    start_.time_ns = s.time_ns;
-    start_.pkt_ctr = s.pkt_ctr;
-    start_.byte_ctr = s.byte_ctr;
-    start_.event_ctr = s.event_ctr;
+    start_time_ns_ = s.time_ns;
+    start_pkt_ = s.pkt_ctr;
+    start_byte_ = s.byte_ctr;
+    start_event_ = s.event_ctr;
     state_ = MeasureState::kMeasureInProgress;
   }
+  // The rates net_dim_stats_compare() reads: a window's Stats without the completion rates.
+  struct Rates {
+    int32_t ppms = 0, bpms = 0, epms = 0;
+    Stats stats() const { return {ppms, bpms, epms, 0, 0}; }
+  };
+  static constexpr uint8_t kNoVerdict = 0xff;
+  // The small counters below are folded into the totals every kFoldAt windows, so none of them
+  // (each at most the window count) overflows, and a decision touches no other cache line.
+  static constexpr uint8_t kFoldAt = 255;
+  void fold_counts();
   void exit_parking();
   enum class StepResult : uint8_t { kStepped, kTooTired, kOnEdge };
   StepResult step();
 
-  // What keeps_measuring() reads comes first, what a decision reads and writes next, the
-  // bookkeeping for callers last: a controller keeping 10k instances touches only the first bytes
-  // of each on the common path and two cache lines on a decision (see the controller's slot).
-  Sample start_{};
+  // What keeps_measuring() reads comes first, then what a decision reads and writes, all of it in
+  // the first 64 bytes (kHotBytes, asserted): a controller keeping 10k instances, each starting
+  // on a cache line, touches one line of an instance per decision. The totals the small counters
+  // fold into come last.
+  int64_t start_time_ns_ = 0;  // the window's start sample (dim_update_sample())
+  uint32_t start_pkt_ = 0, start_byte_ = 0;
+  uint16_t start_event_ = 0;
   MeasureState state_ = MeasureState::kStartMeasure;
+  Tuner tuner_{};
+  Rates prev_{};                       // prev_stats
+  Rates last_{};                       // valid once a window was evaluated
+  uint8_t last_verdict_ = kNoVerdict;  // a Verdict, or none
+  uint8_t windows_ = 0, verdicts_[3] = {0, 0, 0}, changes_ = 0;  // since the last fold
   CqPeriodMode mode_ = CqPeriodMode::kEqe;
   Direction dir_ = Direction::kRx;
-  Tuner tuner_{};
-  Stats prev_stats_{};
-  std::optional<Verdict> last_verdict_;
-  Stats last_stats_{};  // valid once a window was evaluated (windows_evaluated_ != 0)
-  uint64_t windows_evaluated_ = 0;
+  uint64_t windows_total_ = 0, verdicts_total_[3] = {0, 0, 0}, changes_total_ = 0;
+
+ public:
+  // The bytes a decision touches (keeps_measuring() reads the first 24).
+  static constexpr size_t kHotBytes = 64;
 };
 
 // net_dim_stats_compare(): throughput first, then packet rate, then (lower is better) event rate.
@@ -185,9 +230,10 @@ inline NetDim::Outcome NetDim::close(const Sample& s, RateDivider* div) {
   // start_.comp_ctr is never written (begin() leaves it), so it is 0 and a window's completions
   // are the sample's: said here so that where the sample has none (close_window()) the compiler
   // drops the completion rates, which are 0 in every window of a driver's net DIM.
-  Sample from = start_;
-  from.comp_ctr = 0;
-  if (!(div != nullptr ? calc_stats(from, s, &curr, *div) : calc_stats(from, s, &curr))) {
+  Sample to = s;
+  to.comp_ctr = 0;  // not read (see the contract above): the completion rates fold away
+  const Sample from = window_start();
+  if (!(div != nullptr ? calc_stats(from, to, &curr, *div) : calc_stats(from, to, &curr))) {
     out.set_profile_ix(tuner_.profile_ix);
     return out;
   }
@@ -206,7 +252,7 @@ inline NetDim::Outcome NetDim::feed(const Sample& s, RateDivider* div) {
   Outcome out;
   switch (state_) {
     case MeasureState::kMeasureInProgress:
-      if (window_short(s.event_ctr, start_.event_ctr)) break;
+      if (window_short(s.event_ctr, start_event_)) break;
       return close(s, div);
     case MeasureState::kStartMeasure:
       begin(s);
@@ -248,25 +294,26 @@ inline void NetDim::exit_parking() {
 inline bool NetDim::decide(const Stats& curr, Outcome& out) {
   const TuneState old_tune = tuner_.tune_state;
   const uint8_t old_ix = tuner_.profile_ix;
-  ++windows_evaluated_;
-  last_stats_ = curr;
+  last_ = {curr.ppms, curr.bpms, curr.epms};
 
   switch (old_tune) {
     case TuneState::kParkingOnTop: {
-      const Verdict verdict = net_compare(curr, prev_stats_);
-      last_verdict_ = verdict;
+      const Verdict verdict = net_compare(curr, prev_.stats());
+      last_verdict_ = static_cast<uint8_t>(verdict);
+      ++verdicts_[static_cast<size_t>(verdict)];
       out.set_verdict(verdict);
       if (verdict != Verdict::kSame) exit_parking();
       break;
     }
     case TuneState::kParkingTired:
-      last_verdict_.reset();  // the kernel does not compare while parked tired
+      last_verdict_ = kNoVerdict;  // the kernel does not compare while parked tired
       if (--tuner_.tired == 0) exit_parking();
       break;
     case TuneState::kGoingRight:
     case TuneState::kGoingLeft: {
-      const Verdict verdict = net_compare(curr, prev_stats_);
-      last_verdict_ = verdict;
+      const Verdict verdict = net_compare(curr, prev_.stats());
+      last_verdict_ = static_cast<uint8_t>(verdict);
+      ++verdicts_[static_cast<size_t>(verdict)];
       out.set_verdict(verdict);
       if (verdict != Verdict::kBetter) tuner_.turn();
       if (tuner_.on_top()) {
@@ -290,9 +337,13 @@ inline bool NetDim::decide(const Stats& curr, Outcome& out) {
   // Staying parked on top keeps the reference that put it there, so slow drift cannot
   // creep past the 10 % threshold unnoticed.
   if (old_tune != TuneState::kParkingOnTop || tuner_.tune_state != TuneState::kParkingOnTop) {
-    prev_stats_ = curr;
+    prev_ = {curr.ppms, curr.bpms, curr.epms};
   }
-  return tuner_.profile_ix != old_ix;
+  const bool changed = tuner_.profile_ix != old_ix;
+  changes_ = static_cast<uint8_t>(changes_ + (changed ? 1 : 0));
+  if (++windows_ == kFoldAt) [[unlikely]]
+    fold_counts();
+  return changed;
 }
 
 }  // namespace dim

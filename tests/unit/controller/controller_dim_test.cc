@@ -341,6 +341,36 @@ TEST_F(ControllerTest, ReloadRecreatesDimWhenTheAlgorithmChanges) {
   EXPECT_EQ(device("eth0")->algorithm, model::Algorithm::kNetCqe);
 }
 
+// The exported verdict and change totals are counters: they go on from the queue's earlier
+// instances when DIM is re-created (a reload here), and stay while DIM is off.
+TEST_F(ControllerTest, DecisionTotalsCarryOverWhenDimIsRecreated) {
+  add_device("eth0", 2, 1);
+  policy.by_name["eth0"] = shadow();
+  for (int p = 0; p < 6; ++p) ramp_step(key(2, 0), p);
+  const model::DimView before = queue(key(2, 0))->dim;
+  ASSERT_GE(before.profile_changes_total, 2u);
+  ASSERT_GE(before.verdicts_total[2], 2u);  // better, climbing
+  policy.by_name["eth0"].algorithm = model::Algorithm::kNetCqe;
+  ctl().reload_policies();
+  ASSERT_TRUE(step().ok());
+  EXPECT_EQ(queue(key(2, 0))->dim.profile_changes_total, before.profile_changes_total);
+  for (int v = 0; v < 3; ++v) {
+    EXPECT_EQ(queue(key(2, 0))->dim.verdicts_total[v], before.verdicts_total[v]) << v;
+  }
+  for (int p = 6; p < 10; ++p) ramp_step(key(2, 0), p);
+  const model::DimView after = queue(key(2, 0))->dim;
+  EXPECT_GT(after.profile_changes_total, before.profile_changes_total);
+  EXPECT_GT(after.verdicts_total[0] + after.verdicts_total[1] + after.verdicts_total[2],
+            before.verdicts_total[0] + before.verdicts_total[1] + before.verdicts_total[2]);
+  // DIM off (a static profile): the totals stay as they were.
+  policy.by_name["eth0"].algorithm = model::Algorithm::kStatic;
+  ctl().reload_policies();
+  ASSERT_TRUE(step().ok());
+  EXPECT_FALSE(queue(key(2, 0))->dim.active);
+  EXPECT_EQ(queue(key(2, 0))->dim.profile_changes_total, after.profile_changes_total);
+  EXPECT_EQ(queue(key(2, 0))->dim.verdicts_total[2], after.verdicts_total[2]);
+}
+
 }  // namespace
 }  // namespace dimctl::controller::testing
 

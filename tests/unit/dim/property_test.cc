@@ -146,6 +146,48 @@ TEST_P(DimProperty, NetZeroTimeDeltaChangesNothing) {
   EXPECT_GT(probes, 1000);
 }
 
+// The instance's own totals (verdicts_total(), changes_total(), windows_evaluated()) against
+// what on_sample() and the outcome say, at every sample: its small counters fold into the totals
+// every 255 windows, and the stream goes through many folds.
+TEST_P(DimProperty, NetTotalsCountEveryWindowAcrossFolds) {
+  NetStream gen(1300 + GetParam());
+  NetDim d;
+  RateDivider div;
+  uint64_t windows = 0, changes = 0, verdicts[3] = {0, 0, 0};
+  for (int i = 0; i < kSteps; ++i) {
+    const Sample s = to_sample(gen.next());
+    const bool closes = d.state() == MeasureState::kMeasureInProgress && !d.keeps_measuring(s);
+    const uint64_t before = d.windows_evaluated();
+    // Both entry points: the controller's close_window() and feed() through on_sample().
+    const NetDim::Outcome o =
+        closes && i % 2 == 0 ? d.close_window(s.time_ns, s.pkt_ctr, s.byte_ctr, s.event_ctr, div)
+                             : d.feed(s);
+    windows += d.windows_evaluated() - before;
+    ASSERT_LE(d.windows_evaluated() - before, 1u);
+    changes += o.changed() ? 1 : 0;
+    if (o.has_verdict()) ++verdicts[static_cast<size_t>(o.verdict())];
+    ASSERT_EQ(d.changes_total(), changes) << "sample " << i;
+    for (int v = 0; v < 3; ++v) {
+      ASSERT_EQ(d.verdicts_total(static_cast<Verdict>(v)), verdicts[v]) << "sample " << i;
+    }
+    if (d.state() == MeasureState::kApplyNewProfile) d.profile_applied();
+  }
+  ASSERT_EQ(d.windows_evaluated(), windows);
+  EXPECT_GT(windows, 3u * 255);  // several folds
+  EXPECT_GT(changes, 50u);
+
+  // A successor continues the verdict and change totals, not the windows or their stats.
+  NetDim next(CqPeriodMode::kCqe);
+  next.carry_totals(d);
+  EXPECT_EQ(next.changes_total(), changes);
+  for (int v = 0; v < 3; ++v) EXPECT_EQ(next.verdicts_total(static_cast<Verdict>(v)), verdicts[v]);
+  EXPECT_EQ(next.windows_evaluated(), 0u);
+  EXPECT_FALSE(next.last_stats().has_value());
+  EXPECT_FALSE(next.last_verdict().has_value());
+  NetDim fresh;
+  EXPECT_EQ(fresh.changes_total(), 0u);
+}
+
 TEST_P(DimProperty, RdmaIndexInRangeAndWindowRule) {
   RdmaStream gen(4000 + GetParam());
   RdmaDim d;

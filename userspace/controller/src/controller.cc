@@ -278,7 +278,9 @@ struct Controller::RdmaDevice {
 // lines it pulls in, so the layout matters more than the arithmetic.
 //  - Line 0: everything a period reads and writes for a queue whose DIM window stays open (most
 //    queues in most periods).
-//  - Lines 1-2: what a DIM decision reads and writes (the instance and the totals it moves).
+//  - Line 1: what a DIM decision reads and writes (the instance's first 64 bytes: its window,
+//    tuning state, rates and small counters). Line 2: the rest of the instance (the totals its
+//    counters fold into every 255 windows) and the device.
 //  - Line 3: publish-time and per-queue-write state, and the cost model's state: a queue running
 //    the model touches lines 0 and 3 every period (lines 1-2 too when DIM is compared).
 struct alignas(64) Controller::QueueSlot {
@@ -309,11 +311,9 @@ struct alignas(64) Controller::QueueSlot {
   // (NetDim::keeps_measuring) needs nothing from the DIM instance.
   uint16_t window_start = 0;
 
-  // Lines 1-2.
-  NetDevice* dev = nullptr;
+  // Lines 1-2. The instance's verdict and change totals carry over when it is re-created.
   dim::NetDim dim;
-  uint64_t verdicts[3] = {0, 0, 0};  // totals, across DIM re-creations
-  uint64_t changes = 0;
+  NetDevice* dev = nullptr;
 
   // Line 3.
   uint8_t applied_ix = 0;   // per-queue devices; device-wide ones use the device's combined_ix
@@ -337,11 +337,6 @@ struct alignas(64) Controller::QueueSlot {
   void settle_release(bool granted) {
     flags &= static_cast<uint8_t>(~kReleasePending);
     if (granted) dim.profile_applied();
-  }
-  // The verdict and change totals of one call into `dim`.
-  void count(const dim::NetDim::Outcome& o) {
-    changes += o.changed();
-    if (o.has_verdict()) ++verdicts[static_cast<size_t>(o.verdict())];
   }
   // After any call into `dim`: keep the copy of its window start. kWithModel: the model runs
   // too, so the window is marked for its path (kDimWindow), not for the fast path.
@@ -1055,8 +1050,9 @@ void Controller::reconcile_queues(const model::Snapshot& snap) {
 void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
   static_assert(offsetof(QueueSlot, window_start) + sizeof(uint16_t) <= 64,
                 "what a period touches for an open window belongs in the slot's first line");
-  static_assert(offsetof(QueueSlot, dev) == 64 && offsetof(QueueSlot, changes) + 8 <= 192,
-                "what a decision touches belongs in the slot's lines 1 and 2");
+  static_assert(offsetof(QueueSlot, dim) == 64 && dim::NetDim::kHotBytes == 64 &&
+                    offsetof(QueueSlot, dev) + sizeof(NetDevice*) <= 192,
+                "what a decision touches belongs in the slot's line 1, the instance's rest in 2");
   static_assert(sizeof(QueueSlot) == 256);
   static_assert(offsetof(QueueSlot, model) >= 192, "the model's state belongs in line 3");
   slot.flags &= static_cast<uint8_t>(~(QueueSlot::kDimOn | QueueSlot::kWindowOpen |
@@ -1071,7 +1067,9 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
   const auto mode = cqe_table(dev.policy) ? dim::CqPeriodMode::kCqe : dim::CqPeriodMode::kEqe;
   // Index 0 like the drivers (dim-spec 2: zeroed struct dim).
   // The device's table (dev.profiles) maps indexes to values; DIM itself only moves indexes.
-  slot.dim = dim::NetDim(mode, dim::Direction::kRx, 0);
+  dim::NetDim fresh(mode, dim::Direction::kRx, 0);
+  fresh.carry_totals(slot.dim);
+  slot.dim = fresh;
   slot.flags |= QueueSlot::kDimOn;
 }
 
@@ -1172,7 +1170,6 @@ template <bool kModel>
       // without the model, and never on an instance waiting for its profile.
       const dim::NetDim::Outcome o =
           slot.dim.close_window(now_ns, static_cast<uint32_t>(q.packets), bytes, events, rate_div_);
-      slot.count(o);
       slot.wanted = o.profile_ix();
       if (o.changed()) {
         slot.flags &= static_cast<uint8_t>(~QueueSlot::kWindowOpen);
@@ -1246,11 +1243,9 @@ template <bool kWithModel>
   if (reset) dim.restart_window();
   // Without a byte counter bytes stay 0: bpms is 0 on both sides, compare falls to ppms.
   // feed() is on_sample() without its window test (the caller's copy of the window start
-  // already said the window may close), returning what it did.
-  const dim::NetDim::Outcome o =
-      dim.feed(dim::Sample::from_counters(now_ns, q.events(), q.packets, q.has_bytes ? q.bytes : 0),
-               &rate_div_);
-  slot.count(o);
+  // already said the window may close); the instance counts its verdicts and changes.
+  dim.feed(dim::Sample::from_counters(now_ns, q.events(), q.packets, q.has_bytes ? q.bytes : 0),
+           &rate_div_);
   if (kWithModel && slot.model_primary()) {
     // DIM only compared: nothing is written for it, so its profile is applied at once (the
     // virtual apply of shadow mode) and the queue's wish stays the model's.
@@ -1808,7 +1803,7 @@ void Controller::add_comparison(std::vector<model::Comparison>& comparisons, uin
   c.index = index;
   c.picks.dim_ix = clamp_profile(slot.dim.profile_ix(), slot.dev->policy, dim::kNetNumProfiles);
   c.picks.model_ix = slot.model.profile_ix();
-  c.picks.dim_changes_total = slot.changes;
+  c.picks.dim_changes_total = slot.dim.changes_total();
   c.picks.model_changes_total = slot.model.changes();
 }
 
@@ -1854,8 +1849,12 @@ void Controller::fill_queue_view(model::QueueView& v, QueueSlot& slot,
   if (slot.model_primary()) {
     fill_model_view(v.dim, slot.model, applied_ix);
   } else {
-    fill_dim_view(v.dim, slot.dim_on() ? &slot.dim : nullptr, applied_ix, slot.verdicts,
-                  slot.changes);
+    // The totals of every instance the queue had, also while DIM is off.
+    const uint64_t verdicts[3] = {slot.dim.verdicts_total(dim::Verdict::kWorse),
+                                  slot.dim.verdicts_total(dim::Verdict::kSame),
+                                  slot.dim.verdicts_total(dim::Verdict::kBetter)};
+    fill_dim_view(v.dim, slot.dim_on() ? &slot.dim : nullptr, applied_ix, verdicts,
+                  slot.dim.changes_total());
   }
   if (const auto wanted = slot.wanted_ix()) {
     const dim::Profile& p =
