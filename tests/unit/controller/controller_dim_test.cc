@@ -402,6 +402,7 @@ struct Rig {
     model::DevicePolicy shadow = enforce;
     shadow.mode = model::Mode::kShadow;
     shadow.rate_limit_ns = 0;
+    shadow.compare = true;  // the cost model beside DIM: its queues take the model's path
     policy.by_name["eth1"] = shadow;
     ControllerOptions opts;
     opts.publish_interval_ns = publish_interval_ns;
@@ -423,7 +424,7 @@ struct Rig {
 // publishing once a second, fed the same noisy ramps with rate-limited writes and broken
 // snapshots, write the same values in the same steps and show the same DIM state whenever both
 // publish. And the shadow device's queues (every release granted, except in a broken step, which
-// decides nothing) against standalone instances.
+// decides nothing; the cost model compared beside DIM) against standalone instances.
 TEST(PendingRelease, IsTheSameWhetherAViewOrTheNextFeedCarriesItOut) {
   Rig every_step(0), every_second(20 * kPeriod);
   std::array<dim::NetDim, 2> eth1;  // queues 3 and 4

@@ -1178,10 +1178,6 @@ template <bool kModel>
         slot.window_start = events;
       }
     } else {
-      // A pending instance never has its window open: last step's release comes first, as if
-      // it had been carried out at the end of that step.
-      if ((slot.flags & QueueSlot::kReleasePending) != 0) [[unlikely]]
-        slot.settle_release(dev.released);
       if (slot.model_on()) [[unlikely]] {
         if constexpr (kModel) {
           // Decided in model_pass(), once every queue's packets on its CPU are known; combined
@@ -1192,6 +1188,10 @@ template <bool kModel>
         pending =
             feed_model(slot, dev, q, d_events, q.packets - prev_packets, kModel, now_ns, reset);
       } else if (slot.dim_on()) {
+        // A pending instance never has its window open: last step's release comes first, as if
+        // it had been carried out at the end of that step (feed_model() does the same).
+        if ((slot.flags & QueueSlot::kReleasePending) != 0) [[unlikely]]
+          slot.settle_release(dev.released);
         // A window starts (the profile of last period's change was applied: a few stores). A
         // discontinuity, or an instance waiting for its profile, goes through feed_dim().
         if (reset) [[unlikely]] {
@@ -1265,6 +1265,9 @@ template <bool kWithModel>
                                               const model::QueueCounters& q, uint64_t d_events,
                                               uint64_t d_packets, bool have_packets, int64_t now_ns,
                                               bool reset) {
+  // Only a compared DIM that is the algorithm can be pending (see feed_queue()).
+  if ((slot.flags & QueueSlot::kReleasePending) != 0) [[unlikely]]
+    slot.settle_release(dev.released);
   bool pending = false;
   const bool window_stays_open =
       (slot.flags & QueueSlot::kDimWindow) != 0 && !reset &&
