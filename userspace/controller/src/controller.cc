@@ -1161,21 +1161,22 @@ template <bool kModel>
   const bool window_stays_open =
       (slot.flags & QueueSlot::kWindowOpen) != 0 && !reset &&
       dim::NetDim::window_short(static_cast<uint16_t>(q.events()), slot.window_start);
+  // The sample's u16 event and u32 byte counters, as DIM takes them (not read on the model's path).
+  const auto events = [&q] { return static_cast<uint16_t>(q.events()); };
+  const auto bytes = [&q] { return static_cast<uint32_t>(q.has_bytes ? q.bytes : 0); };
   if (!window_stays_open) [[unlikely]] {
-    const auto events = static_cast<uint16_t>(q.events());
-    const auto bytes = static_cast<uint32_t>(q.has_bytes ? q.bytes : 0);
     if ((slot.flags & QueueSlot::kWindowOpen) != 0 && !reset) {
       // The common case, tested first: an open window of 64 or more events closes (one
       // out-of-line call, the outcome in a register). kWindowOpen is only set where DIM runs
       // without the model, and never on an instance waiting for its profile.
-      const dim::NetDim::Outcome o =
-          slot.dim.close_window(now_ns, static_cast<uint32_t>(q.packets), bytes, events, rate_div_);
+      const dim::NetDim::Outcome o = slot.dim.close_window(now_ns, static_cast<uint32_t>(q.packets),
+                                                           bytes(), events(), rate_div_);
       slot.wanted = o.profile_ix();
       if (o.changed()) {
         slot.flags &= static_cast<uint8_t>(~QueueSlot::kWindowOpen);
         pending = true;
       } else if (o.new_window()) {
-        slot.window_start = events;
+        slot.window_start = events();
       }
     } else {
       if (slot.model_on()) [[unlikely]] {
@@ -1197,10 +1198,10 @@ template <bool kModel>
         if (reset) [[unlikely]] {
           pending = feed_dim<false>(slot, q, now_ns, reset);
         } else if (slot.dim.start_window(
-                       dim::Sample::from_counters(now_ns, events, q.packets, bytes))) {
+                       dim::Sample::from_counters(now_ns, events(), q.packets, bytes()))) {
           slot.wanted = slot.dim.profile_ix();
           slot.flags |= QueueSlot::kWindowOpen;
-          slot.window_start = events;
+          slot.window_start = events();
         } else {
           pending = feed_dim<false>(slot, q, now_ns, reset);
         }
