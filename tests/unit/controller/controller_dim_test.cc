@@ -378,7 +378,7 @@ namespace dimctl::controller::testing {
 namespace {
 
 // One controller with its own fakes, publishing every `publish_interval_ns`.
-struct Rig {
+struct Rig : FakeRig {
   explicit Rig(int64_t publish_interval_ns) {
     source.current.time_ns = clock.now;
     auto add = [&](const std::string& name, uint32_t ifindex, int nqueues) {
@@ -408,12 +408,6 @@ struct Rig {
     opts.publish_interval_ns = publish_interval_ns;
     ctl = std::make_unique<Controller>(source, net, nullptr, store, policy, clock, opts);
   }
-  fakes::FakeCounterSource source;
-  fakes::RecordingNetActuator net;
-  fakes::FakeOriginalsStore store;
-  fakes::FakePolicySource policy;
-  fakes::FakeClock clock;
-  std::unique_ptr<Controller> ctl;
 };
 
 // A DIM instance that decided waits for its profile until the device's decision in the same step

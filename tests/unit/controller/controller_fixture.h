@@ -14,6 +14,16 @@ namespace dimctl::controller::testing {
 
 inline constexpr int64_t kPeriod = 50'000'000;  // 20 Hz
 
+// The fakes of one controller, for tests that build their own (several, or with options).
+struct FakeRig {
+  fakes::FakeCounterSource source;
+  fakes::RecordingNetActuator net;
+  fakes::FakeOriginalsStore store;
+  fakes::FakePolicySource policy;
+  fakes::FakeClock clock;
+  std::unique_ptr<Controller> ctl;
+};
+
 class ControllerTest : public ::testing::Test {
  protected:
   void SetUp() override { source.current.time_ns = clock.now; }

@@ -578,7 +578,7 @@ TEST_F(ControllerTest, PublishedStateIsImmutableForReaders) {
 }
 
 // One device-wide queue (eth0, napi 200, queue 0) behind fakes, with a publish interval.
-struct OneQueueRig {
+struct OneQueueRig : FakeRig {
   explicit OneQueueRig(int64_t publish_interval_ns,
                        std::optional<model::DevicePolicy> fallback = {}) {
     net.devices["eth0"].state = initial();
@@ -601,13 +601,6 @@ struct OneQueueRig {
     return ctl->step();
   }
   const model::QueueView& view() const { return ctl->state()->queues.at(0); }
-
-  fakes::FakeCounterSource source;
-  fakes::RecordingNetActuator net;
-  fakes::FakeOriginalsStore store;
-  fakes::FakePolicySource policy;
-  fakes::FakeClock clock;
-  std::unique_ptr<Controller> ctl;
 };
 
 TEST(ControllerPublish, PublishIntervalDecimatesTheViewNotTheDecisions) {
