@@ -159,8 +159,7 @@ class NetDim {
   // A window of 64 or more events ends at s: evaluated, and the next one started at s unless the
   // profile changed. (A window shorter than 1 us goes on.)
   Outcome close(const Sample& s, RateDivider* div);
-  // The sample starts the next window (dim_update_sample(); comp_ctr is left alone: net windows
-  // never reset it).
+  // The sample starts the next window (dim_update_sample(); completions are not kept).
   void begin(const Sample& s) {
     start_time_ns_ = s.time_ns;
     start_pkt_ = s.pkt_ctr;
@@ -172,6 +171,7 @@ class NetDim {
   struct Rates {
     int32_t ppms = 0, bpms = 0, epms = 0;
     Stats stats() const { return {ppms, bpms, epms, 0, 0}; }
+    static Rates of(const Stats& s) { return {s.ppms, s.bpms, s.epms}; }
   };
   static constexpr uint8_t kNoVerdict = 0xff;
   // The small counters below are folded into the totals every kFoldAt windows, so none of them
@@ -227,11 +227,10 @@ inline Verdict net_compare(const Stats& curr, const Stats& prev) {
 inline NetDim::Outcome NetDim::close(const Sample& s, RateDivider* div) {
   Outcome out;
   Stats curr;
-  // start_.comp_ctr is never written (begin() leaves it), so it is 0 and a window's completions
-  // are the sample's: said here so that where the sample has none (close_window()) the compiler
+  // Completions are not read (see the contract above): with none on either side the compiler
   // drops the completion rates, which are 0 in every window of a driver's net DIM.
   Sample to = s;
-  to.comp_ctr = 0;  // not read (see the contract above): the completion rates fold away
+  to.comp_ctr = 0;
   const Sample from = window_start();
   if (!(div != nullptr ? calc_stats(from, to, &curr, *div) : calc_stats(from, to, &curr))) {
     out.set_profile_ix(tuner_.profile_ix);
@@ -294,7 +293,7 @@ inline void NetDim::exit_parking() {
 inline bool NetDim::decide(const Stats& curr, Outcome& out) {
   const TuneState old_tune = tuner_.tune_state;
   const uint8_t old_ix = tuner_.profile_ix;
-  last_ = {curr.ppms, curr.bpms, curr.epms};
+  last_ = Rates::of(curr);
 
   switch (old_tune) {
     case TuneState::kParkingOnTop: {
@@ -337,7 +336,7 @@ inline bool NetDim::decide(const Stats& curr, Outcome& out) {
   // Staying parked on top keeps the reference that put it there, so slow drift cannot
   // creep past the 10 % threshold unnoticed.
   if (old_tune != TuneState::kParkingOnTop || tuner_.tune_state != TuneState::kParkingOnTop) {
-    prev_ = {curr.ppms, curr.bpms, curr.epms};
+    prev_ = Rates::of(curr);
   }
   const bool changed = tuner_.profile_ix != old_ix;
   changes_ = static_cast<uint8_t>(changes_ + (changed ? 1 : 0));
