@@ -329,6 +329,7 @@ struct alignas(64) Controller::QueueSlot {
   bool dim_on() const { return (flags & kDimOn) != 0; }
   bool model_on() const { return (flags & kModelOn) != 0; }
   bool model_primary() const { return (flags & kModelPrimary) != 0; }
+  bool release_pending() const { return (flags & kReleasePending) != 0; }
   std::optional<uint8_t> wanted_ix() const {
     return wanted == kNoWish ? std::nullopt : std::optional<uint8_t>(wanted);
   }
@@ -486,7 +487,7 @@ Result<void> Controller::step() {
     // fed settle last step's releases now, since the next step reads this one's (none).
     for (size_t i = fed; i < queues_.size(); ++i) {
       QueueSlot& slot = queues_[i];
-      if ((slot.flags & QueueSlot::kReleasePending) != 0) slot.settle_release(slot.dev->released);
+      if (slot.release_pending()) slot.settle_release(slot.dev->released);
     }
     for (auto& [name, dev] : net_devices_) dev->release = false;
     const model::QueueCounters& q = snap.queues[fed];
@@ -1178,36 +1179,33 @@ template <bool kModel>
       } else if (o.new_window()) {
         slot.window_start = events();
       }
-    } else {
-      if (slot.model_on()) [[unlikely]] {
-        if constexpr (kModel) {
-          // Decided in model_pass(), once every queue's packets on its CPU are known; combined
-          // and listed there too.
-          model_work_.push_back({index, q.cpu, reset, &dev, d_events, q.packets - prev_packets});
-          return true;
-        }
-        pending =
-            feed_model(slot, dev, q, d_events, q.packets - prev_packets, kModel, now_ns, reset);
-      } else if (slot.dim_on()) {
-        // A pending instance never has its window open: last step's release comes first, as if
-        // it had been carried out at the end of that step (feed_model() does the same).
-        if ((slot.flags & QueueSlot::kReleasePending) != 0) [[unlikely]]
-          slot.settle_release(dev.released);
-        // A window starts (the profile of last period's change was applied: a few stores). A
-        // discontinuity, or an instance waiting for its profile, goes through feed_dim().
-        if (reset) [[unlikely]] {
-          pending = feed_dim<false>(slot, q, now_ns, reset);
-        } else if (slot.dim.start_window(
-                       dim::Sample::from_counters(now_ns, events(), q.packets, bytes()))) {
-          slot.wanted = slot.dim.profile_ix();
-          slot.flags |= QueueSlot::kWindowOpen;
-          slot.window_start = events();
-        } else {
-          pending = feed_dim<false>(slot, q, now_ns, reset);
-        }
-      } else {
-        slot.set_wanted(static_wish(dev.policy));
+    } else if (slot.model_on()) [[unlikely]] {
+      if constexpr (kModel) {
+        // Decided in model_pass(), once every queue's packets on its CPU are known; combined
+        // and listed there too.
+        model_work_.push_back({index, q.cpu, reset, &dev, d_events, q.packets - prev_packets});
+        return true;
       }
+      pending = feed_model(slot, dev, q, d_events, q.packets - prev_packets, kModel, now_ns, reset);
+    } else if (slot.dim_on()) {
+      // A pending instance never has its window open: last step's release comes first, as if
+      // it had been carried out at the end of that step (feed_model() does the same).
+      if (slot.release_pending()) [[unlikely]]
+        slot.settle_release(dev.released);
+      // A window starts (the profile of last period's change was applied: a few stores). A
+      // discontinuity, or an instance waiting for its profile, goes through feed_dim().
+      if (reset) [[unlikely]] {
+        pending = feed_dim<false>(slot, q, now_ns, reset);
+      } else if (slot.dim.start_window(
+                     dim::Sample::from_counters(now_ns, events(), q.packets, bytes()))) {
+        slot.wanted = slot.dim.profile_ix();
+        slot.flags |= QueueSlot::kWindowOpen;
+        slot.window_start = events();
+      } else {
+        pending = feed_dim<false>(slot, q, now_ns, reset);
+      }
+    } else {
+      slot.set_wanted(static_wish(dev.policy));
     }
   }
   if (dev.per_queue) [[unlikely]] {
@@ -1267,7 +1265,7 @@ template <bool kWithModel>
                                               uint64_t d_packets, bool have_packets, int64_t now_ns,
                                               bool reset) {
   // Only a compared DIM that is the algorithm can be pending (see feed_queue()).
-  if ((slot.flags & QueueSlot::kReleasePending) != 0) [[unlikely]]
+  if (slot.release_pending()) [[unlikely]]
     slot.settle_release(dev.released);
   bool pending = false;
   const bool window_stays_open =
@@ -1819,7 +1817,7 @@ void Controller::fill_queue_view(model::QueueView& v, QueueSlot& slot,
   // device_ix is left out: it indexes the snapshot's name table, and the view has the name.
   static_assert(sizeof(model::QueueCounters) == 64);
   // This step's release, before the DIM state is shown (the view comes after the decisions).
-  if ((slot.flags & QueueSlot::kReleasePending) != 0) slot.settle_release(slot.dev->release);
+  if (slot.release_pending()) slot.settle_release(slot.dev->release);
   // Usually the same name: compared inline (through memcmp, a call per queue and view).
   if (v.device.size() != device.size() ||
       !std::equal(device.begin(), device.end(), v.device.begin(),
