@@ -239,12 +239,10 @@ int run_daemon(const RunArgs& args) {
                  fmt::join(cfg->collectors.skb_bytes, ", "), fmt::join(*devs, ", "),
                  devs->empty() ? " (no device matches yet)" : "");
   }
+  // The collector logged the programs that did not attach, once per cause (a missing module
+  // leaves several idle).
   for (const auto& p : (*collector)->programs()) {
-    if (p.attached) {
-      spdlog::info("bpf program {} attached", p.name);
-    } else {
-      spdlog::info("bpf program {} not attached: {}", p.name, p.reason);
-    }
+    if (p.attached) spdlog::info("bpf program {} attached", p.name);
   }
 
   ReloadablePolicy policy(*cfg);

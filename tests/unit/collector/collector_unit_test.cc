@@ -21,7 +21,9 @@
 namespace dimctl::collector {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 // operator new calls since construction.
 class AllocationCount {
@@ -964,6 +966,29 @@ TEST(ChooseAttach, MissingModuleIsReported) {
   auto c = choose_attach(p, "ib_core", "rdma_core", "cq_poll", false);
   EXPECT_EQ(c.kind, AttachKind::kNone);
   EXPECT_EQ(c.reason, "module ib_core not loaded: no rdma_core:cq_poll tracepoint");
+  EXPECT_EQ(c.missing_module, "ib_core");
+  // Any other reason names no module.
+  p.vmlinux = false;
+  EXPECT_EQ(choose_attach(p, "", "napi", "napi_poll", false).missing_module, "");
+}
+
+// A host without ib_core leaves every rdma_core program idle for one cause: one line says so,
+// naming them; other failures keep a line each; attached programs are not reported.
+TEST(UnattachedReport, OneLinePerMissingModuleThenOnePerOtherFailure) {
+  const std::vector<AttachOutcome> outcomes = {
+      {"napi:napi_poll", true, "", ""},
+      {"net:netif_receive_skb", false, "", "disabled by config"},
+      {"rdma_core:cq_alloc", false, "ib_core", "module ib_core not loaded: no ..."},
+      {"rdma_core:cq_poll", false, "ib_core", "module ib_core not loaded: no ..."},
+      {"mlx:tp", false, "mlx5_ib", "module mlx5_ib not loaded: no ..."},
+      {"rdma_core:cq_free", false, "ib_core", "module ib_core not loaded: no ..."},
+  };
+  EXPECT_THAT(unattached_report(outcomes),
+              ElementsAre("module ib_core not loaded: 3 tracepoint program(s) idle "
+                          "(rdma_core:cq_alloc, rdma_core:cq_poll, rdma_core:cq_free)",
+                          "module mlx5_ib not loaded: 1 tracepoint program(s) idle (mlx:tp)",
+                          "net:netif_receive_skb not attached: disabled by config"));
+  EXPECT_THAT(unattached_report(std::span(outcomes).first(1)), IsEmpty());
 }
 
 TEST(ChooseAttach, ModuleWithoutBtfIsReported) {

@@ -407,15 +407,23 @@ struct BpfCollector::Impl {
   }
 
   void log_unattached() const {
+    std::vector<std::string> names;
+    std::vector<AttachOutcome> outcomes;
+    for (const auto* slots : {&napi_slots, &rdma_slots}) {
+      for (const auto& s : *slots) names.push_back(s.name());
+    }
+    size_t i = 0;
     for (const auto* slots : {&napi_slots, &rdma_slots}) {
       for (const auto& s : *slots) {
         if (s.link) {
           spdlog::debug("collector: {} attached ({})", s.name(), attach_kind_name(s.choice.kind));
-        } else {
-          spdlog::info("collector: {} not attached: {}", s.name(), s.reason);
         }
+        outcomes.push_back({names[i++], s.link != nullptr,
+                            s.chosen == nullptr ? s.choice.missing_module : std::string_view{},
+                            s.reason});
       }
     }
+    for (const auto& line : unattached_report(outcomes)) spdlog::info("collector: {}", line);
   }
 };
 

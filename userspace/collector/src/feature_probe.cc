@@ -2,9 +2,11 @@
 
 #include <bpf/btf.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <linux/btf.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -115,7 +117,8 @@ AttachChoice choose_attach(const FeatureProbe& probe, std::string_view module,
   const bool builtin = !module.empty() && probe.btf_tracepoint("", tp);
   if (!module.empty() && !builtin && !probe.module_loaded(module)) {
     return {AttachKind::kNone,
-            fmt::format("module {} not loaded: no {}:{} tracepoint", module, system, tp)};
+            fmt::format("module {} not loaded: no {}:{} tracepoint", module, system, tp),
+            std::string(module)};
   }
   const bool in_vmlinux = module.empty() || builtin;
   if (in_vmlinux && !probe.vmlinux_btf()) {
@@ -138,6 +141,31 @@ AttachChoice choose_attach(const FeatureProbe& probe, std::string_view module,
   }
   return {AttachKind::kNone,
           fmt::format("tracepoint {}:{} not present in this kernel", system, tp)};
+}
+
+std::vector<std::string> unattached_report(std::span<const AttachOutcome> outcomes) {
+  std::vector<std::string> lines;
+  std::vector<std::string_view> modules;  // in order of first appearance
+  for (const auto& o : outcomes) {
+    if (!o.attached && !o.missing_module.empty() &&
+        std::find(modules.begin(), modules.end(), o.missing_module) == modules.end()) {
+      modules.push_back(o.missing_module);
+    }
+  }
+  for (std::string_view m : modules) {
+    std::vector<std::string_view> idle;
+    for (const auto& o : outcomes) {
+      if (!o.attached && o.missing_module == m) idle.push_back(o.tracepoint);
+    }
+    lines.push_back(fmt::format("module {} not loaded: {} tracepoint program(s) idle ({})", m,
+                                idle.size(), fmt::join(idle, ", ")));
+  }
+  for (const auto& o : outcomes) {
+    if (!o.attached && o.missing_module.empty()) {
+      lines.push_back(fmt::format("{} not attached: {}", o.tracepoint, o.reason));
+    }
+  }
+  return lines;
 }
 
 }  // namespace dimctl::collector

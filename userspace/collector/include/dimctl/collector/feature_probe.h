@@ -3,8 +3,11 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace dimctl::collector {
 
@@ -35,13 +38,33 @@ enum class AttachKind { kNone, kTpBtf, kRawTp };
 std::string_view attach_kind_name(AttachKind kind);
 
 struct AttachChoice {
+  AttachChoice() = default;
+  // Most choices name no module: a constructor rather than an aggregate, so {kind, reason}
+  // stays complete.
+  AttachChoice(AttachKind k, std::string why, std::string module_not_loaded = {})
+      : kind(k), reason(std::move(why)), missing_module(std::move(module_not_loaded)) {}
+
   AttachKind kind = AttachKind::kNone;
-  std::string reason;  // why kNone (or why not the preferred kind)
+  std::string reason;          // why kNone (or why not the preferred kind)
+  std::string missing_module;  // kNone because this module is not loaded ("" otherwise)
 };
 
 // Pure policy, unit-tested with a forced probe. `module` is "" for core-kernel tracepoints.
 // prefer_raw_tp: skip tp_btf (fallback after a failed tp_btf load, or forced by options).
 AttachChoice choose_attach(const FeatureProbe& probe, std::string_view module,
                            std::string_view system, std::string_view tp, bool prefer_raw_tp);
+
+// What became of one tracepoint's program, for the start-up log.
+struct AttachOutcome {
+  std::string_view tracepoint;  // "system:tp"
+  bool attached = false;
+  std::string_view missing_module;  // not attached because this module is not loaded
+  std::string_view reason;          // why not attached
+};
+
+// The start-up log's lines for the programs that did not attach: one line per missing module
+// naming every tracepoint it leaves idle (a host without ib_core has seven, all for one cause),
+// then one line per program that failed for any other reason. Empty when everything attached.
+std::vector<std::string> unattached_report(std::span<const AttachOutcome> outcomes);
 
 }  // namespace dimctl::collector
