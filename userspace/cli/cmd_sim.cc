@@ -24,6 +24,7 @@
 #include "command.h"
 #include "dim/profile.h"
 #include "dimctl/common/exit_codes.h"
+#include "dimctl/model/policy.h"
 #include "dimctl/sim/simulator.h"
 #include "dimctl/sim/trace_source.h"
 #include "dimctl/sim/workload_yaml.h"
@@ -367,7 +368,25 @@ json windows_json(const std::vector<Window>& ws) {
           {"profile", prof}};
 }
 
-json run_json(const RunResult& r, bool timeline) {
+// What the daemon's Controller ran with under a dimctl-* policy, so that the report reads these
+// instead of repeating C++ defaults: its period and, for the model policy, its change budget and
+// the costs it was told. The bridge (sim/src/controller_bridge.cc) leaves DevicePolicy::model at
+// its defaults except dimctl-model-host's costs, which are the moderated stage's (the workload's
+// `cost`, written above), so only the defaults' costs are written here.
+json controller_json(const PolicySpec& s) {
+  json j = {{"period_ns", s.period_ns}};
+  if (model::is_model(s.algorithm)) {
+    const model::ModelSettings m;
+    j["max_changes_per_s"] = m.max_changes_per_s;
+    if (!s.host_costs) {
+      j["completion_cost_ns"] = m.completion_cost_ns;
+      j["interrupt_cost_ns"] = m.interrupt_cost_ns;
+    }
+  }
+  return j;
+}
+
+json run_json(const RunResult& r, const PolicySpec& s, bool timeline) {
   json phases = json::array();
   for (const PhaseMetrics& m : r.phases) phases.push_back(phase_json(m));
   json j = {{"policy", r.policy},
@@ -378,6 +397,7 @@ json run_json(const RunResult& r, bool timeline) {
             {"simulated_events", r.simulated_events},
             {"total", phase_json(r.total)},
             {"phases", std::move(phases)}};
+  if (s.kind == PolicySpec::Kind::kController) j["controller"] = controller_json(s);
   if (timeline) j["windows"] = windows_json(r.windows);
   return j;
 }
@@ -674,7 +694,8 @@ int run(const SimArgs& a) {
 
   if (a.json) {
     json runs_json = json::array();
-    for (const RunResult& r : runs) runs_json.push_back(run_json(r, a.timeline));
+    for (size_t i = 0; i < runs.size(); ++i)
+      runs_json.push_back(run_json(runs[i], specs[i], a.timeline));
     json doc = {{"tool", "dimctl sim"},
                 {"version", DIMCTL_VERSION},
                 {"workload", workload_json(w, source)}};

@@ -234,6 +234,34 @@ TEST_F(SimCli, JsonIsOneDocumentWithEveryPolicyAndPhase) {
   EXPECT_EQ(r.err, "") << "nothing on stderr without a terminal or --progress";
 }
 
+// The report reads the controller's settings from the JSON instead of repeating C++ defaults:
+// each dimctl-* run carries the period it ran at, a model run its change budget, and the
+// default-cost model its costs (dimctl-model-host's are the workload's stage costs).
+TEST_F(SimCli, JsonCarriesWhatTheControllerRanWith) {
+  CmdResult r = run("--workload " + tiny() +
+                    " --policy none,kernel-net-eqe,dimctl-net-eqe@5ms,dimctl-model,"
+                    "dimctl-model-host --json --duration 40ms");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json doc = json::parse(r.out);
+  ASSERT_EQ(doc["runs"].size(), 5u);
+  EXPECT_FALSE(doc["runs"][0].contains("controller")) << "none runs no controller";
+  EXPECT_FALSE(doc["runs"][1].contains("controller")) << "kernel DIM runs no controller";
+  const json& dim = doc["runs"][2].at("controller");
+  EXPECT_EQ(dim.at("period_ns"), 5'000'000) << "the @PERIOD the policy was given";
+  EXPECT_FALSE(dim.contains("max_changes_per_s")) << "DIM has no change budget";
+  // model::ModelSettings' defaults: 10 changes/s, 1 us per completion, 2 us per interrupt.
+  const json& model = doc["runs"][3].at("controller");
+  EXPECT_EQ(model.at("period_ns"), 20'000'000) << "the daemon's default interval";
+  EXPECT_EQ(model.at("max_changes_per_s"), 10);
+  EXPECT_EQ(model.at("completion_cost_ns"), 1000);
+  EXPECT_EQ(model.at("interrupt_cost_ns"), 2000);
+  const json& host = doc["runs"][4].at("controller");
+  EXPECT_EQ(host.at("period_ns"), 20'000'000);
+  EXPECT_EQ(host.at("max_changes_per_s"), 10);
+  EXPECT_FALSE(host.contains("completion_cost_ns")) << "told the stage's costs, not the defaults";
+  EXPECT_FALSE(host.contains("interrupt_cost_ns"));
+}
+
 TEST_F(SimCli, TimelineAndOverridesInJson) {
   CmdResult r =
       run("--workload " + tiny() + " --policy none --json --timeline --seed 77 --duration 40ms");
