@@ -1,7 +1,8 @@
 // JSON rendering of ControllerState: the body of GET /api/v1/state, read back by `dimctl status`
 // and `dimctl top`. Field names follow the model (and so the kernel's); enums are written as the
 // names of dimctl/exporters/names.h. Optional values that are absent are left out (coalesce
-// fields) or null (requested/applied/rdma_dim_enabled), never invented as 0.
+// fields) or null (requested/applied/rdma_dim_enabled), never invented as 0. Both directions
+// walk one field table per struct (state_fields.h): a key is written and read alike.
 //
 // Versioning: additive changes only; readers ignore unknown fields and default missing ones.
 #pragma once
