@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs every Debian package dimctl needs to build, run and test. Idempotent and quiet:
-# it only calls apt-get when something is missing, and `apt-get update` only when needed.
+# Installs every Debian package dimctl needs to build, run and test, then the npm packages of the
+# deploy checks (tests/unit/deploy/npm: exact versions from its package-lock.json). Idempotent and
+# quiet: it only calls apt-get when something is missing, `apt-get update` only when needed, and
+# npm only when node_modules is not what the lock file pins; the tests then run offline.
 set -euo pipefail
 
 PKGS=(
@@ -31,20 +33,40 @@ for p in "${PKGS[@]}"; do
     missing+=("$p")
   fi
 done
+# node and npm for the deploy checks (tests/unit/deploy/npm; node >= 18). By command, not by
+# package: a node from another source (NodeSource's nodejs bundles npm) must not be replaced,
+# and Debian's npm conflicts with it.
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 
-if [ "${#missing[@]}" -eq 0 ]; then
-  exit 0
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "deps.sh: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  # A fresh machine has empty lists; an old list may name versions the mirror no longer has.
+  if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/dimctl-apt.log 2>&1; then
+    apt-get update -qq >>/tmp/dimctl-apt.log 2>&1
+    if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >>/tmp/dimctl-apt.log 2>&1; then
+      echo "deps.sh: apt-get install failed; see /tmp/dimctl-apt.log" >&2
+      tail -n 30 /tmp/dimctl-apt.log >&2
+      exit 1
+    fi
+  fi
+  echo "deps.sh: done"
 fi
 
-echo "deps.sh: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-# A fresh machine has empty lists; an old list may name versions the mirror no longer has.
-if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/dimctl-apt.log 2>&1; then
-  apt-get update -qq >>/tmp/dimctl-apt.log 2>&1
-  if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >>/tmp/dimctl-apt.log 2>&1; then
-    echo "deps.sh: apt-get install failed; see /tmp/dimctl-apt.log" >&2
-    tail -n 30 /tmp/dimctl-apt.log >&2
+# The deploy checks' npm packages. The stamp holds the hash of the lock file they were installed
+# from: unchanged lock, nothing to do. `npm ci` installs exactly the lock (and fails if
+# package.json disagrees with it); --ignore-scripts: no package runs code at install time.
+NPM_DIR="$(cd "$(dirname "$0")/.." && pwd)/tests/unit/deploy/npm"
+stamp="$NPM_DIR/node_modules/.dimctl-lock.sha256"
+lock_hash=$(sha256sum "$NPM_DIR/package-lock.json" | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$lock_hash" ]; then
+  echo "deps.sh: npm ci in tests/unit/deploy/npm"
+  if ! (cd "$NPM_DIR" && npm ci --ignore-scripts --no-audit --no-fund --prefer-offline --loglevel=error) \
+    >/tmp/dimctl-npm.log 2>&1; then
+    echo "deps.sh: npm ci failed; see /tmp/dimctl-npm.log" >&2
+    tail -n 30 /tmp/dimctl-npm.log >&2
     exit 1
   fi
+  echo "$lock_hash" >"$stamp"
 fi
-echo "deps.sh: done"
