@@ -67,8 +67,9 @@ def variable_values(dashboard, overrides):
     return values
 
 
-# $name, ${name}, ${name:format}, [[name]], [[name:format]]
-VAR = re.compile(r"\$\{(\w+)(?::[^}]*)?\}|\[\[(\w+)(?::[^\]]*)?\]\]|\$(\w+)")
+# $name, ${name}, ${name:format}, [[name]], [[name:format]]; not $1, label_replace()'s reference
+# to a regex group, which Grafana leaves alone as no variable has such a name.
+VAR = re.compile(r"\$\{(\w+)(?::[^}]*)?\}|\[\[(\w+)(?::[^\]]*)?\]\]|\$([A-Za-z_]\w*)")
 
 
 def substitute(expr, values, where, errors):
@@ -80,7 +81,7 @@ def substitute(expr, values, where, errors):
         return values[name]
 
     out = VAR.sub(repl, expr)
-    if "$" in out and not errors:
+    if re.search(r"\$(?!\d)", out) and not errors:
         errors.append(f"{where}: a '$' is left after substitution: {out}")
     return out
 
