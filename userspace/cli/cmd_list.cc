@@ -12,8 +12,8 @@
 
 #include "command.h"
 #include "dimctl/collector/bpf_collector.h"
-#include "dimctl/collector/interval_report.h"
 #include "dimctl/common/exit_codes.h"
+#include "interval_report.h"
 
 namespace dimctl::cli {
 namespace {
@@ -49,9 +49,8 @@ int run_list(const ListOptions& o) {
     std::cerr << "dimctl list: sample: " << after.error().message() << "\n";
     return kExitFailure;
   }
-  auto report =
-      collector::make_interval_report(*before, *after, (*col)->program_status(), (*col)->drops());
-  std::cout << (o.json ? collector::render_json(report) + "\n" : collector::render_table(report));
+  auto report = make_interval_report(*before, *after, (*col)->program_status(), (*col)->drops());
+  std::cout << (o.json ? render_json(report) + "\n" : render_table(report));
   return kExitOk;
 }
 

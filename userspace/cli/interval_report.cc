@@ -1,4 +1,4 @@
-#include "dimctl/collector/interval_report.h"
+#include "interval_report.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include "dimctl/exporters/counters_json.h"
 #include "dimctl/exporters/names.h"
 
-namespace dimctl::collector {
+namespace dimctl::cli {
 namespace {
 
 uint64_t sub(uint64_t after, uint64_t before) {
@@ -25,7 +25,8 @@ double ratio(uint64_t a, uint64_t b) {
 }  // namespace
 
 IntervalReport make_interval_report(const model::Snapshot& before, const model::Snapshot& after,
-                                    std::vector<ProgramStatus> programs, uint64_t drops) {
+                                    std::vector<collector::ProgramStatus> programs,
+                                    uint64_t drops) {
   IntervalReport r;
   r.interval_s = static_cast<double>(after.time_ns - before.time_ns) / 1e9;
   r.programs = std::move(programs);
@@ -167,4 +168,4 @@ std::string render_table(const IntervalReport& r) {
   return out;
 }
 
-}  // namespace dimctl::collector
+}  // namespace dimctl::cli
