@@ -1,5 +1,5 @@
 // One JSON rendering of a queue's and a CQ's identity and counters, shared by GET /api/v1/state
-// (state_json.cc) and `dimctl list --json` (the collector's interval report), so that the same
+// (state_json.cc) and `dimctl list --json` (the CLI's interval report), so that the same
 // counter has the same key in both documents. Identities use the Prometheus label names
 // (`device`, `queue`, `cq`; docs/METRICS.md); counters keep the model's names, which are the
 // kernel's (napi_poll budget/work, rdma_core:cq_* tracepoints: `schedules`, `reschedules`,
