@@ -1,6 +1,7 @@
-// ns per net_dim() / rdma_dim() call: the C++ library against the C reference (ref_dim.c, the
-// kernel's shape) on the same pre-generated stream. Changes are applied at once, as the kernel
-// worker would; the instance restarts when the stream wraps (amortised over 64 Ki calls).
+// ns per net_dim() / rdma_dim() call: the C++ library against the C reference
+// (tests/unit/dim/ref/ref_dim.c, the kernel's shape) on the same pre-generated stream. Changes
+// are applied at once, as the kernel worker would; the instance restarts when the stream wraps
+// (amortised over 64 Ki calls).
 #include <benchmark/benchmark.h>
 
 #include <vector>

@@ -1,4 +1,4 @@
-// Differential test: NetDim / RdmaDim against the independent C reference (bench/dim/ref_dim.c,
+// Differential test: NetDim / RdmaDim against the independent C reference (ref/ref_dim.c,
 // written from the spec pseudo-code in kernel style) on random streams, compared after every
 // call: return value, measurement state, index, tune state, tired, steps, reference stats and
 // window start.

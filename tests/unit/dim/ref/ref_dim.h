@@ -7,8 +7,8 @@
  * schedule_work() is modelled by the return value of ref_net_dim()/ref_rdma_dim() (1 when a
  * new profile was decided); ref_dim_work_done() is what the driver's work does last.
  */
-#ifndef DIMCTL_BENCH_REF_DIM_H
-#define DIMCTL_BENCH_REF_DIM_H
+#ifndef DIMCTL_TESTS_REF_DIM_H
+#define DIMCTL_TESTS_REF_DIM_H
 
 #include <stdint.h>
 
@@ -86,4 +86,4 @@ void ref_dim_work_done(struct ref_dim* dim);
 }
 #endif
 
-#endif /* DIMCTL_BENCH_REF_DIM_H */
+#endif /* DIMCTL_TESTS_REF_DIM_H */
