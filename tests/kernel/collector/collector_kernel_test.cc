@@ -14,6 +14,7 @@
 
 #include "dimctl/collector/bpf_collector.h"
 #include "dimctl/collector/feature_probe.h"
+#include "kernel/collector/prog_maps.h"
 #include "kernel/collector/veth_lab.h"
 #include "shared/dimctl_bpf.h"
 
@@ -275,25 +276,7 @@ TEST_F(CollectorKernelTest, OptionalByteCounterCountsBytesPerNapi) {
 
 // ---- byte counter device filter (collectors.skb_bytes) --------------------------------------
 
-// A map of the program `prog_fd` by name (the kernel keeps 15 characters), read straight from
-// the kernel: what the BPF side really holds, independent of the aggregator.
-Fd map_of_prog(int prog_fd, const std::string& name) {
-  bpf_prog_info info{};
-  uint32_t len = sizeof(info);
-  std::vector<uint32_t> ids(16);
-  info.nr_map_ids = static_cast<uint32_t>(ids.size());
-  info.map_ids = reinterpret_cast<uint64_t>(ids.data());
-  if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) != 0) return Fd();
-  for (uint32_t i = 0; i < info.nr_map_ids && i < ids.size(); ++i) {
-    Fd fd(bpf_map_get_fd_by_id(ids[i]));
-    bpf_map_info mi{};
-    uint32_t mlen = sizeof(mi);
-    if (fd.valid() && bpf_obj_get_info_by_fd(fd.get(), &mi, &mlen) == 0 && name == mi.name) {
-      return fd;
-    }
-  }
-  return Fd();
-}
+using testing::map_of_prog;
 
 std::set<uint32_t> filter_map_keys(int fd) {
   std::set<uint32_t> keys;

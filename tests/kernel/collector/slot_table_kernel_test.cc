@@ -15,6 +15,7 @@
 #include "dimctl/collector/bpf_collector.h"
 #include "dimctl/collector/feature_probe.h"
 #include "dimctl/collector/slot_table.h"
+#include "kernel/collector/prog_maps.h"
 #include "kernel/collector/veth_lab.h"
 #include "shared/dimctl_bpf.h"
 
@@ -25,24 +26,7 @@ constexpr int kPackets = 500;
 // Fake NAPIs on an ifindex no device has: the collector retires them at its first sample.
 constexpr uint32_t kFakeIfindex = 0x7ffffff0;
 
-// A map of the program `prog_fd` by name (the kernel keeps 15 characters of it).
-Fd map_of_prog(int prog_fd, const std::string& name) {
-  bpf_prog_info info{};
-  uint32_t len = sizeof(info);
-  std::vector<uint32_t> ids(16);
-  info.nr_map_ids = static_cast<uint32_t>(ids.size());
-  info.map_ids = reinterpret_cast<uint64_t>(ids.data());
-  if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) != 0) return Fd();
-  for (uint32_t i = 0; i < info.nr_map_ids && i < ids.size(); ++i) {
-    Fd fd(bpf_map_get_fd_by_id(ids[i]));
-    bpf_map_info mi{};
-    uint32_t mlen = sizeof(mi);
-    if (fd.valid() && bpf_obj_get_info_by_fd(fd.get(), &mi, &mlen) == 0 && name == mi.name) {
-      return fd;
-    }
-  }
-  return Fd();
-}
+using testing::map_of_prog;
 
 class SlotTableKernelTest : public ::testing::Test {
  protected:
