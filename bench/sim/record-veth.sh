@@ -16,18 +16,17 @@ DURATION=${3:?seconds}
 PATTERN=${4:-demo}
 [ "$(id -u)" -eq 0 ] || { echo "record-veth.sh: needs root (netns, BPF)" >&2; exit 1; }
 
-NS=dimctl-vrec-$$
-NS2=dimctl-vsend-$$
 REC_PID=""
-cleanup() {
+# A recorder still running at exit is stopped by SIGINT, which ends its file cleanly, before
+# lib.sh's cleanup deletes its namespace.
+on_cleanup() {
   [ -n "$REC_PID" ] && kill -INT "$REC_PID" 2>/dev/null && wait "$REC_PID" 2>/dev/null
-  netns_del "$NS" "$NS2"
 }
-trap cleanup EXIT
+kernel_test_start vrec
 netns_add --no-ipv6 "$NS" "$NS2"
 veth_pair --static-neigh "$NS2" vrec-s 10.213.9.1 "$NS" vrec-r 10.213.9.2
 
-log=$(mktemp)
+log=$WORK/record.log
 ip netns exec "$NS" "$DIMCTL" record --output "$OUT" --interval 20ms --duration "${DURATION}s" \
   --devices vrec-r --keep 0 >"$log" 2>&1 &
 REC_PID=$!

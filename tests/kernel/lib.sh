@@ -1,24 +1,61 @@
 # shellcheck shell=bash
 # Helpers shared by the kernel-facing scripts (tests/kernel/*/*_test.sh, bench/sim/record-veth.sh):
-# skip reporting, PASS/FAIL accounting, polling, private network namespaces and veth pairs, the
-# daemon in the background. Functions only: sourcing it sets nothing, and every function is safe
-# under `set -euo pipefail`. Source it relative to the script, never the working directory:
+# the common start (names, work directory, cleanup trap), skip reporting, PASS/FAIL accounting,
+# polling, private network namespaces and veth pairs, the daemon in the background. Functions
+# only: sourcing it sets nothing, and every function is safe under `set -euo pipefail`. Source it
+# relative to the script, never the working directory:
 #   source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-# Globals the caller sets, where it uses the functions that read them:
-#   NS                    the namespace nsx (and everything built on it) runs in
+# Globals, set by kernel_test_start or by the caller, where it uses the functions that read them:
+#   NS, NS2               the script's namespaces (nsx runs in NS); deleted at exit
+#   WORK                  the work directory, removed at exit (kept with KEEP_WORK=1)
 #   PORT                  the daemon's metrics port on 127.0.0.1 (ready, state_field)
-#   DIMCTL, WORK          the binary and the work directory (start_daemon)
+#   DIMCTL                the binary (start_daemon)
 #   passed, failed        the counters pass, fail and print_summary keep
 #   FAIL_LOG [LINES]      a log whose last FAIL_LOG_LINES (default 25) lines fail prints, if set
 #   DAEMON_PID            set by start_daemon, cleared by stop_daemon
 # The lab's guest scripts (tests/lab/guest/lib.sh) run inside qemu and have their own helpers.
 
-# skip_unless_root REASON: exit 77 (CTest's SKIP_RETURN_CODE) with "SKIP: REASON" when not root.
-skip_unless_root() {
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "SKIP: $1"
-    exit 77
+# kernel_test_start TAG [PID_VAR...]: the start every kernel script shares, after its own skip
+# check: NS=dimctl-TAG-PID and NS2=dimctl-TAG2-PID (names only: netns_add creates them), WORK (a
+# new /tmp/dimctl-TAG.XXXXXX), passed=0 failed=0, and the cleanup trap (cleanup_on_exit with the
+# PID_VARs). TAG is the script's own, so that two scripts never share a namespace; the PID keeps
+# two runs of one script apart.
+kernel_test_start() {
+  local tag=$1
+  shift
+  NS=dimctl-$tag-$$
+  NS2=dimctl-${tag}2-$$
+  WORK=$(mktemp -d "/tmp/dimctl-$tag.XXXXXX")
+  passed=0 failed=0
+  cleanup_on_exit "$@"
+}
+# cleanup_on_exit [PID_VAR...]: at the script's exit (INT and TERM exit 130 through it): SIGKILL
+# to the pid each named variable holds then (empty ones skipped), the script's own on_cleanup if
+# it defines one, netns_del of $NS and $NS2 (every device in them goes too), and $WORK removed,
+# or kept and its path printed when KEEP_WORK=1.
+cleanup_on_exit() {
+  _cleanup_pid_vars="$*"
+  trap _cleanup_at_exit EXIT
+  trap 'exit 130' INT TERM
+}
+_cleanup_at_exit() {
+  local v
+  for v in ${_cleanup_pid_vars:-}; do kill_quiet KILL "${!v:-}"; done
+  if declare -F on_cleanup >/dev/null; then on_cleanup || true; fi
+  netns_del "${NS:-}" "${NS2:-}"
+  if [ -n "${WORK:-}" ]; then
+    if [ "${KEEP_WORK:-0}" = 1 ]; then echo "logs kept in $WORK"; else rm -rf "$WORK"; fi
   fi
+}
+
+# skip REASON: "SKIP: REASON" and exit 77 (CTest's SKIP_RETURN_CODE).
+skip() {
+  echo "SKIP: $1"
+  exit 77
+}
+# skip_unless_root REASON: skip REASON when not root.
+skip_unless_root() {
+  if [ "$(id -u)" -ne 0 ]; then skip "$1"; fi
 }
 
 # pass NAME / fail NAME REASON: one PASS or FAIL line per check, counted for print_summary.
@@ -88,11 +125,12 @@ netns_add() {
     ip -n "$ns" link set lo up
   done
 }
-# netns_del NS...: deletes them (and every device in them, veth peers included); never fails.
+# netns_del NS...: deletes them (and every device in them, veth peers included), empty names
+# skipped; never fails.
 netns_del() {
   local ns
   for ns in "$@"; do
-    ip netns del "$ns" 2>/dev/null || true
+    [ -z "$ns" ] || ip netns del "$ns" 2>/dev/null || true
   done
 }
 # nsx CMD...: CMD in $NS. Not for `&`: a backgrounded function is a subshell, and $! its pid.

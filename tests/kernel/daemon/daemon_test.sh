@@ -27,26 +27,22 @@ DIMCTL=$(readlink -f "${1:?usage: daemon_test.sh path/to/dimctl}")
 
 skip_unless_root "daemon kernel tests need root (BPF, netns, ethtool netlink)"
 
-NS=dimctl-kt-$$
-NS2=dimctl-kt2-$$
-WORK=$(mktemp -d /tmp/dimctl-daemon-test.XXXXXX)
+kernel_test_start daemon DAEMON_PID
 PORT=$((20000 + $$ % 20000))
 DAEMON_PID=""
-passed=0 failed=0
 FAIL_LOG=$WORK/daemon.log FAIL_LOG_LINES=25  # printed under every FAIL
-
-cleanup() {
-  kill_quiet KILL "$DAEMON_PID"
-  netns_del "$NS" "$NS2"
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
 
 rx_frames() { nsx ethtool -c "$1" | sed -n 's/^rx-frames:[[:space:]]*//p'; }
 # frames_are DEV N: a predicate for wait_for (re-reads the device on every call).
 frames_are() { [ "$(rx_frames "$1")" = "$2" ]; }
 metrics() { nsx curl -s --max-time 2 "http://127.0.0.1:$PORT/metrics"; }
 state_field_is() { [ "$(state_field "$1")" = "$2" ]; }
+# reloads APPLIED RESTART: SIGHUP to the daemon, then up to 10 s for its summary line of the
+# reload ("loaded: APPLIED change(s) applied, RESTART need a restart").
+reloads() {
+  kill -HUP "$DAEMON_PID"
+  wait_for 10 grep -q "loaded: $1 change(s) applied, $2 need a restart" "$WORK/daemon.log"
+}
 
 netns_add "$NS"
 nsx ip tuntap add dev dimtap0 mode tap
@@ -288,9 +284,8 @@ elif [ "$(series_limit queue)" != 4096 ] || [ "$(series_limit cq)" != 4096 ]; th
   fail sighup_live_and_restart_keys "series limits $(series_limit queue)/$(series_limit cq) before the reload, expected 4096/4096"
 else
   reload_config observe 100ms 1s ":$PORT2" 3 2
-  kill -HUP "$DAEMON_PID"
   log=$WORK/daemon.log
-  if ! wait_for 10 grep -q 'loaded: 5 change(s) applied, 1 need a restart' "$log"; then
+  if ! reloads 5 1; then
     fail sighup_live_and_restart_keys "no reload summary line (5 applied, 1 restart)"
   elif ! grep -q 'reload: interval: 20ms -> 100ms (applied)' "$log" ||
        ! grep -q 'reload: metrics.publish_interval: 250ms -> 1s (applied)' "$log" ||
@@ -372,15 +367,13 @@ elif ! grep -q 'per-skb byte counter on \[dimtap0\]' "$log"; then
   fail sighup_skb_bytes_reselect "byte counter not on dimtap0 at start"
 else
   bytes_config '["dimtap1", "nosuchdev*"]'
-  kill -HUP "$DAEMON_PID"
-  if ! wait_for 10 grep -q 'loaded: 1 change(s) applied, 0 need a restart' "$log"; then
+  if ! reloads 1 0; then
     fail sighup_skb_bytes_reselect "reload to [dimtap1, nosuchdev*] not applied live"
   elif ! grep -q 'collectors.skb_bytes \[dimtap1, nosuchdev\*\]: per-skb byte counter on \[dimtap1\]$' "$log"; then
     fail sighup_skb_bytes_reselect "byte counter not moved to dimtap1"
   else
     bytes_config '[]'
-    kill -HUP "$DAEMON_PID"
-    if ! wait_for 10 grep -q 'loaded: 0 change(s) applied, 1 need a restart' "$log"; then
+    if ! reloads 0 1; then
       fail sighup_skb_bytes_reselect "reload to [] not reported as needing a restart"
     elif ! grep -q '\[warning\] reload: collectors.skb_bytes: \[dimtap1, nosuchdev\*\] -> \[\] takes effect after a restart' "$log"; then
       fail sighup_skb_bytes_reselect "no warning naming collectors.skb_bytes"

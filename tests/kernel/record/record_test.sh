@@ -22,19 +22,9 @@ DIMCTL=$(readlink -f "${1:?usage: record_test.sh path/to/dimctl}")
 
 skip_unless_root "record kernel tests need root (BPF, netns)"
 
-NS=dimctl-rec-$$
-NS2=dimctl-rec2-$$
-WORK=$(mktemp -d /tmp/dimctl-record-test.XXXXXX)
+kernel_test_start record REC_PID
 REC_PID=""
-passed=0 failed=0
 FAIL_LOG=$WORK/rec.log FAIL_LOG_LINES=15  # printed under every FAIL
-
-cleanup() {
-  kill_quiet KILL "$REC_PID"
-  netns_del "$NS" "$NS2"
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
 
 netns_add --no-ipv6 "$NS" "$NS2"
 veth_pair --static-neigh "$NS2" rec-s 10.213.7.1 "$NS" rec-r 10.213.7.2

@@ -34,30 +34,21 @@ grep -qa __asan_init "$DIMCTL" && asan=1
 
 skip_unless_root "the soak needs root (BPF, netns, tun, ethtool netlink)"
 for tool in ip ethtool curl jq "$PY"; do
-  command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
+  command -v "$tool" >/dev/null || skip "$tool not installed"
 done
-[ -c /dev/net/tun ] || { echo "SKIP: no /dev/net/tun"; exit 77; }
+[ -c /dev/net/tun ] || skip "no /dev/net/tun"
 if [ "$SOAK_SECONDS" -lt 30 ]; then
   echo "SOAK_SECONDS=$SOAK_SECONDS: at least 30 (drift and reloads need time)" >&2
   exit 2
 fi
 
-NS=dimctl-soak-$$
-PEER=dimctl-soakp-$$
-WORK=$(mktemp -d /tmp/dimctl-soak.XXXXXX)
+# At exit, deleting the namespaces deletes every tap and veth in them (and the peers).
+KEEP_WORK=${SOAK_KEEP:-0}
+kernel_test_start soak CHURN_PID DAEMON_PID MON_PID
+PEER=$NS2  # churn.py's veth senders
 PORT=$((20000 + $$ % 20000))
 DAEMON_PID="" MON_PID="" CHURN_PID=""
-passed=0 failed=0
 FAIL_LOG=""  # fail prints no log here: where one helps, the check prints it
-
-cleanup() {
-  kill_quiet KILL "$CHURN_PID" "$DAEMON_PID" "$MON_PID"
-  # Deleting the namespaces deletes every tap and veth in them (and the peers).
-  netns_del "$NS" "$PEER"
-  if [ "${SOAK_KEEP:-0}" = 1 ]; then echo "logs kept in $WORK"; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null; }
 
@@ -68,17 +59,17 @@ netns_add "$NS" "$PEER"
 ip netns exec "$NS" "$PY" "$HERE/coalesce_monitor.py" "$WORK/monitor.log" 2>"$WORK/monitor.err" &
 MON_PID=$!
 if ! poll 50 grep -qs READY "$WORK/monitor.log"; then
-  echo "FAIL kernel_witness: coalesce_monitor.py did not subscribe: $(cat "$WORK/monitor.err")"
-  echo "0 passed, 1 failed"
+  fail kernel_witness "coalesce_monitor.py did not subscribe: $(cat "$WORK/monitor.err")"
+  print_summary
   exit 1
 fi
 
 "$PY" "$HERE/churn.py" config 3 "$WORK/state.json" "$PORT" >"$WORK/dimctl.yaml"
 start_daemon
 if ! poll 150 ready; then
-  echo "FAIL alive: daemon not ready after 15 s"
+  fail alive "daemon not ready after 15 s"
   show_log "$WORK/daemon.log" 25
-  echo "0 passed, 1 failed"
+  print_summary
   exit 1
 fi
 
