@@ -9,7 +9,7 @@
 // state_from_json reads back.
 //
 // Lives in dimctl::counters_json (model + nlohmann only, with names.h and state_fields.h) so that
-// the collector can link it without the HTTP and Prometheus side of dimctl::exporters.
+// the CLI's list report links it without the HTTP and Prometheus side of dimctl::exporters.
 #pragma once
 
 #include <string>
