@@ -1,0 +1,54 @@
+// What a device's policy runs, as the controller's parts ask it: the algorithm or the comparison
+// beside it, the profile table, whether the config names the device. Private to
+// dimctl::controller (src/, not installed).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "dimctl/model/policy.h"
+
+namespace dimctl::controller {
+
+// The profile a queue or CQ without DIM asks for: its static profile, or nothing.
+inline std::optional<uint8_t> static_wish(const model::DevicePolicy& p) {
+  if (p.algorithm == model::Algorithm::kStatic && p.mode != model::Mode::kObserve) {
+    return p.static_index;
+  }
+  return std::nullopt;
+}
+
+// Kernel-identical net DIM runs as the algorithm, or beside `model` when the rule compares.
+inline bool runs_net_dim(const model::DevicePolicy& p) {
+  return p.mode != model::Mode::kObserve &&
+         (model::is_net_dim(p.algorithm) || (model::is_model(p.algorithm) && p.compare));
+}
+
+// The cost model runs as the algorithm, or beside net DIM when the rule compares.
+inline bool runs_net_model(const model::DevicePolicy& p) {
+  return p.mode != model::Mode::kObserve &&
+         (model::is_model(p.algorithm) || (model::is_net_dim(p.algorithm) && p.compare));
+}
+
+// The CQE table (and mode) for net-cqe and model-cqe, else EQE.
+inline bool cqe_table(const model::DevicePolicy& p) {
+  return p.algorithm == model::Algorithm::kNetCqe || p.algorithm == model::Algorithm::kModelCqe;
+}
+
+// RDMA devices have one DIM algorithm; a net-* algorithm from a generic rule means "DIM on".
+inline bool has_rdma_policy(const model::DevicePolicy& p) {
+  return p.mode != model::Mode::kObserve && p.algorithm != model::Algorithm::kOff &&
+         p.algorithm != model::Algorithm::kStatic;
+}
+inline bool runs_rdma_dim(const model::DevicePolicy& p) {
+  return has_rdma_policy(p) && (!model::is_model(p.algorithm) || p.compare);
+}
+inline bool runs_rdma_model(const model::DevicePolicy& p) {
+  return has_rdma_policy(p) && (model::is_model(p.algorithm) || p.compare);
+}
+
+inline bool allowlisted(const model::DevicePolicy& p) {
+  return !p.rule.empty();
+}
+
+}  // namespace dimctl::controller
