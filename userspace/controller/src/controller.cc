@@ -33,12 +33,6 @@ bool same_key(const model::QueueKey& a, const model::QueueKey& b) {
   return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
 }
 
-// What the kernel answers for a device that no longer exists (netlink by name: ENODEV; the
-// per-queue ioctl: ENODEV or ENXIO).
-bool is_gone(const Error& e) {
-  return e.code() == ENODEV || e.code() == ENXIO;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -1158,45 +1152,6 @@ void Controller::retire_devices() {
       it = rdma_devices_.erase(it);
     }
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Restore.
-
-Result<void> Controller::restore() {
-  writes_disabled_ = true;
-  size_t failures = 0;
-  std::optional<Error> first;
-  auto failed = [&](Error e) {
-    ++failures;
-    spdlog::warn("restore: {}", e.message());
-    if (!first) first = std::move(e);
-  };
-  follow_devices(clock_.now_ns());  // a device renamed since the last inventory: its new name
-  for (const std::string& name : net_names_with_originals()) {
-    if (drifted_.count(name) != 0) {
-      spdlog::warn("restore: {} changed by another writer since; left as it is", name);
-      if (auto f = originals_.forget_net(name); !f) failed(std::move(f).error());
-      continue;
-    }
-    if (auto r = release_net(name); !r) {
-      // A device that no longer exists holds nothing to put back. Its records stay: the daemon's
-      // exit pass over the OriginalsStore reports it as gone and drops it.
-      if (is_gone(r.error())) {
-        spdlog::info("restore: {} no longer exists; nothing to put back", name);
-        continue;
-      }
-      failed(std::move(r).error());
-    }
-  }
-  for (const std::string& name : rdma_names_with_originals()) {
-    if (drifted_.count("rdma:" + name) != 0 || rdma_ == nullptr) continue;
-    if (auto r = release_rdma(name); !r) failed(std::move(r).error());
-  }
-  if (first) {
-    return fail(std::move(*first).wrap(fmt::format("{} restore(s) failed", failures)));
-  }
-  return ok();
 }
 
 void Controller::set_reloadable_options(int64_t period_ns, int64_t publish_interval_ns,
