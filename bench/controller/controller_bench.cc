@@ -160,7 +160,6 @@ struct Rig {
     policy.fallback.compare = p == Policy::kNetDimCompare || p == Policy::kModelCompare;
     source.devices_into(net);
     controller::ControllerOptions opts;
-    opts.period_ns = kPeriodNs;
     opts.publish_interval_ns = publish_interval_ns;
     ctl =
         std::make_unique<controller::Controller>(source, net, nullptr, store, policy, clock, opts);

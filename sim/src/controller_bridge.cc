@@ -18,7 +18,6 @@ ControllerBridge::ControllerBridge(Engine& engine, const PolicySpec& policy, con
     names_.push_back(std::move(name));
   }
   controller::ControllerOptions opt;
-  opt.period_ns = policy.period_ns;
   opt.publish_interval_ns = 0;  // the RDMA path reads each period's decision from the state
   opt.default_mode = model::Mode::kEnforce;
   opt.config_path = "(simulator)";

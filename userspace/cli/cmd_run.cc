@@ -134,7 +134,7 @@ void reload(const RunArgs& args, config::Config& running, collector::BpfCollecto
       next.collectors.skb_bytes = running.collectors.skb_bytes;
     }
   }
-  ctl.set_reloadable_options(next.interval_ns, next.metrics.publish_interval_ns, next.mode);
+  ctl.set_reloadable_options(next.metrics.publish_interval_ns, next.mode);
   alive.set_period(liveness_period(next));
   metrics.set_series_caps(next.metrics.max_queue_series, next.metrics.max_cq_series);
   policy.replace(next);
@@ -248,7 +248,6 @@ int run_daemon(const RunArgs& args) {
   ReloadablePolicy policy(*cfg);
   model::MonotonicClock clock;
   controller::ControllerOptions ctl_opts;
-  ctl_opts.period_ns = period_ns;
   ctl_opts.publish_interval_ns = cfg->metrics.publish_interval_ns;
   ctl_opts.default_mode = cfg->mode;
   ctl_opts.config_path = args.config_path;

@@ -196,9 +196,7 @@ void Controller::decide_device(NetDevice& dev, int64_t now_ns) {
   dev.release = r != WriteResult::kRateLimited;
 }
 
-void Controller::set_reloadable_options(int64_t period_ns, int64_t publish_interval_ns,
-                                        model::Mode default_mode) {
-  options_.period_ns = period_ns;
+void Controller::set_reloadable_options(int64_t publish_interval_ns, model::Mode default_mode) {
   options_.publish_interval_ns = publish_interval_ns;
   options_.default_mode = default_mode;
 }

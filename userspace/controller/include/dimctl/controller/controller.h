@@ -57,11 +57,9 @@
 
 namespace dimctl::controller {
 
+// No loop period among them: step() takes its rates from the snapshots' time deltas, and the
+// caller decides when to call it.
 struct ControllerOptions {
-  // The loop period the daemon runs step() at. The controller takes rates from snapshot time
-  // deltas, not from this; it is kept here so the daemon, `dimctl status` and the benchmark
-  // share one value.
-  int64_t period_ns = 50'000'000;  // 20 Hz
   // Minimum time between two published states (0 = every step). Building the view of 10k
   // queues is most of a step's cost, and a scrape every few seconds does not need 20 Hz: the
   // daemon can decide at 20 Hz and publish at, say, 4 Hz. Failed samples always publish.
@@ -141,9 +139,8 @@ class Controller {
   std::shared_ptr<const model::ControllerState> state() const;
 
   const ControllerOptions& options() const { return options_; }
-  // Config reload: period_ns, publish_interval_ns and default_mode, from the next step() on.
-  void set_reloadable_options(int64_t period_ns, int64_t publish_interval_ns,
-                              model::Mode default_mode);
+  // Config reload: publish_interval_ns and default_mode, from the next step() on.
+  void set_reloadable_options(int64_t publish_interval_ns, model::Mode default_mode);
 
  private:
   struct Original;
