@@ -1,123 +1,28 @@
 // YAML -> Config. Two passes: a structural pass that walks the document with a strict reader
 // (dimctl/common/yaml_reader.h, shared with the simulator's workload loader: unknown and
 // duplicate keys, YAML 1.2 core scalar types, ranges), then a semantic pass over the
-// resulting rules (kinds, cross-field constraints, duplicates). Every problem is recorded with
-// its position instead of stopping at the first, so an operator fixes a file in one go.
+// resulting rules (check.cc: kinds, cross-field constraints, duplicates). Every problem is
+// recorded with its position instead of stopping at the first, so an operator fixes a file in
+// one go.
 #include <arpa/inet.h>
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <fstream>
 #include <regex>
-#include <set>
 #include <sstream>
-#include <tuple>
 
+#include "check.h"
 #include "config_internal.h"
 #include "dimctl/common/yaml_reader.h"
 #include "dimctl/config/config.h"
-#include "dimctl/config/config_policy.h"
 
 namespace dimctl::config {
 
 using model::Algorithm;
 using model::CombinePolicy;
 using model::Mode;
-
-std::optional<int64_t> parse_duration(std::string_view text) {
-  if (text == "0") return 0;
-  size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  if (digits == 0) return std::nullopt;
-  std::string_view unit = text.substr(digits);
-  int64_t scale = 0;
-  if (unit == "ns") {
-    scale = 1;
-  } else if (unit == "us") {
-    scale = 1'000;
-  } else if (unit == "ms") {
-    scale = 1'000'000;
-  } else if (unit == "s") {
-    scale = 1'000'000'000;
-  } else {
-    return std::nullopt;
-  }
-  int64_t value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + digits, value);
-  if (ec != std::errc() || ptr != text.data() + digits) return std::nullopt;
-  if (value > INT64_MAX / scale) return std::nullopt;
-  return value * scale;
-}
-
-std::string format_duration(int64_t ns) {
-  if (ns == 0) return "0";
-  if (ns % 1'000'000'000 == 0) return fmt::format("{}s", ns / 1'000'000'000);
-  if (ns % 1'000'000 == 0) return fmt::format("{}ms", ns / 1'000'000);
-  if (ns % 1'000 == 0) return fmt::format("{}us", ns / 1'000);
-  return fmt::format("{}ns", ns);
-}
-
-std::string_view mode_name(Mode m) {
-  switch (m) {
-    case Mode::kObserve:
-      return "observe";
-    case Mode::kShadow:
-      return "shadow";
-    case Mode::kEnforce:
-      return "enforce";
-  }
-  return "?";
-}
-
-std::string algorithm_name(Algorithm a, uint8_t static_index) {
-  switch (a) {
-    case Algorithm::kNetEqe:
-      return "net-eqe";
-    case Algorithm::kNetCqe:
-      return "net-cqe";
-    case Algorithm::kRdma:
-      return "rdma";
-    case Algorithm::kStatic:
-      return fmt::format("static:{}", static_index);
-    case Algorithm::kOff:
-      return "off";
-    case Algorithm::kModel:
-      return "model";
-    case Algorithm::kModelCqe:
-      return "model-cqe";
-  }
-  return "?";
-}
-
-std::string_view compare_name(CompareWith c) {
-  return c == CompareWith::kDim ? "dim" : "model";
-}
-
-std::string_view timer_name(dim::TimerMode t) {
-  switch (t) {
-    case dim::TimerMode::kRateLimit:
-      return "rate-limit";
-    case dim::TimerMode::kIdleGap:
-      return "idle-gap";
-    case dim::TimerMode::kAbsolute:
-      return "absolute";
-  }
-  return "?";
-}
-
-std::string_view combine_name(CombinePolicy c) {
-  switch (c) {
-    case CombinePolicy::kBusiestQueue:
-      return "busiest-queue";
-    case CombinePolicy::kMaxProfile:
-      return "max";
-    case CombinePolicy::kMinProfile:
-      return "min";
-  }
-  return "?";
-}
 
 namespace {
 
@@ -131,15 +36,12 @@ constexpr uint32_t kMaxSeries = 1'000'000;
 constexpr size_t kMaxRuleName = 64;
 constexpr size_t kIfNameMax = 15;           // IFNAMSIZ - 1
 constexpr size_t kIbDevNameMax = 63;        // IB_DEVICE_NAME_MAX - 1
-constexpr int kNetLastIndex = 4;            // net DIM tables have 5 entries
-constexpr int kRdmaLastIndex = 8;           // the RDMA DIM table has 9
 constexpr int64_t kMaxModelCost = 1 * kMs;  // model.completion_cost / interrupt_cost
 constexpr int64_t kMaxModelChanges = 1000;  // model.max_changes (per second)
 
 using yaml::Ctx;
 using yaml::describe;
 using yaml::Entry;
-using yaml::join;
 using yaml::MapReader;
 using yaml::mark_of;
 using yaml::read_bool;
@@ -339,13 +241,6 @@ std::optional<std::array<dim::Profile, 5>> read_profile_table(Ctx& ctx, const En
   return table;
 }
 
-// Positions of rule fields that the semantic pass may blame.
-struct RuleMarks {
-  SourceMark name, match, mode, algorithm, min, max, rx_profile, tx_profile, kernel_dim, compare,
-      model;
-  std::string path;
-};
-
 void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& rule,
                RuleMarks& marks) {
   rule.mark = mark_of(node);
@@ -503,108 +398,6 @@ void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& 
   }
 }
 
-std::string kinds_text(const Rule& r) {
-  if (!r.match.interface.empty() && r.match.rdma_device.empty())
-    return "only net devices (match.interface)";
-  if (r.match.interface.empty() && !r.match.rdma_device.empty())
-    return "only RDMA devices (match.rdma_device)";
-  return "net and RDMA devices";
-}
-
-bool same_match(const Match& a, const Match& b) {
-  auto canon = [](std::vector<std::string> v) {
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end()), v.end());
-    return v;
-  };
-  return canon(a.interface) == canon(b.interface) && canon(a.driver) == canon(b.driver) &&
-         canon(a.rdma_device) == canon(b.rdma_device);
-}
-
-void check_rule(Ctx& ctx, const Rule& rule, const RuleMarks& m, Mode global) {
-  const std::string& p = m.path;
-  if (rule.algorithm) {
-    Algorithm a = *rule.algorithm;
-    bool net_algo = model::is_net_dim(a) || a == Algorithm::kModelCqe;
-    if (net_algo && !rule.match.rdma_device.empty())
-      ctx.error(m.algorithm, p + ".algorithm",
-                fmt::format("algorithm {} is for net devices but the rule matches {}; split it "
-                            "into a net rule and an RDMA rule",
-                            algorithm_name(a), kinds_text(rule)));
-    if (a == Algorithm::kRdma && !rule.match.interface.empty())
-      ctx.error(m.algorithm, p + ".algorithm",
-                fmt::format("algorithm rdma is for RDMA devices but the rule matches {}; split it "
-                            "into a net rule and an RDMA rule",
-                            kinds_text(rule)));
-  }
-  const bool net = rule.applies_to_net();
-  const bool rdma = rule.applies_to_rdma();
-  // The largest profile index every device the rule can match understands.
-  const int last = net ? kNetLastIndex : kRdmaLastIndex;
-  const char* last_why = net ? "net DIM has profiles 0..4" : "RDMA DIM has profiles 0..8";
-  if (rule.algorithm == Algorithm::kStatic && rule.static_index > last)
-    ctx.error(m.algorithm, p + ".algorithm",
-              fmt::format("static index {} is out of range 0..{} ({}{})", rule.static_index, last,
-                          last_why, net && rdma ? "; the rule matches net devices too" : ""));
-  if (rule.min_profile && *rule.min_profile > last)
-    ctx.error(m.min, p + ".profiles.min",
-              fmt::format("{} is out of range 0..{} ({})", *rule.min_profile, last, last_why));
-  if (rule.max_profile && *rule.max_profile > last)
-    ctx.error(m.max, p + ".profiles.max",
-              fmt::format("{} is out of range 0..{} ({})", *rule.max_profile, last, last_why));
-  if (rule.min_profile && rule.max_profile && *rule.min_profile > *rule.max_profile)
-    ctx.error(m.max, p + ".profiles.max",
-              fmt::format("max {} is below min {}", *rule.max_profile, *rule.min_profile));
-  for (auto [table, mark, key] : {std::tuple{&rule.rx_profile, m.rx_profile, "rx_profile"},
-                                  std::tuple{&rule.tx_profile, m.tx_profile, "tx_profile"}}) {
-    if (!table->has_value() || net) continue;
-    ctx.error(
-        mark, fmt::format("{}.{}", p, key),
-        rule.algorithm == Algorithm::kRdma
-            ? fmt::format("{} is a net DIM table and cannot be used with algorithm rdma", key)
-            : fmt::format("{} is a net DIM table but the rule matches {}", key, kinds_text(rule)));
-  }
-  if (rule.kernel_dim && !rdma)
-    ctx.error(m.kernel_dim, p + ".kernel_dim",
-              rule.algorithm && (model::is_net_dim(*rule.algorithm) ||
-                                 *rule.algorithm == Algorithm::kModelCqe)
-                  ? fmt::format("kernel_dim switches the kernel's RDMA DIM and applies to RDMA "
-                                "devices only, but algorithm {} limits the rule to net devices",
-                                algorithm_name(*rule.algorithm))
-                  : fmt::format("kernel_dim switches the kernel's RDMA DIM and applies to RDMA "
-                                "devices only, but the rule matches {}",
-                                kinds_text(rule)));
-  // compare: the other policy. An unset algorithm is DIM (net-eqe or rdma by kind).
-  const bool model_algo = rule.algorithm && model::is_model(*rule.algorithm);
-  const bool dim_algo =
-      !rule.algorithm || model::is_net_dim(*rule.algorithm) || *rule.algorithm == Algorithm::kRdma;
-  if (rule.compare == CompareWith::kDim && !model_algo)
-    ctx.error(m.compare, p + ".compare",
-              dim_algo ? fmt::format("compare: dim needs algorithm model or model-cqe; algorithm "
-                                     "{} is DIM already (compare it with: model)",
-                                     rule.algorithm ? algorithm_name(*rule.algorithm) : "default")
-                       : fmt::format("compare: dim needs algorithm model or model-cqe, not {}",
-                                     algorithm_name(*rule.algorithm, rule.static_index)));
-  if (rule.compare == CompareWith::kModel && !dim_algo)
-    ctx.error(m.compare, p + ".compare",
-              model_algo ? fmt::format("compare: model needs a DIM algorithm (net-eqe, net-cqe, "
-                                       "rdma); algorithm {} is the model already (compare it "
-                                       "with: dim)",
-                                       algorithm_name(*rule.algorithm))
-                         : fmt::format("compare: model needs a DIM algorithm (net-eqe, net-cqe, "
-                                       "rdma), not {}: nothing would run to compare with",
-                                       algorithm_name(*rule.algorithm, rule.static_index)));
-  if (rule.model && !model_algo && rule.compare != CompareWith::kModel)
-    ctx.error(m.model, p + ".model",
-              "model settings apply to algorithm model or model-cqe, or with compare: model; "
-              "here they would have no effect");
-  const Mode mode = rule.mode.value_or(global);
-  if (mode == Mode::kEnforce && rule.algorithm == Algorithm::kOff && !rule.kernel_dim)
-    ctx.error(rule.mode ? m.mode : m.algorithm, p + (rule.mode ? ".mode" : ".algorithm"),
-              "mode enforce with algorithm off would write nothing; use mode observe or shadow "
-              "(or, for RDMA devices, set kernel_dim)");
-}
-
 void read_document(Ctx& ctx, const YAML::Node& root, Config& cfg) {
   MapReader r(ctx, root, mark_of(root), "",
               {"version", "mode", "interval", "state_file", "metrics", "collectors", "devices"},
@@ -651,95 +444,10 @@ void read_document(Ctx& ctx, const YAML::Node& root, Config& cfg) {
     cfg.rules.push_back(std::move(rule));
     marks.push_back(std::move(m));
   }
-
-  for (size_t b = 0; b < cfg.rules.size(); ++b) {
-    const Rule& rb = cfg.rules[b];
-    if (rb.name.empty()) continue;
-    for (size_t a = 0; a < b; ++a) {
-      const Rule& ra = cfg.rules[a];
-      if (ra.name == rb.name) {
-        ctx.error(marks[b].name, marks[b].path + ".name",
-                  fmt::format("duplicate rule name '{}' (first used by the rule at line {})",
-                              rb.name, ra.mark.line));
-        break;
-      }
-      if (ra.name.empty() || !same_match(ra.match, rb.match)) continue;
-      // Same selectors: every device one names, the other names too. Different settings would
-      // refuse all of them at run time, which is never what the author meant.
-      for (auto kind : {model::DeviceKind::kNet, model::DeviceKind::kRdma}) {
-        bool applies = kind == model::DeviceKind::kNet
-                           ? ra.applies_to_net() && rb.applies_to_net()
-                           : ra.applies_to_rdma() && rb.applies_to_rdma();
-        if (!applies) continue;
-        auto diffs = diff_policies(policy_from_rule(ra, kind, cfg.mode),
-                                   policy_from_rule(rb, kind, cfg.mode));
-        if (diffs.empty()) continue;
-        std::vector<std::string> what;
-        for (const auto& d : diffs) what.push_back(fmt::format("{} vs {}", d.left, d.right));
-        ctx.error(marks[b].match, marks[b].path + ".match",
-                  fmt::format("rule '{}' has the same match as rule '{}' (line {}) but different "
-                              "settings ({}); every device it names would be refused",
-                              rb.name, ra.name, ra.mark.line, join(what, ", ")));
-        break;
-      }
-    }
-  }
+  check_rules(ctx, cfg, marks);
 }
 
 }  // namespace
-
-bool validate_glob(std::string_view p, size_t max_name_len, std::string& why) {
-  if (p.empty()) {
-    why = "empty pattern";
-    return false;
-  }
-  size_t min_len = 0;
-  for (size_t i = 0; i < p.size(); ++i) {
-    char c = p[i];
-    if (c == '/' || c == ' ' || c == '\t' || c == '\n') {
-      why = "device names cannot contain '/' or whitespace, so it can never match";
-      return false;
-    }
-    if (c == '\\') {
-      if (i + 1 == p.size()) {
-        why = "trailing backslash";
-        return false;
-      }
-      ++i;
-      ++min_len;
-    } else if (c == '[') {
-      size_t j = i + 1;
-      if (j < p.size() && (p[j] == '!' || p[j] == '^')) ++j;
-      if (j < p.size() && p[j] == ']') ++j;  // a leading ']' is a member, not the end
-      while (j < p.size() && p[j] != ']') ++j;
-      if (j >= p.size()) {
-        why = "unterminated '[' (write \\[ for a literal bracket)";
-        return false;
-      }
-      i = j;
-      ++min_len;
-    } else if (c != '*') {
-      ++min_len;
-    }
-  }
-  if (max_name_len > 0 && min_len > max_name_len) {
-    why = fmt::format("matches only names longer than {} characters, which cannot exist",
-                      max_name_len);
-    return false;
-  }
-  return true;
-}
-
-bool Rule::applies_to_net() const {
-  bool sel = !match.interface.empty() || match.rdma_device.empty();
-  return sel && algorithm != Algorithm::kRdma;
-}
-
-bool Rule::applies_to_rdma() const {
-  bool sel = !match.rdma_device.empty() || match.interface.empty();
-  return sel && algorithm != Algorithm::kNetEqe && algorithm != Algorithm::kNetCqe &&
-         algorithm != Algorithm::kModelCqe;
-}
 
 bool parse_config_diagnostics(std::string_view yaml, std::string_view source_name, Config& out,
                               std::vector<Diagnostic>& diags) {
