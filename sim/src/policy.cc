@@ -3,29 +3,18 @@
 #include <charconv>
 #include <string>
 
+#include "dimctl/common/duration.h"
+
 namespace dimctl::sim {
 
 namespace {
 
 Result<int64_t> parse_period(std::string_view s, std::string_view whole) {
-  int64_t scale = 0;
-  std::string_view num = s;
-  for (auto [suffix, mult] : {std::pair<std::string_view, int64_t>{"ms", 1'000'000},
-                              {"us", 1'000},
-                              {"ns", 1},
-                              {"s", 1'000'000'000}}) {
-    if (s.size() > suffix.size() && s.substr(s.size() - suffix.size()) == suffix) {
-      num = s.substr(0, s.size() - suffix.size());
-      scale = mult;
-      break;
-    }
-  }
-  int64_t v = 0;
-  auto [ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
-  if (scale == 0 || ec != std::errc() || ptr != num.data() + num.size() || v <= 0) {
-    return DIMCTL_FAIL(0, "policy '{}': bad period '{}' (want e.g. 20ms, 500us)", whole, s);
-  }
-  return v * scale;
+  DurationError why = DurationError::kSyntax;
+  auto v = parse_duration(s, &why);
+  if (!v) return DIMCTL_FAIL(0, "policy '{}': bad period: {}", whole, duration_error(s, why));
+  if (*v <= 0) return DIMCTL_FAIL(0, "policy '{}': the period must be above 0", whole);
+  return *v;
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <utility>
 
+#include "dimctl/common/duration.h"
 #include "dimctl/common/yaml_reader.h"
 
 namespace dimctl::sim {
@@ -24,7 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int64_t kUs = 1'000;
-constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kS = 1'000'000'000;
 constexpr int64_t kMaxDelay = 10 * kS;    // service, think, cost, moderation timers
 constexpr int64_t kMaxSpan = 3'600 * kS;  // phases, warm-up, on/off periods
@@ -46,8 +46,8 @@ using yaml::read_string;
 using yaml::scalar_kind;
 using yaml::ScalarKind;
 
-// "1.5" -> 1.5 with nothing left over; no sign, no exponent (durations and rates are written
-// by people, and "1e3us" is more likely a typo than intent).
+// "1.5" -> 1.5 with nothing left over; no sign, no exponent (rates and a lognormal's cv are
+// written by people, and "1e3k" is more likely a typo than intent).
 std::optional<double> parse_decimal(std::string_view s) {
   if (s.empty()) return std::nullopt;
   size_t i = 0;
@@ -105,16 +105,10 @@ std::optional<double> read_number(Ctx& ctx, const Entry& e, double lo, double hi
   return v;
 }
 
-// Durations may be decimals ("1.5us"; parse_sim_duration), if they come to whole nanoseconds.
-constexpr yaml::DurationSyntax kDurations{
-    parse_sim_duration, format_sim_duration, /*decimals=*/true, "us", [](std::string_view s) {
-      if (s.ends_with("ns") && parse_decimal(s.substr(0, s.size() - 2)))
-        return fmt::format("'{}' is not a whole number of nanoseconds", s);
-      return fmt::format("'{}' is not a duration (a number and one of ns, us, ms, s, e.g. 5us)", s);
-    }};
-
+// Workloads time service and host costs in microseconds, mostly: "service: 20" gets "write e.g.
+// 20us".
 std::optional<int64_t> read_duration(Ctx& ctx, const Entry& e, int64_t lo, int64_t hi) {
-  return yaml::read_duration(ctx, e, lo, hi, kDurations);
+  return yaml::read_duration(ctx, e, lo, hi, "us");
 }
 
 std::optional<double> read_rate(Ctx& ctx, const Entry& e) {
@@ -240,9 +234,9 @@ std::optional<CostModel> read_cost(Ctx& ctx, const Entry& e) {
       ok = false;
   } else if (!r.get("base") || changed) {
     // Reports name the cost model: an unnamed one is named by its values.
-    c.name = fmt::format("irq={},completion={},poll={},app={}", format_sim_duration(c.irq_ns),
-                         format_sim_duration(c.completion_ns), format_sim_duration(c.poll_ns),
-                         format_sim_duration(c.app_ns));
+    c.name = fmt::format("irq={},completion={},poll={},app={}", format_duration(c.irq_ns),
+                         format_duration(c.completion_ns), format_duration(c.poll_ns),
+                         format_duration(c.app_ns));
   }
   if (!ok) return std::nullopt;
   return c;
@@ -504,10 +498,9 @@ void read_document(Ctx& ctx, const YAML::Node& root, const fs::path& dir, Worklo
   }
   if (const Entry* x = r.get("warmup")) {
     if (w.warmup_ns >= w.duration_ns())
-      ctx.error(
-          x->at(), x->path,
-          fmt::format("warm-up {} leaves nothing to measure (the phases last {})",
-                      format_sim_duration(w.warmup_ns), format_sim_duration(w.duration_ns())));
+      ctx.error(x->at(), x->path,
+                fmt::format("warm-up {} leaves nothing to measure (the phases last {})",
+                            format_duration(w.warmup_ns), format_duration(w.duration_ns())));
   }
 }
 
@@ -531,55 +524,6 @@ std::optional<CostModel> builtin_cost_model(std::string_view name) {
   for (const CostModel& c : builtin_cost_models())
     if (c.name == name) return c;
   return std::nullopt;
-}
-
-std::optional<int64_t> parse_sim_duration(std::string_view text) {
-  if (text == "0") return 0;
-  size_t n = 0;
-  while (n < text.size() && ((text[n] >= '0' && text[n] <= '9') || text[n] == '.')) ++n;
-  std::string_view unit = text.substr(n);
-  int64_t scale = 0;
-  if (unit == "ns") {
-    scale = 1;
-  } else if (unit == "us") {
-    scale = kUs;
-  } else if (unit == "ms") {
-    scale = kMs;
-  } else if (unit == "s") {
-    scale = kS;
-  } else {
-    return std::nullopt;
-  }
-  std::string_view num = text.substr(0, n);
-  // Integers exactly (no double rounding for "9007199254740993ns"); decimals through double.
-  if (num.find('.') == std::string_view::npos) {
-    int64_t v = 0;
-    auto [ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
-    if (num.empty() || ec != std::errc() || ptr != num.data() + num.size()) return std::nullopt;
-    if (v > INT64_MAX / scale) return std::nullopt;
-    return v * scale;
-  }
-  auto d = parse_decimal(num);
-  if (!d) return std::nullopt;
-  const double ns = *d * static_cast<double>(scale);
-  if (ns > 9.2e18) return std::nullopt;
-  const double whole = std::round(ns);
-  if (std::fabs(ns - whole) > 1e-6 * std::max(1.0, ns)) return std::nullopt;
-  return static_cast<int64_t>(whole);
-}
-
-std::string format_sim_duration(int64_t ns) {
-  if (ns == 0) return "0";
-  for (auto [unit, scale] : {std::pair{"s", kS}, std::pair{"ms", kMs}, std::pair{"us", kUs}}) {
-    if (ns >= scale && ns % (scale / 1000) == 0) {
-      // Up to three decimals, trailing zeros trimmed: 1500000 -> 1.5ms.
-      std::string s = fmt::format("{}.{:03}", ns / scale, (ns % scale) / (scale / 1000));
-      while (s.back() == '0') s.pop_back();
-      if (s.back() == '.') s.pop_back();
-      return s + unit;
-    }
-  }
-  return fmt::format("{}ns", ns);
 }
 
 std::optional<double> parse_rate(std::string_view text) {
@@ -619,7 +563,7 @@ std::optional<double> parse_rate(std::string_view text) {
 
 std::optional<Dist> parse_dist(std::string_view text) {
   auto mean_of = [](std::string_view s) -> std::optional<double> {
-    auto v = parse_sim_duration(s);
+    auto v = parse_duration(s);
     if (!v || *v <= 0) return std::nullopt;
     return static_cast<double>(*v);
   };
@@ -637,13 +581,13 @@ std::optional<Dist> parse_dist(std::string_view text) {
     if (!m || !cv || *cv > 100) return std::nullopt;
     return Dist::lognormal(*m, *cv);
   }
-  auto v = parse_sim_duration(text);
+  auto v = parse_duration(text);
   if (!v || *v > kMaxDelay) return std::nullopt;
   return Dist::constant(static_cast<double>(*v));
 }
 
 std::string format_dist(const Dist& d) {
-  const std::string mean = format_sim_duration(static_cast<int64_t>(std::llround(d.mean_ns)));
+  const std::string mean = format_duration(static_cast<int64_t>(std::llround(d.mean_ns)));
   switch (d.kind) {
     case Dist::Kind::kConstant:
       return mean;

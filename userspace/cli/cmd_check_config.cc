@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "command.h"
+#include "dimctl/common/duration.h"
 #include "dimctl/common/exit_codes.h"
 #include "dimctl/common/net_driver.h"
 #include "dimctl/config/config.h"
@@ -76,8 +77,7 @@ void print_summary(const Config& cfg) {
                            config::mode_name(cfg.mode),
                            config::mode_name(std::min(cfg.mode, model::Mode::kShadow)));
   std::cout << fmt::format("  interval: {}, metrics: {}, state_file: {}\n",
-                           config::format_duration(cfg.interval_ns), cfg.metrics.listen,
-                           cfg.state_file);
+                           format_duration(cfg.interval_ns), cfg.metrics.listen, cfg.state_file);
   std::cout << fmt::format("  rules: {}\n", cfg.rules.size());
   for (const auto& r : cfg.rules) {
     std::string algo =

@@ -1,4 +1,4 @@
-// dimctl list [--interval S] [--json] [--count-bytes] [--raw-tp]: attach the BPF collector,
+// dimctl list [--interval D] [--json] [--count-bytes] [--raw-tp]: attach the BPF collector,
 // wait one interval, and print every queue (NAPI) and kernel CQ with its counters over the
 // interval, plus the attach status of each BPF program. Exit 1 when the collector cannot open.
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -6,20 +6,26 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cstdint>
 #include <iostream>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "command.h"
 #include "dimctl/collector/bpf_collector.h"
+#include "dimctl/common/duration.h"
 #include "dimctl/common/exit_codes.h"
 #include "interval_report.h"
 
 namespace dimctl::cli {
 namespace {
 
+constexpr int64_t kMinInterval = 10'000'000;         // 10ms
+constexpr int64_t kMaxInterval = 3'600'000'000'000;  // 1h
+
 struct ListOptions {
-  double interval_s = 1.0;
+  std::string interval = "1s";
   bool json = false;
   bool count_bytes = false;
   bool raw_tp = false;
@@ -27,6 +33,18 @@ struct ListOptions {
 };
 
 int run_list(const ListOptions& o) {
+  // A duration, or as before durations were one grammar a bare number of seconds.
+  DurationError why = DurationError::kSyntax;
+  auto interval = parse_duration_or_seconds(o.interval, &why);
+  if (!interval) {
+    std::cerr << "dimctl list: --interval " << duration_error(o.interval, why, "s") << "\n";
+    return kExitUsage;
+  }
+  if (*interval < kMinInterval || *interval > kMaxInterval) {
+    std::cerr << fmt::format("dimctl list: --interval {} is out of range {}..{}\n", o.interval,
+                             format_duration(kMinInterval), format_duration(kMaxInterval));
+    return kExitUsage;
+  }
   // stdout carries the table / JSON; logs go to stderr.
   spdlog::set_default_logger(spdlog::stderr_color_mt("dimctl-list"));
   collector::CollectorOptions copts;
@@ -43,7 +61,7 @@ int run_list(const ListOptions& o) {
     std::cerr << "dimctl list: sample: " << before.error().message() << "\n";
     return kExitFailure;
   }
-  std::this_thread::sleep_for(std::chrono::duration<double>(o.interval_s));
+  std::this_thread::sleep_for(std::chrono::nanoseconds(*interval));
   auto after = (*col)->sample();
   if (!after) {
     std::cerr << "dimctl list: sample: " << after.error().message() << "\n";
@@ -59,8 +77,9 @@ const Registrar kRegisterList{
       auto opts = std::make_shared<ListOptions>();
       CLI::App* sub = app.add_subcommand(
           "list", "Attach the BPF collector for one interval and list queues, CQs and programs");
-      sub->add_option("--interval", opts->interval_s, "Seconds to count (default 1)")
-          ->check(CLI::Range(0.01, 3600.0));
+      sub->add_option("--interval", opts->interval,
+                      "How long to count, 10ms..1h (e.g. 500ms; a bare number is seconds)")
+          ->capture_default_str();
       sub->add_flag("--json", opts->json, "JSON output (cumulative counters over the interval)");
       sub->add_flag("--count-bytes", opts->count_bytes,
                     "Attach the per-packet byte counter (devices without netdev qstats)");

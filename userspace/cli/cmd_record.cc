@@ -18,8 +18,9 @@
 
 #include "command.h"
 #include "dimctl/collector/bpf_collector.h"
+#include "dimctl/common/control_period.h"
+#include "dimctl/common/duration.h"
 #include "dimctl/common/exit_codes.h"
-#include "dimctl/config/config.h"
 #include "dimctl/model/clock.h"
 #include "dimctl/trace/device_filter.h"
 #include "dimctl/trace/trace_writer.h"
@@ -34,7 +35,7 @@ constexpr int64_t kFlushEvery = 1'000'000'000;       // a SIGKILL loses at most 
 
 struct RecordArgs {
   std::string output;
-  std::string interval = "20ms";
+  std::string interval = format_duration(kDefaultControlPeriodNs);
   std::string duration = "0";
   std::string max_bytes = "64M";
   uint32_t keep = 2;
@@ -81,21 +82,18 @@ std::optional<Validated> validate(const RecordArgs& a) {
     std::cerr << "dimctl record: " << msg << "\n";
     return std::nullopt;
   };
-  auto iv = config::parse_duration(a.interval);
-  if (!iv)
-    return usage(fmt::format("--interval '{}' is not a duration (e.g. 20ms, 1s)", a.interval));
+  DurationError why = DurationError::kSyntax;
+  auto iv = parse_duration(a.interval, &why);
+  if (!iv) return usage("--interval " + duration_error(a.interval, why));
   if (*iv < kMinInterval || *iv > kMaxInterval) {
     return usage(fmt::format("--interval {} is out of range {}..{}", a.interval,
-                             config::format_duration(kMinInterval),
-                             config::format_duration(kMaxInterval)));
+                             format_duration(kMinInterval), format_duration(kMaxInterval)));
   }
   v.interval_ns = *iv;
-  auto d = config::parse_duration(a.duration);
+  auto d = parse_duration(a.duration, &why);
   if (!d) {
-    return usage(
-        fmt::format("--duration '{}' is not a duration (e.g. 10s, 500ms; 0 = until "
-                    "SIGINT/SIGTERM)",
-                    a.duration));
+    return usage(fmt::format("--duration {}; 0 records until SIGINT/SIGTERM",
+                             duration_error(a.duration, why, "s")));
   }
   v.duration_ns = *d;
   auto mb = parse_size(a.max_bytes);
@@ -115,9 +113,8 @@ std::optional<Validated> validate(const RecordArgs& a) {
 }
 
 std::string command_line(const RecordArgs& a, const Validated& v) {
-  std::string s =
-      fmt::format("dimctl record --interval {}", config::format_duration(v.interval_ns));
-  if (v.duration_ns > 0) s += fmt::format(" --duration {}", config::format_duration(v.duration_ns));
+  std::string s = fmt::format("dimctl record --interval {}", format_duration(v.interval_ns));
+  if (v.duration_ns > 0) s += fmt::format(" --duration {}", format_duration(v.duration_ns));
   if (!a.devices.empty()) s += fmt::format(" --devices {}", fmt::join(a.devices, ","));
   if (a.count_bytes) s += " --count-bytes";
   if (a.all_netns) s += " --all-netns";
@@ -196,10 +193,9 @@ int run_record(const RecordArgs& a) {
       }
       if (!announced && frame != nullptr) {
         // After the first frame is on disk: a script may start its traffic from here.
-        spdlog::info(
-            "recording to {} every {} {}", a.output, config::format_duration(v->interval_ns),
-            v->duration_ns > 0 ? fmt::format("for {}", config::format_duration(v->duration_ns))
-                               : std::string("until SIGINT/SIGTERM"));
+        spdlog::info("recording to {} every {} {}", a.output, format_duration(v->interval_ns),
+                     v->duration_ns > 0 ? fmt::format("for {}", format_duration(v->duration_ns))
+                                        : std::string("until SIGINT/SIGTERM"));
         announced = true;
       }
     }
@@ -232,7 +228,8 @@ const Registrar kRegisterRecord{
           "Sample the BPF collector into a trace file (no controller, nothing written to devices)");
       sub->add_option("-o,--output", a->output, "Trace file to write (rotated: FILE.1, FILE.2 ...)")
           ->required();
-      sub->add_option("--interval", a->interval, "Sampling interval (default 20ms, as the daemon)");
+      sub->add_option("--interval", a->interval,
+                      fmt::format("Sampling interval (default {}, as the daemon)", a->interval));
       sub->add_option("--duration", a->duration,
                       "How long to record, e.g. 10s (default 0: until SIGINT/SIGTERM)");
       sub->add_option("--max-bytes", a->max_bytes,

@@ -25,6 +25,7 @@
 #include "dimctl/actuators/ethtool_netlink.h"
 #include "dimctl/actuators/rdma_netlink.h"
 #include "dimctl/collector/bpf_collector.h"
+#include "dimctl/common/duration.h"
 #include "dimctl/common/exit_codes.h"
 #include "dimctl/common/net_driver.h"
 #include "dimctl/config/config.h"
@@ -281,7 +282,7 @@ int run_daemon(const RunArgs& args) {
   }
   spdlog::info("dimctl {} running: mode {}, period {}, {} rule(s), metrics on http://{}/metrics",
                exporters::built_in_version(), config::mode_name(cfg->mode),
-               config::format_duration(period_ns), cfg->rules.size(), (*http)->bound_address());
+               format_duration(period_ns), cfg->rules.size(), (*http)->bound_address());
 
   uint64_t consecutive_errors = 0;
   int64_t next = clock.now_ns();

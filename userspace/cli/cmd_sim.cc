@@ -23,6 +23,7 @@
 
 #include "command.h"
 #include "dim/profile.h"
+#include "dimctl/common/duration.h"
 #include "dimctl/common/exit_codes.h"
 #include "dimctl/model/policy.h"
 #include "dimctl/sim/simulator.h"
@@ -36,7 +37,7 @@ namespace {
 // the largest unit (a trace's 4001741174 ns is "4.002s", not "4001741.174us"). JSON and
 // workload files keep the exact nanoseconds.
 std::string human_duration(int64_t ns) {
-  std::string exact = sim::format_sim_duration(ns);
+  std::string exact = format_duration(ns);
   if (exact.size() <= 8) return exact;
   const double v = static_cast<double>(ns);
   if (v >= 1e9) return fmt::format("{:.4g}s", v / 1e9);
@@ -149,7 +150,7 @@ std::string apply_overrides(const SimArgs& a, Workload& w) {
     for (StageSpec& s : w.stages) s.service = *d;
   }
   if (!a.duration.empty()) {
-    auto d = parse_sim_duration(a.duration);
+    auto d = parse_duration(a.duration);
     if (!d || *d <= 0)
       return fmt::format("--duration '{}': want a positive duration such as 500ms or 2s",
                          a.duration);
@@ -532,9 +533,9 @@ std::string stage_text(const StageSpec& s) {
       timer_mode_name(s.timer), s.poll_budget, s.cores, s.cores == 1 ? "" : "s",
       s.moderated ? ""
                   : fmt::format("not moderated (fixed N={} T={}), ", s.fixed.count,
-                                format_sim_duration(s.fixed.timer_ns)),
-      c.name, format_sim_duration(c.irq_ns), format_sim_duration(c.completion_ns),
-      format_sim_duration(c.poll_ns), format_sim_duration(c.app_ns));
+                                format_duration(s.fixed.timer_ns)),
+      c.name, format_duration(c.irq_ns), format_duration(c.completion_ns),
+      format_duration(c.poll_ns), format_duration(c.app_ns));
 }
 
 std::string source_text(const SourceSpec& s) {
@@ -546,8 +547,8 @@ std::string source_text(const SourceSpec& s) {
       return fmt::format("source {}: Poisson {}/s per queue", s.flow, fmt_count(s.rate));
     case SourceSpec::Kind::kOnOff:
       return fmt::format("source {}: on/off {}/s while on, on {} off {}{}", s.flow,
-                         fmt_count(s.rate), format_sim_duration(s.on_ns),
-                         format_sim_duration(s.off_ns), s.periodic ? " (periodic)" : "");
+                         fmt_count(s.rate), format_duration(s.on_ns), format_duration(s.off_ns),
+                         s.periodic ? " (periodic)" : "");
     case SourceSpec::Kind::kTrace:
       return fmt::format("source {}: trace {}{}", s.flow, s.trace_path,
                          s.trace_device.empty() ? "" : " device " + s.trace_device);
@@ -561,9 +562,8 @@ void print_header(std::ostream& out, const Workload& w, const std::string& sourc
   if (!w.description.empty()) out << "  " << w.description << "\n";
   out << fmt::format(
       "  seed {}, {} queue{}, table {}, apply delay {}, warm-up {}, window {}, {} in all\n", w.seed,
-      w.queues, w.queues == 1 ? "" : "s", table_name(w.table),
-      format_sim_duration(w.apply_delay_ns), format_sim_duration(w.warmup_ns),
-      format_sim_duration(w.window_ns), human_duration(w.duration_ns()));
+      w.queues, w.queues == 1 ? "" : "s", table_name(w.table), format_duration(w.apply_delay_ns),
+      format_duration(w.warmup_ns), format_duration(w.window_ns), human_duration(w.duration_ns()));
   for (const StageSpec& s : w.stages) out << "  " << stage_text(s) << "\n";
   for (const SourceSpec& s : w.sources) out << "  " << source_text(s) << "\n";
   for (size_t i = 0; i < trace.names.size(); ++i) {
@@ -717,7 +717,7 @@ int run(const SimArgs& a) {
       std::cout << fmt::format(
           "\ntimeline {} (window {}): t_ms completions mean_us max_us "
           "cpu_us N T_us profile\n",
-          r.policy, format_sim_duration(w.window_ns));
+          r.policy, format_duration(w.window_ns));
       for (const Window& x : r.windows)
         std::cout << fmt::format(
             "  {:.3f} {} {:.2f} {:.2f} {:.2f} {} {:.1f} {}\n", static_cast<double>(x.t_ns) / 1e6,

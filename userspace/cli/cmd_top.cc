@@ -4,10 +4,13 @@
 // without clearing the screen and exits (scripts, tests).
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <thread>
 
 #include "command.h"
+#include "dimctl/common/duration.h"
 #include "dimctl/common/exit_codes.h"
 #include "dimctl/exporters/names.h"
 #include "state_view.h"
@@ -21,31 +24,23 @@ struct TopOptions {
   bool once = false;
 };
 
-// "1s", "500ms", "2m", or a bare number of seconds.
-Result<std::chrono::milliseconds> parse_interval(const std::string& text) {
-  std::size_t pos = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &pos);
-  } catch (const std::exception&) {
-    return DIMCTL_FAIL(0, "--interval \"{}\": expected e.g. 1s, 500ms, 2m", text);
+// A duration (dimctl/common/duration.h), or as before durations were one grammar a bare number
+// of seconds (0.5) or minutes (2m).
+Result<std::chrono::nanoseconds> parse_interval(const std::string& text) {
+  DurationError why = DurationError::kSyntax;
+  std::optional<int64_t> ns = parse_duration_or_seconds(text, &why);
+  if (!ns && text.size() > 1 && text.back() == 'm') {
+    const std::string number = text.substr(0, text.size() - 1);
+    DurationError bare = DurationError::kSyntax;
+    if (!parse_duration(number, &bare) && bare == DurationError::kNoUnit)
+      if (auto s = parse_duration(number + "s"); s && *s <= INT64_MAX / 60) ns = *s * 60;
   }
-  std::string unit = text.substr(pos);
-  double ms = 0;
-  if (unit.empty() || unit == "s") {
-    ms = v * 1000;
-  } else if (unit == "ms") {
-    ms = v;
-  } else if (unit == "m") {
-    ms = v * 60000;
-  } else {
-    return DIMCTL_FAIL(0, "--interval \"{}\": unknown unit \"{}\" (ms, s, m)", text, unit);
-  }
+  if (!ns) return DIMCTL_FAIL(0, "--interval {}", duration_error(text, why, "s"));
   // Below 100 ms the daemon's own period (and the rates) would not change between frames.
-  if (!(ms >= 100 && ms <= 3'600'000)) {
+  if (*ns < 100'000'000 || *ns > 3'600'000'000'000) {
     return DIMCTL_FAIL(0, "--interval \"{}\": must be between 100ms and 1h", text);
   }
-  return std::chrono::milliseconds(static_cast<int64_t>(ms));
+  return std::chrono::nanoseconds(*ns);
 }
 
 std::string ratio(double num, double den) {

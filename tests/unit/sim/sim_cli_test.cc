@@ -122,6 +122,20 @@ TEST_F(SimCli, PolicyErrorsExitTwo) {
   EXPECT_NE(r.err.find("only dimctl-* policies take @PERIOD"), std::string::npos) << r.err;
 }
 
+// @PERIOD and --duration are durations as everywhere (dimctl/common/duration.h): decimals too.
+TEST_F(SimCli, PeriodsAndDurationsTakeDecimals) {
+  const std::string w = tiny();
+  CmdResult r = run("--workload " + w + " --policy dimctl-rdma@1.5ms --duration 1.5s --dry-run");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("policies: dimctl-rdma@1.5ms"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1.5s in all"), std::string::npos) << r.out;
+  r = run("--workload " + w + " --policy dimctl-rdma@1.0000001ns --dry-run");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err,
+            "dimctl sim: policy 'dimctl-rdma@1.0000001ns': bad period: '1.0000001ns' is not a "
+            "whole number of nanoseconds\n");
+}
+
 // As check-config: every error with file:line:column, then a count, exit 2.
 TEST_F(SimCli, BadWorkloadFileGetsItsPositions) {
   const std::string w = write("bad.yaml",

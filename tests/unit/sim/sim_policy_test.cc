@@ -20,6 +20,15 @@ TEST(SimPolicy, ParsesEveryNameAndRejectsBadOnes) {
         << p.error().message();
   }
   EXPECT_EQ(parse_policy("dimctl-net-eqe@500us")->period_ns, 500'000);
+  // @PERIOD is a duration like any other (dimctl/common/duration.h): decimals too.
+  EXPECT_EQ(parse_policy("dimctl-rdma@1.5ms")->period_ns, 1'500'000);
+  EXPECT_EQ(parse_policy("dimctl-rdma")->period_ns, kDefaultControlPeriodNs);
+  EXPECT_EQ(parse_policy("dimctl-rdma@1.0000001ns").error().message(),
+            "policy 'dimctl-rdma@1.0000001ns': bad period: '1.0000001ns' is not a whole number of "
+            "nanoseconds");
+  EXPECT_EQ(parse_policy("dimctl-rdma@99999999999s").error().message(),
+            "policy 'dimctl-rdma@99999999999s': bad period: '99999999999s' is too long (durations "
+            "end at about 292 years)");
   EXPECT_TRUE(parse_policy("dimctl-model-host")->host_costs);
   EXPECT_FALSE(parse_policy("dimctl-model")->host_costs);
 }

@@ -7,6 +7,7 @@
 #include <regex>
 #include <sstream>
 
+#include "dimctl/common/duration.h"
 #include "dimctl/common/suggest.h"
 
 namespace dimctl::yaml {
@@ -201,30 +202,23 @@ std::optional<int64_t> read_int(Ctx& ctx, const Entry& e, int64_t lo, int64_t hi
 }
 
 std::optional<int64_t> read_duration(Ctx& ctx, const Entry& e, int64_t lo, int64_t hi,
-                                     const DurationSyntax& syntax) {
+                                     std::string_view unit) {
   if (!e.value.IsScalar() || scalar_kind(e.value) == ScalarKind::kNull) {
     ctx.error(e.at(), e.path,
               fmt::format("expected a duration such as 20ms, got {}", describe(e.value)));
     return std::nullopt;
   }
   const std::string& s = e.value.Scalar();
-  auto v = syntax.parse(s);
+  DurationError why = DurationError::kSyntax;
+  auto v = parse_duration(s, &why);
   if (!v) {
-    std::string reason;
-    ScalarKind k = scalar_kind(e.value);
-    if (!s.empty() && s[0] == '-')
-      reason = fmt::format("'{}': durations cannot be negative", s);
-    else if (k == ScalarKind::kInt || (syntax.decimals && k == ScalarKind::kFloat))
-      reason = fmt::format("'{}' has no unit; write e.g. {}{} (units: ns, us, ms, s)", s, s,
-                           syntax.unit);
-    else
-      reason = syntax.why_not(s);
-    ctx.error(e.at(), e.path, reason);
+    ctx.error(e.at(), e.path, duration_error(s, why, unit));
     return std::nullopt;
   }
   if (*v < lo || *v > hi) {
-    ctx.error(e.at(), e.path,
-              fmt::format("{} is out of range {}..{}", s, syntax.format(lo), syntax.format(hi)));
+    ctx.error(
+        e.at(), e.path,
+        fmt::format("{} is out of range {}..{}", s, format_duration(lo), format_duration(hi)));
     return std::nullopt;
   }
   return v;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "dimctl/common/duration.h"
 #include "dimctl/common/glob.h"
 
 namespace dimctl::config {

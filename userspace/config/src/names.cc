@@ -1,8 +1,5 @@
-// The config's words for its values and durations, shared with the CLI (check-config, record)
-// and the reload diff.
+// The config's words for its values, shared with the CLI (check-config) and the reload diff.
 #include <fmt/format.h>
-
-#include <charconv>
 
 #include "dimctl/config/config.h"
 
@@ -11,39 +8,6 @@ namespace dimctl::config {
 using model::Algorithm;
 using model::CombinePolicy;
 using model::Mode;
-
-std::optional<int64_t> parse_duration(std::string_view text) {
-  if (text == "0") return 0;
-  size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  if (digits == 0) return std::nullopt;
-  std::string_view unit = text.substr(digits);
-  int64_t scale = 0;
-  if (unit == "ns") {
-    scale = 1;
-  } else if (unit == "us") {
-    scale = 1'000;
-  } else if (unit == "ms") {
-    scale = 1'000'000;
-  } else if (unit == "s") {
-    scale = 1'000'000'000;
-  } else {
-    return std::nullopt;
-  }
-  int64_t value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + digits, value);
-  if (ec != std::errc() || ptr != text.data() + digits) return std::nullopt;
-  if (value > INT64_MAX / scale) return std::nullopt;
-  return value * scale;
-}
-
-std::string format_duration(int64_t ns) {
-  if (ns == 0) return "0";
-  if (ns % 1'000'000'000 == 0) return fmt::format("{}s", ns / 1'000'000'000);
-  if (ns % 1'000'000 == 0) return fmt::format("{}ms", ns / 1'000'000);
-  if (ns % 1'000 == 0) return fmt::format("{}us", ns / 1'000);
-  return fmt::format("{}ns", ns);
-}
 
 std::string_view mode_name(Mode m) {
   switch (m) {

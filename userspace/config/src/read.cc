@@ -51,15 +51,9 @@ using yaml::read_string;
 using yaml::scalar_kind;
 using yaml::ScalarKind;
 
-// Durations are whole numbers of a unit (parse_duration).
-constexpr yaml::DurationSyntax kDurations{
-    parse_duration, format_duration, /*decimals=*/false, "ms", [](std::string_view s) {
-      return fmt::format("'{}' is not a duration (an integer and one of ns, us, ms, s, e.g. 20ms)",
-                         s);
-    }};
-
+// The config's periods are milliseconds, mostly: "interval: 20" gets "write e.g. 20ms".
 std::optional<int64_t> read_duration(Ctx& ctx, const Entry& e, int64_t lo, int64_t hi) {
-  return yaml::read_duration(ctx, e, lo, hi, kDurations);
+  return yaml::read_duration(ctx, e, lo, hi, "ms");
 }
 
 std::optional<Mode> read_mode(Ctx& ctx, const Entry& e) {

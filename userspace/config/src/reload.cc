@@ -4,6 +4,8 @@
 
 #include <tuple>
 
+#include "dimctl/common/duration.h"
+
 namespace dimctl::config {
 namespace {
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "dimctl/common/control_period.h"
 #include "dimctl/common/result.h"
 #include "dimctl/model/policy.h"
 #include "dimctl/sim/workload.h"
@@ -29,7 +30,7 @@ struct PolicySpec {
   uint8_t static_index = 0;
   bool cqe = false;  // kKernelNet / kController net: the CQE table and idle-gap timer
   model::Algorithm algorithm = model::Algorithm::kNetEqe;
-  int64_t period_ns = 20'000'000;
+  int64_t period_ns = kDefaultControlPeriodNs;
   // dimctl-model-host: the model's cost parameters and timer semantics set from the moderated
   // stage's cost model and timer (what a deployer writes under `model:` for a host whose costs
   // are known), instead of the defaults.
@@ -43,8 +44,8 @@ struct PolicySpec {
 
 // Parses one policy name: none | static:IX | kernel-net-eqe | kernel-net-cqe | kernel-rdma |
 // dimctl-net-eqe | dimctl-net-cqe | dimctl-rdma | dimctl-model | dimctl-model-cqe |
-// dimctl-model-host | oracle, each dimctl-* with an
-// optional "@PERIOD" (e.g. dimctl-net-eqe@1ms). Errors name the bad part.
+// dimctl-model-host | oracle, each dimctl-* with an optional "@PERIOD", a duration (e.g.
+// dimctl-net-eqe@1ms, dimctl-rdma@1.5ms). Errors name the bad part.
 Result<PolicySpec> parse_policy(std::string_view text);
 
 // The policy names `dimctl sim` lists in its help.

@@ -31,12 +31,8 @@ Result<Workload> load_workload_from_string(std::string_view text, std::string_vi
 const std::vector<CostModel>& builtin_cost_models();
 std::optional<CostModel> builtin_cost_model(std::string_view name);
 
-// The scalar syntax of workload files, shared with `dimctl sim`'s flags.
-// Durations: a decimal number and a unit (ns, us, ms, s), e.g. 250ns, 5us, 1.5s; a bare 0.
-// nullopt when malformed, negative or not a whole number of nanoseconds.
-std::optional<int64_t> parse_sim_duration(std::string_view text);
-// "5us", "1.5ms", "20ms", "250ns": the shortest exact spelling.
-std::string format_sim_duration(int64_t ns);
+// The scalar syntax of workload files, shared with `dimctl sim`'s flags. Durations are
+// dimctl/common/duration.h's, as everywhere (250ns, 5us, 1.5ms; a bare 0).
 // Rates per second: a number, optionally with k, M or G (10^3, 10^6, 10^9) and "/s": 100k, 1.5M.
 std::optional<double> parse_rate(std::string_view text);
 // A service or think time: a duration (constant) or "exp:MEAN" / "lognormal:MEAN:CV"

@@ -97,18 +97,11 @@ std::optional<std::string> read_string(Ctx& ctx, const Entry& e, bool allow_empt
 std::optional<bool> read_bool(Ctx& ctx, const Entry& e);
 std::optional<int64_t> read_int(Ctx& ctx, const Entry& e, int64_t lo, int64_t hi);
 
-// How one file format writes durations: the simulator's take decimals ("1.5us"), the config's
-// do not, and their messages give different examples. The checks are the same.
-struct DurationSyntax {
-  std::optional<int64_t> (*parse)(std::string_view text);
-  std::string (*format)(int64_t ns);
-  bool decimals;          // a bare 1.5, like a bare 20, is a number that lacks only its unit
-  std::string_view unit;  // suggested for a bare number: "20" -> "write e.g. 20ms"
-  // Why `text`, neither negative nor a bare number, is not a duration.
-  std::string (*why_not)(std::string_view text);
-};
+// A duration (dimctl/common/duration.h, the grammar of every format) in lo..hi. `unit` is the
+// unit the format's values are usually in ("ms" for the config, "us" for workloads): it
+// completes a bare number in the message ("'20' has no unit; write e.g. 20ms").
 std::optional<int64_t> read_duration(Ctx& ctx, const Entry& e, int64_t lo, int64_t hi,
-                                     const DurationSyntax& syntax);
+                                     std::string_view unit);
 
 // One of a fixed set of words (its index), with a suggestion for near misses, or the hint
 // given for a known wrong word.

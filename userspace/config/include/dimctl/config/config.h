@@ -5,6 +5,8 @@
 // bad config is refused before any device is looked at. The format is documented in
 // docs/CONFIG.md and described by deploy/config/dimctl.schema.json; keep the three in step.
 //
+// Durations are dimctl/common/duration.h's.
+//
 // Thread-safety: plain values; parsing has no shared state.
 #pragma once
 
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "dim/profile.h"
+#include "dimctl/common/control_period.h"
 #include "dimctl/common/diagnostic.h"
 #include "dimctl/common/result.h"
 #include "dimctl/model/policy.h"
@@ -89,7 +92,7 @@ struct Config {
   // Global default mode: the mode of rules that do not set one. Devices matched by no rule get
   // this mode capped at shadow, so nothing the operator did not name is ever written.
   model::Mode mode = model::Mode::kShadow;
-  int64_t interval_ns = 20'000'000;                   // sampling period, 1ms..10s
+  int64_t interval_ns = kDefaultControlPeriodNs;      // sampling period, 1ms..10s
   std::string state_file = "/run/dimctl/state.json";  // originals for restore; absolute path
   MetricsConfig metrics;
   CollectorsConfig collectors;
@@ -111,9 +114,6 @@ Result<Config> parse_config(std::string_view yaml, std::string_view source_name)
 Result<Config> load_config(const std::string& path);
 
 // Helpers shared with the CLI and docs; exposed for tests.
-// "20ms" -> 20'000'000. Units ns, us, ms, s; a bare 0 is allowed. nullopt on bad syntax.
-std::optional<int64_t> parse_duration(std::string_view text);
-std::string format_duration(int64_t ns);
 std::string_view mode_name(model::Mode m);
 std::string algorithm_name(model::Algorithm a, uint8_t static_index = 0);
 std::string_view combine_name(model::CombinePolicy c);
