@@ -44,17 +44,7 @@ model::DevicePolicy ControllerBridge::policy_for(const model::DeviceInfo& dev) c
     const StageSpec& st = stage_specs_[it != stage_by_name_.end() ? it->second : stages_[0]];
     p.model.completion_cost_ns = st.cpu.completion_ns + st.cpu.app_ns;
     p.model.interrupt_cost_ns = st.cpu.irq_ns + st.cpu.poll_ns;
-    switch (st.timer) {
-      case TimerMode::kRateLimit:
-        p.model.timer = dim::TimerMode::kRateLimit;
-        break;
-      case TimerMode::kIdleGap:
-        p.model.timer = dim::TimerMode::kIdleGap;
-        break;
-      case TimerMode::kAbsolute:
-        p.model.timer = dim::TimerMode::kAbsolute;
-        break;
-    }
+    p.model.timer = st.timer;
   }
   return p;
 }

@@ -16,16 +16,18 @@
 #include <string>
 #include <vector>
 
+#include "dim/cost_model.h"
 #include "dimctl/sim/rng.h"
 
 namespace dimctl::sim {
 
-// When a moderated CQ interrupts (research 5.1):
+// When a moderated CQ interrupts: dim::TimerMode, the semantics the cost model predicts
+// (dim/cost_model.h), simulated here (research 5.1):
 //  kRateLimit ("EQE"): at least T between interrupts; the timer restarts at each interrupt.
 //  kIdleGap ("CQE"): after an idle gap of T since the last completion (timer restarts per CQE).
 //  kAbsolute: at most T after the first pending completion (NVMe-style aggregation time).
 // In every mode the interrupt fires at once when N completions are pending.
-enum class TimerMode : uint8_t { kRateLimit, kIdleGap, kAbsolute };
+using dim::TimerMode;
 
 // The moderation a CQ runs with: N = count threshold (>= 1), T = timer.
 struct Moderation {
