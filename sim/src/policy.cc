@@ -2,12 +2,33 @@
 
 #include <charconv>
 #include <string>
+#include <vector>
 
 #include "dimctl/common/duration.h"
+#include "dimctl/model/names.h"
+#include "dimctl/sim/workload_yaml.h"
 
 namespace dimctl::sim {
 
 namespace {
+
+constexpr std::string_view kKernel = "kernel-";
+constexpr std::string_view kDimctl = "dimctl-";
+// dimctl-model with the model's costs and timer set from the host's (PolicySpec::host_costs).
+constexpr std::string_view kHostSuffix = "-host";
+
+// The controller algorithms a dimctl-* policy can name: every one but static and off, which the
+// simulator has as static:IX and none.
+constexpr model::Algorithm kControllerAlgorithms[] = {
+    model::Algorithm::kNetEqe, model::Algorithm::kNetCqe, model::Algorithm::kRdma,
+    model::Algorithm::kModel, model::Algorithm::kModelCqe};
+
+std::optional<model::Algorithm> controller_algorithm(std::string_view name) {
+  auto a = model::kAlgorithmNames.parse_name(name);
+  for (model::Algorithm c : kControllerAlgorithms)
+    if (a == c) return a;
+  return std::nullopt;
+}
 
 Result<int64_t> parse_period(std::string_view s, std::string_view whole) {
   DurationError why = DurationError::kSyntax;
@@ -67,34 +88,23 @@ Result<PolicySpec> parse_policy(std::string_view text) {
       return DIMCTL_FAIL(0, "policy '{}': static wants a profile index, e.g. static:3", text);
     }
     p.static_index = static_cast<uint8_t>(v);
-  } else if (base == "kernel-net-eqe" || base == "kernel-net-cqe") {
-    p.kind = K::kKernelNet;
-    p.cqe = base.ends_with("cqe");
-  } else if (base == "kernel-rdma") {
-    p.kind = K::kKernelRdma;
-  } else if (base == "dimctl-net-eqe") {
-    p.kind = K::kController;
-    p.algorithm = model::Algorithm::kNetEqe;
-  } else if (base == "dimctl-net-cqe") {
-    p.kind = K::kController;
-    p.algorithm = model::Algorithm::kNetCqe;
-    p.cqe = true;
-  } else if (base == "dimctl-rdma") {
-    p.kind = K::kController;
-    p.algorithm = model::Algorithm::kRdma;
-  } else if (base == "dimctl-model") {
-    p.kind = K::kController;
-    p.algorithm = model::Algorithm::kModel;
-  } else if (base == "dimctl-model-host") {
-    p.kind = K::kController;
-    p.algorithm = model::Algorithm::kModel;
-    p.host_costs = true;
-  } else if (base == "dimctl-model-cqe") {
-    p.kind = K::kController;
-    p.algorithm = model::Algorithm::kModelCqe;
-    p.cqe = true;
   } else if (base == "oracle") {
     p.kind = K::kOracle;
+  } else if (auto t = base.starts_with(kKernel)
+                          ? kProfileTableNames.parse_name(base.substr(kKernel.size()))
+                          : std::nullopt) {
+    p.kind = *t == ProfileTable::kRdma ? K::kKernelRdma : K::kKernelNet;
+    p.cqe = *t == ProfileTable::kNetCqe;
+  } else if (base.starts_with(kDimctl)) {
+    std::string_view algo = base.substr(kDimctl.size());
+    p.host_costs = algo.ends_with(kHostSuffix);
+    if (p.host_costs) algo.remove_suffix(kHostSuffix.size());
+    auto a = controller_algorithm(algo);
+    if (!a || (p.host_costs && *a != model::Algorithm::kModel))
+      return DIMCTL_FAIL(0, "unknown policy '{}' (known: {})", text, policy_help());
+    p.kind = K::kController;
+    p.algorithm = *a;
+    p.cqe = *a == model::Algorithm::kNetCqe || *a == model::Algorithm::kModelCqe;
   } else {
     return DIMCTL_FAIL(0, "unknown policy '{}' (known: {})", text, policy_help());
   }
@@ -110,9 +120,18 @@ Result<PolicySpec> parse_policy(std::string_view text) {
 }
 
 std::string_view policy_help() {
-  return "none, static:IX, kernel-net-eqe, kernel-net-cqe, kernel-rdma, dimctl-net-eqe, "
-         "dimctl-net-cqe, dimctl-rdma, dimctl-model, dimctl-model-cqe, dimctl-model-host "
-         "(dimctl-* take @PERIOD, e.g. @20ms), oracle";
+  static const std::string kHelp = [] {
+    std::vector<std::string> names = {"none", "static:IX"};
+    for (const auto& t : kProfileTableNames.names)
+      names.push_back(fmt::format("{}{}", kKernel, t.name));
+    for (model::Algorithm a : kControllerAlgorithms)
+      names.push_back(fmt::format("{}{}", kDimctl, model::kAlgorithmNames.name(a)));
+    names.push_back(fmt::format(
+        "{}{}{}", kDimctl, model::kAlgorithmNames.name(model::Algorithm::kModel), kHostSuffix));
+    return fmt::format("{} ({}* take @PERIOD, default @{}), oracle", fmt::join(names, ", "),
+                       kDimctl, format_duration(kDefaultControlPeriodNs));
+  }();
+  return kHelp;
 }
 
 }  // namespace dimctl::sim

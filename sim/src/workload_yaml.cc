@@ -42,6 +42,7 @@ using yaml::mark_of;
 using yaml::read_bool;
 using yaml::read_enum;
 using yaml::read_int;
+using yaml::read_name;
 using yaml::read_string;
 using yaml::scalar_kind;
 using yaml::ScalarKind;
@@ -153,10 +154,11 @@ std::optional<Dist> read_dist(Ctx& ctx, const Entry& e) {
     return Dist::constant(static_cast<double>(*v));
   }
   MapReader r(ctx, e.value, e.at(), e.path, {"dist", "mean", "cv"});
-  static const std::vector<std::string> kKinds = {"constant", "exponential", "lognormal"};
-  std::optional<size_t> kind;
+  using K = Dist::Kind;
+  std::optional<K> kind;
   if (const Entry* x = r.get("dist")) {
-    kind = read_enum(ctx, *x, kKinds, {{"exp", "exponential"}, {"log-normal", "lognormal"}});
+    kind =
+        read_name(ctx, *x, kDistKindNames, {{"exp", "exponential"}, {"log-normal", "lognormal"}});
     if (!kind) return std::nullopt;
   } else {
     ctx.error(e.at(), e.path, "missing required key 'dist' (constant, exponential or lognormal)");
@@ -170,7 +172,7 @@ std::optional<Dist> read_dist(Ctx& ctx, const Entry& e) {
   auto m = read_duration(ctx, *mean, 0, kMaxDelay);
   const Entry* cv = r.get("cv");
   std::optional<double> c = 0.0;
-  if (*kind == 2) {
+  if (*kind == K::kLogNormal) {
     if (!cv) {
       ctx.error(e.at(), e.path, "a lognormal needs 'cv' (standard deviation / mean, e.g. 0.5)");
       return std::nullopt;
@@ -178,24 +180,26 @@ std::optional<Dist> read_dist(Ctx& ctx, const Entry& e) {
     c = read_number(ctx, *cv, 0, 100);
   } else if (cv) {
     ctx.error(cv->key, cv->path,
-              fmt::format("cv applies to lognormal only ({} has cv {})", kKinds[*kind],
-                          *kind == 0 ? "0" : "1"));
+              fmt::format("cv applies to lognormal only ({} has cv {})", kDistKindNames.name(*kind),
+                          *kind == K::kConstant ? "0" : "1"));
     return std::nullopt;
   }
   if (!m || !c) return std::nullopt;
-  if (*kind != 0 && *m == 0) {
-    ctx.error(mean->at(), mean->path, fmt::format("a {} needs a mean above 0", kKinds[*kind]));
+  if (*kind != K::kConstant && *m == 0) {
+    ctx.error(mean->at(), mean->path,
+              fmt::format("a {} needs a mean above 0", kDistKindNames.name(*kind)));
     return std::nullopt;
   }
   const double mn = static_cast<double>(*m);
   switch (*kind) {
-    case 0:
+    case K::kConstant:
       return Dist::constant(mn);
-    case 1:
+    case K::kExponential:
       return Dist::exponential(mn);
-    default:
-      return Dist::lognormal(mn, *c);
+    case K::kLogNormal:
+      break;
   }
+  return Dist::lognormal(mn, *c);
 }
 
 // A built-in name or {base, name, irq, completion, poll}.
@@ -256,13 +260,12 @@ void read_stage(Ctx& ctx, const YAML::Node& node, const std::string& path, Stage
   if (const Entry* x = r.get("shared_servers"))
     if (auto v = read_bool(ctx, *x)) s.shared_servers = *v;
   if (const Entry* x = r.get("timer")) {
-    static const std::vector<std::string> kModes = {"rate-limit", "idle-gap", "absolute"};
-    if (auto i = read_enum(ctx, *x, kModes,
+    if (auto t = read_name(ctx, *x, model::kTimerModeNames,
                            {{"eqe", "rate-limit"},
                             {"EQE", "rate-limit"},
                             {"cqe", "idle-gap"},
                             {"CQE", "idle-gap"}}))
-      s.timer = static_cast<TimerMode>(*i);
+      s.timer = *t;
   }
   if (const Entry* x = r.get("poll_budget"))
     if (auto v = read_int(ctx, *x, 1, 65'536)) s.poll_budget = static_cast<uint32_t>(*v);
@@ -297,7 +300,6 @@ void read_source(Ctx& ctx, const YAML::Node& node, const std::string& path, cons
     return;
   }
   using K = SourceSpec::Kind;
-  static const std::vector<std::string> kKinds = {"closed", "poisson", "onoff", "trace"};
   const Entry* kind = r.get("kind");
   if (!kind) {
     if (!r.suggested("kind"))
@@ -305,10 +307,10 @@ void read_source(Ctx& ctx, const YAML::Node& node, const std::string& path, cons
                 "missing required key 'kind' (closed, poisson, onoff or trace)");
     return;
   }
-  auto k = read_enum(ctx, *kind, kKinds, {{"open", "poisson"}, {"on-off", "onoff"}});
+  auto k = read_name(ctx, *kind, kSourceKindNames, {{"open", "poisson"}, {"on-off", "onoff"}});
   if (!k) return;
-  s.kind = static_cast<K>(*k);
-  const std::string& kn = kKinds[*k];
+  s.kind = *k;
+  const std::string_view kn = kSourceKindNames.name(*k);
 
   // Which keys each kind reads; a key another kind reads is a mistake worth naming.
   struct KeyUse {
@@ -323,7 +325,7 @@ void read_source(Ctx& ctx, const YAML::Node& node, const std::string& path, cons
     const Entry* x = r.get(u.key);
     if (!x || std::find(u.kinds.begin(), u.kinds.end(), s.kind) != u.kinds.end()) continue;
     std::vector<std::string> users;
-    for (K uk : u.kinds) users.push_back(kKinds[static_cast<size_t>(uk)]);
+    for (K uk : u.kinds) users.emplace_back(kSourceKindNames.name(uk));
     ctx.error(
         x->key, x->path,
         fmt::format("'{}' applies to {} sources, not to kind {}", u.key, join(users, " and "), kn));
@@ -451,8 +453,7 @@ void read_document(Ctx& ctx, const YAML::Node& root, const fs::path& dir, Worklo
   if (const Entry* x = r.get("queues"))
     if (auto v = read_int(ctx, *x, 1, kMaxQueues)) w.queues = static_cast<uint32_t>(*v);
   if (const Entry* x = r.get("table")) {
-    if (auto i = read_enum(ctx, *x, {"net-eqe", "net-cqe", "rdma"}, {{"net", "net-eqe"}}))
-      w.table = static_cast<ProfileTable>(*i);
+    if (auto t = read_name(ctx, *x, kProfileTableNames, {{"net", "net-eqe"}})) w.table = *t;
   }
   if (const Entry* x = r.get("apply_delay"))
     if (auto v = read_duration(ctx, *x, 0, kMaxDelay)) w.apply_delay_ns = *v;
@@ -600,53 +601,23 @@ std::string format_dist(const Dist& d) {
 }
 
 std::string_view timer_mode_name(TimerMode m) {
-  switch (m) {
-    case TimerMode::kRateLimit:
-      return "rate-limit";
-    case TimerMode::kIdleGap:
-      return "idle-gap";
-    case TimerMode::kAbsolute:
-      return "absolute";
-  }
-  return "?";
+  return model::kTimerModeNames.name(m);
 }
 
 std::optional<TimerMode> parse_timer_mode(std::string_view text) {
-  for (TimerMode m : {TimerMode::kRateLimit, TimerMode::kIdleGap, TimerMode::kAbsolute})
-    if (timer_mode_name(m) == text) return m;
-  return std::nullopt;
+  return model::kTimerModeNames.parse(text);
 }
 
 std::string_view table_name(ProfileTable t) {
-  switch (t) {
-    case ProfileTable::kNetEqe:
-      return "net-eqe";
-    case ProfileTable::kNetCqe:
-      return "net-cqe";
-    case ProfileTable::kRdma:
-      return "rdma";
-  }
-  return "?";
+  return kProfileTableNames.name(t);
 }
 
 std::optional<ProfileTable> parse_table(std::string_view text) {
-  for (ProfileTable t : {ProfileTable::kNetEqe, ProfileTable::kNetCqe, ProfileTable::kRdma})
-    if (table_name(t) == text) return t;
-  return std::nullopt;
+  return kProfileTableNames.parse(text);
 }
 
 std::string_view source_kind_name(SourceSpec::Kind k) {
-  switch (k) {
-    case SourceSpec::Kind::kClosed:
-      return "closed";
-    case SourceSpec::Kind::kPoisson:
-      return "poisson";
-    case SourceSpec::Kind::kOnOff:
-      return "onoff";
-    case SourceSpec::Kind::kTrace:
-      return "trace";
-  }
-  return "?";
+  return kSourceKindNames.name(k);
 }
 
 Result<Workload> load_workload_from_string(std::string_view text, std::string_view name) {

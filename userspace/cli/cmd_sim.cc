@@ -25,6 +25,7 @@
 #include "dim/profile.h"
 #include "dimctl/common/duration.h"
 #include "dimctl/common/exit_codes.h"
+#include "dimctl/model/names.h"
 #include "dimctl/model/policy.h"
 #include "dimctl/sim/simulator.h"
 #include "dimctl/sim/trace_source.h"
@@ -216,8 +217,7 @@ class ProgressBar {
 // ---- JSON ----
 
 json dist_json(const Dist& d) {
-  static const char* kNames[] = {"constant", "exponential", "lognormal"};
-  return {{"dist", kNames[static_cast<int>(d.kind)]},
+  return {{"dist", kDistKindNames.name(d.kind)},
           {"mean_ns", d.mean_ns},
           {"cv", d.cv},
           {"text", format_dist(d)}};
@@ -759,11 +759,11 @@ const Registrar kSim("sim", [](CLI::App& app, Runner& runner) {
   sub->add_option("--cost", a->cost, "cost model of every stage (built-in name)")
       ->check(CLI::IsMember(costs));
   sub->add_option("--timer", a->timer, "timer semantics of every stage")
-      ->check(CLI::IsMember({"rate-limit", "idle-gap", "absolute"}));
+      ->check(CLI::IsMember(model::kTimerModeNames.words()));
   sub->add_option("--service", a->service,
                   "service time of every stage: 5us, exp:MEAN or lognormal:MEAN:CV");
   sub->add_option("--table", a->table, "profile table static:IX and the oracle index")
-      ->check(CLI::IsMember({"net-eqe", "net-cqe", "rdma"}));
+      ->check(CLI::IsMember(kProfileTableNames.words()));
   sub->add_flag("--progress", a->progress,
                 "a progress bar on stderr even when it is not a terminal (runs over a second)");
   sub->add_flag("--dry-run", a->dry_run,

@@ -21,6 +21,12 @@ expect_in good out "mode: observe (devices named by no rule: observe, never writ
 expect_in good out "lab-tun: mode enforce, algorithm net-cqe (compare: model), match interface=dimtap*,tap[0-3] driver=tun"
 [ -s "$TMP/good.err" ] && fail "good: unexpected stderr: $(cat "$TMP/good.err")"
 
+# Decimal durations and former label spellings: read, and written the config's way.
+run compat 0 check-config "$TESTS/good/compat.yaml"
+expect_in compat out "interval: 1.5ms, metrics:"
+expect_in compat out "former-label: mode shadow, algorithm net-cqe, match interface=eth*"
+expect_in compat out "former-model: mode shadow, algorithm model-cqe, match interface=ens*"
+
 # A bad file: exit 2, "file:line:column: key: reason" on stderr, nothing claiming OK.
 bad="$TESTS/bad/profiles-min-above-max.yaml"
 run bad 2 check-config "$bad"

@@ -168,6 +168,36 @@ TEST(ConfigValues, AlgorithmsAndStaticIndex) {
   EXPECT_FALSE(c.rules[4].algorithm.has_value());
 }
 
+// Metric labels and the JSON API spelt algorithms with underscores before the one vocabulary; a
+// value copied from them into a config still reads, and is written the config's way.
+TEST(ConfigValues, FormerAlgorithmSpellingsAreAliases) {
+  Config c = must_parse(
+      "devices:\n"
+      "  - {name: a, match: {interface: eth0}, algorithm: net_eqe}\n"
+      "  - {name: b, match: {interface: eth1}, algorithm: net_cqe}\n"
+      "  - {name: c, match: {interface: eth2}, algorithm: model_cqe}\n");
+  ASSERT_EQ(c.rules.size(), 3u);
+  EXPECT_EQ(c.rules[0].algorithm, Algorithm::kNetEqe);
+  EXPECT_EQ(c.rules[1].algorithm, Algorithm::kNetCqe);
+  EXPECT_EQ(c.rules[2].algorithm, Algorithm::kModelCqe);
+  EXPECT_EQ(algorithm_name(*c.rules[1].algorithm), "net-cqe");
+  EXPECT_EQ(algorithm_name(*c.rules[2].algorithm), "model-cqe");
+  EXPECT_EQ(algorithm_name(Algorithm::kStatic, 3), "static:3");
+  // The message offers the names only, not the aliases.
+  EXPECT_EQ(
+      diagnostics("devices:\n  - {name: a, match: {interface: e}, algorithm: net}\n")[0].reason,
+      "'net' is not one of net-eqe, net-cqe, rdma, off, model, model-cqe");
+}
+
+TEST(ConfigValues, CompatFileLoads) {
+  auto r = load_config(good("compat.yaml"));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->interval_ns, 1'500'000);
+  ASSERT_EQ(r->rules.size(), 2u);
+  EXPECT_EQ(r->rules[0].algorithm, Algorithm::kNetCqe);
+  EXPECT_EQ(r->rules[1].algorithm, Algorithm::kModelCqe);
+}
+
 // The one duration grammar (dimctl/common/duration.h): decimals in the config too.
 TEST(ConfigValues, DecimalDurations) {
   Config c = must_parse(

@@ -127,7 +127,7 @@ TEST(StateCollector, PerDeviceSeries) {
                                          {"kind", "net"},
                                          {"driver", "mlx5_core"},
                                          {"mode", "enforce"},
-                                         {"algorithm", "net_eqe"},
+                                         {"algorithm", "net-eqe"},
                                          {"rule", "fast-nics"}}),
             1);
   EXPECT_EQ(r.get("dimctl_coalesce_rx_usecs", with(eth0, "source", "requested")), 64);

@@ -424,6 +424,21 @@ TEST(StateJson, RoundTrip) {
   EXPECT_FALSE(back->devices[0].compare);
 }
 
+// The JSON of a daemon from before the one vocabulary spelt algorithms with underscores:
+// `dimctl status` and `top` still read it; a daemon now writes the config's names.
+TEST(StateJson, ReadsTheFormerAlgorithmSpellings) {
+  auto j = state_to_json(testing::full_fake_state());
+  EXPECT_EQ(j["devices"][0]["algorithm"], "net-eqe");
+  j["devices"][0]["algorithm"] = "net_cqe";
+  j["devices"][1]["algorithm"] = "model_cqe";
+  auto r = state_from_json(j);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->devices[0].algorithm, model::Algorithm::kNetCqe);
+  EXPECT_EQ(r->devices[1].algorithm, model::Algorithm::kModelCqe);
+  EXPECT_EQ(state_to_json(*r)["devices"][0]["algorithm"], "net-cqe");
+  EXPECT_EQ(state_to_json(*r)["devices"][1]["algorithm"], "model-cqe");
+}
+
 TEST(StateJson, ErrorsNameTheField) {
   auto j = state_to_json(testing::full_fake_state());
   j["devices"][1]["mode"] = "turbo";

@@ -29,6 +29,19 @@ TEST(SimPolicy, ParsesEveryNameAndRejectsBadOnes) {
   EXPECT_EQ(parse_policy("dimctl-rdma@99999999999s").error().message(),
             "policy 'dimctl-rdma@99999999999s': bad period: '99999999999s' is too long (durations "
             "end at about 292 years)");
+  // dimctl-<algorithm> and kernel-<table> are the config's names; the former label spellings
+  // never were policy names.
+  EXPECT_EQ(parse_policy("dimctl-model-cqe")->algorithm, model::Algorithm::kModelCqe);
+  EXPECT_TRUE(parse_policy("dimctl-model-cqe")->cqe);
+  EXPECT_TRUE(parse_policy("kernel-net-cqe")->cqe);
+  EXPECT_EQ(parse_policy("kernel-rdma")->kind, PolicySpec::Kind::kKernelRdma);
+  for (const char* bad : {"dimctl-net_cqe", "dimctl-static", "dimctl-off", "dimctl-rdma-host",
+                          "kernel-model", "kernel-net_eqe"})
+    EXPECT_FALSE(parse_policy(bad)) << bad;
+  EXPECT_EQ(policy_help(),
+            "none, static:IX, kernel-net-eqe, kernel-net-cqe, kernel-rdma, dimctl-net-eqe, "
+            "dimctl-net-cqe, dimctl-rdma, dimctl-model, dimctl-model-cqe, dimctl-model-host "
+            "(dimctl-* take @PERIOD, default @20ms), oracle");
   EXPECT_TRUE(parse_policy("dimctl-model-host")->host_costs);
   EXPECT_FALSE(parse_policy("dimctl-model")->host_costs);
 }

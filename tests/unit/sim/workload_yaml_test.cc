@@ -321,6 +321,16 @@ TEST(ScalarSyntax, NamesRoundTrip) {
     EXPECT_EQ(parse_table(table_name(t)), t);
   EXPECT_FALSE(parse_timer_mode("eqe"));
   EXPECT_FALSE(parse_table("net"));
+  // A table is named as the algorithm that indexes it.
+  for (auto [t, a] : {std::pair{ProfileTable::kNetEqe, model::Algorithm::kNetEqe},
+                      std::pair{ProfileTable::kNetCqe, model::Algorithm::kNetCqe},
+                      std::pair{ProfileTable::kRdma, model::Algorithm::kRdma}})
+    EXPECT_EQ(table_name(t), model::kAlgorithmNames.name(a));
+  for (SourceSpec::Kind k : {SourceSpec::Kind::kClosed, SourceSpec::Kind::kPoisson,
+                             SourceSpec::Kind::kOnOff, SourceSpec::Kind::kTrace})
+    EXPECT_EQ(kSourceKindNames.parse(source_kind_name(k)), k);
+  for (Dist::Kind k : {Dist::Kind::kConstant, Dist::Kind::kExponential, Dist::Kind::kLogNormal})
+    EXPECT_EQ(kDistKindNames.parse(kDistKindNames.name(k)), k);
 }
 
 // Research section 4 bounds: C_irq 1-2 us direct (plus indirect), C_c 0.5-7 us; free is all 0.

@@ -1,72 +1,32 @@
-// The config's words for its values, shared with the CLI (check-config) and the reload diff.
+// The config's words for its values: the tables of dimctl/model/names.h (one spelling per value
+// everywhere), plus what only the config has (static's index, compare).
 #include <fmt/format.h>
 
 #include "dimctl/config/config.h"
+#include "dimctl/model/names.h"
 
 namespace dimctl::config {
 
-using model::Algorithm;
-using model::CombinePolicy;
-using model::Mode;
-
-std::string_view mode_name(Mode m) {
-  switch (m) {
-    case Mode::kObserve:
-      return "observe";
-    case Mode::kShadow:
-      return "shadow";
-    case Mode::kEnforce:
-      return "enforce";
-  }
-  return "?";
+std::string_view mode_name(model::Mode m) {
+  return model::kModeNames.name(m);
 }
 
-std::string algorithm_name(Algorithm a, uint8_t static_index) {
-  switch (a) {
-    case Algorithm::kNetEqe:
-      return "net-eqe";
-    case Algorithm::kNetCqe:
-      return "net-cqe";
-    case Algorithm::kRdma:
-      return "rdma";
-    case Algorithm::kStatic:
-      return fmt::format("static:{}", static_index);
-    case Algorithm::kOff:
-      return "off";
-    case Algorithm::kModel:
-      return "model";
-    case Algorithm::kModelCqe:
-      return "model-cqe";
-  }
-  return "?";
+std::string algorithm_name(model::Algorithm a, uint8_t static_index) {
+  if (a == model::Algorithm::kStatic)
+    return fmt::format("{}:{}", model::kAlgorithmNames.name(a), static_index);
+  return std::string(model::kAlgorithmNames.name(a));
+}
+
+std::string_view combine_name(model::CombinePolicy c) {
+  return model::kCombineNames.name(c);
 }
 
 std::string_view compare_name(CompareWith c) {
-  return c == CompareWith::kDim ? "dim" : "model";
+  return kCompareNames.name(c);
 }
 
 std::string_view timer_name(dim::TimerMode t) {
-  switch (t) {
-    case dim::TimerMode::kRateLimit:
-      return "rate-limit";
-    case dim::TimerMode::kIdleGap:
-      return "idle-gap";
-    case dim::TimerMode::kAbsolute:
-      return "absolute";
-  }
-  return "?";
-}
-
-std::string_view combine_name(CombinePolicy c) {
-  switch (c) {
-    case CombinePolicy::kBusiestQueue:
-      return "busiest-queue";
-    case CombinePolicy::kMaxProfile:
-      return "max";
-    case CombinePolicy::kMinProfile:
-      return "min";
-  }
-  return "?";
+  return model::kTimerModeNames.name(t);
 }
 
 }  // namespace dimctl::config

@@ -17,11 +17,11 @@
 #include "config_internal.h"
 #include "dimctl/common/yaml_reader.h"
 #include "dimctl/config/config.h"
+#include "dimctl/model/names.h"
 
 namespace dimctl::config {
 
 using model::Algorithm;
-using model::CombinePolicy;
 using model::Mode;
 
 namespace {
@@ -47,6 +47,7 @@ using yaml::mark_of;
 using yaml::read_bool;
 using yaml::read_enum;
 using yaml::read_int;
+using yaml::read_name;
 using yaml::read_string;
 using yaml::scalar_kind;
 using yaml::ScalarKind;
@@ -57,9 +58,7 @@ std::optional<int64_t> read_duration(Ctx& ctx, const Entry& e, int64_t lo, int64
 }
 
 std::optional<Mode> read_mode(Ctx& ctx, const Entry& e) {
-  auto i = read_enum(ctx, e, {"observe", "shadow", "enforce"});
-  if (!i) return std::nullopt;
-  return static_cast<Mode>(*i);
+  return read_name(ctx, e, model::kModeNames);
 }
 
 enum class GlobKind { kInterface, kDriver, kRdmaDevice };
@@ -235,6 +234,18 @@ std::optional<std::array<dim::Profile, 5>> read_profile_table(Ctx& ctx, const En
   return table;
 }
 
+// An algorithm other than static (read with its index by read_rule), by its name or an alias
+// (net_cqe, the former label value); the message offers the names.
+std::optional<Algorithm> read_algorithm(Ctx& ctx, const Entry& e) {
+  if (e.value.IsScalar() && scalar_kind(e.value) == ScalarKind::kString)
+    if (auto a = model::kAlgorithmNames.parse(e.value.Scalar()); a && a != Algorithm::kStatic)
+      return a;
+  std::vector<std::string> words = model::kAlgorithmNames.words();
+  std::erase(words, std::string(model::kAlgorithmNames.name(Algorithm::kStatic)));
+  if (auto i = read_enum(ctx, e, words)) return model::kAlgorithmNames.parse_name(words[*i]);
+  return std::nullopt;
+}
+
 void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& rule,
                RuleMarks& marks) {
   rule.mark = mark_of(node);
@@ -311,12 +322,8 @@ void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& 
       }
     } else if (x->value.IsScalar() && x->value.Scalar() == "static") {
       ctx.error(x->at(), x->path, "static needs a profile index, e.g. static:2");
-    } else if (auto i = read_enum(ctx, *x,
-                                  {"net-eqe", "net-cqe", "rdma", "off", "model", "model-cqe"})) {
-      static constexpr Algorithm kAlgos[] = {Algorithm::kNetEqe, Algorithm::kNetCqe,
-                                             Algorithm::kRdma,   Algorithm::kOff,
-                                             Algorithm::kModel,  Algorithm::kModelCqe};
-      rule.algorithm = kAlgos[*i];
+    } else if (auto a = read_algorithm(ctx, *x)) {
+      rule.algorithm = *a;
     }
   }
 
@@ -346,17 +353,13 @@ void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& 
   }
   if (const Entry* x = r.get("rate_limit"))
     if (auto v = read_duration(ctx, *x, 0, kMaxRateLimit)) rule.rate_limit_ns = *v;
-  if (const Entry* x = r.get("combine")) {
-    static constexpr CombinePolicy kC[] = {CombinePolicy::kBusiestQueue, CombinePolicy::kMaxProfile,
-                                           CombinePolicy::kMinProfile};
-    if (auto i = read_enum(ctx, *x, {"busiest-queue", "max", "min"})) rule.combine = kC[*i];
-  }
+  if (const Entry* x = r.get("combine"))
+    if (auto c = read_name(ctx, *x, model::kCombineNames)) rule.combine = *c;
   if (const Entry* x = r.get("adaptive"))
     if (auto i = read_enum(ctx, *x, {"take-over", "leave"})) rule.take_over_adaptive = *i == 0;
   if (const Entry* x = r.get("compare")) {
     marks.compare = x->at();
-    if (auto i = read_enum(ctx, *x, {"dim", "model"}))
-      rule.compare = *i == 0 ? CompareWith::kDim : CompareWith::kModel;
+    rule.compare = read_name(ctx, *x, kCompareNames);
   }
   if (const Entry* x = r.get("model")) {
     marks.model = x->at();
@@ -370,12 +373,8 @@ void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& 
     if (const Entry* y = m.get("max_changes"))
       if (auto v = read_int(ctx, *y, 1, kMaxModelChanges))
         settings.max_changes_per_s = static_cast<uint32_t>(*v);
-    if (const Entry* y = m.get("timer")) {
-      static constexpr dim::TimerMode kTimers[] = {
-          dim::TimerMode::kRateLimit, dim::TimerMode::kIdleGap, dim::TimerMode::kAbsolute};
-      if (auto i = read_enum(ctx, *y, {"rate-limit", "idle-gap", "absolute"}))
-        settings.timer = kTimers[*i];
-    }
+    if (const Entry* y = m.get("timer"))
+      if (auto t = read_name(ctx, *y, model::kTimerModeNames)) settings.timer = *t;
     if (const Entry* y = m.get("shared_load"))
       if (auto v = read_bool(ctx, *y)) settings.shared_load = *v;
     rule.model = settings;

@@ -1,5 +1,7 @@
 // Stable text names for the model's enums, shared by the Prometheus labels, the JSON API and the
-// CLI. Changing a name here changes a label value on the wire: treat it as an API change.
+// CLI. Mode and algorithm are the config's names (dimctl/model/names.h), one spelling everywhere.
+// Changing a name changes a label value on the wire: treat it as an API change, and keep the old
+// name readable (an alias) for the JSON of older daemons.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +14,7 @@
 namespace dimctl::exporters {
 
 std::string_view mode_name(model::Mode m);  // observe | shadow | enforce
-// net_eqe | net_cqe | rdma | static | off | model | model_cqe
+// net-eqe | net-cqe | rdma | static | off | model | model-cqe
 std::string_view algorithm_name(model::Algorithm a);
 std::string_view device_kind_name(model::DeviceKind k);    // net | rdma
 std::string_view poll_context_name(model::PollContext p);  // direct | softirq | workqueue | ...
@@ -21,6 +23,8 @@ std::string_view tune_state_name(uint8_t tune_state);
 // Index into DimView::verdicts_total: 0 worse, 1 same, 2 better.
 std::string_view verdict_name(int ix);
 
+// Each reads the name a writer above gives, and parse_algorithm() the former net_eqe, net_cqe
+// and model_cqe too (`dimctl status` against an older daemon).
 std::optional<model::Mode> parse_mode(std::string_view s);
 std::optional<model::Algorithm> parse_algorithm(std::string_view s);
 std::optional<model::DeviceKind> parse_device_kind(std::string_view s);

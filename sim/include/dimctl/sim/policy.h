@@ -42,8 +42,8 @@ struct PolicySpec {
   ProfileTable table(ProfileTable workload_table) const;
 };
 
-// Parses one policy name: none | static:IX | kernel-net-eqe | kernel-net-cqe | kernel-rdma |
-// dimctl-net-eqe | dimctl-net-cqe | dimctl-rdma | dimctl-model | dimctl-model-cqe |
+// Parses one policy name: none | static:IX | kernel-<table> (net-eqe, net-cqe, rdma) |
+// dimctl-<algorithm> (net-eqe, net-cqe, rdma, model, model-cqe; the config's names) |
 // dimctl-model-host | oracle, each dimctl-* with an optional "@PERIOD", a duration (e.g.
 // dimctl-net-eqe@1ms, dimctl-rdma@1.5ms). Errors name the bad part.
 Result<PolicySpec> parse_policy(std::string_view text);

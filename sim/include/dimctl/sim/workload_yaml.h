@@ -14,7 +14,9 @@
 #include <string_view>
 #include <vector>
 
+#include "dimctl/common/name_table.h"
 #include "dimctl/common/result.h"
+#include "dimctl/model/names.h"
 #include "dimctl/sim/workload.h"
 
 namespace dimctl::sim {
@@ -39,6 +41,27 @@ std::optional<double> parse_rate(std::string_view text);
 // (`dimctl sim --service`).
 std::optional<Dist> parse_dist(std::string_view text);
 std::string format_dist(const Dist& d);
+
+// The names of a workload's enums, one table each (dimctl/common/name_table.h). Timer
+// semantics are the daemon's (model::kTimerModeNames: rate-limit, idle-gap, absolute); a profile
+// table is named as the algorithm that indexes it (net-eqe, net-cqe, rdma), and `kernel-<table>`
+// and `dimctl-<algorithm>` policies are built from those names (policy.h).
+inline constexpr NameTable<ProfileTable, 3> kProfileTableNames{{{
+    {ProfileTable::kNetEqe, model::kAlgorithmNames.name(model::Algorithm::kNetEqe)},
+    {ProfileTable::kNetCqe, model::kAlgorithmNames.name(model::Algorithm::kNetCqe)},
+    {ProfileTable::kRdma, model::kAlgorithmNames.name(model::Algorithm::kRdma)},
+}}};
+inline constexpr NameTable<SourceSpec::Kind, 4> kSourceKindNames{{{
+    {SourceSpec::Kind::kClosed, "closed"},
+    {SourceSpec::Kind::kPoisson, "poisson"},
+    {SourceSpec::Kind::kOnOff, "onoff"},
+    {SourceSpec::Kind::kTrace, "trace"},
+}}};
+inline constexpr NameTable<Dist::Kind, 3> kDistKindNames{{{
+    {Dist::Kind::kConstant, "constant"},
+    {Dist::Kind::kExponential, "exponential"},
+    {Dist::Kind::kLogNormal, "lognormal"},
+}}};
 
 std::string_view timer_mode_name(TimerMode m);  // rate-limit, idle-gap, absolute
 std::optional<TimerMode> parse_timer_mode(std::string_view text);

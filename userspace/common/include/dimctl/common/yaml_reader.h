@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "dimctl/common/diagnostic.h"
+#include "dimctl/common/name_table.h"
 
 namespace dimctl::yaml {
 
@@ -107,6 +108,17 @@ std::optional<int64_t> read_duration(Ctx& ctx, const Entry& e, int64_t lo, int64
 // given for a known wrong word.
 std::optional<size_t> read_enum(Ctx& ctx, const Entry& e, const std::vector<std::string>& words,
                                 MapReader::Hints hints = {});
+
+// A value of an enum by its name or one of its aliases (dimctl/common/name_table.h); the
+// message of a wrong word offers the names only.
+template <typename E, size_t N, size_t A>
+std::optional<E> read_name(Ctx& ctx, const Entry& e, const NameTable<E, N, A>& table,
+                           MapReader::Hints hints = {}) {
+  if (e.value.IsScalar() && scalar_kind(e.value) == ScalarKind::kString)
+    if (auto v = table.parse(e.value.Scalar())) return v;
+  if (auto i = read_enum(ctx, e, table.words(), hints)) return table.names[*i].value;
+  return std::nullopt;
+}
 
 // `version:` of a format that has only version 1 (`what`: "config", "workload").
 void read_version(Ctx& ctx, const Entry& e, std::string_view what);

@@ -5,7 +5,8 @@
 // bad config is refused before any device is looked at. The format is documented in
 // docs/CONFIG.md and described by deploy/config/dimctl.schema.json; keep the three in step.
 //
-// Durations are dimctl/common/duration.h's.
+// Durations are dimctl/common/duration.h's; the names of values are dimctl/model/names.h's
+// tables (one spelling everywhere), with the config's own below.
 //
 // Thread-safety: plain values; parsing has no shared state.
 #pragma once
@@ -20,6 +21,7 @@
 #include "dim/profile.h"
 #include "dimctl/common/control_period.h"
 #include "dimctl/common/diagnostic.h"
+#include "dimctl/common/name_table.h"
 #include "dimctl/common/result.h"
 #include "dimctl/model/policy.h"
 
@@ -41,6 +43,10 @@ enum class CompareWith : uint8_t {
   kDim,    // kernel-identical DIM beside algorithm model / model-cqe
   kModel,  // the cost model beside a DIM algorithm (net-eqe, net-cqe, rdma)
 };
+inline constexpr NameTable<CompareWith, 2> kCompareNames{{{
+    {CompareWith::kDim, "dim"},
+    {CompareWith::kModel, "model"},
+}}};
 
 // One `devices:` entry. Optional fields left unset fall back to the global mode or to the
 // per-kind defaults of model::DevicePolicy.
@@ -113,8 +119,9 @@ bool parse_config_diagnostics(std::string_view yaml, std::string_view source_nam
 Result<Config> parse_config(std::string_view yaml, std::string_view source_name);
 Result<Config> load_config(const std::string& path);
 
-// Helpers shared with the CLI and docs; exposed for tests.
+// The words of values, for check-config, reload diffs and messages (names.cc).
 std::string_view mode_name(model::Mode m);
+// As a rule writes it: "net-eqe", "static:2".
 std::string algorithm_name(model::Algorithm a, uint8_t static_index = 0);
 std::string_view combine_name(model::CombinePolicy c);
 std::string_view compare_name(CompareWith c);
