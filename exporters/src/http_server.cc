@@ -4,7 +4,6 @@
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -13,43 +12,6 @@
 #include "http_transport.h"
 
 namespace dimctl::exporters {
-
-std::string ListenAddress::to_string() const {
-  if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
-  // An empty host prints as ":port", which parses back to the same meaning.
-  return fmt::format("{}:{}", host, port);
-}
-
-Result<ListenAddress> parse_listen_address(std::string_view text) {
-  ListenAddress a;
-  std::string_view port;
-  if (!text.empty() && text.front() == '[') {
-    auto close = text.find(']');
-    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
-      return DIMCTL_FAIL(0, "address \"{}\": expected [ipv6]:port", text);
-    }
-    a.host = std::string(text.substr(1, close - 1));
-    port = text.substr(close + 2);
-  } else {
-    auto colon = text.rfind(':');
-    if (colon == std::string_view::npos) {
-      return DIMCTL_FAIL(0, "address \"{}\": expected host:port", text);
-    }
-    a.host = std::string(text.substr(0, colon));
-    if (a.host.find(':') != std::string::npos) {
-      return DIMCTL_FAIL(0, "address \"{}\": IPv6 addresses need brackets, [addr]:port", text);
-    }
-    port = text.substr(colon + 1);
-    // An empty host stays empty: "all addresses, IPv4 and IPv6" (HttpServer::start).
-  }
-  unsigned value = 0;
-  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-  if (port.empty() || ec != std::errc() || end != port.data() + port.size() || value > 65535) {
-    return DIMCTL_FAIL(0, "address \"{}\": bad port \"{}\"", text, port);
-  }
-  a.port = static_cast<uint16_t>(value);
-  return a;
-}
 
 struct HttpServer::Impl {
   explicit Impl(HttpServerOptions o)
@@ -72,10 +34,10 @@ bool ipv6_unavailable(int err) {
 }  // namespace
 
 Result<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options) {
-  auto addr = parse_listen_address(options.address);
-  if (!addr) return fail(std::move(addr).error().wrap("http server"));
+  // Parsed before it came here (parse_listen_address): what was checked is what binds.
+  const ListenAddress addr = options.address;
   auto impl = std::make_unique<Impl>(std::move(options));
-  impl->address = *addr;
+  impl->address = addr;
   // httplib's default sets SO_REUSEPORT, which lets a second daemon bind the same port and the
   // kernel split scrapes between the two. SO_REUSEADDR alone still allows a quick restart.
   impl->server.set_socket_options([](int sock) {
@@ -89,16 +51,16 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options)
   // that one socket also accepts IPv4 (as v4-mapped addresses). It still works with
   // net.ipv6.conf.*.disable_ipv6=1. Only when the kernel has no IPv6 at all (ipv6.disable=1:
   // no AF_INET6 sockets) do we fall back to the IPv4 wildcard.
-  const bool all_addresses = addr->host.empty();
+  const bool all_addresses = addr.host.empty();
   auto try_bind = [&impl](const std::string& host, uint16_t port) -> int {
     errno = 0;
     if (port == 0) return impl->server.bind_to_any_port(host);
     return impl->server.bind_to_port(host, port) ? port : -1;
   };
-  int port = try_bind(all_addresses ? "::" : addr->host, addr->port);
+  int port = try_bind(all_addresses ? "::" : addr.host, addr.port);
   if (port <= 0 && all_addresses && ipv6_unavailable(errno)) {
     const int v6_errno = errno;
-    port = try_bind("0.0.0.0", addr->port);
+    port = try_bind("0.0.0.0", addr.port);
     if (port > 0) {
       spdlog::info("http server: no IPv6 on this host ({}); listening on IPv4 only, 0.0.0.0:{}",
                    std::strerror(v6_errno), port);
@@ -106,7 +68,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options)
     }
   }
   if (port <= 0) {
-    return DIMCTL_FAIL(errno, "http server: cannot listen on {}", addr->to_string());
+    return DIMCTL_FAIL(errno, "http server: cannot listen on {}", addr.to_string());
   }
   impl->address.port = static_cast<uint16_t>(port);
   impl->server.widen_backlog();

@@ -77,7 +77,8 @@ void print_summary(const Config& cfg) {
                            config::mode_name(cfg.mode),
                            config::mode_name(std::min(cfg.mode, model::Mode::kShadow)));
   std::cout << fmt::format("  interval: {}, metrics: {}, state_file: {}\n",
-                           format_duration(cfg.interval_ns), cfg.metrics.listen, cfg.state_file);
+                           format_duration(cfg.interval_ns), cfg.metrics.listen.to_string(),
+                           cfg.state_file);
   std::cout << fmt::format("  rules: {}\n", cfg.rules.size());
   for (const auto& r : cfg.rules) {
     std::string algo =

@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "command.h"
@@ -44,6 +45,9 @@ struct RunArgs {
   std::string config_path;
   std::string state_file;  // overrides the config's state_file
   std::string listen;      // overrides metrics.listen
+  // `listen` parsed by run_daemon() before anything starts (parse_listen_address, as the config
+  // reads metrics.listen): what was checked is what binds, and what a reload keeps.
+  std::optional<ListenAddress> listen_address;
   std::string log_level = "info";
 };
 
@@ -118,7 +122,7 @@ void reload(const RunArgs& args, config::Config& running, collector::BpfCollecto
     return;
   }
   if (!args.state_file.empty()) fresh->state_file = args.state_file;
-  if (!args.listen.empty()) fresh->metrics.listen = args.listen;
+  if (args.listen_address) fresh->metrics.listen = *args.listen_address;
   config::ReloadDiff diff = config::diff_for_reload(running, *fresh);
   config::Config& next = diff.next;
 
@@ -159,13 +163,21 @@ void reload(const RunArgs& args, config::Config& running, collector::BpfCollecto
   running = std::move(next);
 }
 
-int run_daemon(const RunArgs& args) {
+int run_daemon(RunArgs args) {
   auto level = spdlog::level::from_str(args.log_level);
   if (level == spdlog::level::off && args.log_level != "off") {
     spdlog::error("dimctl run: unknown --log-level '{}'", args.log_level);
     return kExitUsage;
   }
   spdlog::set_level(level);
+  if (!args.listen.empty()) {
+    auto a = parse_listen_address(args.listen);
+    if (!a) {
+      spdlog::error("dimctl run: --web.listen-address: {}", a.error().message());
+      return kExitUsage;
+    }
+    args.listen_address = *a;
+  }
 
   auto cfg = config::load_config(args.config_path);
   if (!cfg) {
@@ -173,7 +185,7 @@ int run_daemon(const RunArgs& args) {
     return kExitUsage;
   }
   if (!args.state_file.empty()) cfg->state_file = args.state_file;
-  if (!args.listen.empty()) cfg->metrics.listen = args.listen;
+  if (args.listen_address) cfg->metrics.listen = *args.listen_address;
   int64_t period_ns = cfg->interval_ns;
 
   // Signals are taken synchronously by this thread; block them before any thread starts so

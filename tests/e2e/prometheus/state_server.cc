@@ -67,7 +67,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   exporters::HttpServerOptions o;
-  o.address = address;
+  auto parsed = dimctl::parse_listen_address(address, dimctl::PortZero::kKernelPicks);
+  if (!parsed) {
+    std::fprintf(stderr, "state_server: %s\n", parsed.error().message().c_str());
+    return 2;
+  }
+  o.address = *parsed;
   o.collectables = {*collector};
   o.state = getter;
   o.alive = exporters::liveness_from_state(getter, std::chrono::seconds(1));

@@ -42,6 +42,14 @@ expect_in multi err "$TMP/multi.yaml:2:11: interval: '20' has no unit"
 expect_in multi err "$TMP/multi.yaml:4:11: metrics.listen: bad listen address 'nowhere'"
 expect_in multi err "invalid (3 errors)"
 
+# --web.listen-address is read by the config's own parser, before anything starts: a text
+# metrics.listen refuses is a usage error (exit 2) naming the flag, never a failed bind later.
+for addr in example.com:9977 127.0.0.1:0 nowhere; do
+  run "flag-$addr" 2 run --config "$TESTS/good/full.yaml" --web.listen-address "$addr"
+  # The daemon logs (spdlog) on stdout.
+  expect_in "flag-$addr" out "--web.listen-address: bad listen address '$addr'"
+done
+
 # Unreadable file and usage errors are exit 2 as well.
 run missing 2 check-config "$TMP/does-not-exist.yaml"
 expect_in missing err "cannot open config: No such file or directory"

@@ -43,9 +43,9 @@ TEST(ConfigDefaults, EmptyDocumentGivesDocumentedDefaults) {
     EXPECT_EQ(c.mode, Mode::kShadow);
     EXPECT_EQ(c.interval_ns, 20'000'000);
     EXPECT_EQ(c.state_file, "/run/dimctl/state.json");
-    EXPECT_EQ(c.metrics.listen, "127.0.0.1:9977");
-    EXPECT_EQ(c.metrics.listen_host, "127.0.0.1");
-    EXPECT_EQ(c.metrics.listen_port, 9977);
+    EXPECT_EQ(c.metrics.listen.to_string(), "127.0.0.1:9977");
+    EXPECT_EQ(c.metrics.listen.host, "127.0.0.1");
+    EXPECT_EQ(c.metrics.listen.port, 9977);
     EXPECT_EQ(c.metrics.max_queue_series, 4096u);
     EXPECT_EQ(c.metrics.max_cq_series, 4096u);
     EXPECT_EQ(c.metrics.publish_interval_ns, 1'000'000'000);
@@ -71,9 +71,9 @@ TEST(ConfigFull, EveryFieldHasTheValueWritten) {
   EXPECT_EQ(c.mode, Mode::kObserve);
   EXPECT_EQ(c.interval_ns, 250'000'000);
   EXPECT_EQ(c.state_file, "/var/lib/dimctl/state.json");
-  EXPECT_EQ(c.metrics.listen, "[::1]:9978");
-  EXPECT_EQ(c.metrics.listen_host, "::1");
-  EXPECT_EQ(c.metrics.listen_port, 9978);
+  EXPECT_EQ(c.metrics.listen.to_string(), "[::1]:9978");
+  EXPECT_EQ(c.metrics.listen.host, "::1");
+  EXPECT_EQ(c.metrics.listen.port, 9978);
   EXPECT_EQ(c.metrics.max_queue_series, 512u);
   EXPECT_EQ(c.metrics.max_cq_series, 128u);
   EXPECT_EQ(c.metrics.publish_interval_ns, 1'000'000'000);
@@ -234,8 +234,8 @@ TEST(ConfigValues, ListenForms) {
                         // Empty host: every IPv4 and IPv6 address, as --web.listen-address.
                         Case{"':9977'", "", 9977}, Case{":1", "", 1}}) {
     Config c = must_parse(fmt::format("metrics:\n  listen: {}\n", k.listen));
-    EXPECT_EQ(c.metrics.listen_host, k.host) << k.listen;
-    EXPECT_EQ(c.metrics.listen_port, k.port) << k.listen;
+    EXPECT_EQ(c.metrics.listen.host, k.host) << k.listen;
+    EXPECT_EQ(c.metrics.listen.port, k.port) << k.listen;
   }
   for (const char* bad :
        {"127.0.0.1", "127.0.0.1:0", "127.0.0.1:x", "[::1]", "[::1]9977", "[nope]:1", "300.1.1.1:80",
@@ -247,14 +247,28 @@ TEST(ConfigValues, ListenForms) {
   }
 }
 
+// metrics.listen is read by the one parser (dimctl/common/listen_address.h) that
+// --web.listen-address and the exporter use: same texts accepted, same words when refused.
+TEST(ConfigValues, MetricsListenIsTheOneParser) {
+  for (const char* text : {"127.0.0.1:9977", ":9977", "[::1]:1", "localhost:80"}) {
+    Config c = must_parse(fmt::format("metrics:\n  listen: \"{}\"\n", text));
+    EXPECT_EQ(c.metrics.listen, *parse_listen_address(text)) << text;
+  }
+  for (const char* text : {"example.com:9977", "127.0.0.1", "[::1]9977", "127.0.0.1:0", ":0"}) {
+    auto d = diagnostics(fmt::format("metrics:\n  listen: \"{}\"\n", text));
+    ASSERT_EQ(d.size(), 1u) << text;
+    EXPECT_EQ(d[0].reason, parse_listen_address(text).error().message()) << text;
+  }
+}
+
 TEST(ConfigValues, ListenWithoutHostMeansEveryAddress) {
   // The same ":PORT" form --web.listen-address takes; passed to the exporter as written, whose
   // empty host binds the dual-stack wildcard.
   auto r = load_config(good("listen-all-addresses.yaml"));
   ASSERT_TRUE(r.ok()) << r.error().context();
-  EXPECT_EQ(r->metrics.listen, ":9977");
-  EXPECT_EQ(r->metrics.listen_host, "");
-  EXPECT_EQ(r->metrics.listen_port, 9977);
+  EXPECT_EQ(r->metrics.listen.to_string(), ":9977");
+  EXPECT_EQ(r->metrics.listen.host, "");
+  EXPECT_EQ(r->metrics.listen.port, 9977);
 }
 
 TEST(ConfigErrors, EveryProblemIsReportedInFileOrder) {
@@ -407,7 +421,7 @@ TEST(ShippedConfigs, DefaultConfigIsShadowWithoutEnforceRules) {
   auto r = load_config((fs::path(DIMCTL_DEPLOY_CONFIG_DIR) / "dimctl.yaml").string());
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(r->mode, Mode::kShadow);
-  EXPECT_EQ(r->metrics.listen, "127.0.0.1:9977");
+  EXPECT_EQ(r->metrics.listen.to_string(), "127.0.0.1:9977");
   for (const auto& rule : r->rules)
     EXPECT_NE(rule.mode.value_or(r->mode), Mode::kEnforce) << rule.name;
 }

@@ -133,9 +133,9 @@ devices:
   EXPECT_EQ(change_of(d.needs_restart, "collectors.napi"), "true -> false");
   // `next` is the running config for every one of them.
   EXPECT_EQ(d.next.state_file, running.state_file);
-  EXPECT_EQ(d.next.metrics.listen, "127.0.0.1:9977");
-  EXPECT_EQ(d.next.metrics.listen_host, "127.0.0.1");
-  EXPECT_EQ(d.next.metrics.listen_port, 9977);
+  EXPECT_EQ(d.next.metrics.listen.to_string(), "127.0.0.1:9977");
+  EXPECT_EQ(d.next.metrics.listen.host, "127.0.0.1");
+  EXPECT_EQ(d.next.metrics.listen.port, 9977);
   EXPECT_TRUE(d.next.collectors.napi);
   EXPECT_TRUE(d.next.collectors.rdma);
   // So the next reload of the same file warns again (it still differs from what runs).
@@ -160,16 +160,14 @@ TEST(DiffForReload, MixedChangeSplitsAndNextTakesOnlyTheLiveOnes) {
   Config running = parse(kRunning);
   Config fresh = running;
   fresh.interval_ns = 50'000'000;
-  fresh.metrics.listen = "[::1]:9978";
-  fresh.metrics.listen_host = "::1";
-  fresh.metrics.listen_port = 9978;
+  fresh.metrics.listen = *parse_listen_address("[::1]:9978");
   fresh.metrics.max_queue_series = 64;
   ReloadDiff d = diff_for_reload(running, fresh);
   EXPECT_EQ(keys(d.applied), (std::vector<std::string>{"interval", "metrics.max_queue_series"}));
   EXPECT_EQ(keys(d.needs_restart), std::vector<std::string>{"metrics.listen"});
   EXPECT_EQ(d.next.interval_ns, 50'000'000);
   EXPECT_EQ(d.next.metrics.max_queue_series, 64u);
-  EXPECT_EQ(d.next.metrics.listen, "127.0.0.1:9977");
+  EXPECT_EQ(d.next.metrics.listen.to_string(), "127.0.0.1:9977");
 }
 
 TEST(DiffForReload, DeviceRulesAreAppliedAndNamed) {

@@ -74,7 +74,7 @@ struct Cli : ::testing::Test {
 
   void SetUp() override {
     HttpServerOptions o;
-    o.address = "127.0.0.1:0";
+    o.address = *parse_listen_address("127.0.0.1:0", PortZero::kKernelPicks);
     o.state = [this] {
       std::lock_guard<std::mutex> l(mu);
       return state;

@@ -165,7 +165,7 @@ struct Abuse : ::testing::Test {
     ASSERT_TRUE(c.ok()) << c.error().message();
     collector = *c;
     HttpServerOptions o;
-    o.address = "127.0.0.1:0";
+    o.address = *parse_listen_address("127.0.0.1:0", PortZero::kKernelPicks);
     o.collectables = {collector};
     if (big) o.collectables.push_back(big);
     o.state = [this] { return state; };

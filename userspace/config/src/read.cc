@@ -4,7 +4,6 @@
 // resulting rules (check.cc: kinds, cross-field constraints, duplicates). Every problem is
 // recorded with its position instead of stopping at the first, so an operator fixes a file in
 // one go.
-#include <arpa/inet.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
@@ -105,56 +104,6 @@ std::optional<std::vector<std::string>> read_globs(Ctx& ctx, const Entry& e, Glo
   return out;
 }
 
-// "host:port" / "[v6]:port" / ":port" (empty host: every IPv4 and IPv6 address, as
-// --web.listen-address and the exporter's parse_listen_address() take it).
-bool parse_listen(const std::string& s, std::string& host, uint16_t& port, std::string& why) {
-  std::string port_text;
-  if (!s.empty() && s[0] == '[') {
-    size_t close = s.find(']');
-    if (close == std::string::npos || close + 1 >= s.size() || s[close + 1] != ':') {
-      why = "expected [IPv6]:port, e.g. [::1]:9977";
-      return false;
-    }
-    host = s.substr(1, close - 1);
-    port_text = s.substr(close + 2);
-    in6_addr a6{};
-    if (inet_pton(AF_INET6, host.c_str(), &a6) != 1) {
-      why = fmt::format("'{}' is not an IPv6 address", host);
-      return false;
-    }
-  } else {
-    size_t colon = s.rfind(':');
-    if (colon == std::string::npos) {
-      why = "expected host:port, e.g. 127.0.0.1:9977 (or :9977 for every address)";
-      return false;
-    }
-    host = s.substr(0, colon);
-    port_text = s.substr(colon + 1);
-    if (host.find(':') != std::string::npos) {
-      why = "IPv6 addresses must be in brackets, e.g. [::1]:9977";
-      return false;
-    }
-    in_addr a4{};
-    if (!host.empty() && host != "localhost" && inet_pton(AF_INET, host.c_str(), &a4) != 1) {
-      // No name resolution at start-up: a metrics endpoint must not depend on DNS.
-      why = fmt::format(
-          "'{}' is not an IPv4 address (host names other than localhost are not "
-          "resolved)",
-          host);
-      return false;
-    }
-  }
-  unsigned value = 0;
-  auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), value);
-  if (port_text.empty() || ec != std::errc() || ptr != port_text.data() + port_text.size() ||
-      value < 1 || value > 65535) {
-    why = fmt::format("port '{}' is not a number in 1..65535", port_text);
-    return false;
-  }
-  port = static_cast<uint16_t>(value);
-  return true;
-}
-
 // ---- sections ----
 
 void read_metrics(Ctx& ctx, const Entry& e, MetricsConfig& m) {
@@ -162,11 +111,10 @@ void read_metrics(Ctx& ctx, const Entry& e, MetricsConfig& m) {
               {"listen", "max_queue_series", "max_cq_series", "publish_interval"});
   if (const Entry* x = r.get("listen")) {
     if (auto s = read_string(ctx, *x)) {
-      std::string why;
-      if (parse_listen(*s, m.listen_host, m.listen_port, why))
-        m.listen = *s;
+      if (auto a = parse_listen_address(*s))
+        m.listen = std::move(*a);
       else
-        ctx.error(x->at(), x->path, fmt::format("bad listen address '{}': {}", *s, why));
+        ctx.error(x->at(), x->path, a.error().message());
     }
   }
   if (const Entry* x = r.get("max_queue_series"))

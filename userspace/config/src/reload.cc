@@ -114,10 +114,9 @@ ReloadDiff diff_for_reload(const Config& running, const Config& fresh) {
     d.next.collectors.rdma = running.collectors.rdma;
   }
   if (running.metrics.listen != fresh.metrics.listen) {
-    change(d.needs_restart, "metrics.listen", running.metrics.listen, fresh.metrics.listen);
+    change(d.needs_restart, "metrics.listen", running.metrics.listen.to_string(),
+           fresh.metrics.listen.to_string());
     d.next.metrics.listen = running.metrics.listen;
-    d.next.metrics.listen_host = running.metrics.listen_host;
-    d.next.metrics.listen_port = running.metrics.listen_port;
   }
   if (running.state_file != fresh.state_file) {
     change(d.needs_restart, "state_file", running.state_file, fresh.state_file);

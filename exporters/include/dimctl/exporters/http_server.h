@@ -29,28 +29,26 @@
 #include <string_view>
 #include <vector>
 
+#include "dimctl/common/listen_address.h"
 #include "dimctl/common/result.h"
 #include "dimctl/exporters/state_collector.h"
 
 namespace dimctl::exporters {
 
-inline constexpr std::string_view kDefaultListenAddress = "127.0.0.1:9977";
+using ::dimctl::kDefaultListenAddress;
 
-struct ListenAddress {
-  std::string host;  // without brackets ("::1"); empty = all addresses, IPv4 and IPv6
-  uint16_t port = 0;
-  std::string to_string() const;  // "host:port", "[v6]:port", ":port"
-};
-
-// "host:port", "[v6addr]:port" or ":port" (empty host). Port 0 = ephemeral. What the server
-// binds for each form:
+// The address grammar is dimctl's one (dimctl/common/listen_address.h). What the server binds
+// for each form:
 //   ":port"           all addresses, IPv4 and IPv6: the IPv6 wildcard, dual-stack; the IPv4
 //                     wildcard (logged) when the kernel has no IPv6 at all
 //   "0.0.0.0:port"    every IPv4 address only
 //   "[::]:port"       every IPv6 address, and IPv4 too: httplib clears IPV6_V6ONLY whatever
 //                     net.ipv6.bindv6only says; fails when the kernel has no IPv6
 //   "127.0.0.1:port", "[::1]:port"   loopback only
-Result<ListenAddress> parse_listen_address(std::string_view text);
+using ::dimctl::default_listen_address;
+using ::dimctl::ListenAddress;
+using ::dimctl::parse_listen_address;
+using ::dimctl::PortZero;
 
 // What one client may hold. The defaults are the daemon's (documented in docs/METRICS.md); an
 // operator has no reason to change them, tests shorten them.
@@ -76,7 +74,7 @@ struct HttpLimits {
 };
 
 struct HttpServerOptions {
-  std::string address = std::string(kDefaultListenAddress);
+  ListenAddress address = default_listen_address();
   std::vector<std::weak_ptr<prometheus::Collectable>> collectables;  // rendered on /metrics
   StateGetter state;                                                 // /readyz, /api/v1/state
   std::function<bool()> alive;  // /healthz; unset = alive once a state was published

@@ -21,6 +21,7 @@
 #include "dim/profile.h"
 #include "dimctl/common/control_period.h"
 #include "dimctl/common/diagnostic.h"
+#include "dimctl/common/listen_address.h"
 #include "dimctl/common/name_table.h"
 #include "dimctl/common/result.h"
 #include "dimctl/model/policy.h"
@@ -75,11 +76,10 @@ struct Rule {
 };
 
 struct MetricsConfig {
-  std::string listen = "127.0.0.1:9977";  // as written; host and port below
-  // IPv4/IPv6 literal without brackets, "localhost", or "" (":port": every IPv4 and IPv6
-  // address, dual-stack, as --web.listen-address takes it).
-  std::string listen_host = "127.0.0.1";
-  uint16_t listen_port = 9977;
+  // IPv4/IPv6 literal, "localhost", or "" (":port": every IPv4 and IPv6 address, dual-stack);
+  // what the exporter binds (the daemon's --web.listen-address replaces it, read by the same
+  // parse_listen_address()).
+  ListenAddress listen = default_listen_address();
   uint32_t max_queue_series = 4096;  // per-queue series cap (1..1000000)
   uint32_t max_cq_series = 4096;     // per-CQ series cap (1..1000000)
   // How often the state behind /metrics, /api/v1/state, `dimctl status` and `dimctl top` is
@@ -117,6 +117,7 @@ bool parse_config_diagnostics(std::string_view yaml, std::string_view source_nam
 // Result-style wrappers. On failure the Error's context is the diagnostics' to_string(), one
 // per line (errno 0), or the OS error for an unreadable file (errno set).
 Result<Config> parse_config(std::string_view yaml, std::string_view source_name);
+
 Result<Config> load_config(const std::string& path);
 
 // The words of values, for check-config, reload diffs and messages (names.cc).
