@@ -259,6 +259,25 @@ Result<GenlFamily> decode_getfamily(const nlmsghdr* nlh, std::string_view name) 
               return ok();
             });
       }
+      case CTRL_ATTR_OPS: {
+        auto v = validate_attr(a, MNL_TYPE_NESTED, what, "CTRL_ATTR_OPS");
+        if (!v) return v;
+        return for_each_attr(
+            mnl_attr_get_payload(a), mnl_attr_get_payload_len(a), what,
+            [&](const nlattr* op) -> Result<void> {
+              auto vo = validate_attr(op, MNL_TYPE_NESTED, what, "CTRL_ATTR_OPS entry");
+              if (!vo) return vo;
+              return for_each_attr(mnl_attr_get_payload(op), mnl_attr_get_payload_len(op), what,
+                                   [&](const nlattr* oa) -> Result<void> {
+                                     if (mnl_attr_get_type(oa) != CTRL_ATTR_OP_ID) return ok();
+                                     auto vi =
+                                         validate_attr(oa, MNL_TYPE_U32, what, "CTRL_ATTR_OP_ID");
+                                     if (!vi) return vi;
+                                     fam.ops.insert(mnl_attr_get_u32(oa));
+                                     return ok();
+                                   });
+            });
+      }
       default:
         return ok();
     }

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,7 @@ struct GenlFamily {
   uint16_t id = 0;
   uint32_t version = 0;
   std::map<std::string, uint32_t> mcast_groups;  // name -> group id
+  std::set<uint32_t> ops;                        // CTRL_ATTR_OPS: the commands it knows
 };
 
 // CTRL_CMD_GETFAMILY request for `name` into buf (at least MNL_SOCKET_BUFFER_SIZE bytes).
