@@ -54,6 +54,10 @@ class ControllerBridge final : public model::CounterSource,
     return ok();
   }
   Result<void> record_rdma_dim(const std::string&, bool) override { return ok(); }
+  Result<void> record_napi(const std::string&, uint32_t, const model::NapiConfig&) override {
+    return ok();
+  }
+  Result<void> forget_napi(const std::string&, uint32_t) override { return ok(); }
   Result<void> forget_net(const std::string&) override { return ok(); }
   Result<void> forget_rdma(const std::string&) override { return ok(); }
   Result<void> rename_net(const std::vector<std::pair<std::string, std::string>>&) override {

@@ -108,6 +108,21 @@ class FakeOriginalsStore final : public model::OriginalsStore {
     return ok();
   }
 
+  Result<void> record_napi(const std::string& dev, uint32_t napi_id,
+                           const model::NapiConfig& original) override {
+    ++napi_calls;
+    if (on_record) on_record(dev);
+    if (fail_napi) return DIMCTL_FAIL(EIO, "fake originals store: cannot persist {}", dev);
+    napis.emplace(std::make_pair(dev, napi_id), original);
+    return ok();
+  }
+  Result<void> forget_napi(const std::string& dev, uint32_t napi_id) override {
+    ++forget_calls;
+    if (fail_forget) return DIMCTL_FAIL(EIO, "fake originals store: cannot persist {}", dev);
+    napis.erase(std::make_pair(dev, napi_id));
+    return ok();
+  }
+
   Result<void> forget_net(const std::string& dev) override {
     ++forget_calls;
     if (fail_forget) return DIMCTL_FAIL(EIO, "fake originals store: cannot persist {}", dev);
@@ -128,6 +143,7 @@ class FakeOriginalsStore final : public model::OriginalsStore {
     if (fail_rename) return DIMCTL_FAIL(EIO, "fake originals store: cannot persist renames");
     std::map<std::string, model::Coalesce> moved_net;
     std::map<std::pair<std::string, uint32_t>, model::Coalesce> moved_queues;
+    std::map<std::pair<std::string, uint32_t>, model::NapiConfig> moved_napis;
     for (const auto& [from, to] : renames) {
       if (auto n = net.extract(from)) moved_net.emplace(to, n.mapped());
       std::erase_if(queues, [&, &to = to, &from = from](const auto& kv) {
@@ -135,20 +151,27 @@ class FakeOriginalsStore final : public model::OriginalsStore {
         moved_queues.emplace(std::make_pair(to, kv.first.second), kv.second);
         return true;
       });
+      std::erase_if(napis, [&, &to = to, &from = from](const auto& kv) {
+        if (kv.first.first != from) return false;
+        moved_napis.emplace(std::make_pair(to, kv.first.second), kv.second);
+        return true;
+      });
     }
     for (auto& [to, c] : moved_net) net.insert_or_assign(to, c);
     for (auto& [key, c] : moved_queues) queues.insert_or_assign(key, c);
+    for (auto& [key, c] : moved_napis) napis.insert_or_assign(key, c);
     return ok();
   }
 
   std::map<std::string, model::Coalesce> net;
   std::map<std::pair<std::string, uint32_t>, model::Coalesce> queues;
   std::map<std::string, bool> rdma;
+  std::map<std::pair<std::string, uint32_t>, model::NapiConfig> napis;  // (dev, napi id)
   bool fail_net = false, fail_queue = false, fail_rdma = false, fail_forget = false;
-  bool fail_rename = false;
+  bool fail_rename = false, fail_napi = false;
   int forget_calls = 0, rename_calls = 0;
   std::function<void(const std::string& dev)> on_record;  // observes call order
-  int net_calls = 0, queue_calls = 0, rdma_calls = 0;
+  int net_calls = 0, queue_calls = 0, rdma_calls = 0, napi_calls = 0;
 };
 
 // Per-device policies by name; everything else gets `fallback`.

@@ -1,7 +1,8 @@
 // dimctl restore [--state-file PATH] [--force]: write back the original settings recorded in
-// the state file, after a crash or SIGKILL of the daemon (which restores by itself on a normal
-// exit). Devices that no longer exist are reported and dropped; the file is deleted when
-// everything is restored and kept (with what failed) otherwise.
+// the state file (ethtool coalescing, RDMA DIM switches, per-NAPI software moderation), after a
+// crash or SIGKILL of the daemon (which restores by itself on a normal exit). Devices and NAPIs
+// that no longer exist are reported and dropped; the file is deleted when everything is
+// restored and kept (with what failed) otherwise.
 //
 // Exit 0 when restored or nothing to do, 1 on failures (kernel refused, read-back differs, the
 // writer is still running), 2 on usage errors or a corrupt state file.
@@ -14,6 +15,7 @@
 
 #include "command.h"
 #include "dimctl/actuators/ethtool_netlink.h"
+#include "dimctl/actuators/napi_netlink.h"
 #include "dimctl/actuators/rdma_netlink.h"
 #include "dimctl/common/exit_codes.h"
 #include "dimctl/state/json_originals_store.h"
@@ -50,7 +52,17 @@ int run_restore(const Options& opt) {
     return kExitFailure;
   }
   actuators::RdmaNetlink rdma;
-  const state::RestoreReport rep = store.restore_all(**net, &rdma);
+  // Opened only for a file with NAPI records: without it they fail and stay in the file.
+  std::unique_ptr<actuators::NapiNetlink> napi;
+  if (!store.originals().napi.empty()) {
+    auto n = actuators::NapiNetlink::open();
+    if (n) {
+      napi = std::move(*n);
+    } else {
+      std::cerr << fmt::format("dimctl restore: {}\n", n.error().message());
+    }
+  }
+  const state::RestoreReport rep = store.restore_all(**net, &rdma, napi.get());
   for (const auto& r : rep.results) {
     std::cout << fmt::format("{:<8} {}: {}\n", state::to_string(r.outcome), r.device, r.detail);
   }
@@ -69,7 +81,8 @@ int run_restore(const Options& opt) {
 const Registrar registrar("restore", [](CLI::App& app, Runner& runner) {
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
-      "restore", "Restore the original coalescing / RDMA DIM settings recorded in the state file");
+      "restore",
+      "Restore the original coalescing / RDMA DIM / NAPI settings recorded in the state file");
   sub->add_option("--state-file", opt->state_file, "State file written by the daemon")
       ->capture_default_str();
   sub->add_flag("--force", opt->force, "Restore even if the recorded writer is still running");

@@ -24,6 +24,7 @@
 
 #include "command.h"
 #include "dimctl/actuators/ethtool_netlink.h"
+#include "dimctl/actuators/napi_netlink.h"
 #include "dimctl/actuators/rdma_netlink.h"
 #include "dimctl/collector/bpf_collector.h"
 #include "dimctl/common/duration.h"
@@ -76,6 +77,19 @@ void log_restore(const state::RestoreReport& report, const std::string& why) {
     }
   }
   if (report.file_error) spdlog::error("{}: state file: {}", why, report.file_error->message());
+}
+
+// netdev netlink for restoring NAPI originals, opened only when the file holds some (the
+// controller writes no NAPI yet); null when it cannot be opened: those records then fail and
+// stay in the file for `dimctl restore`.
+std::unique_ptr<actuators::NapiNetlink> open_napi_for(const state::JsonOriginalsStore& store) {
+  if (store.originals().napi.empty()) return nullptr;
+  auto n = actuators::NapiNetlink::open();
+  if (!n) {
+    spdlog::error("netdev netlink: {}", n.error().message());
+    return nullptr;
+  }
+  return std::move(*n);
 }
 
 // /healthz: the control loop published within three publish intervals (or three periods, if
@@ -225,7 +239,8 @@ int run_daemon(RunArgs args) {
     }
     spdlog::warn("found state from a previous run in {}: restoring its originals first",
                  cfg->state_file);
-    auto report = store.restore_all(**ethtool, rdma);
+    auto napi = open_napi_for(store);
+    auto report = store.restore_all(**ethtool, rdma, napi.get());
     log_restore(report, "stale-state restore");
     if (!report.all_restored()) {
       spdlog::error(
@@ -343,7 +358,8 @@ int run_daemon(RunArgs args) {
   // The controller forgot in the store what it put back (one write per device); what remains (a
   // device that vanished, a failed write, originals of a device it never saw this run) gets its
   // own attempt here, and the file goes away only when everything is back.
-  auto report = store.restore_all(**ethtool, rdma);
+  auto napi = open_napi_for(store);
+  auto report = store.restore_all(**ethtool, rdma, napi.get());
   log_restore(report, "exit restore");
   if (!report.all_restored()) rc = kExitFailure;
   return rc;

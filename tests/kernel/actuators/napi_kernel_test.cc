@@ -24,8 +24,10 @@
 #include <string>
 #include <thread>
 
+#include "dimctl/actuators/ethtool_netlink.h"
 #include "dimctl/actuators/napi_netlink.h"
 #include "dimctl/common/fd.h"
+#include "dimctl/state/json_originals_store.h"
 
 namespace dimctl::actuators {
 namespace {
@@ -191,6 +193,56 @@ TEST_F(KernelNapi, GroOffAndOnRecreatesTheNapiWithDefaults) {
   ASSERT_TRUE(wait_napi());
   EXPECT_NE(napi_id_, before);
   EXPECT_EQ(napi_->get(napi_id_)->config, orig->config);
+}
+
+// What `dimctl restore` does after a SIGKILL: the original recorded before the first write is
+// put back through NapiNetlink, read back, and the state file goes away.
+TEST_F(KernelNapi, RestoreThroughTheOriginalsStorePutsTheOriginalBack) {
+  auto orig = napi_->get(napi_id_);
+  ASSERT_TRUE(orig.ok()) << orig.error().message();
+  std::string dir = (std::filesystem::temp_directory_path() / "dnapi-state-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::string path = dir + "/state.json";
+  {
+    state::JsonOriginalsStore store(path);
+    ASSERT_TRUE(store.record_napi(kRx, napi_id_, orig->config).ok());
+    ASSERT_TRUE(napi_->set(napi_id_, model::NapiConfig{2, 200'000, 0}).ok());
+  }  // "killed" here: the NAPI stays moderated, the file keeps the original
+  auto eth = EthtoolNetlink::open();
+  ASSERT_TRUE(eth.ok()) << eth.error().message();
+  state::JsonOriginalsStore restorer(path);
+  const state::RestoreReport rep = restorer.restore_all(**eth, nullptr, napi_.get());
+  ASSERT_EQ(rep.results.size(), 1u);
+  EXPECT_EQ(rep.results[0].outcome, state::RestoreOutcome::kRestored) << rep.results[0].detail;
+  EXPECT_EQ(napi_->get(napi_id_)->config, orig->config);
+  EXPECT_TRUE(rep.file_removed);
+  std::filesystem::remove_all(dir);
+}
+
+// The same after GRO off/on: the recorded NAPI is gone, reported so and dropped, and the new one
+// (with the device's defaults) is not written.
+TEST_F(KernelNapi, RestoreOfARecreatedNapiReportsItGone) {
+  std::string dir = (std::filesystem::temp_directory_path() / "dnapi-state-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::string path = dir + "/state.json";
+  {
+    state::JsonOriginalsStore store(path);
+    ASSERT_TRUE(store.record_napi(kRx, napi_id_, model::NapiConfig{5, 1'000, 0}).ok());
+  }
+  ASSERT_TRUE(sh(fmt::format("ethtool -K {} gro off && ethtool -K {} gro on", kRx, kRx)));
+  ASSERT_TRUE(send_udp(2));
+  ASSERT_TRUE(wait_napi());
+  auto fresh = napi_->get(napi_id_);
+  ASSERT_TRUE(fresh.ok()) << fresh.error().message();
+  auto eth = EthtoolNetlink::open();
+  ASSERT_TRUE(eth.ok()) << eth.error().message();
+  state::JsonOriginalsStore restorer(path);
+  const state::RestoreReport rep = restorer.restore_all(**eth, nullptr, napi_.get());
+  ASSERT_EQ(rep.results.size(), 1u);
+  EXPECT_EQ(rep.results[0].outcome, state::RestoreOutcome::kGone) << rep.results[0].detail;
+  EXPECT_EQ(napi_->get(napi_id_)->config, fresh->config);
+  EXPECT_TRUE(rep.file_removed);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

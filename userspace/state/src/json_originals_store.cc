@@ -44,6 +44,17 @@ constexpr std::array<BoolField, 4> kBool{{{&model::Coalesce::use_adaptive_rx, "u
                                           {&model::Coalesce::use_cqe_mode_rx, "use_cqe_mode_rx"},
                                           {&model::Coalesce::use_cqe_mode_tx, "use_cqe_mode_tx"}}};
 
+// The NAPI settings as the file names them (model::NapiConfig; the netdev spec's names with
+// underscores and the unit of the timeouts).
+struct NapiField {
+  std::optional<uint64_t> model::NapiConfig::*u64;  // timeouts (ns)
+  const char* name;
+};
+constexpr const char* kDeferName = "defer_hard_irqs";
+constexpr std::array<NapiField, 2> kNapiTimeouts{
+    {{&model::NapiConfig::gro_flush_timeout_ns, "gro_flush_timeout_ns"},
+     {&model::NapiConfig::irq_suspend_timeout_ns, "irq_suspend_timeout_ns"}}};
+
 const char* json_type(const json& v) {
   return v.type_name();
 }
@@ -93,6 +104,73 @@ Result<model::Coalesce> coalesce_from_json(const json& j, const std::string& src
   }
   if (c.empty()) return bad(src, where, "records no field");
   return c;
+}
+
+json napi_to_json(const model::NapiConfig& c) {
+  json j = json::object();
+  if (c.defer_hard_irqs) j[kDeferName] = *c.defer_hard_irqs;
+  for (const auto& f : kNapiTimeouts) {
+    if (c.*f.u64) j[f.name] = *(c.*f.u64);
+  }
+  return j;
+}
+
+Result<model::NapiConfig> napi_from_json(const json& j, const std::string& src,
+                                         const std::string& where) {
+  if (!j.is_object())
+    return bad(src, where, fmt::format("expected an object, got {}", json_type(j)));
+  model::NapiConfig c;
+  for (const auto& [key, v] : j.items()) {
+    if (key == kDeferName) {
+      if (!v.is_number_unsigned() || v.get<uint64_t>() > UINT32_MAX) {
+        return bad(
+            src, where + "." + key,
+            fmt::format("expected an unsigned 32-bit integer, got {} {}", json_type(v), v.dump()));
+      }
+      c.defer_hard_irqs = static_cast<uint32_t>(v.get<uint64_t>());
+      continue;
+    }
+    bool known = false;
+    for (const auto& f : kNapiTimeouts) {
+      if (key != f.name) continue;
+      known = true;
+      if (!v.is_number_unsigned()) {
+        return bad(
+            src, where + "." + key,
+            fmt::format("expected an unsigned integer (ns), got {} {}", json_type(v), v.dump()));
+      }
+      c.*f.u64 = v.get<uint64_t>();
+    }
+    if (!known) return bad(src, where, fmt::format("unknown field \"{}\"", key));
+  }
+  if (c.empty()) return bad(src, where, "records no field");
+  return c;
+}
+
+model::NapiConfig merge_first_wins(const model::NapiConfig& existing,
+                                   const model::NapiConfig& add) {
+  model::NapiConfig out = existing;
+  if (!out.defer_hard_irqs) out.defer_hard_irqs = add.defer_hard_irqs;
+  for (const auto& f : kNapiTimeouts) {
+    if (!(out.*f.u64)) out.*f.u64 = add.*f.u64;
+  }
+  return out;
+}
+
+std::vector<std::string> mismatches(const model::NapiConfig& orig, const model::NapiConfig& back) {
+  std::vector<std::string> out;
+  auto opt = [](const auto& v) { return v ? std::to_string(*v) : std::string("n/a"); };
+  if (orig.defer_hard_irqs && back.defer_hard_irqs != orig.defer_hard_irqs) {
+    out.push_back(fmt::format("{}: recorded {}, reads {}", kDeferName, *orig.defer_hard_irqs,
+                              opt(back.defer_hard_irqs)));
+  }
+  for (const auto& f : kNapiTimeouts) {
+    if (orig.*f.u64 && back.*f.u64 != orig.*f.u64) {
+      out.push_back(
+          fmt::format("{}: recorded {}, reads {}", f.name, *(orig.*f.u64), opt(back.*f.u64)));
+    }
+  }
+  return out;
 }
 
 // First value wins per field.
@@ -226,6 +304,15 @@ std::string describe(const model::Coalesce& c) {
   return parts.empty() ? std::string("(nothing)") : join(parts, " ");
 }
 
+std::string describe(const model::NapiConfig& c) {
+  std::vector<std::string> parts;
+  if (c.defer_hard_irqs) parts.push_back(fmt::format("{}={}", kDeferName, *c.defer_hard_irqs));
+  for (const auto& f : kNapiTimeouts) {
+    if (c.*f.u64) parts.push_back(fmt::format("{}={}", f.name, *(c.*f.u64)));
+  }
+  return parts.empty() ? std::string("(nothing)") : join(parts, " ");
+}
+
 JsonOriginalsStore::JsonOriginalsStore(std::string path) : path_(std::move(path)) {}
 
 WriterInfo JsonOriginalsStore::current_writer() {
@@ -275,6 +362,15 @@ std::string JsonOriginalsStore::to_json(const Originals& o, const WriterInfo& w)
   json rdma = json::object();
   for (const auto& [dev, dim] : o.rdma) rdma[dev] = {{"dim", dim}};
   j["rdma"] = rdma;
+  if (!o.napi.empty()) {  // absent otherwise: such files stay readable by an older dimctl
+    json napi = json::object();
+    for (const auto& [dev, ids] : o.napi) {
+      json e = json::object();
+      for (const auto& [id, c] : ids) e[std::to_string(id)] = napi_to_json(c);
+      napi[dev] = e;
+    }
+    j["napi"] = napi;
+  }
   return j.dump(2) + "\n";
 }
 
@@ -293,7 +389,7 @@ Result<Originals> JsonOriginalsStore::from_json(const std::string& text, const s
   if (!j.is_object())
     return bad(src, "top level", fmt::format("expected an object, got {}", json_type(j)));
   for (const auto& [key, v] : j.items()) {
-    if (key != "version" && key != "writer" && key != "net" && key != "rdma") {
+    if (key != "version" && key != "writer" && key != "net" && key != "rdma" && key != "napi") {
       return bad(src, "top level", fmt::format("unknown key \"{}\"", key));
     }
     (void)v;
@@ -384,6 +480,32 @@ Result<Originals> JsonOriginalsStore::from_json(const std::string& text, const s
         return bad(src, where, fmt::format("expected {{\"dim\": true|false}}, got {}", e.dump()));
       }
       o.rdma[dev] = e["dim"].get<bool>();
+    }
+  }
+  if (j.contains("napi")) {
+    const json& aj = j["napi"];
+    if (!aj.is_object())
+      return bad(src, "napi", fmt::format("expected an object, got {}", json_type(aj)));
+    for (const auto& [dev, e] : aj.items()) {
+      const std::string where = "napi." + dev;
+      if (dev.empty() || dev.size() > kMaxNetName || dev.find('/') != std::string::npos) {
+        return bad(src, where, "invalid network device name");
+      }
+      if (!e.is_object())
+        return bad(src, where, fmt::format("expected an object, got {}", json_type(e)));
+      if (e.empty()) return bad(src, where, "records nothing");
+      auto& ids = o.napi[dev];
+      for (const auto& [ks, v] : e.items()) {
+        const std::string iwhere = where + "." + ks;
+        if (ks.empty() || ks.size() > 10 ||
+            ks.find_first_not_of("0123456789") != std::string::npos || std::stoull(ks) == 0 ||
+            std::stoull(ks) > UINT32_MAX) {
+          return bad(src, iwhere, "NAPI key must be a decimal NAPI id 1..4294967295");
+        }
+        auto c = napi_from_json(v, src, iwhere);
+        if (!c) return std::move(c).error();
+        ids[static_cast<uint32_t>(std::stoull(ks))] = *c;
+      }
     }
   }
   if (writer != nullptr) *writer = w;
@@ -541,6 +663,31 @@ Result<void> JsonOriginalsStore::record_rdma_dim(const std::string& ibdev, bool 
   return ok();
 }
 
+Result<void> JsonOriginalsStore::record_napi(const std::string& dev, uint32_t napi_id,
+                                             const model::NapiConfig& original) {
+  if (auto l = ensure_loaded(); !l) return l;
+  if (dev.empty() || dev.size() > kMaxNetName) {
+    return DIMCTL_FAIL(EINVAL, "record originals: invalid network device name \"{}\"", dev);
+  }
+  if (napi_id == 0) return DIMCTL_FAIL(EINVAL, "record originals of {}: NAPI id 0", dev);
+  if (original.empty()) return ok();
+  const Originals before = data_;
+  auto& ids = data_.napi[dev];
+  auto it = ids.find(napi_id);
+  if (it != ids.end()) {
+    const model::NapiConfig merged = merge_first_wins(it->second, original);
+    if (merged == it->second) return ok();  // already recorded
+    it->second = merged;
+  } else {
+    ids[napi_id] = original;
+  }
+  if (auto p = persist(); !p) {
+    data_ = before;
+    return std::move(p).error().wrap(fmt::format("record originals of {} napi {}", dev, napi_id));
+  }
+  return ok();
+}
+
 Result<void> JsonOriginalsStore::forget(const std::string& device) {
   return forget_records(device, true, true);
 }
@@ -550,6 +697,21 @@ Result<void> JsonOriginalsStore::forget_net(const std::string& dev) {
 Result<void> JsonOriginalsStore::forget_rdma(const std::string& ibdev) {
   return forget_records(ibdev, false, true);
 }
+Result<void> JsonOriginalsStore::forget_napi(const std::string& dev, uint32_t napi_id) {
+  if (auto l = ensure_loaded(); !l) return l;
+  auto it = data_.napi.find(dev);
+  if (it == data_.napi.end() || it->second.count(napi_id) == 0) return ok();
+  const Originals before = data_;
+  it->second.erase(napi_id);
+  if (it->second.empty()) data_.napi.erase(it);
+  auto written = data_.empty() ? remove_file() : persist();
+  if (!written) {
+    data_ = before;
+    return std::move(written).error().wrap(
+        fmt::format("forget the originals of {} napi {}", dev, napi_id));
+  }
+  return ok();
+}
 
 Result<void> JsonOriginalsStore::rename_net(
     const std::vector<std::pair<std::string, std::string>>& renames) {
@@ -557,10 +719,15 @@ Result<void> JsonOriginalsStore::rename_net(
   Originals next = data_;
   // Every record leaves its old name before any lands on a new one: a swap loses nothing.
   std::map<std::string, NetOriginals> moving;
+  std::map<std::string, std::map<uint32_t, model::NapiConfig>> moving_napi;
   for (const auto& [from, to] : renames) {
     if (to.empty() || to.size() > kMaxNetName) {
       return DIMCTL_FAIL(EINVAL, "move originals of {}: invalid network device name \"{}\"", from,
                          to);
+    }
+    if (auto a = next.napi.find(from); a != next.napi.end()) {
+      moving_napi[to] = std::move(a->second);
+      next.napi.erase(a);
     }
     auto it = next.net.find(from);
     if (it == next.net.end()) continue;
@@ -568,6 +735,7 @@ Result<void> JsonOriginalsStore::rename_net(
     next.net.erase(it);
   }
   for (auto& [to, n] : moving) next.net[to] = std::move(n);
+  for (auto& [to, a] : moving_napi) next.napi[to] = std::move(a);
   if (next == data_) return ok();
   const Originals before = std::exchange(data_, std::move(next));
   if (auto p = persist(); !p) {
@@ -582,6 +750,7 @@ Result<void> JsonOriginalsStore::forget_records(const std::string& device, bool 
   if (auto l = ensure_loaded(); !l) return l;
   const Originals before = data_;
   if (net) data_.net.erase(device);
+  if (net && rdma) data_.napi.erase(device);  // forget(): every record of the device
   if (rdma) data_.rdma.erase(device);
   if (data_ == before) return ok();
   auto written = data_.empty() ? remove_file() : persist();
@@ -592,7 +761,8 @@ Result<void> JsonOriginalsStore::forget_records(const std::string& device, bool 
   return ok();
 }
 
-RestoreReport JsonOriginalsStore::restore_all(model::NetActuator& net, model::RdmaDimSwitch* rdma) {
+RestoreReport JsonOriginalsStore::restore_all(model::NetActuator& net, model::RdmaDimSwitch* rdma,
+                                              model::NapiActuator* napi) {
   RestoreReport rep;
   if (auto l = ensure_loaded(); !l) {
     rep.file_error = std::move(l).error();
@@ -661,6 +831,32 @@ RestoreReport JsonOriginalsStore::restore_all(model::NetActuator& net, model::Rd
       remaining.rdma[dev] = dim;
     } else {
       add(name, RestoreOutcome::kRestored, want);
+    }
+  }
+
+  for (const auto& [dev, ids] : data_.napi) {
+    for (const auto& [id, c] : ids) {
+      const std::string name = fmt::format("{} napi {}", dev, id);
+      if (napi == nullptr) {
+        add(name, RestoreOutcome::kFailed, "no netdev netlink available to restore " + describe(c));
+        remaining.napi[dev][id] = c;
+        continue;
+      }
+      auto r = napi->set(id, c);
+      if (!r && r.error().code() == ENOENT) {
+        add(name, RestoreOutcome::kGone,
+            fmt::format("no longer exists ({}); the NAPI that replaced it starts from the "
+                        "device's defaults; dropped",
+                        r.error().message()));
+      } else if (!r) {
+        add(name, RestoreOutcome::kFailed, r.error().message());
+        remaining.napi[dev][id] = c;
+      } else if (auto mm = mismatches(c, r->config); !mm.empty()) {
+        add(name, RestoreOutcome::kFailed, "read-back differs: " + join(mm, "; "));
+        remaining.napi[dev][id] = c;
+      } else {
+        add(name, RestoreOutcome::kRestored, describe(c));
+      }
     }
   }
 

@@ -9,8 +9,13 @@
 //                "boot_id": "...", "written_at": "2026-01-01T00:00:05Z"},
 //     "net":  {"eth1": {"device": {"rx_usecs": 8, "use_adaptive_rx": true},
 //                       "queues": {"0": {"rx_usecs": 8}}}},
-//     "rdma": {"mlx5_0": {"dim": true}}
+//     "rdma": {"mlx5_0": {"dim": true}},
+//     "napi": {"veth1": {"8193": {"defer_hard_irqs": 0, "gro_flush_timeout_ns": 0,
+//                                 "irq_suspend_timeout_ns": 0}}}
 //   }
+// "napi" (per device name, per NAPI id) came later within version 1: files without it read as
+// before, and an older dimctl refuses a file with it (unknown key "napi") instead of silently
+// leaving NAPIs unrestored. The key is only written when a NAPI is recorded.
 // `start_ticks` is field 22 of /proc/<pid>/stat (clock ticks after boot): with pid and boot_id
 // it identifies the writer process even after pid reuse (writer_alive()).
 //
@@ -30,6 +35,7 @@
 #include <vector>
 
 #include "dimctl/common/result.h"
+#include "dimctl/model/napi_actuator.h"
 #include "dimctl/model/net_actuator.h"
 #include "dimctl/model/originals_store.h"
 #include "dimctl/model/rdma_actuator.h"
@@ -55,7 +61,9 @@ struct WriterInfo {
 struct Originals {
   std::map<std::string, NetOriginals> net;
   std::map<std::string, bool> rdma;  // IB device -> kernel DIM switch
-  bool empty() const { return net.empty() && rdma.empty(); }
+  // Device name -> NAPI id -> its software moderation (netdev napi-set).
+  std::map<std::string, std::map<uint32_t, model::NapiConfig>> napi;
+  bool empty() const { return net.empty() && rdma.empty() && napi.empty(); }
   bool operator==(const Originals&) const = default;
 };
 
@@ -79,7 +87,7 @@ constexpr std::string_view to_string(RestoreOutcome o) {
 }
 
 struct RestoreResult {
-  std::string device;  // "eth1", "eth1 queue 3", "rdma mlx5_0"
+  std::string device;  // "eth1", "eth1 queue 3", "rdma mlx5_0", "veth1 napi 8193"
   RestoreOutcome outcome = RestoreOutcome::kRestored;
   std::string detail;  // what was written, or why it failed
 };
@@ -112,21 +120,29 @@ class JsonOriginalsStore final : public model::OriginalsStore {
   Result<void> record_net_queue(const std::string& dev, uint32_t queue,
                                 const model::Coalesce& original) override;
   Result<void> record_rdma_dim(const std::string& ibdev, bool original) override;
+  Result<void> record_napi(const std::string& dev, uint32_t napi_id,
+                           const model::NapiConfig& original) override;
 
   // Writes every original back: per net device the device-wide settings first (adaptive
   // flags included, so adaptive moderation is turned back on if it was on), then its queues;
-  // then the RDMA DIM switches (rdma may be null: such records then fail). Read-back is
-  // compared with the original (values under adaptive moderation are not compared). Restored
-  // and vanished devices are dropped; the file is deleted when nothing is left, otherwise
-  // rewritten with what failed.
-  RestoreReport restore_all(model::NetActuator& net, model::RdmaDimSwitch* rdma);
-  // Drops every record of `device` (net or RDMA) and persists; the file goes away when nothing
-  // is left. For a device someone else changed after us (drift): its current value is theirs,
-  // and neither exit nor a later `dimctl restore` may put our "original" back over it.
+  // then the RDMA DIM switches (rdma may be null: such records then fail), then the NAPIs (napi
+  // may be null: such records then fail). Read-back is compared with the original (values
+  // under adaptive moderation are not compared). Restored and vanished devices are dropped: a
+  // NAPI whose id no longer exists (ENOENT: veth re-creates its NAPI when GRO toggles, a device
+  // deleted or re-created takes its NAPIs along) is reported as gone, since the NAPI that
+  // replaced it started from the device's defaults. The file is deleted when nothing is left,
+  // otherwise rewritten with what failed.
+  RestoreReport restore_all(model::NetActuator& net, model::RdmaDimSwitch* rdma,
+                            model::NapiActuator* napi = nullptr);
+  // Drops every record of `device` (net, NAPI or RDMA) and persists; the file goes away when
+  // nothing is left. For a device someone else changed after us (drift): its current value is
+  // theirs, and neither exit nor a later `dimctl restore` may put our "original" back over it.
   Result<void> forget(const std::string& device);
   // The net or the RDMA records of a device only (the controller hands a device back).
   Result<void> forget_net(const std::string& dev) override;
   Result<void> forget_rdma(const std::string& ibdev) override;
+  // One NAPI's record (the controller handed it back).
+  Result<void> forget_napi(const std::string& dev, uint32_t napi_id) override;
   // One atomic rewrite of the file: a crash leaves every record under its old or its new name.
   Result<void> rename_net(const std::vector<std::pair<std::string, std::string>>& renames) override;
 
@@ -155,5 +171,6 @@ class JsonOriginalsStore final : public model::OriginalsStore {
 
 // Field names used in the JSON file and in messages.
 std::string describe(const model::Coalesce& c);
+std::string describe(const model::NapiConfig& c);
 
 }  // namespace dimctl::state
