@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "netdev_uapi.h"
+#include "unit/actuators/napi_replies.h"
 #include "unit/actuators/nl_builder.h"
 #include "unit/actuators/nl_replies.h"
 
@@ -23,7 +24,7 @@ namespace {
 namespace nu = dimctl::collector::netdev_uapi;
 using dimctl::testing_nl::MsgBuilder;
 
-constexpr uint8_t kEthtool = 0, kRdma = 1, kGenl = 2, kNetdev = 3;  // fuzz_netlink.cc
+constexpr uint8_t kEthtool = 0, kRdma = 1, kGenl = 2, kNetdev = 3, kNapi = 4;  // fuzz_netlink.cc
 constexpr uint16_t kFamily = 23;
 constexpr uint16_t kNetdevFamily = 31;
 constexpr uint16_t kRdmaGet = 5121;  // RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET)
@@ -180,6 +181,35 @@ void netdev() {
   write("netdev_family_and_ack", kNetdev, {bytes(fam), ack()});
 }
 
+// NapiNetlink's replies (napi_codec_test.cc): the family with its op list, a NAPI_GET do answer,
+// a dump with both NLA_UINT widths, napi-set refused for an unknown id (ENOENT, bad attribute).
+void napi() {
+  namespace t = dimctl::testing_nl;
+  MsgBuilder fam = t::netdev_family({1, 10, 11, 12, 13, 14});
+  write("napi_netdev_family_ops_and_ack", kNapi, {bytes(fam), ack()});
+  MsgBuilder old = t::netdev_family({1, 10, 11, 12});
+  write("napi_netdev_family_without_napi_set", kNapi, {bytes(old), ack()});
+
+  t::NapiAttrs a;
+  a.defer = 2;
+  a.gro_flush_ns = 200'000;
+  a.irq_suspend_ns = 0;
+  MsgBuilder one = t::napi_reply(a);
+  write("napi_get_reply_and_ack", kNapi, {bytes(one), ack()});
+
+  t::NapiAttrs b = a, c;
+  b.id = 8194;
+  b.irq = 41;
+  b.gro_flush_ns = 5'000'000'000ULL;  // 8 bytes
+  c.id = 8195;                        // a 6.8-6.12 entry: no moderation attributes
+  MsgBuilder d1 = t::napi_reply(a, NLM_F_MULTI), d2 = t::napi_reply(b, NLM_F_MULTI),
+             d3 = t::napi_reply(c, NLM_F_MULTI);
+  write("napi_dump", kNapi, {bytes(d1), bytes(d2), bytes(d3), done()});
+
+  MsgBuilder enoent = dimctl::testing_nl::capped_extack_error(t::kNetdevFamily, -ENOENT, "", 20);
+  write("napi_set_enoent", kNapi, {bytes(enoent)});
+}
+
 // Inputs that crashed a decoder once (regression tests in the unit tests name them).
 void regressions() {
   // nl_codec_test.cc ErrorCodeOutsideTheErrnoRangeIsInvalid: -INT_MIN overflowed.
@@ -215,6 +245,7 @@ int main(int argc, char** argv) {
   rdma();
   genl();
   netdev();
+  napi();
   regressions();
   std::printf("%d seeds written to %s\n", g_written, g_dir.c_str());
   return 0;
