@@ -845,7 +845,7 @@ RestoreReport JsonOriginalsStore::restore_all(model::NetActuator& net, model::Rd
       auto r = napi->set(id, c);
       if (!r && r.error().code() == ENOENT) {
         add(name, RestoreOutcome::kGone,
-            fmt::format("no longer exists ({}); the NAPI that replaced it starts from the "
+            fmt::format("no longer exists ({}); a NAPI that replaced it started from the "
                         "device's defaults; dropped",
                         r.error().message()));
       } else if (!r) {
