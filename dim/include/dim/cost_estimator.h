@@ -1,0 +1,136 @@
+// CostEstimator: a core's cost of one interrupt and of one completion (the C_irq and C_c of
+// cost_model.h), estimated online from what BPF measures on that core each control period.
+//
+// Model. Per period, with I interrupts (hard-IRQ handler runs), Q completions (packets / CQEs)
+// and the measured hard-IRQ time H and poll softirq time P (NET_RX, block/irq_poll vectors):
+//     C_irq = H / I  +  w          the handler, measured directly, plus w, the softirq's cost
+//                                  per wake-up (the poll an interrupt schedules: entry, re-arm,
+//                                  the cache misses of a cold start)
+//     C_c   = c                    the softirq's cost per completion
+// and w, c come from a least-squares fit of the softirq time against interrupts and completions
+// with no intercept,  P/Δt ≈ w·I/Δt + c·Q/Δt,  over the last kWindow active periods (per-second
+// rates, so a long period weighs as much as a short one). Polls beyond the first of an interrupt
+// (a budget that ran out) are not a third regressor: at a saturated core they follow the
+// completions (one per budget), so their cost is folded into c, and a third column would make the
+// fit collinear exactly where it matters. The handler's share is not fitted because it is
+// measured: only the softirq's split between wake-up and completion needs the regression.
+//
+// Robustness. Each update refits from the window (kWindow entries of three numbers: a 2x2 system
+// and one pass over the entries; no running sums to drift): an ordinary fit, then twice
+// "drop the entries whose relative residual exceeds max(kTrimScale · median |residual|,
+// kTrimFloor), refit on the rest", and the handler time per interrupt is the mean over the kept
+// entries, trimmed the same way around its median. A few periods with 10x the time (a preempted
+// softirq, an SMI, a measurement straddling a period edge) are dropped whatever the fit they
+// poisoned; more than half of the window cannot be.
+//
+// Confidence. The split is reported (kMeasured) only when
+//   - at least kMinPeriods kept periods, each with >= kMinInterrupts interrupts and a completion;
+//   - the completions per interrupt spread enough to separate w from c: 1 − cos²(I, Q) >=
+//     kMinSpread over the kept entries (= cv²/(1 + cv²) of the batch, weighted; kMinSpread 0.02 is
+//     a coefficient of variation of about 0.14). Collinear data (every interrupt carries the same
+//     batch B) fits any split with w + c·B fixed, so it must not give one;
+//   - the fit's standard errors (from the residuals) of both costs are within kMaxRelError of
+//     the costs, and neither needed its bound.
+// Otherwise the defaults (the CostParams given, 1 µs per completion and 2 µs per interrupt) are
+// what costs() reports. With enough periods but no spread (kCombined), the combined cost per
+// interrupt at the observed batch, (H + P) / I, and the batch are still reported (for display
+// and for the saturation rule, which confirms with measured rates anyway), but the model keeps
+// the defaults: one batch cannot say how the cost moves with the batch, and scaling the defaults
+// to it would bias the model precisely at the other batches it has to compare.
+//
+// Bounds: C_c in [kMinCompletionNs, kMaxCompletionNs], C_irq in [kMinInterruptNs,
+// kMaxInterruptNs]. Periods that cannot be measurements (Δt <= 0 or > 1000 s, counts above 2^40,
+// more than 2Δt of IRQ plus softirq time) are ignored, as are idle ones; no input divides by
+// zero or makes a NaN.
+//
+// Deterministic, no allocation, 1 KiB of state, pure (no clock: Δt is an input). One instance
+// per core, driven by one thread.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "dim/cost_model.h"
+
+namespace dim {
+
+// One period's deltas on one core, as the BPF programs measure them.
+struct CoreMeasurement {
+  int64_t dt_ns = 0;         // period length
+  uint64_t hardirq_ns = 0;   // time in the queues' hard-IRQ handlers
+  uint64_t interrupts = 0;   // their runs
+  uint64_t softirq_ns = 0;   // time in the poll softirqs
+  uint64_t polls = 0;        // softirq poll runs (reported, not a regressor: see above)
+  uint64_t completions = 0;  // packets / CQEs polled
+};
+
+enum class CostConfidence : uint8_t {
+  kDefaults,  // not enough data: costs() are the defaults
+  kCombined,  // enough data but one batch: combined cost known, costs() are the defaults
+  kMeasured,  // the split is measured: costs() are the estimate
+};
+
+struct CostEstimate {
+  CostConfidence confidence = CostConfidence::kDefaults;
+  double interrupt_ns = 2000;   // C_irq the model should use
+  double completion_ns = 1000;  // C_c the model should use
+  // What was measured, whatever the confidence (0 until there is any):
+  double handler_ns = 0;         // H / I: the hard-IRQ handler per interrupt
+  double wakeup_ns = 0;          // w: fitted softirq cost per interrupt
+  double fit_completion_ns = 0;  // c: fitted softirq cost per completion
+  double combined_ns = 0;        // (H + P) / I over the kept window
+  double batch = 0;              // completions per interrupt over the kept window
+  double spread = 0;             // 1 − cos²(interrupts, completions), 0..1
+  double relative_error = 1;     // max(se(w + H/I)/C_irq, se(c)/C_c) of the fit
+  double residual_rms = 0;       // rms relative residual of the kept periods
+  uint32_t periods = 0;          // active periods in the window
+  uint32_t kept = 0;             // of which the fit kept
+};
+
+class CostEstimator {
+ public:
+  static constexpr int kWindow = 32;
+  static constexpr uint32_t kMinPeriods = 8;
+  static constexpr uint64_t kMinInterrupts = 16;
+  static constexpr double kMinSpread = 0.02;
+  static constexpr double kMaxRelError = 0.03;
+  static constexpr double kTrimScale = 4.0;
+  static constexpr double kTrimFloor = 0.10;
+  static constexpr double kMinCompletionNs = 20;
+  static constexpr double kMaxCompletionNs = 100'000;
+  static constexpr double kMinInterruptNs = 100;
+  static constexpr double kMaxInterruptNs = 100'000;
+
+  // `defaults` gives the costs reported until the estimate is confident (only its two costs are
+  // read).
+  explicit CostEstimator(const CostParams& defaults = {});
+
+  // One period. Returns true when the period entered the window (active and plausible).
+  bool update(const CoreMeasurement& m);
+
+  const CostEstimate& estimate() const { return est_; }
+  // The defaults with the estimate's costs when measured: what ModelTable should be built with.
+  CostParams costs(CostParams base) const {
+    base.completion_cost_ns = est_.completion_ns;
+    base.interrupt_cost_ns = est_.interrupt_ns;
+    return base;
+  }
+
+ private:
+  struct Entry {
+    double irq_rate = 0;   // interrupts per second
+    double comp_rate = 0;  // completions per second
+    double softirq = 0;    // softirq ns per second
+    double handler = 0;    // hard-IRQ ns per interrupt
+  };
+  void refit();
+
+  std::array<Entry, kWindow> window_{};
+  uint32_t next_ = 0;
+  uint32_t size_ = 0;
+  double default_completion_ns_;
+  double default_interrupt_ns_;
+  CostEstimate est_;
+};
+
+}  // namespace dim
