@@ -46,6 +46,8 @@ ModelTable::ModelTable(std::span<const Profile> profiles, ProfileCount count,
   std::array<Profile, kMaxProfiles> table{};
   n_ = static_cast<uint8_t>(std::clamp<size_t>(profiles.size(), 1, kMaxProfiles));
   std::copy_n(profiles.begin(), std::min<size_t>(profiles.size(), n_), table.begin());
+  profiles_ = table;
+  count_ = count;
   lo_ = std::min<uint8_t>(min_ix, n_ - 1);
   hi_ = std::max(lo_, std::min<uint8_t>(max_ix, n_ - 1));
 

@@ -102,6 +102,11 @@ class ModelTable {
   uint8_t max_ix() const { return hi_; }
   uint8_t size() const { return n_; }
   const ModelParams& params() const { return params_; }
+  // The table's profiles, and the count threshold N of one (pkts or comps by the table's kind).
+  const Profile& profile(uint8_t ix) const { return profiles_[ix]; }
+  uint32_t count(uint8_t ix) const {
+    return count_ == ProfileCount::kPackets ? profiles_[ix].pkts : profiles_[ix].comps;
+  }
 
  private:
   friend class ModelPolicy;
@@ -129,6 +134,8 @@ class ModelTable {
 
   Rates theta_;
   ModelParams params_;
+  std::array<Profile, kMaxProfiles> profiles_{};  // read by SaturationPolicy, not by update()
+  ProfileCount count_ = ProfileCount::kPackets;
 };
 
 // One period's deltas of a queue or CQ.

@@ -1,0 +1,287 @@
+// SaturationPolicy: enters and leaves on the documented thresholds (K periods at X, at once below
+// Y, projected to the latency objective's profile), climbs to the throughput-best profile of a
+// synthetic core and holds it, does not climb when the rate does not answer, and has no limit
+// cycle on a periodic load (property test).
+#include "dim/saturation.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+
+#include "support/count_allocations.h"
+
+namespace dim {
+namespace {
+
+constexpr int64_t kPeriod = 20'000'000;
+
+ModelTable rdma_table(uint8_t lo = 0, uint8_t hi = 255) {
+  return ModelTable(kRdmaProfiles, ProfileCount::kCompletions, ModelParams{}, lo, hi);
+}
+
+// A period with the given busy fraction, batch 1, no exhausted polls.
+SaturationInput busy_period(double busy, uint8_t model_ix = 0) {
+  SaturationInput in;
+  in.dt_ns = kPeriod;
+  in.busy_ns = static_cast<uint64_t>(busy * kPeriod);
+  in.interrupts = in.completions = in.polls = 1000;
+  in.model_ix = model_ix;
+  return in;
+}
+
+// A synthetic core serving one queue: CPU per completion S and batch B from the cost model at the
+// rate it serves. Open loop (`offered` completions/s, capped by the core's capacity) or closed
+// loop (`depth` completions outstanding, each taking base_ns + the moderation delay + S).
+struct SynthCore {
+  CostParams cost;
+  double offered = 0;
+  double depth = 0;
+  double base_ns = 0;
+  double app_busy = 0;  // the core's share taken by other work
+
+  double rate_at(const ModelTable& t, uint8_t ix, Prediction* out = nullptr) const {
+    double rate = depth > 0 ? 1e5 : offered;
+    Prediction pr;
+    for (int k = 0; k < 60; ++k) {
+      pr = predict(t.params().timer, t.profile(ix).usec, t.count(ix), rate, cost);
+      const double cap = 1e9 / pr.cpu_per_completion_ns * (1 - app_busy);
+      const double want =
+          depth > 0 ? depth * 1e9 / (base_ns + pr.added_delay_ns + pr.cpu_per_completion_ns)
+                    : offered;
+      rate = 0.5 * rate + 0.5 * std::min(want, cap);
+    }
+    if (out != nullptr) *out = pr;
+    return rate;
+  }
+
+  SaturationInput period(const ModelTable& t, uint8_t ix, uint8_t model_ix) const {
+    Prediction pr;
+    const double rate = rate_at(t, ix, &pr);
+    SaturationInput in;
+    in.dt_ns = kPeriod;
+    const double secs = kPeriod * 1e-9;
+    in.completions = static_cast<uint64_t>(rate * secs);
+    in.interrupts = static_cast<uint64_t>(rate * secs / pr.batch);
+    in.polls = in.interrupts;
+    in.busy_ns = static_cast<uint64_t>(
+        std::min(1.0, app_busy + rate * pr.cpu_per_completion_ns * 1e-9) * kPeriod);
+    in.model_ix = model_ix;
+    return in;
+  }
+};
+
+TEST(SaturationPolicy, EntersAfterKPeriodsAtXAndLeavesAtOnceBelowY) {
+  const ModelTable t = rdma_table(0, 0);  // one profile: no climb, only the detector
+  const SaturationParams p;
+  SaturationPolicy s;
+  for (int i = 0; i < 100; ++i) EXPECT_FALSE(s.update(t, {}, busy_period(0.899)));
+  EXPECT_FALSE(s.saturated());
+  for (int i = 0; i + 1 < p.enter_periods; ++i) {
+    EXPECT_FALSE(s.update(t, {}, busy_period(p.enter_busy)));
+    EXPECT_FALSE(s.saturated());
+  }
+  // A period without pressure restarts the count.
+  EXPECT_FALSE(s.update(t, {}, busy_period(0.5)));
+  for (int i = 0; i + 1 < p.enter_periods; ++i) s.update(t, {}, busy_period(1.0));
+  EXPECT_FALSE(s.saturated());
+  EXPECT_TRUE(s.update(t, {}, busy_period(1.0)));
+  EXPECT_TRUE(s.saturated());
+  EXPECT_EQ(s.episodes(), 1u);
+  // Between Y and X: stays.
+  for (int i = 0; i < 50; ++i) EXPECT_FALSE(s.update(t, {}, busy_period(p.leave_busy)));
+  EXPECT_TRUE(s.saturated());
+  // Below Y: leaves in that period.
+  EXPECT_TRUE(s.update(t, {}, busy_period(p.leave_busy - 0.001)));
+  EXPECT_FALSE(s.saturated());
+}
+
+TEST(SaturationPolicy, ExhaustedPollsAndBacklogArePressure) {
+  const ModelTable t = rdma_table(0, 0);
+  SaturationPolicy s;
+  SaturationInput in = busy_period(0.5);
+  in.exhausted_polls = in.polls / 2;  // enter_exhausted
+  for (int i = 0; i < 3; ++i) s.update(t, {}, in);
+  EXPECT_TRUE(s.saturated());
+  in.exhausted_polls = in.polls / 10;  // leave_exhausted: not below it
+  s.update(t, {}, in);
+  EXPECT_TRUE(s.saturated());
+  in.exhausted_polls = in.polls / 10 - 1;
+  s.update(t, {}, in);
+  EXPECT_FALSE(s.saturated());
+  // Too few polls say nothing.
+  in.polls = 15;
+  in.exhausted_polls = 15;
+  for (int i = 0; i < 10; ++i) s.update(t, {}, in);
+  EXPECT_FALSE(s.saturated());
+  in = busy_period(0.5);
+  in.backlog_growing = true;
+  for (int i = 0; i < 3; ++i) s.update(t, {}, in);
+  EXPECT_TRUE(s.saturated());
+  in.backlog_growing = false;
+  s.update(t, {}, in);
+  EXPECT_FALSE(s.saturated());
+}
+
+// Runs the policy on the core for `periods` with the latency objective at `model_ix`; returns the
+// wish changes.
+int drive(SaturationPolicy& s, const ModelTable& t, const SynthCore& core, int periods,
+          uint8_t model_ix = 0) {
+  int changes = 0;
+  for (int i = 0; i < periods; ++i) {
+    const uint8_t before = s.wish(model_ix);
+    s.update(t, core.cost, core.period(t, s.wish(model_ix), model_ix));
+    changes += s.wish(model_ix) != before;
+  }
+  return changes;
+}
+
+double best_rate(const ModelTable& t, const SynthCore& core) {
+  double best = 0;
+  for (uint8_t i = t.min_ix(); i <= t.max_ix(); ++i) best = std::max(best, core.rate_at(t, i));
+  return best;
+}
+
+TEST(SaturationPolicy, OpenLoopOverloadClimbsToCapacityAndHolds) {
+  const ModelTable t = rdma_table();
+  SynthCore core;
+  core.cost = {3500, 2300, 0.95, 1};  // the W3 host's costs
+  core.offered = 600'000;             // above every profile's capacity
+  SaturationPolicy s;
+  const int climb = drive(s, t, core, 60);
+  EXPECT_TRUE(s.saturated());
+  EXPECT_TRUE(s.holding());
+  EXPECT_GE(climb, 1);
+  EXPECT_LE(climb, t.size() + 1);
+  EXPECT_GE(core.rate_at(t, s.profile_ix()), 0.96 * best_rate(t, core));
+  // Holds: no more changes while the core stays saturated.
+  EXPECT_EQ(drive(s, t, core, 500), 0);
+  EXPECT_EQ(s.episodes(), 1u);
+  // The load drops to a third of what profile 0 can carry: hands back at once.
+  core.offered = 1e9 / (3500 + 2300) / 3;
+  EXPECT_EQ(drive(s, t, core, 1), 1);
+  EXPECT_FALSE(s.saturated());
+}
+
+TEST(SaturationPolicy, ClosedLoopClimbStopsAtTheThroughputBest) {
+  // A closed loop: more batching frees the core until its moderation delay costs more rate than
+  // the CPU it saves. The climb must stop there, not at the top.
+  const ModelTable t = rdma_table();
+  SynthCore core;
+  core.cost = {500, 5000, 0.95, 1};
+  core.depth = 24;
+  core.base_ns = 20'000;
+  uint8_t best_ix = 0;
+  for (uint8_t i = 0; i < t.size(); ++i) {
+    if (core.rate_at(t, i) > core.rate_at(t, best_ix)) best_ix = i;
+  }
+  ASSERT_GT(best_ix, 0);
+  ASSERT_LT(core.rate_at(t, t.max_ix()), 0.97 * core.rate_at(t, best_ix));
+  SaturationPolicy s;
+  drive(s, t, core, 80);
+  ASSERT_TRUE(s.saturated());
+  EXPECT_TRUE(s.holding());
+  EXPECT_GE(core.rate_at(t, s.profile_ix()), 0.96 * core.rate_at(t, best_ix));
+  EXPECT_EQ(drive(s, t, core, 300), 0);
+}
+
+TEST(SaturationPolicy, NoClimbWhenTheRateDoesNotAnswer) {
+  // Busy with application work; the queue's rate is what is offered whatever the profile: the
+  // one step tried does not pay, so it goes back to the model's pick and holds.
+  const ModelTable t = rdma_table();
+  SaturationPolicy s;
+  SaturationInput in = busy_period(0.97, 2);
+  int changes = 0;
+  for (int i = 0; i < 100; ++i) {
+    const uint8_t before = s.wish(2);
+    s.update(t, {}, in);
+    changes += s.wish(2) != before;
+  }
+  EXPECT_TRUE(s.saturated());
+  EXPECT_EQ(s.profile_ix(), 2);
+  EXPECT_EQ(changes, 2);  // one step up, one back
+  EXPECT_TRUE(s.holding());
+}
+
+TEST(SaturationPolicy, LeavingIsJudgedAtTheLatencyObjectivesProfile) {
+  // Batching takes the core below Y, but handing back to profile 0 would saturate it again. The
+  // net EQE table's first step (1 -> 8 µs) batches about 4 at this load.
+  const ModelTable t(kNetRxEqeProfiles, ProfileCount::kPackets, ModelParams{});
+  SynthCore core;
+  core.cost = {1000, 2000, 0.95, 1};
+  core.offered = 400'000;  // 1.2x profile 0's capacity, about 0.6 of the best profile's
+  SaturationPolicy s;
+  drive(s, t, core, 40);
+  ASSERT_TRUE(s.saturated());
+  const SaturationInput now = core.period(t, s.profile_ix(), 0);
+  EXPECT_LT(static_cast<double>(now.busy_ns) / kPeriod, s.params().leave_busy);
+  EXPECT_EQ(drive(s, t, core, 500), 0);
+  EXPECT_TRUE(s.saturated());
+  EXPECT_EQ(s.episodes(), 1u);
+}
+
+// The property: a load switching between overload and light load with random on/off lengths
+// changes the wish at most (table size + 2) times per overload phase, none in a phase shorter
+// than K periods, and none after the climb in a long phase. No limit cycle.
+TEST(SaturationPolicy, PropertyNoLimitCycleOnPeriodicLoad) {
+  const ModelTable t = rdma_table();
+  std::mt19937_64 rng(22);
+  std::uniform_int_distribution<int> len(1, 40);
+  const SaturationParams p;
+  const int climb_bound = t.size() * (p.measure_periods + 1) + p.enter_periods + 2;
+  for (int trial = 0; trial < 100; ++trial) {
+    const int on = len(rng), off = len(rng);
+    SynthCore hot, cold;
+    hot.cost = cold.cost = {1000, 2000, 0.95, 1};
+    hot.offered = 800'000;
+    cold.offered = 30'000;
+    SaturationPolicy s;
+    int changes = 0, phases = 0;
+    for (int cycle = 0; cycle < 20; ++cycle) {
+      const int c = drive(s, t, hot, on);
+      EXPECT_LE(c, t.size() + 1) << trial;
+      if (on < p.enter_periods) {
+        EXPECT_EQ(c, 0) << trial;
+      }
+      if (on > climb_bound) {
+        // After the climb the wish is still.
+        const uint8_t held = s.wish(0);
+        EXPECT_EQ(drive(s, t, hot, 5), 0) << trial;
+        EXPECT_EQ(s.wish(0), held);
+      }
+      const int leave = drive(s, t, cold, off);
+      EXPECT_LE(leave, 1) << trial;
+      EXPECT_FALSE(s.saturated()) << trial;
+      changes += c + leave;
+      phases += on >= p.enter_periods;
+    }
+    EXPECT_EQ(s.episodes(), static_cast<uint32_t>(phases)) << trial;
+    EXPECT_LE(changes, phases * (t.size() + 2)) << trial;
+  }
+}
+
+TEST(SaturationPolicy, NonPositivePeriodDecidesNothing) {
+  const ModelTable t = rdma_table();
+  SaturationPolicy s;
+  SaturationInput in = busy_period(1.0);
+  in.dt_ns = 0;
+  for (int i = 0; i < 10; ++i) EXPECT_FALSE(s.update(t, {}, in));
+  in.dt_ns = -1;
+  EXPECT_FALSE(s.update(t, {}, in));
+  EXPECT_FALSE(s.saturated());
+}
+
+TEST(SaturationPolicy, NoAllocationPerUpdate) {
+  const ModelTable t = rdma_table();
+  SynthCore core;
+  core.offered = 600'000;
+  const SaturationInput in = core.period(t, 0, 0);
+  SaturationPolicy s;
+  const uint64_t before = dimctl::testing::allocations_so_far();
+  for (int i = 0; i < 1000; ++i) s.update(t, core.cost, in);
+  EXPECT_EQ(dimctl::testing::allocations_so_far(), before);
+}
+
+}  // namespace
+}  // namespace dim
