@@ -110,15 +110,16 @@ void CostEstimator::refit() {
   // An ordinary fit, then twice: residuals of every entry against the latest fit, keep those
   // within the trim threshold (an entry dropped once may come back), refit.
   Fit f = fit(handler_keep);
+  std::array<double, kWindow> abs_rel{};
   for (int pass = 0; pass < 2 && f.n > 0; ++pass) {
     uint32_t m = 0;
     for (uint32_t i = 0; i < n; ++i) {
-      if (handler_keep[i]) scratch[m++] = std::abs(rel_residual(f, window_[i]));
+      if (!handler_keep[i]) continue;
+      abs_rel[i] = std::abs(rel_residual(f, window_[i]));
+      scratch[m++] = abs_rel[i];
     }
     const double tol = std::max(kTrimScale * median_of(scratch, m), kTrimFloor);
-    for (uint32_t i = 0; i < n; ++i) {
-      keep[i] = handler_keep[i] && std::abs(rel_residual(f, window_[i])) <= tol;
-    }
+    for (uint32_t i = 0; i < n; ++i) keep[i] = handler_keep[i] && abs_rel[i] <= tol;
     f = fit(keep);
   }
 
