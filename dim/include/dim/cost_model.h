@@ -35,7 +35,7 @@
 // CPU, CQs on one completion vector; docs/CONTROLLER.md "Shared cores").
 // Limits, stated in docs/CONTROLLER.md: arrivals are assumed Poisson (bursts and closed loops are
 // left to ModelPolicy's rules), the sharers of a core are taken as alike, and C_c / C_irq are
-// parameters, not measured.
+// parameters (CostEstimator, cost_estimator.h, measures them per core for the caller to pass).
 #pragma once
 
 #include <cstdint>
