@@ -2,31 +2,65 @@
 # Boots the lab guest once: qemu (TCG) + pinned Debian 6.1 kernel + lab initramfs, the host
 # root shared read-only over 9p and tests/lab/out shared writable. The console goes to
 # out/console.log. Usage: boot.sh BUILD [SCENARIOS]   (SCENARIOS: all | comma list, e.g. a,c)
+# Exit status: qemu's; 124 when the host timeout killed it; 125 when the hang watchdog did
+# (out/hang says why).
 set -euo pipefail
 . "$(dirname "$0")/lab.conf.sh"
 BUILD=${1:-build}
 SCEN=${2:-${LAB_SCENARIOS:-all}}
 case "$BUILD" in /*) ;; *) BUILD="$LAB_REPO/$BUILD" ;; esac
 mkdir -p "$LAB_OUT"
+rm -f "$LAB_OUT/hang" "$LAB_OUT/heartbeat"
 # The guest clock lags under TCG on a loaded host, so the guest reads the host's time from
 # out/host-clock (rewritten every second) and must be done by this host epoch.
 deadline=$(( $(date +%s) + LAB_QEMU_TIMEOUT - 20 ))
 ( while :; do date +%s >"$LAB_OUT/.host-clock.tmp" && mv -f "$LAB_OUT/.host-clock.tmp" "$LAB_OUT/host-clock"; sleep 1; done ) &
 clock_pid=$!
-trap 'kill $clock_pid 2>/dev/null' EXIT
-append="console=ttyS0 panic=-1 loglevel=4 mitigations=off nokaslr rdinit=/init"
+qemu_pid=
+trap 'kill $clock_pid 2>/dev/null; [ -z "$qemu_pid" ] || kill $qemu_pid 2>/dev/null' EXIT
+# loglevel=5: the stack dumps of lockup and stall reports are printed at the default level
+# (4), which loglevel=4 hid. A soft lockup or an RCU stall panics the guest (qemu exits at
+# once, -no-reboot); all CPUs' stacks are in the report.
+append="console=ttyS0 panic=-1 loglevel=5 mitigations=off nokaslr rdinit=/init"
+append+=" softlockup_panic=1 softlockup_all_cpu_backtrace=1 sysctl.kernel.panic_on_rcu_stall=1"
+append+=" ${LAB_APPEND_EXTRA:-}"
 append+=" lab.repo=$LAB_REPO lab.build=$BUILD lab.out=$LAB_OUT lab.scenarios=$SCEN lab.deadline=$deadline"
 accel=tcg
 # No KVM on the CI host; use it when present (the lab is written for TCG timings).
 [ -w /dev/kvm ] && [ "${LAB_KVM:-0}" = 1 ] && accel=kvm
-rc=0
 timeout -k 10 "$LAB_QEMU_TIMEOUT" qemu-system-x86_64 \
-  -machine q35,accel=$accel -cpu qemu64 -m 2048 -smp 2 -nographic -no-reboot -nic none \
+  -machine q35 -accel "$accel" -cpu qemu64 -m 2048 -smp 2 -nographic -no-reboot -nic none \
   -kernel "$LAB_VMLINUZ" -initrd "$LAB_INITRD" -append "$append" \
   -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
   -virtfs local,path="$LAB_OUT",mount_tag=labout,security_model=none,multidevs=remap \
-  </dev/null >"$LAB_OUT/console.log" 2>&1 || rc=$?
-if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+  </dev/null >"$LAB_OUT/console.log" 2>&1 &
+qemu_pid=$!
+
+# Hang watchdog: the guest rewrites out/heartbeat every 5 s from /init (a busybox loop,
+# independent of the scenarios), and the console grows while it boots. When neither moves
+# for LAB_HANG_TIMEOUT seconds the guest is hung (a stuck CPU that the kernel's own lockup
+# detectors missed, or a dead timer): kill qemu now instead of at the 600 s bound.
+last_change=$(date +%s)
+last_sig=
+while kill -0 "$qemu_pid" 2>/dev/null; do
+  sleep 2
+  sig="$(cat "$LAB_OUT/heartbeat" 2>/dev/null || true)/$(stat -c %s "$LAB_OUT/console.log" 2>/dev/null || true)"
+  now=$(date +%s)
+  if [ "$sig" != "$last_sig" ]; then
+    last_sig=$sig last_change=$now
+  elif [ $((now - last_change)) -ge "$LAB_HANG_TIMEOUT" ]; then
+    echo "no heartbeat and no console output for $((now - last_change)) s (guest heartbeat: $(cat "$LAB_OUT/heartbeat" 2>/dev/null || echo none))" >"$LAB_OUT/hang"
+    kill "$qemu_pid" 2>/dev/null
+    break
+  fi
+done
+rc=0
+wait "$qemu_pid" || rc=$?
+qemu_pid=
+if [ -s "$LAB_OUT/hang" ]; then
+  echo "lab: guest hung, qemu killed: $(cat "$LAB_OUT/hang"); see $LAB_OUT/console.log" >&2
+  rc=125
+elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
   echo "lab: qemu killed after ${LAB_QEMU_TIMEOUT}s (host timeout); see $LAB_OUT/console.log" >&2
 fi
 exit "$rc"

@@ -28,3 +28,6 @@ LAB_MODULES=(
 
 # Host-side bound on the whole qemu run (seconds). The guest bounds each step itself.
 LAB_QEMU_TIMEOUT=${LAB_QEMU_TIMEOUT:-600}
+# Host-side hang watchdog (boot.sh): qemu is killed when the guest's heartbeat (out/heartbeat,
+# every 5 s) and its console both stand still this long.
+LAB_HANG_TIMEOUT=${LAB_HANG_TIMEOUT:-60}

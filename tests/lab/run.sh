@@ -36,11 +36,25 @@ qrc=$?
 t_qemu=$(since "$t")
 
 R="$LAB_OUT/lab-report.txt"
+C="$LAB_OUT/console.log"
 touch "$R"
-if ! grep -q '^# END' "$R"; then
+# A hung or panicked guest is named as such, with the kernel's own first report (soft lockup,
+# RCU stall, panic) and the last console lines, even when the scenarios had all finished.
+kbug=$(grep -a -m 1 -E 'BUG: soft lockup|rcu: INFO: .*(stall|self-detected)|rcu_.*kthread (starved|timer wakeup)|Kernel panic' "$C" 2>/dev/null | tr -d '\r')
+tail_c=$(grep -a -v '^\s*$' "$C" 2>/dev/null | tail -n 4 | tr -d '\r' | tr '\n' ' ')
+why=""
+if [ "$qrc" -eq 125 ]; then
+  why="guest hung: $(cat "$LAB_OUT/hang" 2>/dev/null), qemu killed after ${t_qemu}s"
+elif grep -a -q 'Kernel panic' "$C" 2>/dev/null; then
+  why="guest kernel panicked after ${t_qemu}s"
+elif ! grep -q '^# END' "$R"; then
   why="guest did not finish (qemu exit $qrc"
   [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ] && why+=", killed by the host timeout of ${LAB_QEMU_TIMEOUT}s"
-  echo "FAIL lab: $why); last console lines: $(grep -v '^\s*$' "$LAB_OUT/console.log" | tail -n 3 | tr '\n' ' ')" >>"$R"
+  why+=")"
+fi
+if [ -n "$why" ]; then
+  [ -n "$kbug" ] && why+="; kernel: $kbug"
+  echo "FAIL lab: $why; last console lines: $tail_c" >>"$R"
 fi
 {
   echo "# time fetch-kernel ${t_fetch}s, initramfs ${t_initrd}s, qemu ${t_qemu}s, total $(since "$t_start")s"
