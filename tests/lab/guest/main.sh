@@ -65,8 +65,8 @@ if [ $platform_ok -eq 1 ]; then
 fi
 export platform_ok
 
-declare -A SC=([a]=sc-a-rdma.sh [b]=sc-b-napi.sh [c]=sc-c-shadow.sh [d]=sc-d-netlink.sh [e]=sc-e-verbs.sh)
-declare -A SC_BOUND=([a]=240 [b]=120 [c]=150 [d]=120 [e]=60)
+declare -A SC=([a]=sc-a-rdma.sh [b]=sc-b-napi.sh [c]=sc-c-shadow.sh [d]=sc-d-netlink.sh [e]=sc-e-verbs.sh [p]=sc-p-patching.sh)
+declare -A SC_BOUND=([a]=240 [b]=120 [c]=150 [d]=120 [e]=60 [p]=200)
 list=$LAB_SCENARIOS
 [ "$list" = all ] && list="a,b,c,d,e"
 [ "$list" = none ] && list=""
