@@ -3,8 +3,9 @@
 # MTTCG hang (docs/LAB.md, "Hangs"). Both CPUs run NVMe/RDMA reads, which execute the
 # rdma_core and scheduler tracepoint sites, while the rdma_core and napi event groups are
 # enabled and disabled in a loop: every (un)registration rewrites static calls and jump
-# labels with text_poke_bp(). Under MTTCG (LAB_TCG_THREAD=multi) this hung the guest in 1 of
-# 2 runs of 100 s; the line passes when the guest survives LAB_PATCH_SECS (default 100).
+# labels with text_poke_bp(). Under MTTCG (LAB_TCG_THREAD=multi) this hung the guest in 3 of
+# 5 runs of 100 s, with one TCG thread in none of 4; the line passes when the guest survives
+# LAB_PATCH_SECS (default 100).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/platform.sh"
