@@ -11,6 +11,8 @@ PKGS=(
   libbpf-dev bpftool libelf-dev zlib1g-dev
   libibverbs-dev libmnl-dev
   libfmt-dev libspdlog-dev prometheus-cpp-dev libcpp-httplib-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
+  # the web config: TLS (the OpenSSL cpp-httplib is built with) and bcrypt (libxcrypt)
+  libssl-dev libcrypt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # clang's runtimes (libFuzzer, ASan, UBSan): only a Recommends of clang, which is not installed
   libclang-rt-dev
@@ -18,6 +20,8 @@ PKGS=(
   iproute2 ethtool kmod procps python3 python3-jsonschema python3-yaml curl jq
   qemu-system-x86 busybox-static cpio nvme-cli fio
   prometheus yamllint
+  # test certificates for the TLS tests (unit and e2e)
+  openssl
   # bench (the simulator report's figures)
   gnuplot-nox
 )

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "basic_auth.h"
 #include "dimctl/exporters/state_json.h"
 #include "dimctl/model/clock.h"
 
@@ -25,10 +26,42 @@ constexpr const char* kLanding = R"(<!doctype html>
 </body></html>
 )";
 
+// The paths a kubelet probe asks; health_without_auth leaves them open.
+bool health_path(const std::string& path) {
+  return path == "/healthz" || path == "/readyz" || path == "/-/healthy" || path == "/-/ready";
+}
+
 }  // namespace
 
-void add_routes(httplib::Server& server, const HttpServerOptions& options) {
+void add_routes(httplib::Server& server, const HttpServerOptions& options, BasicAuth* auth) {
   const HttpServerOptions* o = &options;
+  if (options.web && !options.web->headers.empty()) {
+    // On every response, the refusals below included.
+    httplib::Headers headers;
+    for (const auto& [name, value] : options.web->headers) headers.emplace(name, value);
+    server.set_default_headers(std::move(headers));
+  }
+  if (auth) {
+    server.set_pre_routing_handler([o, auth](const httplib::Request& req, httplib::Response& res) {
+      using R = httplib::Server::HandlerResponse;
+      if (o->health_without_auth && health_path(req.path)) return R::Unhandled;
+      switch (auth->check(req.get_header_value("Authorization"), req.remote_addr)) {
+        case BasicAuth::Verdict::kOk:
+          return R::Unhandled;
+        case BasicAuth::Verdict::kRateLimited:
+          res.status = 429;
+          res.set_header("Retry-After", "1");
+          res.set_content("too many failed attempts, try again later\n", "text/plain");
+          return R::Handled;
+        case BasicAuth::Verdict::kDenied:
+          break;
+      }
+      res.status = 401;
+      res.set_header("WWW-Authenticate", "Basic");
+      res.set_content("Unauthorized\n", "text/plain");
+      return R::Handled;
+    });
+  }
   auto state = [o]() -> std::shared_ptr<const model::ControllerState> {
     return o->state ? o->state() : nullptr;
   };

@@ -9,9 +9,14 @@
 
 namespace dimctl::exporters {
 
-// Registers every path on `server`. The handlers read `options` (collectables, state, alive),
-// which must outlive the server, and only read the immutable state through its getter: no lock
-// is shared with the control loop.
-void add_routes(httplib::Server& server, const HttpServerOptions& options);
+class BasicAuth;
+
+// Registers every path on `server`. The handlers read `options` (collectables, state, alive, the
+// web config's headers), which must outlive the server, and only read the immutable state
+// through its getter: no lock is shared with the control loop. With `auth`, which must outlive
+// the server too, a request without valid credentials is answered 401 (429 after too many
+// failures) before it reaches a route, except the health paths with
+// options.health_without_auth.
+void add_routes(httplib::Server& server, const HttpServerOptions& options, BasicAuth* auth);
 
 }  // namespace dimctl::exporters

@@ -8,16 +8,23 @@
 #include <cstring>
 #include <thread>
 
+#include "basic_auth.h"
 #include "http_routes.h"
 #include "http_transport.h"
+#include "tls_context.h"
 
 namespace dimctl::exporters {
 
 struct HttpServer::Impl {
-  explicit Impl(HttpServerOptions o)
-      : options(std::move(o)), server(options.limits, options.threads) {}
+  Impl(HttpServerOptions o, std::unique_ptr<TlsContext> t, std::unique_ptr<BasicAuth> a)
+      : options(std::move(o)),
+        tls(std::move(t)),
+        auth(std::move(a)),
+        server(options.limits, options.threads, tls.get()) {}
 
-  HttpServerOptions options;  // read by the routes: outlives the server
+  HttpServerOptions options;        // read by the routes: outlives the server
+  std::unique_ptr<TlsContext> tls;  // nullptr: plain HTTP
+  std::unique_ptr<BasicAuth> auth;  // nullptr: no basic_auth_users
   ListenAddress address;
   GatedServer server;
   std::thread thread;
@@ -36,7 +43,18 @@ bool ipv6_unavailable(int err) {
 Result<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options) {
   // Parsed before it came here (parse_listen_address): what was checked is what binds.
   const ListenAddress addr = options.address;
-  auto impl = std::make_unique<Impl>(std::move(options));
+  std::unique_ptr<TlsContext> tls;
+  std::unique_ptr<BasicAuth> auth;
+  if (options.web) {
+    const WebConfig& web = *options.web;
+    if (web.tls.enabled()) {
+      auto t = TlsContext::create(web.tls);
+      if (!t) return fail(std::move(t).error().wrap(fmt::format("http server: {}", web.source)));
+      tls = std::move(*t);
+    }
+    if (!web.users.empty()) auth = std::make_unique<BasicAuth>(web.users);
+  }
+  auto impl = std::make_unique<Impl>(std::move(options), std::move(tls), std::move(auth));
   impl->address = addr;
   // httplib's default sets SO_REUSEPORT, which lets a second daemon bind the same port and the
   // kernel split scrapes between the two. SO_REUSEADDR alone still allows a quick restart.
@@ -44,7 +62,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options)
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
-  add_routes(impl->server, impl->options);
+  add_routes(impl->server, impl->options, impl->auth.get());
 
   // An empty host ("all addresses") binds the IPv6 wildcard: httplib clears IPV6_V6ONLY on every
   // IPv6 socket it creates (after our socket options, whatever net.ipv6.bindv6only says), so
@@ -107,6 +125,9 @@ uint16_t HttpServer::port() const {
 }
 std::string HttpServer::bound_address() const {
   return impl_->address.to_string();
+}
+bool HttpServer::tls() const {
+  return impl_->tls != nullptr;
 }
 
 }  // namespace dimctl::exporters

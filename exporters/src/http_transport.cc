@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -13,6 +15,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -24,17 +27,27 @@
 #include <vector>
 
 #include "dimctl/common/fd.h"
+#include "tls_context.h"
 
 namespace dimctl::exporters {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
+struct SslFree {
+  void operator()(SSL* s) const { SSL_free(s); }
+};
+
 // One client connection. The event loop owns it; while a handler thread serves it (kServing)
 // only that thread touches it, and hands it back through the loop's queue.
 struct Connection {
   enum class Phase { kHead, kServing, kWriting };
   Fd fd;
+  // TLS (web config): the session over `fd`. Its handshake is part of waiting for the first
+  // head, under the same deadline, so a client that stalls it is a slowloris like any other.
+  std::unique_ptr<SSL, SslFree> ssl;
+  bool handshaken = false;
+  bool handshake_wants_write = false;  // the socket is watched for EPOLLOUT, not EPOLLIN
   Phase phase = Phase::kHead;
   // When the current phase began, as the loop's count of phase starts: eviction picks the lowest.
   // A count, not a time: connections admitted in one batch share a time, and must still go in
@@ -50,6 +63,62 @@ struct Connection {
   std::size_t served = 0;  // requests answered on this connection
   bool close_after_write = false;
 };
+
+// What one non-blocking read or write on a connection did, plain or TLS alike.
+enum class Io { kOk, kAgain, kEof, kError };
+
+Io recv_some(Connection& c, char* buf, std::size_t size, std::size_t& n) {
+  n = 0;
+  if (!c.ssl) {
+    const ssize_t r = ::recv(c.fd.get(), buf, size, MSG_DONTWAIT);
+    if (r > 0) {
+      n = static_cast<std::size_t>(r);
+      return Io::kOk;
+    }
+    if (r == 0) return Io::kEof;
+    return errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK ? Io::kAgain : Io::kError;
+  }
+  ERR_clear_error();
+  const int r = SSL_read(c.ssl.get(), buf, static_cast<int>(std::min<std::size_t>(size, INT_MAX)));
+  if (r > 0) {
+    n = static_cast<std::size_t>(r);
+    return Io::kOk;
+  }
+  switch (SSL_get_error(c.ssl.get(), r)) {
+    case SSL_ERROR_WANT_READ:
+    case SSL_ERROR_WANT_WRITE:
+      return Io::kAgain;
+    case SSL_ERROR_ZERO_RETURN:
+      return Io::kEof;
+    default:
+      return Io::kError;
+  }
+}
+
+Io send_some(Connection& c, const char* data, std::size_t size, std::size_t& n) {
+  n = 0;
+  if (size == 0) return Io::kOk;
+  if (!c.ssl) {
+    const ssize_t r = ::send(c.fd.get(), data, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (r > 0) {
+      n = static_cast<std::size_t>(r);
+      return Io::kOk;
+    }
+    if (r == 0 || errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) return Io::kAgain;
+    return Io::kError;
+  }
+  ERR_clear_error();
+  // Partial writes are on (tls_context.cc): a record the kernel took in part is finished by the
+  // next call, from the same bytes.
+  const int r =
+      SSL_write(c.ssl.get(), data, static_cast<int>(std::min<std::size_t>(size, INT_MAX)));
+  if (r > 0) {
+    n = static_cast<std::size_t>(r);
+    return Io::kOk;
+  }
+  const int e = SSL_get_error(c.ssl.get(), r);
+  return e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ ? Io::kAgain : Io::kError;
+}
 
 // httplib's task queue runs each accepted connection's job on a pool thread that reads and
 // waits on the client: an idle or slow client holds a thread. Ours runs the job inline on the
@@ -85,14 +154,11 @@ class BufferedStream final : public httplib::Stream {
     std::size_t sent = 0;
     if (c_.out.size() == c_.out_sent) {
       while (sent < size) {
-        ssize_t n = ::send(c_.fd.get(), ptr + sent, size - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n > 0) {
-          sent += static_cast<std::size_t>(n);
-        } else if (n < 0 && errno == EINTR) {
-          continue;
-        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-          break;
-        } else {
+        std::size_t n = 0;
+        const Io io = send_some(c_, ptr + sent, size - sent, n);
+        sent += n;
+        if (io == Io::kAgain) break;
+        if (io != Io::kOk) {
           failed_ = true;  // reset by the client
           return -1;
         }
@@ -174,6 +240,9 @@ class ConnectionLoop {
  public:
   ConnectionLoop(const HttpLimits& limits, int threads, Serve serve)
       : limits_(limits), threads_(std::max(1, threads)), serve_(std::move(serve)) {}
+
+  // Before start(): every connection from now on speaks TLS with `tls`'s current context.
+  void use_tls(TlsContext* tls) { tls_ = tls; }
   ConnectionLoop(const ConnectionLoop&) = delete;
   ConnectionLoop& operator=(const ConnectionLoop&) = delete;
   ~ConnectionLoop() { stop(); }
@@ -298,6 +367,10 @@ class ConnectionLoop {
     const int flags = fcntl(fd.get(), F_GETFL);
     if (flags < 0 || fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) != 0) return;
     auto c = std::make_unique<Connection>();
+    if (tls_) {
+      c->ssl.reset(tls_->new_connection(fd.get()));
+      if (!c->ssl) return;
+    }
     c->fd = std::move(fd);
     const int key = c->fd.get();
     Connection& ref = *c;
@@ -322,8 +395,9 @@ class ConnectionLoop {
   void wait_for_head(Connection& c, Clock::time_point now, bool registered) {
     begin(c, Connection::Phase::kHead, now + limits_.head_timeout);
     if (!watch(c, EPOLLIN, registered)) return drop(c);
-    // A pipelined request may already be complete in the buffer.
-    if (find_head(c)) on_readable(c);
+    // A pipelined request may already be complete in the buffer, or wait decrypted in the TLS
+    // session, where epoll does not see it.
+    if (find_head(c) || (c.ssl && c.handshaken && SSL_has_pending(c.ssl.get()))) on_readable(c);
   }
 
   bool watch(Connection& c, uint32_t events, bool registered) {
@@ -347,20 +421,52 @@ class ConnectionLoop {
     return true;
   }
 
+  // False while the TLS handshake is not done: it waits for the socket (watched for what it
+  // needs), or failed and the connection is gone (a client without a required certificate, a
+  // protocol version outside min_version..max_version, not TLS at all).
+  bool handshake(Connection& c) {
+    ERR_clear_error();
+    const int r = SSL_do_handshake(c.ssl.get());
+    int e = SSL_ERROR_NONE;
+    if (r != 1) {
+      e = SSL_get_error(c.ssl.get(), r);
+      if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+        spdlog::debug("http server: TLS handshake failed: {}",
+                      ERR_reason_error_string(ERR_peek_last_error())
+                          ? ERR_reason_error_string(ERR_peek_last_error())
+                          : "connection closed");
+        drop(c);
+        return false;
+      }
+    }
+    const bool wants_write = e == SSL_ERROR_WANT_WRITE;
+    if (wants_write != c.handshake_wants_write) {
+      c.handshake_wants_write = wants_write;
+      if (!watch(c, wants_write ? EPOLLOUT : EPOLLIN, /*registered=*/true)) {
+        drop(c);
+        return false;
+      }
+    }
+    if (r != 1) return false;
+    c.handshaken = true;
+    return true;
+  }
+
   void on_readable(Connection& c) {
-    // Read no further than the head limit: bytes past it stay in the kernel.
+    if (c.ssl && !c.handshaken && !handshake(c)) return;
+    // Read no further than the head limit: bytes past it stay in the kernel (or, with TLS, in
+    // the session's current record).
     char buf[4096];
     while (!c.head_end && !c.peer_done && c.in.size() < limits_.max_head_bytes) {
       const std::size_t room = std::min(sizeof(buf), limits_.max_head_bytes - c.in.size());
-      const ssize_t n = ::recv(c.fd.get(), buf, room, MSG_DONTWAIT);
-      if (n > 0) {
-        c.in.append(buf, static_cast<std::size_t>(n));
+      std::size_t n = 0;
+      const Io io = recv_some(c, buf, room, n);
+      if (io == Io::kOk) {
+        c.in.append(buf, n);
         find_head(c);
-      } else if (n == 0) {
+      } else if (io == Io::kEof) {
         c.peer_done = true;
-      } else if (errno == EINTR) {
-        continue;
-      } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      } else if (io == Io::kAgain) {
         break;
       } else {
         return drop(c);
@@ -462,18 +568,12 @@ class ConnectionLoop {
 
   void flush(Connection& c) {
     while (c.out_sent < c.out.size()) {
-      const ssize_t n = ::send(c.fd.get(), c.out.data() + c.out_sent, c.out.size() - c.out_sent,
-                               MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (n > 0) {
-        c.out_sent += static_cast<std::size_t>(n);
-        pending_ -= static_cast<std::size_t>(n);
-      } else if (n < 0 && errno == EINTR) {
-        continue;
-      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        return;  // EPOLLOUT brings us back
-      } else {
-        return drop(c);
-      }
+      std::size_t n = 0;
+      const Io io = send_some(c, c.out.data() + c.out_sent, c.out.size() - c.out_sent, n);
+      c.out_sent += n;
+      pending_ -= n;
+      if (io == Io::kAgain) return;  // EPOLLOUT brings us back
+      if (io != Io::kOk) return drop(c);
     }
     c.out.clear();
     c.out_sent = 0;
@@ -491,8 +591,8 @@ class ConnectionLoop {
         // Part of a head came, too slowly: say so (best effort, never waits), then close.
         static constexpr std::string_view k408 =
             "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-        [[maybe_unused]] ssize_t n =
-            ::send(c->fd.get(), k408.data(), k408.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        std::size_t n = 0;
+        if (!c->ssl || c->handshaken) send_some(*c, k408.data(), k408.size(), n);
       }
       drop(*c);
     }
@@ -507,12 +607,15 @@ class ConnectionLoop {
   // Loop thread only. Erasing the map entry closes the socket, which also removes it from epoll.
   void drop(Connection& c) {
     release(c);
+    // close_notify, best effort (never waits): a TLS client then sees a clean end.
+    if (c.ssl && c.handshaken) SSL_shutdown(c.ssl.get());
     conns_.erase(c.fd.get());
   }
 
   const HttpLimits limits_;
   const int threads_;
   const Serve serve_;
+  TlsContext* tls_ = nullptr;  // owned by HttpServer::Impl, which outlives the loop
   Fd epoll_;
   Fd wake_;
   std::thread loop_;
@@ -529,11 +632,12 @@ class ConnectionLoop {
   std::vector<Connection*> returned_;  // answered, back to the loop
 };
 
-GatedServer::GatedServer(const HttpLimits& limits, int threads)
+GatedServer::GatedServer(const HttpLimits& limits, int threads, TlsContext* tls)
     : loop_(std::make_unique<ConnectionLoop>(
           limits, threads, [this](httplib::Stream& stream, bool last, bool& closed) {
             return process_request(stream, last, closed, nullptr);
           })) {
+  if (tls) loop_->use_tls(tls);
   new_task_queue = [] { return new InlineTaskQueue; };
   // What httplib writes in its Keep-Alive response header.
   set_keep_alive_timeout(std::max<time_t>(

@@ -17,12 +17,15 @@
 namespace dimctl::exporters {
 
 class ConnectionLoop;
+class TlsContext;
 
 // httplib::Server whose accept loop hands every connection to a ConnectionLoop instead of a
 // pool thread. httplib's own request parsing, routing and response writing stay.
 class GatedServer final : public httplib::Server {
  public:
-  GatedServer(const HttpLimits& limits, int threads);
+  // `tls`: every connection speaks TLS with its current context (nullptr: plain HTTP); it must
+  // outlive the server.
+  GatedServer(const HttpLimits& limits, int threads, TlsContext* tls = nullptr);
   ~GatedServer() override;
   GatedServer(const GatedServer&) = delete;
   GatedServer& operator=(const GatedServer&) = delete;

@@ -1,8 +1,10 @@
-// dimctl check-config FILE [--devices]: validate a config without touching any device.
+// dimctl check-config [FILE] [--devices] [--web.config.file WEB]: validate a config, and the web
+// config the daemon would serve with, without touching any device.
 //
-// Exit 0 when the file is valid (conflicts found by --devices are reported, not fatal: they are
-// what the daemon would refuse, and the operator may be checking on another host), 2 when the
-// file cannot be read or is invalid.
+// Exit 0 when the files are valid (conflicts found by --devices are reported, not fatal: they are
+// what the daemon would refuse, and the operator may be checking on another host), 2 when a
+// file cannot be read or is invalid (for the web config: what `dimctl run` would refuse at
+// start-up, certificate and key loaded).
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -19,6 +21,7 @@
 #include "dimctl/common/net_driver.h"
 #include "dimctl/config/config.h"
 #include "dimctl/config/config_policy.h"
+#include "dimctl/exporters/web_config.h"
 
 namespace dimctl::cli {
 namespace {
@@ -32,6 +35,7 @@ struct Options {
   std::string file;
   bool devices = false;
   std::string sysfs = "/sys";
+  std::string web_config;
 };
 
 std::vector<DeviceInfo> host_devices(const Options& opt) {
@@ -140,7 +144,30 @@ int print_devices(const config::ConfigPolicy& policy, const Options& opt) {
   return conflicts;
 }
 
+// The web config's summary, or its problems on stderr (false).
+bool check_web_config(const std::string& path) {
+  auto web = exporters::load_web_config(path);
+  if (!web) {
+    std::string text = web.error().message();
+    size_t n = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
+    std::cerr << text << "\n";
+    std::cerr << fmt::format("{}: invalid ({} error{})\n", path, n, n == 1 ? "" : "s");
+    return false;
+  }
+  std::cout << fmt::format("{}: OK\n", path);
+  std::cout << fmt::format("  tls: {}, basic auth users: {}, headers: {}\n",
+                           web->tls.enabled() ? "on" : "off", web->users.size(),
+                           web->headers.size());
+  return true;
+}
+
 int run(const Options& opt) {
+  if (opt.file.empty() && opt.web_config.empty()) {
+    std::cerr << "dimctl check-config: give a config FILE, --web.config.file WEB, or both\n";
+    return kExitUsage;
+  }
+  const bool web_ok = opt.web_config.empty() || check_web_config(opt.web_config);
+  if (opt.file.empty()) return web_ok ? kExitOk : kExitUsage;
   auto cfg = config::load_config(opt.file);
   if (!cfg) {
     std::string text = cfg.error().message();
@@ -154,14 +181,16 @@ int run(const Options& opt) {
     config::ConfigPolicy policy(std::move(*cfg));
     print_devices(policy, opt);
   }
-  return kExitOk;
+  return web_ok ? kExitOk : kExitUsage;
 }
 
 const Registrar registrar("check-config", [](CLI::App& app, Runner& runner) {
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
       "check-config", "Validate a config file (errors name file:line:column, key, reason; exit 2)");
-  sub->add_option("FILE", opt->file, "config file (YAML)")->required();
+  sub->add_option("FILE", opt->file, "config file (YAML)");
+  sub->add_option("--web.config.file", opt->web_config,
+                  "also check this web config (TLS, basic auth, headers) as `dimctl run` loads it");
   sub->add_flag("--devices", opt->devices,
                 "also evaluate the rules against this host's net and RDMA devices");
   sub->add_option("--sysfs", opt->sysfs,

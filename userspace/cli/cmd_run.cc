@@ -36,6 +36,7 @@
 #include "dimctl/controller/controller.h"
 #include "dimctl/exporters/http_server.h"
 #include "dimctl/exporters/state_collector.h"
+#include "dimctl/exporters/web_config.h"
 #include "dimctl/model/clock.h"
 #include "dimctl/state/json_originals_store.h"
 
@@ -49,6 +50,8 @@ struct RunArgs {
   // `listen` parsed by run_daemon() before anything starts (parse_listen_address, as the config
   // reads metrics.listen): what was checked is what binds, and what a reload keeps.
   std::optional<ListenAddress> listen_address;
+  std::string web_config;  // --web.config.file: TLS, basic auth, headers for /metrics
+  bool health_without_auth = false;
   std::string log_level = "info";
 };
 
@@ -201,6 +204,17 @@ int run_daemon(RunArgs args) {
   if (!args.state_file.empty()) cfg->state_file = args.state_file;
   if (args.listen_address) cfg->metrics.listen = *args.listen_address;
   int64_t period_ns = cfg->interval_ns;
+  // Refused like the config (exit 2): a daemon that cannot secure its endpoint as asked must not
+  // serve it unsecured.
+  std::shared_ptr<const exporters::WebConfig> web;
+  if (!args.web_config.empty()) {
+    auto w = exporters::load_web_config(args.web_config);
+    if (!w) {
+      spdlog::error("dimctl run: --web.config.file: {}", w.error().message());
+      return kExitUsage;
+    }
+    web = std::make_shared<const exporters::WebConfig>(std::move(*w));
+  }
 
   // Signals are taken synchronously by this thread; block them before any thread starts so
   // the HTTP and libbpf threads never receive them.
@@ -302,14 +316,20 @@ int run_daemon(RunArgs args) {
   // A view is published once per publish interval (or every period, if longer).
   auto alive = std::make_shared<Liveness>(getter, liveness_period(*cfg));
   hopts.alive = [alive] { return (*alive)(); };
+  hopts.web = web;
+  hopts.health_without_auth = args.health_without_auth;
   auto http = exporters::HttpServer::start(hopts);
   if (!http) {
     spdlog::error("dimctl run: metrics server: {}", http.error().message());
     return kExitFailure;
   }
-  spdlog::info("dimctl {} running: mode {}, period {}, {} rule(s), metrics on http://{}/metrics",
-               exporters::built_in_version(), config::mode_name(cfg->mode),
-               format_duration(period_ns), cfg->rules.size(), (*http)->bound_address());
+  spdlog::info(
+      "dimctl {} running: mode {}, period {}, {} rule(s), metrics on {}://{}/metrics{}",
+      exporters::built_in_version(), config::mode_name(cfg->mode), format_duration(period_ns),
+      cfg->rules.size(), (*http)->tls() ? "https" : "http", (*http)->bound_address(),
+      web && !web->users.empty()
+          ? (args.health_without_auth ? " (basic auth; health paths open)" : " (basic auth)")
+          : "");
 
   uint64_t consecutive_errors = 0;
   int64_t next = clock.now_ns();
@@ -377,6 +397,12 @@ const Registrar kRun{
                       "Where originals are recorded (overrides the config)");
       sub->add_option("--web.listen-address", args->listen,
                       "host:port for /metrics (overrides metrics.listen)");
+      sub->add_option("--web.config.file", args->web_config,
+                      "exporter-toolkit web config: TLS, client certificates, basic auth, "
+                      "headers (docs/METRICS.md, \"Securing the endpoint\")");
+      sub->add_flag("--web.health-without-auth", args->health_without_auth,
+                    "with basic_auth_users, /healthz and /readyz answer without credentials "
+                    "(kubelet probes)");
       sub->add_option("--log-level", args->log_level, "trace|debug|info|warn|error|critical|off");
       run = [args] { return run_daemon(*args); };
       return sub;

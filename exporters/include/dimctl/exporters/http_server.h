@@ -32,6 +32,7 @@
 #include "dimctl/common/listen_address.h"
 #include "dimctl/common/result.h"
 #include "dimctl/exporters/state_collector.h"
+#include "dimctl/exporters/web_config.h"
 
 namespace dimctl::exporters {
 
@@ -80,6 +81,12 @@ struct HttpServerOptions {
   std::function<bool()> alive;  // /healthz; unset = alive once a state was published
   int threads = 2;              // handler threads (scrapes are cheap, keep the footprint small)
   HttpLimits limits;
+  // --web.config.file: TLS, basic auth and response headers (web_config.h). Unset: plain HTTP,
+  // no authentication.
+  std::shared_ptr<const WebConfig> web;
+  // With basic_auth_users, /healthz, /readyz, /-/healthy and /-/ready still answer without
+  // credentials (kubelet probes send none; they say only alive/ready). Off: every path needs them.
+  bool health_without_auth = false;
 };
 
 class HttpServer {
@@ -94,7 +101,8 @@ class HttpServer {
   // "host:port" with the bound port; ":port" for a dual-stack all-addresses listener, and
   // "0.0.0.0:port" when ":port" fell back to IPv4. A client can GET from it (http_get).
   std::string bound_address() const;
-  void stop();  // idempotent; the destructor calls it
+  bool tls() const;  // serving https (the web config's tls_server_config)
+  void stop();       // idempotent; the destructor calls it
 
   struct Impl;
 
