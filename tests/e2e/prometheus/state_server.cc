@@ -2,7 +2,8 @@
 // and HttpServer so the e2e test can point a real Prometheus at it without BPF or a NIC.
 // The state moves: each second loops and eth0 queue 0's counters advance, so rate() works.
 //
-//   state_server [--address 127.0.0.1:0] [--port-file FILE]
+//   state_server [--address 127.0.0.1:0] [--port-file FILE] [--web.config.file WEB]
+//                [--web.health-without-auth]
 // Prints "listening on HOST:PORT" and writes PORT to FILE once bound; exits on SIGTERM/SIGINT.
 #include <csignal>
 #include <cstdio>
@@ -14,6 +15,7 @@
 
 #include "dimctl/exporters/http_server.h"
 #include "dimctl/exporters/state_collector.h"
+#include "dimctl/exporters/web_config.h"
 #include "dimctl/model/clock.h"
 #include "unit/exporters/fake_state.h"
 
@@ -28,14 +30,23 @@ int main(int argc, char** argv) {
   using namespace dimctl;
   std::string address = "127.0.0.1:0";
   std::string port_file;
+  std::string web_config;
+  bool health_without_auth = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--address" && i + 1 < argc) {
       address = argv[++i];
     } else if (a == "--port-file" && i + 1 < argc) {
       port_file = argv[++i];
+    } else if (a == "--web.config.file" && i + 1 < argc) {
+      web_config = argv[++i];
+    } else if (a == "--web.health-without-auth") {
+      health_without_auth = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--address HOST:PORT] [--port-file FILE]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--address HOST:PORT] [--port-file FILE] [--web.config.file WEB] "
+                   "[--web.health-without-auth]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -76,6 +87,15 @@ int main(int argc, char** argv) {
   o.collectables = {*collector};
   o.state = getter;
   o.alive = exporters::liveness_from_state(getter, std::chrono::seconds(1));
+  if (!web_config.empty()) {
+    auto web = exporters::load_web_config(web_config);
+    if (!web) {
+      std::fprintf(stderr, "state_server: %s\n", web.error().message().c_str());
+      return 2;
+    }
+    o.web = std::make_shared<const exporters::WebConfig>(std::move(*web));
+    o.health_without_auth = health_without_auth;
+  }
   auto server = exporters::HttpServer::start(std::move(o));
   if (!server) {
     std::fprintf(stderr, "state_server: %s\n", server.error().message().c_str());
