@@ -177,11 +177,14 @@ int run(const Options& opt) {
     return kExitUsage;
   }
   print_summary(*cfg);
+  // The web config the file names, when the command line names none.
+  const bool named_ok = !opt.web_config.empty() || cfg->metrics.web_config.empty() ||
+                        check_web_config(cfg->metrics.web_config);
   if (opt.devices) {
     config::ConfigPolicy policy(std::move(*cfg));
     print_devices(policy, opt);
   }
-  return web_ok ? kExitOk : kExitUsage;
+  return web_ok && named_ok ? kExitOk : kExitUsage;
 }
 
 const Registrar registrar("check-config", [](CLI::App& app, Runner& runner) {

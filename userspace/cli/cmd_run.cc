@@ -140,6 +140,7 @@ void reload(const RunArgs& args, config::Config& running, collector::BpfCollecto
   }
   if (!args.state_file.empty()) fresh->state_file = args.state_file;
   if (args.listen_address) fresh->metrics.listen = *args.listen_address;
+  if (!args.web_config.empty()) fresh->metrics.web_config = args.web_config;
   config::ReloadDiff diff = config::diff_for_reload(running, *fresh);
   config::Config& next = diff.next;
 
@@ -207,10 +208,13 @@ int run_daemon(RunArgs args) {
   // Refused like the config (exit 2): a daemon that cannot secure its endpoint as asked must not
   // serve it unsecured.
   std::shared_ptr<const exporters::WebConfig> web;
-  if (!args.web_config.empty()) {
-    auto w = exporters::load_web_config(args.web_config);
+  if (!args.web_config.empty()) cfg->metrics.web_config = args.web_config;
+  if (!cfg->metrics.web_config.empty()) {
+    auto w = exporters::load_web_config(cfg->metrics.web_config);
     if (!w) {
-      spdlog::error("dimctl run: --web.config.file: {}", w.error().message());
+      spdlog::error("dimctl run: {}: {}",
+                    args.web_config.empty() ? "metrics.web_config" : "--web.config.file",
+                    w.error().message());
       return kExitUsage;
     }
     web = std::make_shared<const exporters::WebConfig>(std::move(*w));
@@ -399,7 +403,8 @@ const Registrar kRun{
                       "host:port for /metrics (overrides metrics.listen)");
       sub->add_option("--web.config.file", args->web_config,
                       "exporter-toolkit web config: TLS, client certificates, basic auth, "
-                      "headers (docs/METRICS.md, \"Securing the endpoint\")");
+                      "headers (overrides metrics.web_config; docs/METRICS.md, \"Securing the "
+                      "endpoint\")");
       sub->add_flag("--web.health-without-auth", args->health_without_auth,
                     "with basic_auth_users, /healthz and /readyz answer without credentials "
                     "(kubelet probes)");

@@ -49,6 +49,7 @@ TEST(ConfigDefaults, EmptyDocumentGivesDocumentedDefaults) {
     EXPECT_EQ(c.metrics.max_queue_series, 4096u);
     EXPECT_EQ(c.metrics.max_cq_series, 4096u);
     EXPECT_EQ(c.metrics.publish_interval_ns, 1'000'000'000);
+    EXPECT_EQ(c.metrics.web_config, "");
     EXPECT_TRUE(c.collectors.napi);
     EXPECT_TRUE(c.collectors.rdma);
     EXPECT_TRUE(c.collectors.skb_bytes.empty());
@@ -139,6 +140,17 @@ TEST(ConfigFull, EveryFieldHasTheValueWritten) {
   EXPECT_EQ(p.rate_limit_ns, 100'000'000);
   EXPECT_TRUE(p.applies_to_net());
   EXPECT_TRUE(p.applies_to_rdma());
+}
+
+TEST(ConfigValues, WebConfigIsAnAbsolutePath) {
+  // Read as a path only: the exporter's loader checks the file (dimctl check-config, run).
+  EXPECT_EQ(must_parse("metrics:\n  web_config: /etc/dimctl/web/web.yml\n").metrics.web_config,
+            "/etc/dimctl/web/web.yml");
+  for (const char* bad : {"web.yml", "/etc/dimctl/web/", "''"}) {
+    auto d = diagnostics(std::string("metrics:\n  web_config: ") + bad + "\n");
+    ASSERT_EQ(d.size(), 1u) << bad;
+    EXPECT_EQ(d[0].path, "metrics.web_config");
+  }
 }
 
 TEST(ConfigValues, KernelDimSpellings) {

@@ -103,6 +103,17 @@ TEST(DiffForReload, LiveKeysAreAppliedWithOldAndNewValues) {
   EXPECT_TRUE(diff_for_reload(d.next, fresh).empty());
 }
 
+TEST(DiffForReload, WebConfigNeedsARestart) {
+  Config running = parse("metrics:\n  web_config: /etc/dimctl/web.yml\n");
+  Config fresh = parse("metrics:\n  web_config: /etc/dimctl/other.yml\n");
+  ReloadDiff d = diff_for_reload(running, fresh);
+  EXPECT_TRUE(d.applied.empty());
+  EXPECT_EQ(keys(d.needs_restart), (std::vector<std::string>{"metrics.web_config"}));
+  EXPECT_EQ(change_of(d.needs_restart, "metrics.web_config"),
+            "/etc/dimctl/web.yml -> /etc/dimctl/other.yml");
+  EXPECT_EQ(d.next.metrics.web_config, "/etc/dimctl/web.yml");
+}
+
 TEST(DiffForReload, RestartKeysKeepTheRunningValue) {
   Config running = parse(kRunning);
   Config fresh = parse(R"(

@@ -108,7 +108,7 @@ std::optional<std::vector<std::string>> read_globs(Ctx& ctx, const Entry& e, Glo
 
 void read_metrics(Ctx& ctx, const Entry& e, MetricsConfig& m) {
   MapReader r(ctx, e.value, e.at(), e.path,
-              {"listen", "max_queue_series", "max_cq_series", "publish_interval"});
+              {"listen", "max_queue_series", "max_cq_series", "publish_interval", "web_config"});
   if (const Entry* x = r.get("listen")) {
     if (auto s = read_string(ctx, *x)) {
       if (auto a = parse_listen_address(*s))
@@ -123,6 +123,17 @@ void read_metrics(Ctx& ctx, const Entry& e, MetricsConfig& m) {
     if (auto v = read_int(ctx, *x, 1, kMaxSeries)) m.max_cq_series = static_cast<uint32_t>(*v);
   if (const Entry* x = r.get("publish_interval"))
     if (auto v = read_duration(ctx, *x, 0, kMaxPublishInterval)) m.publish_interval_ns = *v;
+  if (const Entry* x = r.get("web_config")) {
+    if (auto s = read_string(ctx, *x)) {
+      if ((*s)[0] != '/' || s->back() == '/')
+        ctx.error(x->at(), x->path,
+                  fmt::format("'{}' must be an absolute file path (it is read at start-up from "
+                              "wherever the daemon runs)",
+                              *s));
+      else
+        m.web_config = *s;
+    }
+  }
 }
 
 void read_collectors(Ctx& ctx, const Entry& e, CollectorsConfig& c) {

@@ -118,6 +118,12 @@ ReloadDiff diff_for_reload(const Config& running, const Config& fresh) {
            fresh.metrics.listen.to_string());
     d.next.metrics.listen = running.metrics.listen;
   }
+  if (running.metrics.web_config != fresh.metrics.web_config) {
+    // The certificate and key it names are re-read when they change, without a restart.
+    change(d.needs_restart, "metrics.web_config", running.metrics.web_config,
+           fresh.metrics.web_config);
+    d.next.metrics.web_config = running.metrics.web_config;
+  }
   if (running.state_file != fresh.state_file) {
     change(d.needs_restart, "state_file", running.state_file, fresh.state_file);
     d.next.state_file = running.state_file;

@@ -86,6 +86,10 @@ struct MetricsConfig {
   // rebuilt (0..60s; at most once per interval, 0 = every interval). DIM decides every
   // interval regardless; building the view of every queue is most of a period's cost.
   int64_t publish_interval_ns = 1'000'000'000;
+  // The exporter-toolkit web config (TLS, client certificates, basic auth, headers; docs/
+  // METRICS.md, "Securing the endpoint"), an absolute path; "" = plain HTTP, no authentication.
+  // --web.config.file overrides it. Checked by the exporter's loader, not here.
+  std::string web_config;
 };
 
 struct CollectorsConfig {
