@@ -54,5 +54,14 @@ for kind in valid invalid stricter; do
     count=$((count + 1))
   done
 done
+# What deploy/kubernetes/make-web-config.sh writes for the DaemonSet's Secret: both accept it.
+if bash "$here/../../../deploy/kubernetes/make-web-config.sh" "$tmp/made" >/dev/null 2>&1 &&
+  "$PROMTOOL" check web-config "$tmp/made/web.yml" >/dev/null 2>&1 &&
+  "$DIMCTL" check-config --web.config.file "$tmp/made/web.yml" >/dev/null 2>&1; then
+  echo "ok: deploy/kubernetes/make-web-config.sh's web.yml: both accept it"
+else
+  echo "FAIL: deploy/kubernetes/make-web-config.sh's web.yml is not accepted by both"
+  failed=1
+fi
 echo "$count files: $(ls "$here"/cases/valid/*.yml | wc -l) valid, $(ls "$here"/cases/invalid/*.yml | wc -l) invalid, $(ls "$here"/cases/stricter/*.yml | wc -l) stricter"
 exit "$failed"
