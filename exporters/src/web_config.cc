@@ -260,8 +260,10 @@ bool parse_web_config(std::string_view text, std::string_view source, std::strin
       for (const auto& [name, value, at] : read_text_map(ctx, *x)) {
         out.headers.emplace_back(name, value);
         const auto& rules = header_rules();
-        auto rule = std::find_if(rules.begin(), rules.end(),
-                                 [&](const HeaderRule& h) { return h.name == name; });
+        // By hand, not find_if: a lambda cannot capture a structured binding before C++20's
+        // P1091 reached clang (the fuzz tree).
+        auto rule = rules.begin();
+        while (rule != rules.end() && rule->name != name) ++rule;
         const std::string path = yaml::child_path(x->path, name);
         if (rule == rules.end()) {
           ctx.error(at, path,

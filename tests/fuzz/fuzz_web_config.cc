@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view yaml(reinterpret_cast<const char*>(data), size);
   dimctl::exporters::WebConfig cfg;
   std::vector<dimctl::Diagnostic> diags;
-  const bool accepted = dimctl::exporters::parse_web_config(yaml, "fuzz.yml", "/etc/dimctl", cfg, diags);
+  const bool accepted =
+      dimctl::exporters::parse_web_config(yaml, "fuzz.yml", "/etc/dimctl", cfg, diags);
   // Refused exactly when there is something to say, and each thing said says something.
   if (accepted != diags.empty()) std::abort();
   for (const auto& d : diags) {
