@@ -14,7 +14,7 @@ namespace dimctl::cli {
 namespace {
 
 struct StatusOptions {
-  std::string address = std::string(exporters::kDefaultListenAddress);
+  EndpointFlags endpoint;
   bool json = false;
 };
 
@@ -81,7 +81,12 @@ std::string render_status(const model::ControllerState& s, const std::string& ad
 }
 
 int run_status(const StatusOptions& o) {
-  auto fetched = fetch_state(o.address);
+  auto endpoint = resolve_endpoint(o.endpoint);
+  if (!endpoint) {
+    fmt::print(stderr, "dimctl status: {}\n", endpoint.error().message());
+    return kExitUsage;
+  }
+  auto fetched = fetch_state(*endpoint);
   if (!fetched) {
     fmt::print(stderr, "dimctl status: {}\n", fetched.error().message());
     return kExitFailure;
@@ -91,7 +96,7 @@ int run_status(const StatusOptions& o) {
     if (!fetched->body.empty() && fetched->body.back() != '\n') std::fputc('\n', stdout);
     return kExitOk;
   }
-  std::fputs(render_status(fetched->state, o.address).c_str(), stdout);
+  std::fputs(render_status(fetched->state, o.endpoint.address).c_str(), stdout);
   return kExitOk;
 }
 
@@ -101,9 +106,7 @@ const Registrar kRegistrar("status", [](CLI::App& app, Runner& run) {
       app.add_subcommand("status",
                          "Summarise a running daemon: per device mode, rule, requested vs applied "
                          "moderation, drift and errors (reads /api/v1/state)");
-  sub->add_option("--address", opts->address, "Address of the daemon's HTTP endpoint (host:port)")
-      ->envname(kAddressEnv)
-      ->capture_default_str();
+  add_endpoint_flags(sub, opts->endpoint);
   sub->add_flag("--json", opts->json, "Print the raw state document (JSON) instead");
   run = [opts] { return run_status(*opts); };
   return sub;

@@ -19,7 +19,7 @@ namespace dimctl::cli {
 namespace {
 
 struct TopOptions {
-  std::string address = std::string(exporters::kDefaultListenAddress);
+  EndpointFlags endpoint;
   std::string interval = "1s";
   bool once = false;
 };
@@ -61,7 +61,7 @@ std::string compared(const model::PolicyComparison* c) {
 std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
   std::string out = fmt::format(
       "dimctl top  {}  {}  loops {}  last loop {:.2f} ms  sample errors {}  (every {}{})\n\n",
-      o.address, s.ready ? "ready" : "NOT READY", s.loops_total, s.last_loop_seconds * 1e3,
+      o.endpoint.address, s.ready ? "ready" : "NOT READY", s.loops_total, s.last_loop_seconds * 1e3,
       s.sample_errors_total, o.interval, o.once ? "" : ", Ctrl-C quits");
 
   std::vector<const model::QueueView*> queues;
@@ -178,8 +178,13 @@ int run_top(const TopOptions& o) {
     fmt::print(stderr, "dimctl top: {}\n", interval.error().message());
     return kExitUsage;
   }
+  auto endpoint = resolve_endpoint(o.endpoint);
+  if (!endpoint) {
+    fmt::print(stderr, "dimctl top: {}\n", endpoint.error().message());
+    return kExitUsage;
+  }
   if (o.once) {
-    auto fetched = fetch_state(o.address);
+    auto fetched = fetch_state(*endpoint);
     if (!fetched) {
       fmt::print(stderr, "dimctl top: {}\n", fetched.error().message());
       return kExitFailure;
@@ -190,10 +195,10 @@ int run_top(const TopOptions& o) {
   // Live mode: an unreachable daemon is shown in the frame and retried (it may be restarting);
   // Ctrl-C ends the command through the default SIGINT action.
   for (;;) {
-    auto fetched = fetch_state(o.address);
-    std::string frame =
-        fetched ? render_frame(fetched->state, o)
-                : fmt::format("dimctl top  {}\n\n{}\n", o.address, fetched.error().message());
+    auto fetched = fetch_state(*endpoint);
+    std::string frame = fetched ? render_frame(fetched->state, o)
+                                : fmt::format("dimctl top  {}\n\n{}\n", o.endpoint.address,
+                                              fetched.error().message());
     std::fputs("\x1b[H\x1b[2J", stdout);  // cursor home + clear screen
     std::fputs(frame.c_str(), stdout);
     std::fflush(stdout);
@@ -208,9 +213,7 @@ const Registrar kRegistrar("top", [](CLI::App& app, Runner& run) {
       "Live per-queue / per-CQ table: rates, packets per event, DIM profile, wanted vs "
       "applied moderation, and both policies' picks where a rule compares them "
       "(reads /api/v1/state)");
-  sub->add_option("--address", opts->address, "Address of the daemon's HTTP endpoint (host:port)")
-      ->envname(kAddressEnv)
-      ->capture_default_str();
+  add_endpoint_flags(sub, opts->endpoint);
   sub->add_option("--interval", opts->interval, "Refresh interval (e.g. 1s, 500ms)")
       ->capture_default_str();
   sub->add_flag("--once", opts->once, "Print one frame and exit");

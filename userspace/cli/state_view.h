@@ -16,25 +16,33 @@
 #include "dimctl/exporters/http_server.h"
 #include "dimctl/exporters/state_json.h"
 #include "dimctl/model/controller_state.h"
+#include "endpoint_flags.h"
 
 namespace dimctl::cli {
-
-// Env var that overrides the default daemon address of status/top (flag still wins).
-inline constexpr const char* kAddressEnv = "DIMCTL_ADDRESS";
 
 struct FetchedState {
   std::string body;  // raw JSON as served
   model::ControllerState state;
 };
 
-// GET /api/v1/state. Errors say what to check: unreachable daemon, HTTP error, bad JSON.
-inline Result<FetchedState> fetch_state(const std::string& address) {
-  auto res = exporters::http_get(address, "/api/v1/state");
+// GET /api/v1/state. Errors say what to check: unreachable daemon, TLS, credentials, HTTP
+// error, bad JSON.
+inline Result<FetchedState> fetch_state(const Endpoint& endpoint) {
+  const std::string& address = endpoint.address;
+  auto res = exporters::http_get(address, "/api/v1/state", endpoint.client);
   if (!res) {
     return DIMCTL_FAIL(0,
                        "cannot reach the dimctl daemon at {} ({}); is `dimctl run` running and "
-                       "serving on that address?",
-                       address, res.error().message());
+                       "serving on that address{}?",
+                       address, res.error().message(),
+                       endpoint.client.tls ? "" : ", over plain HTTP (else pass --tls)");
+  }
+  if (res->status == 401) {
+    return DIMCTL_FAIL(0, "dimctl daemon at {} answered HTTP 401 Unauthorized: {}", address,
+                       endpoint.client.user.empty()
+                           ? "it needs credentials (--basic-auth.username and "
+                             "--basic-auth.password-file)"
+                           : "wrong user name or password for " + endpoint.client.user);
   }
   if (res->status != 200) {
     std::string body = res->body;
