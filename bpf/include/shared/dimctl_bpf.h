@@ -195,6 +195,61 @@ struct dimctl_cq_event {
 	struct dimctl_cq_info info;
 };
 
+/* ---- cpu_time.bpf.c ---------------------------------------------------------------------- */
+
+/* Time each CPU spends in hard interrupt handlers and in the softirqs that poll queues, for the
+ * cost estimator (issue 22). Loaded only when CollectorOptions::enable_cpu_times.
+ *
+ * Map cpu_times (BPF_MAP_TYPE_ARRAY, BPF_F_MMAPABLE, one slot per possible CPU: the loader sets
+ * max_entries to libbpf_num_possible_cpus()), indexed by bpf_get_smp_processor_id(). Only its
+ * own CPU writes a slot (the programs run with preemption off, on the CPU whose event it is), so
+ * counters are plain adds, and the first 64 bytes (the counters) are one cache line that never
+ * leaves that CPU but for the reader. Counters are cumulative; the reader reads each word whole
+ * (relaxed 8-byte loads) and needs no retry: an event landing between two loads shows in one
+ * counter and not yet in the other until the next sample.
+ *
+ *  - hardirq: from irq_handler_entry to irq_handler_exit, i.e. one irqaction's handler
+ *    (a shared line with two handlers counts two); the generic entry/exit code around the
+ *    handler and threaded handlers' thread time are not included.
+ *  - softirq: from softirq_entry to softirq_exit of the vectors DIMCTL_SOFTIRQ_*, MINUS the
+ *    hardirq handler time of that CPU in between (a hard interrupt may preempt a softirq; softirqs
+ *    never nest on a CPU), so hardirq and softirq times add up without double counting.
+ *  - a slot's state words (hardirq_start ...) are the programs' own; readers ignore them. An exit
+ *    without its entry (the programs attached in between) is not counted.
+ *
+ * Softirq vectors are the kernel's anonymous enum (HI_SOFTIRQ = 0 ... NET_RX_SOFTIRQ = 3,
+ * BLOCK_SOFTIRQ = 4, IRQ_POLL_SOFTIRQ = 5), unchanged since 2.6.x and part of /proc/softirqs'
+ * order; an anonymous enum has no CO-RE relocation, so cpu_time.bpf.c names the numbers. */
+#define DIMCTL_SOFTIRQ_NET_RX 0   /* kernel vector 3 */
+#define DIMCTL_SOFTIRQ_BLOCK 1    /* kernel vector 4 */
+#define DIMCTL_SOFTIRQ_IRQ_POLL 2 /* kernel vector 5 */
+#define DIMCTL_SOFTIRQ_COUNTED 3
+struct dimctl_cpu_slot {
+	/* Counters (cumulative, ns from bpf_ktime_get_ns()). */
+	__u64 hardirq_ns;
+	__u64 hardirq_count; /* handler runs */
+	__u64 softirq_ns[DIMCTL_SOFTIRQ_COUNTED];    /* excluding nested hardirq handler time */
+	__u64 softirq_count[DIMCTL_SOFTIRQ_COUNTED]; /* softirq_exit events */
+	/* BPF state, not for readers. */
+	__u64 hardirq_start;   /* bpf_ktime_get_ns() at irq_handler_entry, 0: none running */
+	__u64 softirq_start;   /* the same for a counted softirq */
+	__u64 softirq_hard_ns; /* hardirq_ns at softirq_entry */
+	__u64 pad[5];          /* 128 bytes: counters and state on their own lines */
+};
+
+/* Map irq_times (BPF_MAP_TYPE_ARRAY, BPF_F_MMAPABLE, DIMCTL_IRQ_SLOTS entries), indexed by IRQ
+ * number: the same handler time per IRQ, over all CPUs (IRQs >= DIMCTL_IRQ_SLOTS count only in
+ * cpu_times). An array, not a hash: the lookup is inlined (a hash costs a helper call and a jhash
+ * per interrupt, more than the rest of the program). Plain adds: the kernel never runs one IRQ's
+ * handlers on two CPUs at once (IRQD_IRQ_INPROGRESS), except per-CPU interrupts
+ * (percpu_devid: arm64 timers and IPIs; x86's local APIC vectors do not pass irq_handler_entry),
+ * whose per-IRQ sums may lose an add when two CPUs update together; cpu_times stays exact. */
+#define DIMCTL_IRQ_SLOTS 4096
+struct dimctl_irq_slot {
+	__u64 ns;
+	__u64 count;
+};
+
 /* Map dimctl_drops (BPF_MAP_TYPE_PERCPU_ARRAY, DIMCTL_DROP_MAX entries of __u64): what a
  * program could not record. */
 #define DIMCTL_DROP_NAPI_MAP_FULL 0

@@ -6,14 +6,17 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <array>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdio>
 #include <mutex>
 
 #include "bpf_maps.h"
+#include "cpu_time.skel.h"
 #include "dimctl/collector/aggregator.h"
 #include "dimctl/collector/byte_filter.h"
+#include "dimctl/collector/cpu_times.h"
 #include "dimctl/collector/slot_table.h"
 #include "dimctl/model/clock.h"
 #include "napi.skel.h"
@@ -99,6 +102,8 @@ class Skeleton {
 
 using NapiSkel = Skeleton<napi_bpf, napi_bpf__open_opts, napi_bpf__load, napi_bpf__destroy>;
 using RdmaSkel = Skeleton<rdma_bpf, rdma_bpf__open_opts, rdma_bpf__load, rdma_bpf__destroy>;
+using CpuTimeSkel =
+    Skeleton<cpu_time_bpf, cpu_time_bpf__open_opts, cpu_time_bpf__load, cpu_time_bpf__destroy>;
 
 // One tracepoint and its twin programs.
 struct Slot {
@@ -230,7 +235,17 @@ struct BpfCollector::Impl {
   RingPtr ring;
   std::vector<dimctl_cq_event> pending_events;
 
+  std::unique_ptr<CpuTimeSkel> cpu_time;
+  std::vector<Slot> cpu_slots;
+  std::optional<MappedArray> cpu_memory;
+  std::optional<MappedArray> irq_memory;
+
   std::unique_ptr<CounterAggregator> aggregator;
+
+  // Every program slot, for the status and the start-up log.
+  std::array<const std::vector<Slot>*, 3> all_slots() const {
+    return {&napi_slots, &rdma_slots, &cpu_slots};
+  }
 
   static int on_cq_event(void* ctx, void* data, size_t size) {
     auto* self = static_cast<Impl*>(ctx);
@@ -366,6 +381,61 @@ struct BpfCollector::Impl {
     return ok();
   }
 
+  Result<void> open_cpu_times() {
+    auto make_slots = [&](CpuTimeSkel& s) {
+      auto& p = s->progs;
+      cpu_slots.clear();
+      auto add = [&](const char* tp, bpf_program* b, bpf_program* r) {
+        cpu_slots.push_back(make_slot("irq", tp, "", b, r));
+      };
+      add("irq_handler_entry", p.dimctl_irq_entry_btf, p.dimctl_irq_entry_raw);
+      add("irq_handler_exit", p.dimctl_irq_exit_btf, p.dimctl_irq_exit_raw);
+      add("softirq_entry", p.dimctl_softirq_entry_btf, p.dimctl_softirq_entry_raw);
+      add("softirq_exit", p.dimctl_softirq_exit_btf, p.dimctl_softirq_exit_raw);
+    };
+    for (bool prefer_raw : {options.force_raw_tp, true}) {
+      auto s = CpuTimeSkel::open("cpu_time");
+      if (!s) return std::move(s).error();
+      make_slots(**s);
+      if (int rc = bpf_map__set_max_entries((**s)->maps.cpu_times, static_cast<uint32_t>(ncpus));
+          rc != 0) {
+        return DIMCTL_FAIL(-rc, "cpu_times: max_entries {}", ncpus);
+      }
+      if (!plan(cpu_slots, *probe, prefer_raw)) {
+        settle_unattached(cpu_slots);
+        return ok();
+      }
+      auto loaded = (*s)->load("cpu_time.bpf.o");
+      if (!loaded) {
+        if (!prefer_raw && uses_tp_btf(cpu_slots)) {
+          spdlog::warn("collector: {}; retrying with raw_tp", loaded.error().message());
+          continue;
+        }
+        for (auto& slot : cpu_slots) {
+          if (slot.chosen != nullptr) slot.choice = {AttachKind::kNone, loaded.error().message()};
+          slot.chosen = nullptr;
+        }
+        settle_unattached(cpu_slots);
+        return ok();
+      }
+      cpu_time = std::move(*s);
+      break;
+    }
+    if (!cpu_time) return ok();
+    // Mapped before the programs attach: a mapping failure leaves nothing running unread.
+    auto& maps = cpu_time->get()->maps;
+    auto cpus = MappedArray::map(bpf_map__fd(maps.cpu_times), "cpu_times", sizeof(dimctl_cpu_slot),
+                                 static_cast<uint32_t>(ncpus));
+    if (!cpus) return std::move(cpus).error();
+    cpu_memory.emplace(std::move(*cpus));
+    auto irqs = MappedArray::map(bpf_map__fd(maps.irq_times), "irq_times", sizeof(dimctl_irq_slot),
+                                 DIMCTL_IRQ_SLOTS);
+    if (!irqs) return std::move(irqs).error();
+    irq_memory.emplace(std::move(*irqs));
+    attach_all(cpu_slots);
+    return ok();
+  }
+
   // The optional per-skb byte program's slot (always made by open_napi's make_slots).
   const Slot* bytes_slot() const {
     for (const auto& s : napi_slots) {
@@ -409,11 +479,11 @@ struct BpfCollector::Impl {
   void log_unattached() const {
     std::vector<std::string> names;
     std::vector<AttachOutcome> outcomes;
-    for (const auto* slots : {&napi_slots, &rdma_slots}) {
+    for (const auto* slots : all_slots()) {
       for (const auto& s : *slots) names.push_back(s.name());
     }
     size_t i = 0;
-    for (const auto* slots : {&napi_slots, &rdma_slots}) {
+    for (const auto* slots : all_slots()) {
       for (const auto& s : *slots) {
         if (s.link) {
           spdlog::debug("collector: {} attached ({})", s.name(), attach_kind_name(s.choice.kind));
@@ -448,6 +518,11 @@ Result<std::unique_ptr<BpfCollector>> BpfCollector::open(const CollectorOptions&
   }
   if (options.enable_rdma) {
     if (auto r = impl->open_rdma(); !r) return std::move(r).error().wrap("collector rdma");
+  }
+  if (options.enable_cpu_times) {
+    if (auto r = impl->open_cpu_times(); !r) {
+      return std::move(r).error().wrap("collector cpu_time");
+    }
   }
   // Map bytes only when the skb program really runs: has_bytes must not claim a counter that
   // failed to attach.
@@ -499,6 +574,13 @@ Result<void> BpfCollector::sample_into(model::Snapshot& out) {
   } else {
     out.cqs.clear();
   }
+  if (impl_->cpu_memory) {
+    read_cpu_times(impl_->cpu_memory->words(), out.cpus);
+    read_irq_times(impl_->irq_memory->words(), out.irqs);
+  } else {
+    out.cpus.clear();
+    out.irqs.clear();
+  }
   out.time_ns = impl_->clock.now_ns();
   return ok();
 }
@@ -506,7 +588,7 @@ Result<void> BpfCollector::sample_into(model::Snapshot& out) {
 std::vector<ProgramStatus> BpfCollector::program_status() const {
   std::vector<ProgramStatus> out;
   const bool stats = impl_->probe->bpf_stats_enabled();
-  for (const auto* slots : {&impl_->napi_slots, &impl_->rdma_slots}) {
+  for (const auto* slots : impl_->all_slots()) {
     for (const auto& s : *slots) {
       ProgramStatus st;
       st.view.name = s.name();

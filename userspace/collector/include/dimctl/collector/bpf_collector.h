@@ -1,4 +1,5 @@
-// BpfCollector: the kernel-facing CounterSource. Loads napi.bpf.c / rdma.bpf.c (CO-RE),
+// BpfCollector: the kernel-facing CounterSource. Loads napi.bpf.c / rdma.bpf.c and, when asked,
+// cpu_time.bpf.c (CO-RE),
 // attaches what the running kernel has, and samples the slot tables it maps from the programs'
 // counter arrays (slot_table.h) into model::Snapshot.
 // A missing tracepoint/module never fails open(): that program is reported unattached with the
@@ -22,6 +23,12 @@ namespace dimctl::collector {
 struct CollectorOptions {
   bool enable_napi = true;
   bool enable_rdma = true;
+  // Time per CPU in hard interrupt handlers and in the NET_RX/BLOCK/IRQ_POLL softirqs
+  // (cpu_time.bpf.c: four programs on the irq tracepoints, which fire on every interrupt and
+  // softirq), read into Snapshot::cpus and Snapshot::irqs. Off by default: only the cost
+  // estimator needs it, when a device runs the model policy. Off = not loaded, not listed in
+  // programs().
+  bool enable_cpu_times = false;
   // Optional per-skb byte counter (tp_btf/netif_receive_skb). Off: zero per-packet programs.
   bool count_bytes = false;
   // With count_bytes: fnmatch(3) globs naming the devices to count (collectors.skb_bytes).

@@ -85,6 +85,30 @@ struct CqCounters {
   uint16_t kernel_usec = 0;   // last cq_modify usec (cq_period)
 };
 
+// Time one CPU spent in hard interrupt handlers and in the softirqs that poll queues
+// (cpu_time.bpf.c), cumulative since the collector attached: what the cost estimator fits
+// against the queues' events and completions. Softirq time excludes the hard interrupt handler
+// time nested in it, so the two add up. Counts are handler runs and softirq runs.
+struct CpuTimes {
+  uint64_t hardirq_ns = 0;
+  uint64_t hardirq_count = 0;
+  uint64_t softirq_net_rx_ns = 0;
+  uint64_t softirq_net_rx_count = 0;
+  uint64_t softirq_block_ns = 0;
+  uint64_t softirq_block_count = 0;
+  uint64_t softirq_irq_poll_ns = 0;
+  uint64_t softirq_irq_poll_count = 0;
+  bool operator==(const CpuTimes&) const = default;
+};
+
+// Hard interrupt handler time of one IRQ number over all CPUs, cumulative.
+struct IrqTimes {
+  uint32_t irq = 0;
+  uint64_t ns = 0;
+  uint64_t count = 0;
+  bool operator==(const IrqTimes&) const = default;
+};
+
 struct Snapshot {
   int64_t time_ns = 0;  // CLOCK_MONOTONIC when the snapshot was taken
   // Every queue's device_ix < devices.size() (the controller refuses a snapshot that breaks
@@ -95,6 +119,11 @@ struct Snapshot {
   std::vector<QueueCounters> queues;
   std::vector<std::string> devices;  // ifnames, indexed by QueueCounters::device_ix
   std::vector<CqCounters> cqs;
+  // Per CPU, indexed by CPU number (every possible CPU), when the source measures CPU time
+  // (the collector's enable_cpu_times); empty otherwise.
+  std::vector<CpuTimes> cpus;
+  // IRQs whose handlers ran at least once, in IRQ order (same condition as cpus).
+  std::vector<IrqTimes> irqs;
 
   // REQUIRES: q.device_ix < devices.size().
   const std::string& device_of(const QueueCounters& q) const { return devices[q.device_ix]; }

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0
+/* cpu_time.bpf.c: time per CPU in hard interrupt handlers and in the queue-polling softirqs
+ * (NET_RX, BLOCK, IRQ_POLL), for the cost estimator (issue 22). Layout, nesting rule and reader
+ * rule: dimctl_bpf.h ("cpu_time.bpf.c").
+ *
+ * These tracepoints fire far more often than napi_poll on a busy host (every interrupt, every
+ * softirq of every vector), so each program is one inlined array lookup, a clock read and a few
+ * plain stores to its own CPU's line. Twins as in napi.bpf.c: tp_btf preferred, raw_tp the
+ * fallback; the arguments are scalars, so both read them the same way.
+ */
+#include "vmlinux/vmlinux.h"
+
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "shared/dimctl_bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* One slot per possible CPU: the loader sets max_entries. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dimctl_cpu_slot);
+} cpu_times SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, DIMCTL_IRQ_SLOTS);
+	__type(key, __u32);
+	__type(value, struct dimctl_irq_slot);
+} irq_times SEC(".maps");
+
+/* The kernel's softirq vectors (dimctl_bpf.h: why numbers). */
+#define NET_RX_VEC 3
+#define IRQ_POLL_VEC 5
+
+static __always_inline struct dimctl_cpu_slot *this_cpu_slot(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	return bpf_map_lookup_elem(&cpu_times, &cpu);
+}
+
+static __always_inline void hardirq_entry(void)
+{
+	struct dimctl_cpu_slot *s = this_cpu_slot();
+
+	if (s)
+		s->hardirq_start = bpf_ktime_get_ns();
+}
+
+static __always_inline void hardirq_exit(int irq)
+{
+	struct dimctl_cpu_slot *s = this_cpu_slot();
+	struct dimctl_irq_slot *per_irq;
+	__u32 key = (__u32)irq;
+	__u64 start, d;
+
+	if (!s)
+		return;
+	start = s->hardirq_start;
+	if (!start)
+		return;
+	d = bpf_ktime_get_ns() - start;
+	s->hardirq_start = 0;
+	s->hardirq_ns += d;
+	s->hardirq_count += 1;
+	per_irq = bpf_map_lookup_elem(&irq_times, &key); /* NULL past DIMCTL_IRQ_SLOTS */
+	if (per_irq) {
+		per_irq->ns += d;
+		per_irq->count += 1;
+	}
+}
+
+/* Vectors 3..5 in one unsigned compare: NET_RX, BLOCK, IRQ_POLL -> 0..2. */
+static __always_inline void softirq_entry(unsigned int vec)
+{
+	struct dimctl_cpu_slot *s;
+
+	if (vec - NET_RX_VEC > IRQ_POLL_VEC - NET_RX_VEC)
+		return;
+	s = this_cpu_slot();
+	if (!s)
+		return;
+	s->softirq_hard_ns = s->hardirq_ns;
+	s->softirq_start = bpf_ktime_get_ns();
+}
+
+static __always_inline void softirq_exit(unsigned int vec)
+{
+	/* 64-bit and bounded on both sides in the register that indexes: a 32-bit difference lets
+	 * clang check a truncated copy, which the verifier cannot bound. */
+	__u64 ix = vec;
+	struct dimctl_cpu_slot *s;
+	__u64 start, d, hard;
+
+	if (ix < NET_RX_VEC || ix > IRQ_POLL_VEC)
+		return;
+	ix -= NET_RX_VEC;
+	s = this_cpu_slot();
+	if (!s)
+		return;
+	start = s->softirq_start;
+	if (!start)
+		return;
+	d = bpf_ktime_get_ns() - start;
+	s->softirq_start = 0;
+	/* Handler time of hard interrupts that preempted this softirq. */
+	hard = s->hardirq_ns - s->softirq_hard_ns;
+	d = d > hard ? d - hard : 0;
+	s->softirq_ns[ix] += d;
+	s->softirq_count[ix] += 1;
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(dimctl_irq_entry_btf, int irq, struct irqaction *action)
+{
+	hardirq_entry();
+	return 0;
+}
+
+SEC("raw_tp/irq_handler_entry")
+int BPF_PROG(dimctl_irq_entry_raw, int irq, struct irqaction *action)
+{
+	hardirq_entry();
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(dimctl_irq_exit_btf, int irq, struct irqaction *action, int ret)
+{
+	hardirq_exit(irq);
+	return 0;
+}
+
+SEC("raw_tp/irq_handler_exit")
+int BPF_PROG(dimctl_irq_exit_raw, int irq, struct irqaction *action, int ret)
+{
+	hardirq_exit(irq);
+	return 0;
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(dimctl_softirq_entry_btf, unsigned int vec)
+{
+	softirq_entry(vec);
+	return 0;
+}
+
+SEC("raw_tp/softirq_entry")
+int BPF_PROG(dimctl_softirq_entry_raw, unsigned int vec)
+{
+	softirq_entry(vec);
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(dimctl_softirq_exit_btf, unsigned int vec)
+{
+	softirq_exit(vec);
+	return 0;
+}
+
+SEC("raw_tp/softirq_exit")
+int BPF_PROG(dimctl_softirq_exit_raw, unsigned int vec)
+{
+	softirq_exit(vec);
+	return 0;
+}

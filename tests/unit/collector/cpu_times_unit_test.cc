@@ -1,0 +1,114 @@
+// Decoding of cpu_time.bpf.c's arrays (dimctl_bpf.h: cpu_times, irq_times) into the snapshot,
+// on plain memory laid out as the kernel lays out the mapped arrays.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "dimctl/collector/cpu_times.h"
+#include "shared/dimctl_bpf.h"
+#include "support/count_allocations.h"
+
+namespace dimctl::collector {
+namespace {
+
+// The mapped array's words, slot after slot.
+template <typename Slot>
+std::vector<uint64_t> words_of(const std::vector<Slot>& slots) {
+  std::vector<uint64_t> w(slots.size() * sizeof(Slot) / 8);
+  std::memcpy(w.data(), slots.data(), slots.size() * sizeof(Slot));
+  return w;
+}
+
+// Every counter distinct, and the BPF state words set: a field read from the wrong word shows.
+dimctl_cpu_slot slot_for(uint64_t base) {
+  dimctl_cpu_slot s{};
+  s.hardirq_ns = base + 1;
+  s.hardirq_count = base + 2;
+  s.softirq_ns[DIMCTL_SOFTIRQ_NET_RX] = base + 3;
+  s.softirq_ns[DIMCTL_SOFTIRQ_BLOCK] = base + 4;
+  s.softirq_ns[DIMCTL_SOFTIRQ_IRQ_POLL] = base + 5;
+  s.softirq_count[DIMCTL_SOFTIRQ_NET_RX] = base + 6;
+  s.softirq_count[DIMCTL_SOFTIRQ_BLOCK] = base + 7;
+  s.softirq_count[DIMCTL_SOFTIRQ_IRQ_POLL] = base + 8;
+  s.hardirq_start = 0xdead0001;
+  s.softirq_start = 0xdead0002;
+  s.softirq_hard_ns = 0xdead0003;
+  return s;
+}
+
+TEST(CpuTimesDecode, EveryCounterOfEveryCpuFromItsOwnWord) {
+  const auto words = words_of(std::vector{slot_for(100), slot_for(200), slot_for(300)});
+  std::vector<model::CpuTimes> out;
+  read_cpu_times(words, out);
+  ASSERT_EQ(out.size(), 3u);
+  for (size_t cpu = 0; cpu < 3; ++cpu) {
+    const uint64_t b = 100 * (cpu + 1);
+    const model::CpuTimes want{.hardirq_ns = b + 1,
+                               .hardirq_count = b + 2,
+                               .softirq_net_rx_ns = b + 3,
+                               .softirq_net_rx_count = b + 6,
+                               .softirq_block_ns = b + 4,
+                               .softirq_block_count = b + 7,
+                               .softirq_irq_poll_ns = b + 5,
+                               .softirq_irq_poll_count = b + 8};
+    EXPECT_EQ(out[cpu], want) << "cpu " << cpu;
+  }
+}
+
+TEST(CpuTimesDecode, SizeFollowsTheArrayAndAPartialSlotIsIgnored) {
+  auto words = words_of(std::vector{slot_for(0), slot_for(10)});
+  std::vector<model::CpuTimes> out(5);
+  read_cpu_times(std::span<const uint64_t>(words).first(kCpuSlotWords * 2 - 1), out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].hardirq_ns, 1u);
+  read_cpu_times({}, out);
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(CpuTimesDecode, ReadsInPlaceWithoutAllocatingWhileTheCpuCountStays) {
+  auto words = words_of(std::vector{slot_for(0), slot_for(10)});
+  std::vector<model::CpuTimes> out;
+  read_cpu_times(words, out);
+  words[0] = 777;  // cpu 0's hardirq_ns advanced
+  const uint64_t before = testing::allocations_so_far();
+  read_cpu_times(words, out);
+  EXPECT_EQ(testing::allocations_so_far(), before);
+  EXPECT_EQ(out[0].hardirq_ns, 777u);
+  EXPECT_EQ(out[1].hardirq_ns, 11u);
+}
+
+TEST(IrqTimesDecode, OnlyIrqsThatRanInIrqOrder) {
+  std::vector<dimctl_irq_slot> slots(DIMCTL_IRQ_SLOTS);
+  slots[0] = {.ns = 5, .count = 1};
+  slots[17] = {.ns = 1700, .count = 3};
+  slots[18] = {.ns = 99, .count = 0};  // never completed a run: not an IRQ that ran
+  slots[DIMCTL_IRQ_SLOTS - 1] = {.ns = 40950, .count = 7};
+  std::vector<model::IrqTimes> out;
+  read_irq_times(words_of(slots), out);
+  const std::vector<model::IrqTimes> want = {
+      {.irq = 0, .ns = 5, .count = 1},
+      {.irq = 17, .ns = 1700, .count = 3},
+      {.irq = DIMCTL_IRQ_SLOTS - 1, .ns = 40950, .count = 7}};
+  EXPECT_EQ(out, want);
+}
+
+TEST(IrqTimesDecode, ReusesItsStorageAndDropsNothingStale) {
+  std::vector<dimctl_irq_slot> slots(8);
+  slots[2] = {.ns = 20, .count = 2};
+  slots[5] = {.ns = 50, .count = 5};
+  auto words = words_of(slots);
+  std::vector<model::IrqTimes> out;
+  read_irq_times(words, out);
+  ASSERT_EQ(out.size(), 2u);
+  const uint64_t before = testing::allocations_so_far();
+  // Counters only grow in practice; a count of 0 must still drop the entry of the last read.
+  words[5 * kIrqSlotWords + 1] = 0;
+  read_irq_times(words, out);
+  EXPECT_EQ(testing::allocations_so_far(), before);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].irq, 2u);
+}
+
+}  // namespace
+}  // namespace dimctl::collector
