@@ -21,6 +21,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -62,8 +63,11 @@ inline Result<void> enter_private_netns() {
 
 class VethLab {
  public:
-  explicit VethLab(int id = 0)
+  // ns_prefix: the name of netns B before "-<pid>" (a test binary that may run beside others
+  // picks its own).
+  explicit VethLab(int id = 0, std::string ns_prefix = "dimctl-kt")
       : id_(id),
+        ns_prefix_(std::move(ns_prefix)),
         rx_(id == 0 ? "va" : fmt::format("va{}", id)),
         tx_(id == 0 ? "vb" : fmt::format("vb{}", id)),
         rx_addr_(fmt::format("10.77.{}.1", id)),
@@ -79,8 +83,8 @@ class VethLab {
   // queues: RX/TX queue count of both ends (veth channels).
   Result<void> create(int queues) {
     if (auto r = enter_private_netns(); !r) return r;
-    ns_ = id_ == 0 ? fmt::format("dimctl-kt-{}", ::getpid())
-                   : fmt::format("dimctl-kt-{}-{}", ::getpid(), id_);
+    ns_ = id_ == 0 ? fmt::format("{}-{}", ns_prefix_, ::getpid())
+                   : fmt::format("{}-{}-{}", ns_prefix_, ::getpid(), id_);
     (void)sh(fmt::format("ip netns del {}", ns_));
     std::ofstream("/proc/sys/net/ipv6/conf/default/disable_ipv6") << "1";
     std::ofstream("/proc/sys/net/ipv6/conf/all/disable_ipv6") << "1";
@@ -193,6 +197,7 @@ class VethLab {
  private:
   static constexpr uint16_t kPort = 9999;
   int id_;
+  std::string ns_prefix_;
   std::string rx_, tx_, rx_addr_, tx_addr_;
   std::string ns_;
   Fd rx_sock_;
