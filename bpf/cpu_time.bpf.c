@@ -4,8 +4,9 @@
  * rule: dimctl_bpf.h ("cpu_time.bpf.c").
  *
  * These tracepoints fire far more often than napi_poll on a busy host (every interrupt, every
- * softirq of every vector), so each program is one inlined array lookup, a clock read and a few
- * plain stores to its own CPU's line. Twins as in napi.bpf.c: tp_btf preferred, raw_tp the
+ * softirq of every vector), so each program is one inlined array lookup and a few plain stores
+ * to its own CPU's line, and only one run in targ_time_mask + 1 reads the clock (dimctl_bpf.h:
+ * sampled timing). Twins as in napi.bpf.c: tp_btf preferred, raw_tp the
  * fallback; the arguments are scalars, so both read them the same way.
  */
 #include "vmlinux/vmlinux.h"
@@ -45,12 +46,29 @@ static __always_inline struct dimctl_cpu_slot *this_cpu_slot(void)
 	return bpf_map_lookup_elem(&cpu_times, &cpu);
 }
 
+/* Sampled timing (dimctl_bpf.h): time one run in targ_time_mask + 1. Set before load. */
+const volatile __u64 targ_time_mask = 0;
+
+/* A hardirq is timed when its turn comes, or when it preempts a timed softirq (whose nested
+ * hardirq time must be known). */
 static __always_inline void hardirq_entry(void)
 {
 	struct dimctl_cpu_slot *s = this_cpu_slot();
 
-	if (s)
-		s->hardirq_start = bpf_ktime_get_ns();
+	if (!s)
+		return;
+	if ((s->hardirq.count & targ_time_mask) && !s->softirq_start)
+		return;
+	s->hardirq_start = bpf_ktime_get_ns();
+}
+
+static __always_inline void add_run(struct dimctl_run_times *t, __u64 start, __u64 d)
+{
+	t->count += 1;
+	if (start) {
+		t->ns += d;
+		t->timed += 1;
+	}
 }
 
 static __always_inline void hardirq_exit(int irq)
@@ -58,62 +76,69 @@ static __always_inline void hardirq_exit(int irq)
 	struct dimctl_cpu_slot *s = this_cpu_slot();
 	struct dimctl_irq_slot *per_irq;
 	__u32 key = (__u32)irq;
-	__u64 start, d;
+	__u64 start, d = 0;
 
 	if (!s)
 		return;
 	start = s->hardirq_start;
-	if (!start)
-		return;
-	d = bpf_ktime_get_ns() - start;
-	s->hardirq_start = 0;
-	s->hardirq_ns += d;
-	s->hardirq_count += 1;
-	per_irq = bpf_map_lookup_elem(&irq_times, &key); /* NULL past DIMCTL_IRQ_SLOTS */
-	if (per_irq) {
-		per_irq->ns += d;
-		per_irq->count += 1;
+	if (start) {
+		d = bpf_ktime_get_ns() - start;
+		s->hardirq_start = 0;
 	}
+	add_run(&s->hardirq, start, d);
+	per_irq = bpf_map_lookup_elem(&irq_times, &key); /* NULL past DIMCTL_IRQ_SLOTS */
+	if (per_irq)
+		add_run(&per_irq->t, start, d);
 }
 
-/* Vectors 3..5 in one unsigned compare: NET_RX, BLOCK, IRQ_POLL -> 0..2. */
+/* The counted vectors NET_RX, BLOCK, IRQ_POLL (3..5) as 0..2, else -1. 64-bit and bounded on
+ * both sides in the register that indexes: a 32-bit difference lets clang check a truncated
+ * copy, which the verifier cannot bound. */
+static __always_inline __s64 counted(unsigned int vec)
+{
+	__u64 v = vec;
+
+	if (v < NET_RX_VEC || v > IRQ_POLL_VEC)
+		return -1;
+	return v - NET_RX_VEC;
+}
+
 static __always_inline void softirq_entry(unsigned int vec)
 {
 	struct dimctl_cpu_slot *s;
+	__s64 ix = counted(vec);
 
-	if (vec - NET_RX_VEC > IRQ_POLL_VEC - NET_RX_VEC)
+	if (ix < 0)
 		return;
 	s = this_cpu_slot();
 	if (!s)
 		return;
-	s->softirq_hard_ns = s->hardirq_ns;
+	if (s->softirq[ix].count & targ_time_mask)
+		return;
+	s->softirq_hard_ns = s->hardirq.ns;
 	s->softirq_start = bpf_ktime_get_ns();
 }
 
 static __always_inline void softirq_exit(unsigned int vec)
 {
-	/* 64-bit and bounded on both sides in the register that indexes: a 32-bit difference lets
-	 * clang check a truncated copy, which the verifier cannot bound. */
-	__u64 ix = vec;
 	struct dimctl_cpu_slot *s;
-	__u64 start, d, hard;
+	__s64 ix = counted(vec);
+	__u64 start, d = 0, hard;
 
-	if (ix < NET_RX_VEC || ix > IRQ_POLL_VEC)
+	if (ix < 0)
 		return;
-	ix -= NET_RX_VEC;
 	s = this_cpu_slot();
 	if (!s)
 		return;
 	start = s->softirq_start;
-	if (!start)
-		return;
-	d = bpf_ktime_get_ns() - start;
-	s->softirq_start = 0;
-	/* Handler time of hard interrupts that preempted this softirq. */
-	hard = s->hardirq_ns - s->softirq_hard_ns;
-	d = d > hard ? d - hard : 0;
-	s->softirq_ns[ix] += d;
-	s->softirq_count[ix] += 1;
+	if (start) {
+		d = bpf_ktime_get_ns() - start;
+		s->softirq_start = 0;
+		/* Handler time of hard interrupts that preempted this softirq (all timed). */
+		hard = s->hardirq.ns - s->softirq_hard_ns;
+		d = d > hard ? d - hard : 0;
+	}
+	add_run(&s->softirq[ix], start, d);
 }
 
 SEC("tp_btf/irq_handler_entry")

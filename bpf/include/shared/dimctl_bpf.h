@@ -203,10 +203,9 @@ struct dimctl_cq_event {
  * Map cpu_times (BPF_MAP_TYPE_ARRAY, BPF_F_MMAPABLE, one slot per possible CPU: the loader sets
  * max_entries to libbpf_num_possible_cpus()), indexed by bpf_get_smp_processor_id(). Only its
  * own CPU writes a slot (the programs run with preemption off, on the CPU whose event it is), so
- * counters are plain adds, and the first 64 bytes (the counters) are one cache line that never
- * leaves that CPU but for the reader. Counters are cumulative; the reader reads each word whole
- * (relaxed 8-byte loads) and needs no retry: an event landing between two loads shows in one
- * counter and not yet in the other until the next sample.
+ * counters are plain adds, on lines no other CPU writes. Counters are cumulative; the reader
+ * reads each word whole (relaxed 8-byte loads) and needs no retry: an event landing between two
+ * loads shows in one counter and not yet in the other until the next sample.
  *
  *  - hardirq: from irq_handler_entry to irq_handler_exit, i.e. one irqaction's handler
  *    (a shared line with two handlers counts two); the generic entry/exit code around the
@@ -217,6 +216,15 @@ struct dimctl_cq_event {
  *  - a slot's state words (hardirq_start ...) are the programs' own; readers ignore them. An exit
  *    without its entry (the programs attached in between) is not counted.
  *
+ * Sampled timing. A clock read (bpf_ktime_get_ns) costs ~50 ns on a VM, more than the whole
+ * budget per event, so every run is COUNTED but only one in (targ_time_mask + 1) is TIMED: the
+ * runs whose count (runs completed before it) is a multiple of that, plus every hardirq that
+ * preempts a timed softirq (so the softirq's nested time is known exactly). `ns` sums the timed
+ * runs, `timed` counts them; a period's time is  delta(ns) / delta(timed) * delta(count).
+ * targ_time_mask = 0 times every run (timed == count). The mask is a power of two minus one,
+ * set by the loader (CollectorOptions::cpu_times_time_one_in). A count-based choice, not a
+ * random one: no helper call, and on a CPU the timed runs are evenly spread.
+ *
  * Softirq vectors are the kernel's anonymous enum (HI_SOFTIRQ = 0 ... NET_RX_SOFTIRQ = 3,
  * BLOCK_SOFTIRQ = 4, IRQ_POLL_SOFTIRQ = 5), unchanged since 2.6.x and part of /proc/softirqs'
  * order; an anonymous enum has no CO-RE relocation, so cpu_time.bpf.c names the numbers. */
@@ -224,21 +232,26 @@ struct dimctl_cq_event {
 #define DIMCTL_SOFTIRQ_BLOCK 1    /* kernel vector 4 */
 #define DIMCTL_SOFTIRQ_IRQ_POLL 2 /* kernel vector 5 */
 #define DIMCTL_SOFTIRQ_COUNTED 3
+/* Handler or softirq runs of one kind on one CPU (or of one IRQ). */
+struct dimctl_run_times {
+	__u64 ns;    /* sum over the timed runs (softirqs: excluding nested hardirq time) */
+	__u64 count; /* every run (exit events) */
+	__u64 timed; /* runs timed (== count when targ_time_mask is 0) */
+};
 struct dimctl_cpu_slot {
-	/* Counters (cumulative, ns from bpf_ktime_get_ns()). */
-	__u64 hardirq_ns;
-	__u64 hardirq_count; /* handler runs */
-	__u64 softirq_ns[DIMCTL_SOFTIRQ_COUNTED];    /* excluding nested hardirq handler time */
-	__u64 softirq_count[DIMCTL_SOFTIRQ_COUNTED]; /* softirq_exit events */
-	/* BPF state, not for readers. */
-	__u64 hardirq_start;   /* bpf_ktime_get_ns() at irq_handler_entry, 0: none running */
-	__u64 softirq_start;   /* the same for a counted softirq */
-	__u64 softirq_hard_ns; /* hardirq_ns at softirq_entry */
-	__u64 pad[5];          /* 128 bytes: counters and state on their own lines */
+	/* BPF state, not for readers. First, with the hardirq and NET_RX counters, in the slot's
+	 * first cache line: an interrupt's or a NET_RX softirq's entry and exit touch that line
+	 * (on a host where interrupts are rare each run finds it cold). */
+	__u64 hardirq_start;   /* bpf_ktime_get_ns() at a timed irq_handler_entry, else 0 */
+	__u64 softirq_start;   /* the same for a timed counted softirq */
+	__u64 softirq_hard_ns; /* hardirq.ns at that softirq_entry */
+	struct dimctl_run_times hardirq;
+	struct dimctl_run_times softirq[DIMCTL_SOFTIRQ_COUNTED]; /* DIMCTL_SOFTIRQ_* */
+	__u64 pad[1]; /* 128 bytes: a slot never shares a line with another CPU's */
 };
 
 /* Map irq_times (BPF_MAP_TYPE_ARRAY, BPF_F_MMAPABLE, DIMCTL_IRQ_SLOTS entries), indexed by IRQ
- * number: the same handler time per IRQ, over all CPUs (IRQs >= DIMCTL_IRQ_SLOTS count only in
+ * number: the same handler runs per IRQ, over all CPUs (IRQs >= DIMCTL_IRQ_SLOTS count only in
  * cpu_times). An array, not a hash: the lookup is inlined (a hash costs a helper call and a jhash
  * per interrupt, more than the rest of the program). Plain adds: the kernel never runs one IRQ's
  * handlers on two CPUs at once (IRQD_IRQ_INPROGRESS), except per-CPU interrupts
@@ -246,8 +259,8 @@ struct dimctl_cpu_slot {
  * whose per-IRQ sums may lose an add when two CPUs update together; cpu_times stays exact. */
 #define DIMCTL_IRQ_SLOTS 4096
 struct dimctl_irq_slot {
-	__u64 ns;
-	__u64 count;
+	struct dimctl_run_times t;
+	__u64 pad;
 };
 
 /* Map dimctl_drops (BPF_MAP_TYPE_PERCPU_ARRAY, DIMCTL_DROP_MAX entries of __u64): what a

@@ -32,8 +32,10 @@ class CpuTimesKernelTest : public ::testing::Test {
     ASSERT_TRUE(testing::enter_private_netns().ok());
   }
 
-  static std::unique_ptr<BpfCollector> open(bool raw_tp = false) {
+  // one_in 1: every run timed (exact times, timed == count).
+  static std::unique_ptr<BpfCollector> open(bool raw_tp = false, uint32_t one_in = 1) {
     CollectorOptions o;
+    o.cpu_times_time_one_in = one_in;
     o.enable_napi = false;
     o.enable_rdma = false;
     o.enable_cpu_times = true;
@@ -51,22 +53,25 @@ class CpuTimesKernelTest : public ::testing::Test {
 };
 
 struct Sums {
-  uint64_t hard_ns = 0, hard_count = 0, net_rx_ns = 0, net_rx_count = 0, other_ns = 0;
+  uint64_t hard_ns = 0, hard_count = 0, hard_timed = 0;
+  uint64_t net_rx_ns = 0, net_rx_count = 0, net_rx_timed = 0;
 };
 Sums sums(const model::Snapshot& s) {
   Sums t;
   for (const auto& c : s.cpus) {
     t.hard_ns += c.hardirq_ns;
     t.hard_count += c.hardirq_count;
+    t.hard_timed += c.hardirq_timed;
     t.net_rx_ns += c.softirq_net_rx_ns;
     t.net_rx_count += c.softirq_net_rx_count;
-    t.other_ns += c.softirq_block_ns + c.softirq_irq_poll_ns;
+    t.net_rx_timed += c.softirq_net_rx_timed;
   }
   return t;
 }
 Sums operator-(const Sums& a, const Sums& b) {
-  return {a.hard_ns - b.hard_ns, a.hard_count - b.hard_count, a.net_rx_ns - b.net_rx_ns,
-          a.net_rx_count - b.net_rx_count, a.other_ns - b.other_ns};
+  return {a.hard_ns - b.hard_ns,           a.hard_count - b.hard_count,
+          a.hard_timed - b.hard_timed,     a.net_rx_ns - b.net_rx_ns,
+          a.net_rx_count - b.net_rx_count, a.net_rx_timed - b.net_rx_timed};
 }
 
 // /proc/interrupts: numbered IRQs -> count summed over CPUs.
@@ -153,12 +158,14 @@ TEST_F(CpuTimesKernelTest, HardIrqCountsMatchProcInterrupts) {
   const double wall = secs(Clock::now() - t0);
 
   const Sums d = sums(after) - sums(before);
+  EXPECT_EQ(d.hard_timed, d.hard_count);  // one_in 1
   std::map<uint32_t, uint64_t> irq_before;
   for (const auto& i : before.irqs) irq_before[i.irq] = i.count;
   uint64_t per_irq_total = 0, proc_total = 0;
   for (const auto& i : after.irqs) {
     const uint64_t n = i.count - irq_before[i.irq];
     per_irq_total += n;
+    EXPECT_EQ(i.timed, i.count) << "IRQ " << i.irq;
     if (n == 0) continue;
     ASSERT_TRUE(proc2.count(i.irq)) << "IRQ " << i.irq << " not in /proc/interrupts";
     // Handler runs = interrupts for an unshared line; never more than the kernel counted.
@@ -187,10 +194,12 @@ TEST_F(CpuTimesKernelTest, HardIrqCountsMatchProcInterrupts) {
 
 // NET_RX softirq time grows with veth traffic, is plausible per run, and its count never
 // exceeds the kernel's own (/proc/softirqs).
-void net_rx_grows_with_traffic(bool raw_tp) {
+// one_in > 1: sampled timing; counts stay exact, one run in one_in per CPU is timed, and the
+// estimate from the timed mean is what the checks apply to.
+void net_rx_grows_with_traffic(bool raw_tp, uint32_t one_in = 1) {
   testing::VethLab lab(0, "dirq");
   ASSERT_TRUE(lab.create(1).ok());
-  auto c = CpuTimesKernelTest::open(raw_tp);
+  auto c = CpuTimesKernelTest::open(raw_tp, one_in);
   ASSERT_NE(c, nullptr);
   check_attached(*c, raw_tp ? "raw_tp" : "tp_btf");
   const double ncpus = libbpf_num_possible_cpus();
@@ -212,12 +221,12 @@ void net_rx_grows_with_traffic(bool raw_tp) {
   const Sums busy = sums(s2) - sums(s1);
 
   std::printf(
-      "%s quiet %.2f s: NET_RX %lu runs %lu ns; traffic %.2f s: NET_RX %lu runs %lu ns "
-      "(%.0f ns/run), /proc/softirqs %lu; hardirq %lu runs\n",
-      raw_tp ? "raw_tp" : "tp_btf", quiet_wall, quiet.net_rx_count, quiet.net_rx_ns, busy_wall,
-      busy.net_rx_count, busy.net_rx_ns,
-      busy.net_rx_count
-          ? static_cast<double>(busy.net_rx_ns) / static_cast<double>(busy.net_rx_count)
+      "%s 1/%u quiet %.2f s: NET_RX %lu runs %lu ns; traffic %.2f s: NET_RX %lu runs (%lu "
+      "timed) %lu ns (%.0f ns/timed run), /proc/softirqs %lu; hardirq %lu runs\n",
+      raw_tp ? "raw_tp" : "tp_btf", one_in, quiet_wall, quiet.net_rx_count, quiet.net_rx_ns,
+      busy_wall, busy.net_rx_count, busy.net_rx_timed, busy.net_rx_ns,
+      busy.net_rx_timed
+          ? static_cast<double>(busy.net_rx_ns) / static_cast<double>(busy.net_rx_timed)
           : 0.0,
       proc1 - proc0, busy.hard_count);
   // 20000 datagrams in bursts of 32: hundreds of softirq runs at least.
@@ -227,10 +236,12 @@ void net_rx_grows_with_traffic(bool raw_tp) {
       static_cast<double>(busy.net_rx_ns) / static_cast<double>(busy.net_rx_count);
   EXPECT_GE(per_run, 100.0);
   EXPECT_LE(per_run, 1e6);
-  EXPECT_LE(static_cast<double>(busy.net_rx_ns), busy_wall * 1e9 * ncpus);
+  const double busy_ns = model::estimated_ns(busy.net_rx_ns, busy.net_rx_timed, busy.net_rx_count);
+  EXPECT_LE(busy_ns, busy_wall * 1e9 * ncpus);
   // Rate with traffic well above the host's own rate (shared host: not exactly 0 without).
-  const double busy_rate = static_cast<double>(busy.net_rx_ns) / busy_wall;
-  const double quiet_rate = static_cast<double>(quiet.net_rx_ns) / quiet_wall;
+  const double busy_rate = busy_ns / busy_wall;
+  const double quiet_rate =
+      model::estimated_ns(quiet.net_rx_ns, quiet.net_rx_timed, quiet.net_rx_count) / quiet_wall;
   EXPECT_GT(busy_rate, 2 * quiet_rate + 1e5) << "quiet " << quiet_rate << " ns/s";
   // Without traffic the host's NET_RX time is a small share of the CPUs.
   EXPECT_LT(quiet_rate, 0.05e9 * ncpus);
@@ -242,6 +253,21 @@ TEST_F(CpuTimesKernelTest, NetRxSoftirqTimeGrowsWithVethTrafficTpBtf) {
 
 TEST_F(CpuTimesKernelTest, NetRxSoftirqTimeGrowsWithVethTrafficRawTp) {
   net_rx_grows_with_traffic(true);
+}
+
+TEST_F(CpuTimesKernelTest, SampledTimingCountsEveryRunAndTimesOneInEight) {
+  net_rx_grows_with_traffic(false, 8);
+}
+
+TEST_F(CpuTimesKernelTest, TimingThatIsNotAPowerOfTwoIsRefused) {
+  CollectorOptions o;
+  o.enable_napi = false;
+  o.enable_rdma = false;
+  o.enable_cpu_times = true;
+  o.cpu_times_time_one_in = 6;
+  auto c = BpfCollector::open(o);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message().find("power of two"), std::string::npos) << c.error().message();
 }
 
 }  // namespace

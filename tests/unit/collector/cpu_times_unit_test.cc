@@ -2,6 +2,7 @@
 // on plain memory laid out as the kernel lays out the mapped arrays.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -23,17 +24,14 @@ std::vector<uint64_t> words_of(const std::vector<Slot>& slots) {
 // Every counter distinct, and the BPF state words set: a field read from the wrong word shows.
 dimctl_cpu_slot slot_for(uint64_t base) {
   dimctl_cpu_slot s{};
-  s.hardirq_ns = base + 1;
-  s.hardirq_count = base + 2;
-  s.softirq_ns[DIMCTL_SOFTIRQ_NET_RX] = base + 3;
-  s.softirq_ns[DIMCTL_SOFTIRQ_BLOCK] = base + 4;
-  s.softirq_ns[DIMCTL_SOFTIRQ_IRQ_POLL] = base + 5;
-  s.softirq_count[DIMCTL_SOFTIRQ_NET_RX] = base + 6;
-  s.softirq_count[DIMCTL_SOFTIRQ_BLOCK] = base + 7;
-  s.softirq_count[DIMCTL_SOFTIRQ_IRQ_POLL] = base + 8;
+  s.hardirq = {.ns = base + 1, .count = base + 2, .timed = base + 3};
+  s.softirq[DIMCTL_SOFTIRQ_NET_RX] = {.ns = base + 4, .count = base + 5, .timed = base + 6};
+  s.softirq[DIMCTL_SOFTIRQ_BLOCK] = {.ns = base + 7, .count = base + 8, .timed = base + 9};
+  s.softirq[DIMCTL_SOFTIRQ_IRQ_POLL] = {.ns = base + 10, .count = base + 11, .timed = base + 12};
   s.hardirq_start = 0xdead0001;
   s.softirq_start = 0xdead0002;
   s.softirq_hard_ns = 0xdead0003;
+  s.pad[0] = 0xdead0004;
   return s;
 }
 
@@ -46,12 +44,16 @@ TEST(CpuTimesDecode, EveryCounterOfEveryCpuFromItsOwnWord) {
     const uint64_t b = 100 * (cpu + 1);
     const model::CpuTimes want{.hardirq_ns = b + 1,
                                .hardirq_count = b + 2,
-                               .softirq_net_rx_ns = b + 3,
-                               .softirq_net_rx_count = b + 6,
-                               .softirq_block_ns = b + 4,
-                               .softirq_block_count = b + 7,
-                               .softirq_irq_poll_ns = b + 5,
-                               .softirq_irq_poll_count = b + 8};
+                               .hardirq_timed = b + 3,
+                               .softirq_net_rx_ns = b + 4,
+                               .softirq_net_rx_count = b + 5,
+                               .softirq_net_rx_timed = b + 6,
+                               .softirq_block_ns = b + 7,
+                               .softirq_block_count = b + 8,
+                               .softirq_block_timed = b + 9,
+                               .softirq_irq_poll_ns = b + 10,
+                               .softirq_irq_poll_count = b + 11,
+                               .softirq_irq_poll_timed = b + 12};
     EXPECT_EQ(out[cpu], want) << "cpu " << cpu;
   }
 }
@@ -62,6 +64,7 @@ TEST(CpuTimesDecode, SizeFollowsTheArrayAndAPartialSlotIsIgnored) {
   read_cpu_times(std::span<const uint64_t>(words).first(kCpuSlotWords * 2 - 1), out);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].hardirq_ns, 1u);
+  EXPECT_EQ(out[0].softirq_irq_poll_timed, 12u);
   read_cpu_times({}, out);
   EXPECT_TRUE(out.empty());
 }
@@ -70,7 +73,7 @@ TEST(CpuTimesDecode, ReadsInPlaceWithoutAllocatingWhileTheCpuCountStays) {
   auto words = words_of(std::vector{slot_for(0), slot_for(10)});
   std::vector<model::CpuTimes> out;
   read_cpu_times(words, out);
-  words[0] = 777;  // cpu 0's hardirq_ns advanced
+  words[offsetof(dimctl_cpu_slot, hardirq) / 8] = 777;  // cpu 0's hardirq ns advanced
   const uint64_t before = testing::allocations_so_far();
   read_cpu_times(words, out);
   EXPECT_EQ(testing::allocations_so_far(), before);
@@ -80,34 +83,42 @@ TEST(CpuTimesDecode, ReadsInPlaceWithoutAllocatingWhileTheCpuCountStays) {
 
 TEST(IrqTimesDecode, OnlyIrqsThatRanInIrqOrder) {
   std::vector<dimctl_irq_slot> slots(DIMCTL_IRQ_SLOTS);
-  slots[0] = {.ns = 5, .count = 1};
-  slots[17] = {.ns = 1700, .count = 3};
-  slots[18] = {.ns = 99, .count = 0};  // never completed a run: not an IRQ that ran
-  slots[DIMCTL_IRQ_SLOTS - 1] = {.ns = 40950, .count = 7};
+  slots[0].t = {.ns = 5, .count = 1, .timed = 1};
+  slots[17].t = {.ns = 1700, .count = 3, .timed = 2};
+  slots[18].t = {.ns = 99, .count = 0, .timed = 0};  // never completed a run: not one that ran
+  slots[DIMCTL_IRQ_SLOTS - 1].t = {.ns = 40950, .count = 7, .timed = 1};
+  slots[DIMCTL_IRQ_SLOTS - 1].pad = 0xdead;
   std::vector<model::IrqTimes> out;
   read_irq_times(words_of(slots), out);
   const std::vector<model::IrqTimes> want = {
-      {.irq = 0, .ns = 5, .count = 1},
-      {.irq = 17, .ns = 1700, .count = 3},
-      {.irq = DIMCTL_IRQ_SLOTS - 1, .ns = 40950, .count = 7}};
+      {.irq = 0, .ns = 5, .count = 1, .timed = 1},
+      {.irq = 17, .ns = 1700, .count = 3, .timed = 2},
+      {.irq = DIMCTL_IRQ_SLOTS - 1, .ns = 40950, .count = 7, .timed = 1}};
   EXPECT_EQ(out, want);
 }
 
 TEST(IrqTimesDecode, ReusesItsStorageAndDropsNothingStale) {
   std::vector<dimctl_irq_slot> slots(8);
-  slots[2] = {.ns = 20, .count = 2};
-  slots[5] = {.ns = 50, .count = 5};
+  slots[2].t = {.ns = 20, .count = 2, .timed = 2};
+  slots[5].t = {.ns = 50, .count = 5, .timed = 5};
   auto words = words_of(slots);
   std::vector<model::IrqTimes> out;
   read_irq_times(words, out);
   ASSERT_EQ(out.size(), 2u);
   const uint64_t before = testing::allocations_so_far();
   // Counters only grow in practice; a count of 0 must still drop the entry of the last read.
-  words[5 * kIrqSlotWords + 1] = 0;
+  words[5 * kIrqSlotWords + offsetof(dimctl_run_times, count) / 8] = 0;
   read_irq_times(words, out);
   EXPECT_EQ(testing::allocations_so_far(), before);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].irq, 2u);
+}
+
+TEST(EstimatedNs, ScalesTheTimedMeanToEveryRunAndNeverDividesByZero) {
+  EXPECT_DOUBLE_EQ(model::estimated_ns(1000, 4, 32), 8000.0);   // 250 ns each, 32 runs
+  EXPECT_DOUBLE_EQ(model::estimated_ns(1000, 10, 10), 1000.0);  // every run timed
+  EXPECT_DOUBLE_EQ(model::estimated_ns(0, 0, 7), 0.0);          // none timed yet
+  EXPECT_DOUBLE_EQ(model::estimated_ns(0, 0, 0), 0.0);
 }
 
 }  // namespace

@@ -382,6 +382,10 @@ struct BpfCollector::Impl {
   }
 
   Result<void> open_cpu_times() {
+    const uint32_t one_in = options.cpu_times_time_one_in;
+    if (one_in == 0 || (one_in & (one_in - 1)) != 0) {
+      return DIMCTL_FAIL(EINVAL, "cpu_times_time_one_in {} is not a power of two", one_in);
+    }
     auto make_slots = [&](CpuTimeSkel& s) {
       auto& p = s->progs;
       cpu_slots.clear();
@@ -397,6 +401,7 @@ struct BpfCollector::Impl {
       auto s = CpuTimeSkel::open("cpu_time");
       if (!s) return std::move(s).error();
       make_slots(**s);
+      (**s)->rodata->targ_time_mask = one_in - 1;
       if (int rc = bpf_map__set_max_entries((**s)->maps.cpu_times, static_cast<uint32_t>(ncpus));
           rc != 0) {
         return DIMCTL_FAIL(-rc, "cpu_times: max_entries {}", ncpus);

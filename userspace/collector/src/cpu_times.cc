@@ -5,11 +5,11 @@
 
 namespace dimctl::collector {
 
-static_assert(sizeof(dimctl_cpu_slot) == 128 && offsetof(dimctl_cpu_slot, hardirq_count) == 8 &&
-              offsetof(dimctl_cpu_slot, softirq_ns) == 16 &&
-              offsetof(dimctl_cpu_slot, softirq_count) == 40 &&
-              offsetof(dimctl_cpu_slot, hardirq_start) == 64);
-static_assert(sizeof(dimctl_irq_slot) == 16 && offsetof(dimctl_irq_slot, count) == 8);
+static_assert(sizeof(dimctl_run_times) == 24 && offsetof(dimctl_run_times, count) == 8 &&
+              offsetof(dimctl_run_times, timed) == 16);
+static_assert(sizeof(dimctl_cpu_slot) == 128 && offsetof(dimctl_cpu_slot, softirq_hard_ns) == 16 &&
+              offsetof(dimctl_cpu_slot, hardirq) == 24 && offsetof(dimctl_cpu_slot, softirq) == 48);
+static_assert(sizeof(dimctl_irq_slot) == 32 && offsetof(dimctl_irq_slot, t) == 0);
 static_assert(DIMCTL_SOFTIRQ_NET_RX == 0 && DIMCTL_SOFTIRQ_BLOCK == 1 &&
               DIMCTL_SOFTIRQ_IRQ_POLL == 2 && DIMCTL_SOFTIRQ_COUNTED == 3);
 
@@ -22,8 +22,20 @@ uint64_t load(const uint64_t& w) {
 constexpr size_t word_of(size_t byte_offset) {
   return byte_offset / 8;
 }
-constexpr size_t kSoftNs = word_of(offsetof(dimctl_cpu_slot, softirq_ns));
-constexpr size_t kSoftCount = word_of(offsetof(dimctl_cpu_slot, softirq_count));
+struct Words {
+  const uint64_t* w;
+  uint64_t at(size_t byte_offset) const { return load(w[word_of(byte_offset)]); }
+  // The run_times at `byte_offset`.
+  void runs(size_t byte_offset, uint64_t& ns, uint64_t& count, uint64_t& timed) const {
+    ns = at(byte_offset + offsetof(dimctl_run_times, ns));
+    count = at(byte_offset + offsetof(dimctl_run_times, count));
+    timed = at(byte_offset + offsetof(dimctl_run_times, timed));
+  }
+};
+
+constexpr size_t softirq_at(size_t v) {
+  return offsetof(dimctl_cpu_slot, softirq) + v * sizeof(dimctl_run_times);
+}
 
 }  // namespace
 
@@ -31,16 +43,15 @@ void read_cpu_times(std::span<const uint64_t> words, std::vector<model::CpuTimes
   const size_t n = words.size() / kCpuSlotWords;
   out.resize(n);
   for (size_t cpu = 0; cpu < n; ++cpu) {
-    const uint64_t* w = &words[cpu * kCpuSlotWords];
+    const Words w{&words[cpu * kCpuSlotWords]};
     model::CpuTimes& c = out[cpu];
-    c.hardirq_ns = load(w[word_of(offsetof(dimctl_cpu_slot, hardirq_ns))]);
-    c.hardirq_count = load(w[word_of(offsetof(dimctl_cpu_slot, hardirq_count))]);
-    c.softirq_net_rx_ns = load(w[kSoftNs + DIMCTL_SOFTIRQ_NET_RX]);
-    c.softirq_net_rx_count = load(w[kSoftCount + DIMCTL_SOFTIRQ_NET_RX]);
-    c.softirq_block_ns = load(w[kSoftNs + DIMCTL_SOFTIRQ_BLOCK]);
-    c.softirq_block_count = load(w[kSoftCount + DIMCTL_SOFTIRQ_BLOCK]);
-    c.softirq_irq_poll_ns = load(w[kSoftNs + DIMCTL_SOFTIRQ_IRQ_POLL]);
-    c.softirq_irq_poll_count = load(w[kSoftCount + DIMCTL_SOFTIRQ_IRQ_POLL]);
+    w.runs(offsetof(dimctl_cpu_slot, hardirq), c.hardirq_ns, c.hardirq_count, c.hardirq_timed);
+    w.runs(softirq_at(DIMCTL_SOFTIRQ_NET_RX), c.softirq_net_rx_ns, c.softirq_net_rx_count,
+           c.softirq_net_rx_timed);
+    w.runs(softirq_at(DIMCTL_SOFTIRQ_BLOCK), c.softirq_block_ns, c.softirq_block_count,
+           c.softirq_block_timed);
+    w.runs(softirq_at(DIMCTL_SOFTIRQ_IRQ_POLL), c.softirq_irq_poll_ns, c.softirq_irq_poll_count,
+           c.softirq_irq_poll_timed);
   }
 }
 
@@ -48,12 +59,10 @@ void read_irq_times(std::span<const uint64_t> words, std::vector<model::IrqTimes
   out.clear();
   const size_t n = words.size() / kIrqSlotWords;
   for (size_t irq = 0; irq < n; ++irq) {
-    const uint64_t* w = &words[irq * kIrqSlotWords];
-    const uint64_t count = load(w[word_of(offsetof(dimctl_irq_slot, count))]);
-    if (count == 0) continue;
-    out.push_back({.irq = static_cast<uint32_t>(irq),
-                   .ns = load(w[word_of(offsetof(dimctl_irq_slot, ns))]),
-                   .count = count});
+    const Words w{&words[irq * kIrqSlotWords]};
+    model::IrqTimes t{.irq = static_cast<uint32_t>(irq)};
+    w.runs(offsetof(dimctl_irq_slot, t), t.ns, t.count, t.timed);
+    if (t.count != 0) out.push_back(t);
   }
 }
 

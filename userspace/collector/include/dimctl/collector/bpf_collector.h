@@ -29,6 +29,10 @@ struct CollectorOptions {
   // estimator needs it, when a device runs the model policy. Off = not loaded, not listed in
   // programs().
   bool enable_cpu_times = false;
+  // With enable_cpu_times: every run is counted, one in this many is timed (a power of two;
+  // 1 = every run). A clock read costs more than the rest of a program (docs/benchmarks/bpf.md);
+  // the estimator needs the mean time per run, which a sample gives (model::estimated_ns()).
+  uint32_t cpu_times_time_one_in = 8;
   // Optional per-skb byte counter (tp_btf/netif_receive_skb). Off: zero per-packet programs.
   bool count_bytes = false;
   // With count_bytes: fnmatch(3) globs naming the devices to count (collectors.skb_bytes).

@@ -88,26 +88,43 @@ struct CqCounters {
 // Time one CPU spent in hard interrupt handlers and in the softirqs that poll queues
 // (cpu_time.bpf.c), cumulative since the collector attached: what the cost estimator fits
 // against the queues' events and completions. Softirq time excludes the hard interrupt handler
-// time nested in it, so the two add up. Counts are handler runs and softirq runs.
+// time nested in it, so the two add up. Counts are handler runs and softirq runs, every one;
+// the times are sampled: `*_ns` sums the `*_timed` runs only (one in
+// CollectorOptions::cpu_times_time_one_in, as a clock read costs more than the rest of a
+// program), so a period's time is estimated_ns() of the deltas.
 struct CpuTimes {
   uint64_t hardirq_ns = 0;
   uint64_t hardirq_count = 0;
+  uint64_t hardirq_timed = 0;
   uint64_t softirq_net_rx_ns = 0;
   uint64_t softirq_net_rx_count = 0;
+  uint64_t softirq_net_rx_timed = 0;
   uint64_t softirq_block_ns = 0;
   uint64_t softirq_block_count = 0;
+  uint64_t softirq_block_timed = 0;
   uint64_t softirq_irq_poll_ns = 0;
   uint64_t softirq_irq_poll_count = 0;
+  uint64_t softirq_irq_poll_timed = 0;
   bool operator==(const CpuTimes&) const = default;
 };
 
-// Hard interrupt handler time of one IRQ number over all CPUs, cumulative.
+// Hard interrupt handler runs of one IRQ number over all CPUs, cumulative (times sampled as in
+// CpuTimes).
 struct IrqTimes {
   uint32_t irq = 0;
   uint64_t ns = 0;
   uint64_t count = 0;
+  uint64_t timed = 0;
   bool operator==(const IrqTimes&) const = default;
 };
+
+// The time of `count` runs from the `ns` of the `timed` ones among them (deltas over a period,
+// or totals): their mean times count; 0 when none was timed.
+constexpr double estimated_ns(uint64_t ns, uint64_t timed, uint64_t count) {
+  return timed == 0
+             ? 0.0
+             : static_cast<double>(ns) / static_cast<double>(timed) * static_cast<double>(count);
+}
 
 struct Snapshot {
   int64_t time_ns = 0;  // CLOCK_MONOTONIC when the snapshot was taken
