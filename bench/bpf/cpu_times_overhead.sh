@@ -47,36 +47,10 @@ fi
 
 NSA="$PREFIX-a-$$"
 NSB="$PREFIX-b-$$"
-OLD_STATS="$(cat /proc/sys/kernel/bpf_stats_enabled)"
 WORK="$(mktemp -d -p /var/tmp)"  # on the disk (not tmpfs): the I/O load needs interrupts
-cleanup() {
-  echo "$OLD_STATS" > /proc/sys/kernel/bpf_stats_enabled
-  ip netns del "$NSA" 2>/dev/null || true
-  ip netns del "$NSB" 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-echo 1 > /proc/sys/kernel/bpf_stats_enabled
-
-A=(ip netns exec "$NSA")
-B=(ip netns exec "$NSB")
-ip netns add "$NSA"
-ip netns add "$NSB"
-for ns in "$NSA" "$NSB"; do
-  ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-  ip netns exec "$ns" ip link set lo up
-done
-ip link add va netns "$NSA" type veth peer name vb netns "$NSB"
-"${A[@]}" ip addr add 10.78.0.1/24 dev va
-"${B[@]}" ip addr add 10.78.0.2/24 dev vb
-"${A[@]}" ethtool -K va gro on >/dev/null
-"${B[@]}" ethtool -K vb tso off gso off >/dev/null
-"${A[@]}" ip link set va up
-"${B[@]}" ip link set vb up
-VA_MAC=$("${A[@]}" ip link show dev va | awk '/link\/ether/ {print $2}')
-VB_MAC=$("${B[@]}" ip link show dev vb | awk '/link\/ether/ {print $2}')
-"${A[@]}" ip neigh replace 10.78.0.2 lladdr "$VB_MAC" dev va nud permanent
-"${B[@]}" ip neigh replace 10.78.0.1 lladdr "$VA_MAC" dev vb nud permanent
+# shellcheck source=bench/bpf/veth_pair.sh
+source "$(dirname "${BASH_SOURCE[0]}")/veth_pair.sh"
+veth_pair_start
 
 cat > "$WORK/flood.py" <<'PY'
 import socket, sys, time
