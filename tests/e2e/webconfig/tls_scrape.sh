@@ -25,30 +25,9 @@ done
 EXPORTER=${1:-}
 TIMEOUT=${DIMCTL_E2E_TIMEOUT:-60}
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d /tmp/dimctl-e2e-tls.XXXXXX)
-pids=()
-
-cleanup() {
-  local rc=$?
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do
-    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-  if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
-    echo "--- exporter log"; cat "$tmp/exporter.log" 2>/dev/null || true
-    echo "--- prometheus log (tail)"; tail -n 30 "$tmp/prometheus.log" 2>/dev/null || true
-  fi
-  rm -rf "$tmp"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+# shellcheck source=tests/e2e/lib.sh
+source "$here/../lib.sh"
+e2e_start tls
 
 failed=0
 pass() { echo "ok: $*"; }
