@@ -52,28 +52,6 @@ WORK="$(mktemp -d -p /var/tmp)"  # on the disk (not tmpfs): the I/O load needs i
 source "$(dirname "${BASH_SOURCE[0]}")/veth_pair.sh"
 veth_pair_start
 
-cat > "$WORK/flood.py" <<'PY'
-import socket, sys, time
-seconds, flows = float(sys.argv[1]), 8
-limit = 20_000_000
-socks = []
-for f in range(flows):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("10.78.0.2", 42000 + f))
-    socks.append(s)
-payload = b"x" * 32
-dst = ("10.78.0.1", 9)
-sent, end = 0, time.monotonic() + seconds
-while sent < limit and time.monotonic() < end:
-    for s in socks:
-        for _ in range(64):
-            try:
-                s.sendto(payload, dst)
-            except OSError:
-                pass
-        sent += 64
-print(sent)
-PY
 
 load() {  # S seconds of veth flood and direct disk writes
   local end=$(( $(date +%s) + SECONDS_PER_RUN ))
@@ -81,7 +59,7 @@ load() {  # S seconds of veth flood and direct disk writes
       dd if=/dev/zero of="$WORK/io" bs=4k count=128 oflag=direct status=none
     done; rm -f "$WORK/io" ) &
   local io=$!
-  "${B[@]}" python3 "$WORK/flood.py" "$SECONDS_PER_RUN" >/dev/null
+  "${B[@]}" python3 "$(dirname "${BASH_SOURCE[0]}")/udp_flood.py" "$SECONDS_PER_RUN" 8 >/dev/null
   wait "$io"
 }
 

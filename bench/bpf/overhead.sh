@@ -57,35 +57,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/veth_pair.sh"
 veth_pair_start
 # Drop at the receiver's netfilter-free UDP layer is fine: the NAPI has already polled.
 
-cat > "$WORK/flood.py" <<'PY'
-import socket, sys, time
-seconds, flows = float(sys.argv[1]), int(sys.argv[2])
-limit = 20_000_000
-socks = []
-for f in range(flows):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("10.78.0.2", 42000 + f))
-    socks.append(s)
-payload = b"x" * 32
-dst = ("10.78.0.1", 9)
-sent, end = 0, time.monotonic() + seconds
-while sent < limit and time.monotonic() < end:
-    for s in socks:
-        for _ in range(64):
-            try:
-                s.sendto(payload, dst)
-            except OSError:
-                pass
-        sent += 64
-print(sent)
-PY
 
 rx_packets() { "${A[@]}" cat /sys/class/net/va/statistics/rx_packets; }
 
 flood_pps() {  # prints received packets/s over the flood
   local before after t0 t1
   before=$(rx_packets); t0=$(date +%s.%N)
-  "${B[@]}" python3 "$WORK/flood.py" "$SECONDS_PER_RUN" "$FLOWS" >/dev/null
+  "${B[@]}" python3 "$(dirname "${BASH_SOURCE[0]}")/udp_flood.py" "$SECONDS_PER_RUN" "$FLOWS" >/dev/null
   t1=$(date +%s.%N); after=$(rx_packets)
   python3 -c "print(f'{($after-$before)/($t1-$t0):.0f}')"
 }

@@ -10,9 +10,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <initializer_list>
-#include <sstream>
 #include <utility>
 
 #include "dimctl/common/duration.h"
@@ -644,12 +642,9 @@ Result<Workload> load_workload_from_string(std::string_view text, std::string_vi
 }
 
 Result<Workload> load_workload(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return DIMCTL_FAIL(errno ? errno : ENOENT, "{}: cannot open workload", path);
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return DIMCTL_FAIL(errno ? errno : EIO, "{}: cannot read workload", path);
-  return load_workload_from_string(buf.str(), path);
+  auto text = yaml::read_file(path, "workload");
+  if (!text) return std::move(text).error();
+  return load_workload_from_string(*text, path);
 }
 
 }  // namespace dimctl::sim

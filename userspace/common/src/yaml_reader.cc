@@ -3,7 +3,9 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <fstream>
 #include <regex>
 #include <sstream>
 
@@ -304,6 +306,15 @@ std::optional<YAML::Node> load_document(Ctx& ctx, std::string_view text, std::st
     ctx.error(mark_of(e.mark), "", fmt::format("YAML syntax error: {}", e.msg));
     return std::nullopt;
   }
+}
+
+Result<std::string> read_file(const std::string& path, std::string_view what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return DIMCTL_FAIL(errno ? errno : ENOENT, "{}: cannot open {}", path, what);
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) return DIMCTL_FAIL(errno ? errno : EIO, "{}: cannot read {}", path, what);
+  return buf.str();
 }
 
 }  // namespace dimctl::yaml

@@ -8,9 +8,7 @@
 
 #include <cerrno>
 #include <charconv>
-#include <fstream>
 #include <regex>
-#include <sstream>
 
 #include "check.h"
 #include "config_internal.h"
@@ -422,12 +420,9 @@ Result<Config> parse_config(std::string_view yaml, std::string_view source_name)
 }
 
 Result<Config> load_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return DIMCTL_FAIL(errno ? errno : ENOENT, "{}: cannot open config", path);
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return DIMCTL_FAIL(errno ? errno : EIO, "{}: cannot read config", path);
-  return parse_config(buf.str(), path);
+  auto text = yaml::read_file(path, "config");
+  if (!text) return std::move(text).error();
+  return parse_config(*text, path);
 }
 
 }  // namespace dimctl::config

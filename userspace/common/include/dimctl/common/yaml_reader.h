@@ -18,6 +18,7 @@
 
 #include "dimctl/common/diagnostic.h"
 #include "dimctl/common/name_table.h"
+#include "dimctl/common/result.h"
 
 namespace dimctl::yaml {
 
@@ -126,5 +127,9 @@ void read_version(Ctx& ctx, const Entry& e, std::string_view what);
 // The one YAML document of `text`; a syntax error or a second document ("a `what` is one
 // document") is reported and gives nullopt.
 std::optional<YAML::Node> load_document(Ctx& ctx, std::string_view text, std::string_view what);
+
+// The whole file a loader parses: "PATH: cannot open WHAT" / "PATH: cannot read WHAT" with errno
+// (`what`: "config", "workload").
+Result<std::string> read_file(const std::string& path, std::string_view what);
 
 }  // namespace dimctl::yaml
