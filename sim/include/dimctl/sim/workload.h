@@ -101,6 +101,25 @@ struct Phase {
   std::optional<uint32_t> depth;
 };
 
+// How the simulated host's CPU-time measurement (bpf/cpu_time.bpf.c, Snapshot::cpus and ::irqs)
+// reports the time the engine charges, so the daemon's cost estimator sees what it would on a
+// real host. The engine's own clock and costs are exact; only the reported times carry noise.
+struct Measurement {
+  // Every run is counted; one in `time_one_in` (per core and kind: hard IRQ, softirq) is timed,
+  // the collector's default (cpu_times_time_one_in = 8). 1 times every run.
+  uint32_t time_one_in = 8;
+  // Each timed run reports its charged time times (1 + jitter * z), z a standard normal clipped
+  // to +-3 (clock-read and cache noise: a few %), and with probability `outlier_share` that
+  // time times `outlier_scale` (a run that an SMI, a preemption or a cold cache stretched).
+  double jitter = 0.03;
+  double outlier_share = 0.001;
+  double outlier_scale = 10;
+  // The share of a CostModel's irq_ns spent in the hard-IRQ handler; the rest is the wake-up of
+  // the poll softirq it schedules (entry, re-arm, cold-start misses).
+  double hardirq_share = 0.4;
+  bool noisy() const { return jitter > 0 || outlier_share > 0; }
+};
+
 struct Workload {
   std::string name = "workload";
   std::string description;
@@ -117,6 +136,7 @@ struct Workload {
   int64_t warmup_ns = 0;
   // Width of the timeline windows (profile and latency over time, convergence).
   int64_t window_ns = 1'000'000;
+  Measurement measurement;
 
   int64_t duration_ns() const {
     int64_t d = 0;
