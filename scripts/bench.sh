@@ -9,7 +9,9 @@ for exe in $(find "$BUILD/bench" -maxdepth 3 -type f -perm -u+x -name '*_bench' 
   echo "== $exe"
   "$exe" --benchmark_repetitions=10 --benchmark_report_aggregates_only=true || rc=1
 done
-for script in bench/*/run.sh; do
+# bench/sim/sweep/run.sh: the randomized sweep, both seeds, <= 6 min on 2 cores
+# (docs/benchmarks/sweep.md).
+for script in bench/*/run.sh bench/sim/sweep/run.sh; do
   [ -f "$script" ] || continue
   echo "== $script"
   bash "$script" "$BUILD" || rc=1
