@@ -37,6 +37,8 @@ model::DevicePolicy ControllerBridge::policy_for(const model::DeviceInfo& dev) c
   p.algorithm = policy_.algorithm;
   p.rule = "simulator";
   p.rate_limit_ns = 0;
+  // dimctl-model: DevicePolicy's defaults, the daemon's default config (model.costs: measured,
+  // the estimate from the CPU times sample_into() reports once it is confident).
   if (policy_.host_costs && !stages_.empty()) {
     // The model told the host's costs: per completion what the core spends on it inside and
     // outside the poll, per interrupt the handler and its poll call.
@@ -44,6 +46,9 @@ model::DevicePolicy ControllerBridge::policy_for(const model::DeviceInfo& dev) c
     const StageSpec& st = stage_specs_[it != stage_by_name_.end() ? it->second : stages_[0]];
     p.model.completion_cost_ns = st.cpu.completion_ns + st.cpu.app_ns;
     p.model.interrupt_cost_ns = st.cpu.irq_ns + st.cpu.poll_ns;
+    // Written under `model:` they are explicit: the measurement does not replace them.
+    p.model.completion_cost_set = true;
+    p.model.interrupt_cost_set = true;
     p.model.timer = st.timer;
   }
   return p;
