@@ -39,6 +39,8 @@ class ControllerBridge final : public model::CounterSource,
 
   // One controller period at the engine's current time.
   void step();
+  // What the controller published after its latest period (tests: the per-core costs).
+  std::shared_ptr<const model::ControllerState> state() const { return controller_->state(); }
 
   // model::CounterSource
   Result<model::Snapshot> sample() override;

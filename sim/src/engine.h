@@ -74,6 +74,8 @@ class Engine {
     return cqs_[cq_id(stage, queue)].irq_times;
   }
   int64_t now() const { return now_; }
+  // The dimctl-* policies' controller bridge once run() started (null otherwise).
+  const ControllerBridge* bridge() const { return bridge_.get(); }
   uint32_t queues() const { return w_.queues; }
   const std::vector<uint32_t>& moderated_stages() const { return moderated_stages_; }
   const CqCounters& counters(uint32_t stage, uint32_t queue) const;
