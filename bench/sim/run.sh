@@ -35,8 +35,10 @@ if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- . ':(exclude)docs' 2>/
   commit="$commit-dirty"
 fi
 
-# `dimctl-model` (the model-based policy, default cost parameters) runs where this dimctl knows
-# it, and `dimctl-model-host` (the same told the workload's costs and timer) beside it.
+# `dimctl-model` (the model-based policy in the daemon's default config: model.costs measured,
+# the estimator on the CPU times the simulator reports, its default costs until it is confident)
+# runs where this dimctl knows it, and `dimctl-model-host` (the same told the workload's costs
+# and timer, explicit values the measurement does not replace) beside it.
 model=""
 if "$DIMCTL" sim --workload "$WL/w1-qd1.yaml" --policy dimctl-model --dry-run >/dev/null 2>&1; then
   model=",dimctl-model"

@@ -23,8 +23,10 @@ def policy_text(name, table, ctl):
                 "(`model:` completion_cost = completion + app, interrupt_cost = irq + poll, timer)")
     if name.startswith("dimctl-model"):
         cc, ci = ctl.model_costs_us
-        return ("dimctl's model-based policy (the daemon's Controller, algorithm model, default "
-                f"costs {cc:g} µs per completion and {ci:g} µs per interrupt)")
+        return ("dimctl's model-based policy in the daemon's default config (the Controller, "
+                "algorithm model, `model.costs: measured`: per core the costs estimated from the "
+                f"simulated CPU times once confident, before that {cc:g} µs per completion and "
+                f"{ci:g} µs per interrupt)")
     if name.startswith("dimctl-"):
         return ("dimctl's daemon Controller running DIM on sampled counters every "
                 f"{ctl.period_of[name] / 1e6:g} ms")
