@@ -44,9 +44,12 @@ bool same_table(const std::optional<std::array<dim::Profile, 5>>& a,
 
 std::string model_text(const model::ModelSettings& m) {
   return fmt::format(
-      "{{completion_cost {}, interrupt_cost {}, max_changes {}, timer {}, shared_load {}}}",
-      format_duration(m.completion_cost_ns), format_duration(m.interrupt_cost_ns),
-      m.max_changes_per_s, m.timer ? timer_name(*m.timer) : "by table", m.shared_load);
+      "{{completion_cost {}{}, interrupt_cost {}{}, max_changes {}, timer {}, shared_load {}, "
+      "costs {}}}",
+      format_duration(m.completion_cost_ns), m.completion_cost_set ? "" : " (default)",
+      format_duration(m.interrupt_cost_ns), m.interrupt_cost_set ? "" : " (default)",
+      m.max_changes_per_s, m.timer ? timer_name(*m.timer) : "by table", m.shared_load,
+      m.measured_costs ? "measured" : "defaults");
 }
 
 std::string software_text(const std::optional<std::array<model::SoftwareProfile, 5>>& t) {

@@ -371,13 +371,22 @@ void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& 
   }
   if (const Entry* x = r.get("model")) {
     marks.model = x->at();
-    MapReader m(ctx, x->value, x->at(), x->path,
-                {"completion_cost", "interrupt_cost", "max_changes", "timer", "shared_load"});
+    MapReader m(
+        ctx, x->value, x->at(), x->path,
+        {"completion_cost", "interrupt_cost", "max_changes", "timer", "shared_load", "costs"});
     model::ModelSettings settings;
     if (const Entry* y = m.get("completion_cost"))
-      if (auto v = read_duration(ctx, *y, 0, kMaxModelCost)) settings.completion_cost_ns = *v;
+      if (auto v = read_duration(ctx, *y, 0, kMaxModelCost)) {
+        settings.completion_cost_ns = *v;
+        settings.completion_cost_set = true;
+      }
     if (const Entry* y = m.get("interrupt_cost"))
-      if (auto v = read_duration(ctx, *y, 0, kMaxModelCost)) settings.interrupt_cost_ns = *v;
+      if (auto v = read_duration(ctx, *y, 0, kMaxModelCost)) {
+        settings.interrupt_cost_ns = *v;
+        settings.interrupt_cost_set = true;
+      }
+    if (const Entry* y = m.get("costs"))
+      if (auto i = read_enum(ctx, *y, {"measured", "defaults"})) settings.measured_costs = *i == 0;
     if (const Entry* y = m.get("max_changes"))
       if (auto v = read_int(ctx, *y, 1, kMaxModelChanges))
         settings.max_changes_per_s = static_cast<uint32_t>(*v);

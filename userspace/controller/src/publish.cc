@@ -176,6 +176,7 @@ void Controller::fill_queue_view(model::QueueView& v, QueueSlot& slot,
 }
 
 void Controller::fill_cq_and_device_views(model::ControllerState& st, const model::Snapshot& snap) {
+  fill_core_views(st);
   st.cqs.resize(cqs_.size());
   st.cq_comparisons.clear();
   for (size_t i = 0; i < cqs_.size(); ++i) {

@@ -16,10 +16,12 @@
 #include <utility>
 #include <vector>
 
+#include "dim/cost_estimator.h"
 #include "dim/model_policy.h"
 #include "dim/net_dim.h"
 #include "dim/profile.h"
 #include "dim/rdma_dim.h"
+#include "dim/saturation.h"
 #include "dimctl/controller/combine.h"
 #include "dimctl/controller/controller.h"
 #include "dimctl/controller/discontinuity.h"
@@ -95,6 +97,11 @@ struct Controller::NetDevice {
   std::shared_ptr<const dim::ModelTable> model_table;  // when the cost model runs
   // By share level (kShareLevels), built when a queue first needs one; [0] is model_table.
   std::array<std::shared_ptr<const dim::ModelTable>, kShareLevels.size()> shared_tables;
+  // With measured costs: by cost bucket (Controller::cost_buckets_) and share level, built when
+  // a queue first needs one, for the model_table they were built beside (`cost_base`: a refreshed
+  // policy has another, and the tables are dropped).
+  std::shared_ptr<const dim::ModelTable> cost_base;
+  std::vector<std::array<std::shared_ptr<const dim::ModelTable>, kShareLevels.size()>> cost_tables;
   bool per_queue = false;  // per-queue write path: ethtool_per_queue or method napi
   bool ethtool_per_queue = false;
   // The driver implements coalescing (its COALESCE_GET answered): method auto picks ethtool.
@@ -242,6 +249,37 @@ struct Controller::CqSlot {
   uint8_t applied_ix = 0;
   uint64_t verdicts[3] = {0, 0, 0};
   uint64_t changes = 0;
+};
+
+// One CPU's measured costs and saturation rule (core_costs.cc), kept while the snapshot carries
+// CPU times.
+struct Controller::CoreState {
+  static constexpr uint16_t kNoBucket = 0xffff;
+  model::CpuTimes prev;  // cumulative times of the previous snapshot
+  bool have_prev = false;
+  bool saturated_wish = false;  // the queues' wish is `wish` (saturated and in budget)
+  uint8_t wish = 0;             // the throughput profile the queues follow while saturated_wish
+  // Cost bucket the model uses on this core (Controller::cost_buckets_), kNoBucket: defaults.
+  uint16_t bucket = kNoBucket;
+  dim::CostEstimator est;
+  dim::SaturationPolicy sat;
+  dim::CoreMeasurement last;  // the latest period fed (export)
+  uint64_t exhausted = 0;     // its budget-exhausted polls
+  double busy = 0;            // its busy fraction (hard-IRQ + softirq time / period)
+  // The busiest model queue of the last model pass: its pick is the latency objective the
+  // saturation rule starts from and projects to, its table the one it climbs.
+  uint64_t rep_step = 0;  // loops_total_ of that pass (0: none)
+  uint64_t rep_packets = 0;
+  uint32_t rep_index = 0;
+  uint8_t rep_level = 0;
+  uint16_t model_queues = 0;  // model queues with packets on the core in that pass
+  uint8_t rep_model_ix = 0;   // the busiest queue's ModelPolicy pick after that pass
+  std::shared_ptr<const dim::ModelTable> rep_table;  // its table (null: no model queue)
+  uint32_t episodes_before = 0;  // saturation episodes of SaturationPolicy instances replaced
+  // Change budget of the saturation wish (millionths of a change), as ModelPolicy's.
+  uint32_t tokens = 0;
+  uint32_t max_changes_per_s = 10;
+  uint64_t budget_waits = 0;  // saturation changes held back by the budget
 };
 
 // Cost-model tables by their inputs: building one evaluates the model over the whole rate range

@@ -47,6 +47,12 @@ struct ModelSettings {
   // (dim::CostParams::sharers): net queues polled on the same CPU, CQs of one device on the same
   // completion vector (one interrupt, one core).
   bool shared_load = true;
+  // `costs: measured` (default): the two costs above are replaced, per core, by the controller's
+  // estimate (dim::CostEstimator) once it is confident; `defaults`: the values above. A cost set
+  // explicitly in the config (*_set) is used as given either way.
+  bool measured_costs = true;
+  bool completion_cost_set = false;
+  bool interrupt_cost_set = false;
   bool operator==(const ModelSettings&) const = default;
 };
 

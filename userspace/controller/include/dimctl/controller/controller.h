@@ -158,6 +158,7 @@ class Controller {
   struct CqSlot;
   struct ModelTableCache;
   struct NapiRecord;
+  struct CoreState;
 
   void drain_changes();
   NetDevice& net_device_named(const std::string& name);
@@ -182,8 +183,10 @@ class Controller {
   Result<void> reject_sample(Error e, int64_t loop_start_ns);
   template <bool kWithModel>
   bool feed_dim(QueueSlot& slot, const model::QueueCounters& q, int64_t now_ns, bool reset);
+  // `table`: the one the model judges this period with (null: the device's for the share level).
   bool feed_model(QueueSlot& slot, NetDevice& dev, const model::QueueCounters& q, uint64_t d_events,
-                  uint64_t d_packets, bool have_packets, int64_t now_ns, bool reset);
+                  uint64_t d_packets, bool have_packets, int64_t now_ns, bool reset,
+                  const dim::ModelTable* table = nullptr);
   // The device's cost-model table for its policy (shared by devices with the same inputs), for a
   // queue whose core serves `sharers` queues of its load (dim::CostParams::sharers).
   std::shared_ptr<const dim::ModelTable> model_table_for(std::span<const dim::Profile> profiles,
@@ -211,7 +214,18 @@ class Controller {
     uint64_t d_events, d_packets;
   };
   void add_cpu_load(uint16_t cpu, uint64_t packets);
+  // With the per-core costs on: the period's events, polls and budget-exhausted polls too.
+  void add_cpu_counts(uint16_t cpu, uint64_t events, uint64_t polls, uint64_t exhausted);
   void model_pass(const model::Snapshot& snap, int64_t now_ns);
+  // Per core, once per step before the model pass (core_costs.cc): the period's CPU times and
+  // the queues' counts fed to the core's CostEstimator and SaturationPolicy.
+  void update_cores(const model::Snapshot& snap);
+  // The table a model queue on `core` is judged with: the device's for its share level, with the
+  // core's measured costs where the policy takes them (model.costs: measured).
+  const dim::ModelTable& core_table(NetDevice& dev, uint8_t level, const CoreState* core);
+  // After the model pass: what each core's saturation rule reads next period.
+  void finish_cores();
+  void fill_core_views(model::ControllerState& st) const;
   void feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_time_ns, int64_t now_ns);
   void update_rdma_devices(int64_t now_ns);
   void retire_devices();
@@ -285,8 +299,16 @@ class Controller {
   struct CpuLoad {
     uint64_t step = 0;  // loops_total_ of the step the sum is for
     uint64_t packets = 0;
+    uint64_t events = 0, polls = 0, exhausted = 0;  // only while cores_ is measured
   };
   std::vector<CpuLoad> cpu_load_;
+  // Per CPU, while the snapshot carries CPU times (Snapshot::cpus): the measured costs and the
+  // saturation rule (core_costs.cc).
+  std::vector<CoreState> cores_;
+  // Quantized (completion, interrupt) cost pairs the cores' estimates fell in: a core names its
+  // pair by index, and each device keeps its tables by that index (NetDevice::cost_tables).
+  std::vector<std::pair<int16_t, int16_t>> cost_buckets_;
+  uint64_t cost_tables_built_ = 0;
   std::unordered_map<uint64_t, size_t> queue_index_;
   std::vector<CqSlot> cqs_;
   std::unordered_map<uint64_t, size_t> cq_index_;
