@@ -386,6 +386,21 @@ void Controller::apply_queue(QueueSlot& slot, NetDevice& dev, const model::Queue
   if (!slot.apply) slot.apply = std::make_unique<Apply>();
   Apply& apply = *slot.apply;
   bool release = true;
+  if (dev.napi) [[unlikely]] {
+    // Method napi: every NAPI is a write target of its own, no queue index needed.
+    bool napi_release = true;
+    if (const auto wanted = slot.wanted_ix()) {
+      const uint8_t ix = clamp_profile(*wanted, dev.policy, dim::kNetNumProfiles);
+      slot.applied_ix = ix;
+      napi_release = write_napi(q.key, dev, ix, now_ns) != WriteResult::kRateLimited;
+    } else {
+      slot.applied_ix = 0;
+    }
+    if (slot.dim_on() && napi_release && slot.dim.state() == dim::MeasureState::kApplyNewProfile) {
+      slot.dim.profile_applied();
+    }
+    return;
+  }
   if (const auto wanted = slot.wanted_ix()) {
     const uint8_t ix = clamp_profile(*wanted, dev.policy, dim::kNetNumProfiles);
     slot.applied_ix = ix;

@@ -35,6 +35,18 @@ struct Controller::Original {
   uint32_t ifindex = 0;     // the device's when recorded (0: unknown): it follows renames
 };
 
+// One NAPI of a device written with method napi (a write target of its own).
+struct Controller::NapiRecord {
+  std::string device;  // its device's name now (follows renames)
+  uint32_t ifindex = 0;
+  // The two fields we write, as read right before our first write (also in the OriginalsStore).
+  std::optional<model::NapiConfig> original;
+  std::optional<model::NapiConfig> current;      // as last read (napi-get, set read-back)
+  std::optional<model::NapiConfig> applied;      // read-back of our last write
+  std::optional<model::SoftwareProfile> target;  // what we last wrote successfully
+  int64_t checked_ns = 0;                        // last read-back (drift compare) or write
+};
+
 // Write-side state of one coalesce target: a device, or a queue on per-queue devices.
 struct Controller::Apply {
   std::optional<model::Coalesce> current;  // what the device holds (GET, SET read-back, NTF)
@@ -90,7 +102,11 @@ struct Controller::NetDevice {
   // policy has another, and the tables are dropped).
   std::shared_ptr<const dim::ModelTable> cost_base;
   std::vector<std::array<std::shared_ptr<const dim::ModelTable>, kShareLevels.size()>> cost_tables;
-  bool per_queue = false;
+  bool per_queue = false;  // per-queue write path: ethtool_per_queue or method napi
+  bool ethtool_per_queue = false;
+  // The driver implements coalescing (its COALESCE_GET answered): method auto picks ethtool.
+  bool ethtool_coalescing = true;
+  bool napi = false;    // written with method napi: each NAPI its own target (napi_write.cc)
   bool seen = false;    // has a queue in this snapshot
   bool listed = false;  // in the device inventory (ControllerOptions::list_net_devices)
 

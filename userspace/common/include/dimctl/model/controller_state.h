@@ -10,6 +10,7 @@
 
 #include "dim/cost_estimator.h"
 #include "dimctl/model/coalesce.h"
+#include "dimctl/model/napi_actuator.h"
 #include "dimctl/model/policy.h"
 #include "dimctl/model/snapshot.h"
 
@@ -64,6 +65,11 @@ struct QueueView {
   DimView dim;
   uint32_t wanted_usecs = 0;  // moderation of the profile DIM chose for this queue
   uint32_t wanted_frames = 0;
+  // Devices written with method napi: the software profile of the chosen index (applied in
+  // enforce, what would be in shadow), and the NAPI's settings as last read (napi-get or the
+  // read-back of our write; unset until read). Unset on ethtool devices.
+  std::optional<SoftwareProfile> wanted_software;
+  std::optional<NapiConfig> napi_config;
 };
 
 struct CqView {
@@ -91,6 +97,8 @@ struct DeviceView {
   std::optional<Coalesce> requested;     // what the controller asked for last
   std::optional<Coalesce> applied;       // read back from the device
   std::optional<bool> rdma_dim_enabled;  // RDMA: kernel DIM switch as read back
+  // Net: the method the device is written with (policy method resolved: never kAuto).
+  Method method = Method::kEthtool;
   uint64_t applies_ok_total = 0;
   uint64_t applies_failed_total = 0;
   uint64_t applies_rate_limited_total = 0;

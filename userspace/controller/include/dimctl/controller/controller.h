@@ -50,6 +50,7 @@
 #include "dimctl/model/clock.h"
 #include "dimctl/model/controller_state.h"
 #include "dimctl/model/counter_source.h"
+#include "dimctl/model/napi_actuator.h"
 #include "dimctl/model/net_actuator.h"
 #include "dimctl/model/originals_store.h"
 #include "dimctl/model/policy.h"
@@ -100,6 +101,12 @@ class Controller {
   Controller(model::CounterSource& source, model::NetActuator& net, model::RdmaDimSwitch* rdma,
              model::OriginalsStore& originals, const model::PolicySource& policy,
              const model::Clock& clock, ControllerOptions options = {});
+  // With per-NAPI software moderation (method napi / auto); `napi` may be null (no netdev
+  // netlink, or a kernel without napi-set): rules asking for napi then write nothing.
+  Controller(model::CounterSource& source, model::NetActuator& net, model::RdmaDimSwitch* rdma,
+             model::NapiActuator* napi, model::OriginalsStore& originals,
+             const model::PolicySource& policy, const model::Clock& clock,
+             ControllerOptions options = {});
   ~Controller();
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;
@@ -150,6 +157,7 @@ class Controller {
   struct QueueSlot;
   struct CqSlot;
   struct ModelTableCache;
+  struct NapiRecord;
   struct CoreState;
   struct CorePick;
 
@@ -226,6 +234,8 @@ class Controller {
   // view_dt_s: time since the last view (its rates' span), 0 when none.
   void fill_queue_view(model::QueueView& v, QueueSlot& slot, const model::QueueCounters& counters,
                        const std::string& device, double view_dt_s);
+  // Method napi: the queue's software profile (wanted) and the NAPI's settings (napi_write.cc).
+  void fill_napi_view(model::QueueView& v, const QueueSlot& slot) const;
   // Appends the comparison of queue `index` (both policies run) to `comparisons`.
   void add_comparison(std::vector<model::Comparison>& comparisons, uint32_t index,
                       const QueueSlot& slot);
@@ -252,10 +262,24 @@ class Controller {
   enum class WriteResult : uint8_t { kUnchanged, kWritten, kFailed, kRateLimited, kRefused };
   WriteResult write_net(NetDevice& dev, Apply& apply, std::optional<uint32_t> queue,
                         const dim::Profile& profile, int64_t now_ns);
+  // Method napi (napi_write.cc): which method the device's policy resolves to; one NAPI's write
+  // path; the periodic read-back of every known NAPI (drift, NAPIs gone); a device's NAPI
+  // originals put back (part of release_net) or forgotten.
+  void resolve_method(NetDevice& dev);
+  WriteResult write_napi(const model::QueueKey& key, NetDevice& dev, uint8_t ix, int64_t now_ns);
+  NapiRecord& napi_record(const model::QueueKey& key, const NetDevice& dev);
+  void check_napis(int64_t now_ns);
+  bool check_napi(uint32_t id, NapiRecord& rec, int64_t now_ns);
+  void napi_drift(NetDevice& dev, uint32_t id);
+  Result<void> release_napis(const std::string& name, size_t& failures);
+  Result<void> forget_napis(const std::string& name);
+  bool has_napi_originals(const std::string& name) const;
 
   model::CounterSource& source_;
   model::NetActuator& net_;
   model::RdmaDimSwitch* rdma_;
+  model::NapiActuator* napi_ = nullptr;
+  bool napi_available_ = false;  // napi_ and its kernel has napi-set
   model::OriginalsStore& originals_;
   const model::PolicySource& policy_;
   const model::Clock& clock_;
@@ -313,6 +337,10 @@ class Controller {
   std::set<std::string> drifted_;
   // Names with records whose device (ifindex) is gone, since when (follow_devices()).
   std::map<std::string, int64_t> gone_since_;
+  // NAPIs of devices written with method napi, by NAPI id (ids are never reused): their
+  // originals (recorded before the first write), what we wrote and what they hold.
+  std::map<uint32_t, NapiRecord> napis_;
+  std::optional<int64_t> last_napi_check_ns_;
   bool writes_disabled_ = false;  // after restore()
   uint32_t next_binding_ = 0;     // NetDevice::binding
 
