@@ -185,10 +185,13 @@ TEST(SimMeasurement, TheNoiseIsBoundedSeededAndLeavesTheRunAlone) {
 TEST(SimMeasurement, DimctlModelEstimatesTheCoresCostsFromTheSimulatedTimes) {
   // dimctl-model is the daemon's default config (model.costs: measured): the controller's
   // estimator runs on what the bridge reports. One NAPI-like queue on one core whose load
-  // alternates between 45k/s and 300k/s every 60 ms, so the batch per period varies and the
-  // fit can split the interrupt's cost from the completion's. Measured exactly, it recovers the
-  // cost model: completion 1.5 us, interrupt 2 us (0.8 handler + 1.2 softirq wake-up).
-  Workload w = exact(busy_then_idle(ProfileTable::kNetEqe));
+  // alternates between 45k/s and 300k/s every second (the controller feeds the estimator the sum
+  // of about a second of periods), so the batch per entry varies and the fit can split the
+  // interrupt's cost from the completion's; 12 s give it more than its 8 entries. Measured as
+  // the collector does by default (one run in 8 timed, with the simulated host's noise), it
+  // recovers the cost model within 10 %: completion 1.5 us, interrupt 2 us (0.8 handler + 1.2
+  // softirq wake-up).
+  Workload w = busy_then_idle(ProfileTable::kNetEqe);  // sampled one in 8, noisy
   w.queues = 1;
   w.stages[0].cores = 1;
   w.stages[0].poll_budget = 64;
@@ -196,8 +199,8 @@ TEST(SimMeasurement, DimctlModelEstimatesTheCoresCostsFromTheSimulatedTimes) {
   w.stages[0].cpu = CostModel{"test", 2'000, 1'500, 300, 0};
   w.sources[0].rate = 3e5;
   w.phases.clear();
-  for (int i = 0; i < 24; ++i)
-    w.phases.push_back(Phase{"p", 60 * kMs, i % 2 ? 1.0 : 0.15, false, {}});
+  for (int i = 0; i < 12; ++i)
+    w.phases.push_back(Phase{"p", 1000 * kMs, i % 2 ? 1.0 : 0.15, false, {}});
   auto p = parse_policy("dimctl-model");
   ASSERT_TRUE(p);
   Engine engine(w, *p);
@@ -212,7 +215,7 @@ TEST(SimMeasurement, DimctlModelEstimatesTheCoresCostsFromTheSimulatedTimes) {
       << c.estimate.wakeup_ns << ", c " << c.estimate.fit_completion_ns;
   EXPECT_NEAR(c.estimate.completion_ns, 1'500, 150);
   EXPECT_NEAR(c.estimate.interrupt_ns, 2'000, 200);
-  EXPECT_NEAR(c.estimate.handler_ns, 800, 1);
+  EXPECT_NEAR(c.estimate.handler_ns, 800, 24);
   // The model uses them (quantized in 5 % steps).
   EXPECT_NEAR(c.used_completion_ns, 1'500, 150);
   EXPECT_NEAR(c.used_interrupt_ns, 2'000, 200);
