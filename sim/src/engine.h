@@ -73,6 +73,7 @@ class Engine {
     kToggle,      // on/off source a, queue b: switch
     kPhase,       // phase a starts
     kAppDone,     // core a finished its application job (b = generation)
+    kRepoll,      // CQ a's software-moderation timer (b = generation): poll it again
   };
   // An event's payload: type in the low 4 bits, b in the next 28 (generations wrap there), a in
   // the high 32.
@@ -112,6 +113,10 @@ class Engine {
     bool in_call = false;     // a poll call is in progress (between chunks)
     bool on_runq = false;
     bool moderated = true;
+    // Software moderation (StageSpec::software): napi->defer_hard_irqs_count, and the
+    // generation of the pending re-poll timer.
+    uint32_t defer_count = 0;
+    uint32_t repoll_gen = 0;
     CqCounters c;
     std::unique_ptr<dim::NetDim> net;
     std::unique_ptr<dim::RdmaDim> rdma;
@@ -161,6 +166,7 @@ class Engine {
   void serve_chunk(uint32_t core, uint32_t cq, int64_t overhead);
   void on_core_done(uint32_t core, uint32_t cq);
   void finish_call(Cq& q, bool rearm);
+  bool napi_defer(uint32_t cq);
   void leave_stage(uint32_t core, uint32_t req, int64_t at);
   void deliver(uint32_t req, int64_t at);
   void app_resume(uint32_t core);

@@ -247,7 +247,7 @@ std::optional<CostModel> read_cost(Ctx& ctx, const Entry& e) {
 void read_stage(Ctx& ctx, const YAML::Node& node, const std::string& path, StageSpec& s) {
   MapReader r(ctx, node, mark_of(node), path,
               {"name", "service", "servers", "shared_servers", "timer", "poll_budget", "cost",
-               "cores", "moderated", "fixed"},
+               "cores", "moderated", "fixed", "software"},
               {{"cost_model", "cost"}, {"budget", "poll_budget"}, {"mode", "timer"}});
   if (const Entry* x = r.get("name"))
     if (auto v = read_string(ctx, *x)) s.name = *v;
@@ -279,6 +279,16 @@ void read_stage(Ctx& ctx, const YAML::Node& node, const std::string& path, Stage
       if (auto v = read_int(ctx, *y, 1, 65'535)) s.fixed.count = static_cast<uint32_t>(*v);
     if (const Entry* y = f.get("timer"))
       if (auto v = read_duration(ctx, *y, 0, kMaxDelay)) s.fixed.timer_ns = *v;
+  }
+  if (const Entry* x = r.get("software")) {
+    MapReader f(ctx, x->value, x->at(), x->path, {"defer_hard_irqs"},
+                {{"defer", "defer_hard_irqs"}, {"napi_defer_hard_irqs", "defer_hard_irqs"}});
+    SoftwareModeration sw;
+    // The kernel's bound (napi-set refuses more than S32_MAX).
+    if (const Entry* y = f.get("defer_hard_irqs"))
+      if (auto v = read_int(ctx, *y, 0, 2'147'483'647))
+        sw.defer_hard_irqs = static_cast<uint32_t>(*v);
+    s.software = sw;
   }
 }
 

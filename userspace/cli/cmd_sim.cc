@@ -252,6 +252,9 @@ json workload_json(const Workload& w, const std::string& source) {
                       {"cores", s.cores},
                       {"moderated", s.moderated},
                       {"fixed", {{"count", s.fixed.count}, {"timer_ns", s.fixed.timer_ns}}}});
+    if (s.software) {
+      stages.back()["software"] = {{"defer_hard_irqs", s.software->defer_hard_irqs}};
+    }
   }
   json sources = json::array();
   for (const SourceSpec& s : w.sources) {
@@ -530,7 +533,10 @@ std::string stage_text(const StageSpec& s) {
       s.servers == 0 ? std::string("no server limit")
                      : fmt::format("{} server{}{}", s.servers, s.servers == 1 ? "" : "s",
                                    s.shared_servers ? " shared by all queues" : " per queue"),
-      timer_mode_name(s.timer), s.poll_budget, s.cores, s.cores == 1 ? "" : "s",
+      s.software ? fmt::format("software (napi: timer = gro-flush-timeout, defer-hard-irqs {})",
+                               s.software->defer_hard_irqs)
+                 : std::string(timer_mode_name(s.timer)),
+      s.poll_budget, s.cores, s.cores == 1 ? "" : "s",
       s.moderated ? ""
                   : fmt::format("not moderated (fixed N={} T={}), ", s.fixed.count,
                                 format_duration(s.fixed.timer_ns)),
