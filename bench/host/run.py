@@ -187,15 +187,23 @@ class Probe:
     """dimctl_bench_cpu_probe: cumulative NET_RX softirq time per CPU (BPF, exact) on request."""
 
     def __init__(self, build):
-        self.p = subprocess.Popen([os.path.join(build, "bench/host/dimctl_bench_cpu_probe")],
+        # In dhb-a: the NAPI counters are those of dhba (the collector keeps its own netns).
+        self.p = subprocess.Popen(in_ns(NS_A, os.path.join(build, "bench/host/dimctl_bench_cpu_probe"),
+                                        DEV_A),
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        if json.loads(self.p.stdout.readline() or "{}").get("ready") is not True:
+        if json.loads(self._line() or "{}").get("ready") is not True:
             raise RuntimeError("dimctl_bench_cpu_probe did not start")
+
+    def _line(self):
+        while True:  # the collector may log a line of its own first
+            line = self.p.stdout.readline()
+            if not line or line.startswith("{"):
+                return line
 
     def sample(self):
         self.p.stdin.write("\n")
         self.p.stdin.flush()
-        return json.loads(self.p.stdout.readline())["cpus"]
+        return json.loads(self._line())
 
     def close(self):
         self.p.stdin.close()
@@ -227,8 +235,9 @@ def proc_ticks(pid):
 class Meter:
     """Every counter a run's cost is read from, sampled at its start and its end."""
 
-    def __init__(self, probe, server_pid):
+    def __init__(self, probe, server_pid, napi):
         self.probe = probe
+        self.napi = napi
         self.server_pid = server_pid
         self.daemon_pid = None
 
@@ -251,8 +260,10 @@ class Meter:
         hz = os.sysconf("SC_CLK_TCK")
         received = b["udp"][0] - a["udp"][0]
         n = max(received, 1)
-        net_rx_ns = [y["net_rx_ns"] - x["net_rx_ns"] for x, y in zip(a["bpf"], b["bpf"])]
-        net_rx = [y["net_rx"] - x["net_rx"] for x, y in zip(a["bpf"], b["bpf"])]
+        net_rx_ns = [y["net_rx_ns"] - x["net_rx_ns"]
+                     for x, y in zip(a["bpf"]["cpus"], b["bpf"]["cpus"])]
+        net_rx = [y["net_rx"] - x["net_rx"] for x, y in zip(a["bpf"]["cpus"], b["bpf"]["cpus"])]
+        napi = {k: b["bpf"]["napi"][k] - a["bpf"]["napi"][k] for k in b["bpf"]["napi"]}
         stat = {c: {k: (b["stat"][c][k] - a["stat"][c][k]) / hz for k in b["stat"][c]}
                 for c in b["stat"]}
         sys_s = (b["children"] - a["children"]) + (b["server"] - a["server"]) / hz
@@ -265,6 +276,10 @@ class Meter:
             "net_rx_us_per_msg": sum(net_rx_ns) / 1e3 / n,
             "net_rx_per_msg": sum(net_rx) / n,
             "net_rx_ns_by_cpu": net_rx_ns,
+            # The moderated NAPI's polls (napi.bpf.c): all, and those that found nothing.
+            "napi": napi,
+            "polls_per_msg": napi["polls"] / n,
+            "empty_polls_per_msg": napi["empty_polls"] / n,
             # System time of the sockperf client and server (their sends, receives, wakeups).
             "sockperf_sys_us_per_msg": sys_s * 1e6 / n,
             # The daemon's own CPU (user + system; 0 without one).
@@ -320,6 +335,8 @@ def client(meter, mode, seconds, extra=(), fifo=False):
         raise RuntimeError(f"sockperf {mode} failed ({p.returncode}): "
                            f"{(p.stdout + p.stderr)[-400:]}")
     r.update(Meter.delta(start, end))
+    # What the NAPI held when the run ended (for the daemon: the profile it had chosen).
+    r["napi_config"] = meter.napi.read()
     if mode == "throughput":
         # What the receiver took in over the client's whole run (its warm-up included).
         r["received_per_s"] = r["received"] / r.get("total_run_s", seconds)
@@ -407,7 +424,7 @@ def main():
                   "server", "-i", IP_A, "-p", str(PORT)),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(0.5)
-        meter = Meter(probe, server.pid)
+        meter = Meter(probe, server.pid, napi)
         t0 = time.monotonic()
         for rep in range(a.repeats):
             order = policies[rep % len(policies):] + policies[:rep % len(policies)]

@@ -210,8 +210,9 @@ void Engine::schedule_arrival(uint32_t source, uint32_t queue, int64_t from) {
   } else {
     const double rate = st.spec.rate * load_at(from);
     if (rate > 0) {
-      at = from + std::max<int64_t>(
-                      1, static_cast<int64_t>(std::llround(st.rng[queue].exponential(1e9 / rate))));
+      const bool paced = st.spec.periodic && st.spec.kind == SourceSpec::Kind::kPoisson;
+      const double gap = paced ? 1e9 / rate : st.rng[queue].exponential(1e9 / rate);
+      at = from + std::max<int64_t>(1, static_cast<int64_t>(std::llround(gap)));
     }
   }
   st.next_arrival[queue] = at;

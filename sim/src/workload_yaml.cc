@@ -325,10 +325,14 @@ void read_source(Ctx& ctx, const YAML::Node& node, const std::string& path, cons
     std::string_view key;
     std::vector<K> kinds;
   };
-  static const std::vector<KeyUse> kUse = {
-      {"depth", {K::kClosed}},  {"think", {K::kClosed}},      {"rate", {K::kPoisson, K::kOnOff}},
-      {"on_time", {K::kOnOff}}, {"off_time", {K::kOnOff}},    {"periodic", {K::kOnOff}},
-      {"trace", {K::kTrace}},   {"trace_device", {K::kTrace}}};
+  static const std::vector<KeyUse> kUse = {{"depth", {K::kClosed}},
+                                           {"think", {K::kClosed}},
+                                           {"rate", {K::kPoisson, K::kOnOff}},
+                                           {"on_time", {K::kOnOff}},
+                                           {"off_time", {K::kOnOff}},
+                                           {"periodic", {K::kOnOff, K::kPoisson}},
+                                           {"trace", {K::kTrace}},
+                                           {"trace_device", {K::kTrace}}};
   for (const KeyUse& u : kUse) {
     const Entry* x = r.get(u.key);
     if (!x || std::find(u.kinds.begin(), u.kinds.end(), s.kind) != u.kinds.end()) continue;
@@ -360,7 +364,11 @@ void read_source(Ctx& ctx, const YAML::Node& node, const std::string& path, cons
     case K::kOnOff:
       if (const Entry* x = require("rate"))
         if (auto v = read_rate(ctx, *x)) s.rate = *v;
-      if (s.kind == K::kPoisson) break;
+      if (s.kind == K::kPoisson) {
+        if (const Entry* x = r.get("periodic"))
+          if (auto v = read_bool(ctx, *x)) s.periodic = *v;
+        break;
+      }
       if (const Entry* x = require("on_time"))
         if (auto v = read_duration(ctx, *x, 1, kMaxSpan)) s.on_ns = *v;
       if (const Entry* x = require("off_time"))

@@ -266,6 +266,7 @@ json workload_json(const Workload& w, const std::string& source) {
         break;
       case SourceSpec::Kind::kPoisson:
         j["rate"] = s.rate;
+        if (s.periodic) j["periodic"] = true;
         break;
       case SourceSpec::Kind::kOnOff:
         j["rate"] = s.rate;
@@ -550,7 +551,8 @@ std::string source_text(const SourceSpec& s) {
       return fmt::format("source {}: closed loop, depth {}, think {}", s.flow, s.depth,
                          format_dist(s.think));
     case SourceSpec::Kind::kPoisson:
-      return fmt::format("source {}: Poisson {}/s per queue", s.flow, fmt_count(s.rate));
+      return fmt::format("source {}: {} {}/s per queue", s.flow,
+                         s.periodic ? "paced (periodic)" : "Poisson", fmt_count(s.rate));
     case SourceSpec::Kind::kOnOff:
       return fmt::format("source {}: on/off {}/s while on, on {} off {}{}", s.flow,
                          fmt_count(s.rate), format_duration(s.on_ns), format_duration(s.off_ns),

@@ -136,6 +136,31 @@ TEST(SimSoftware, PoissonMatchesTheRenewalClosedForm) {
   }
 }
 
+TEST(SimSoftware, PacedArrivalsAreEvenlySpacedAndMeetTheQueueDepthOneForms) {
+  // A paced open-loop source (poisson with `periodic`, as sockperf under-load sends): every gap
+  // exactly 1/rate. Slower than the defer window: each message interrupts and leaves one empty
+  // timer poll; faster than the timeout: no interrupt, and each message waits for the timer's
+  // grid (mean half a timeout when the two periods share no factor).
+  Workload w = napi(1, kG);
+  w.sources[0].kind = SourceSpec::Kind::kPoisson;
+  w.sources[0].periodic = true;
+  w.sources[0].rate = 1e9 / static_cast<double>(kG + 7 * kUs);
+  w.phases[0].duration_ns = 200'000'000;
+  w.warmup_ns = 1'000'000;
+  const RunResult slow = must_run(w);
+  EXPECT_NEAR(slow.total.throughput(), w.sources[0].rate, 10);
+  EXPECT_EQ(slow.total.latency.max(), 0u);
+  EXPECT_EQ(slow.total.interrupts, slow.total.completions);
+  EXPECT_EQ(slow.total.polls, 2 * slow.total.completions);
+
+  w.sources[0].rate = 1e9 / 7001.0;  // 7.001 us apart, under g = 20 us
+  const RunResult fast = must_run(w);
+  EXPECT_EQ(fast.total.interrupts, 0u);
+  EXPECT_LE(fast.total.latency.max(), static_cast<uint64_t>(kG));
+  EXPECT_NEAR(fast.total.latency.mean() / (kG / 2.0), 1.0, 0.02);
+  EXPECT_NEAR(static_cast<double>(fast.total.polls) / fast.total.seconds(), 1e9 / kG, 100);
+}
+
 TEST(SimSoftware, ProfilesBecomeTheTimeoutAndNoneIsPlainNapi) {
   // A moderated software stage: the policy's profile timer is the gro-flush-timeout (net-eqe
   // static:2 = 64 us), `none` leaves it 0, whatever the stage's defer count.

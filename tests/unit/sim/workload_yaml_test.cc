@@ -257,6 +257,21 @@ TEST(WorkloadYaml, RatesAsNumbersAndWithSuffixes) {
   }
 }
 
+TEST(WorkloadYaml, SoftwareModerationAndPacedArrivals) {
+  auto w = load_workload_from_string(
+      "stages:\n  - name: napi\n    software: {defer_hard_irqs: 2}\n"
+      "sources:\n  - kind: poisson\n    rate: 10k\n    periodic: true\n",
+      "s.yaml");
+  ASSERT_TRUE(w.ok()) << w.error().message();
+  ASSERT_TRUE(w->stages[0].software.has_value());
+  EXPECT_EQ(w->stages[0].software->defer_hard_irqs, 2u);
+  EXPECT_TRUE(w->sources[0].periodic);
+  auto plain = load_workload_from_string("sources:\n  - kind: poisson\n    rate: 10k\n", "p.yaml");
+  ASSERT_TRUE(plain.ok()) << plain.error().message();
+  EXPECT_FALSE(plain->stages[0].software.has_value());
+  EXPECT_FALSE(plain->sources[0].periodic);
+}
+
 // Durations are the one grammar of every dimctl input (dimctl/common/duration.h, tested in
 // tests/unit/common): the file's durations go through it, decimals exactly.
 TEST(WorkloadYaml, DurationsAreTheOneGrammar) {

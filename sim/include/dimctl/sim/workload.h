@@ -90,7 +90,8 @@ struct SourceSpec {
   // kClosed: `depth` requests outstanding; the next is issued `think` after a delivery.
   uint32_t depth = 1;
   Dist think = Dist::constant(0);
-  // kPoisson: `rate` requests/s (per queue), scaled by the phase's load.
+  // kPoisson: `rate` requests/s (per queue), scaled by the phase's load; with `periodic`
+  // exactly 1/rate apart instead (a paced sender, e.g. sockperf under-load).
   // kOnOff (MMPP): `rate` while on, 0 while off; on and off periods exponential with means
   // on_ns / off_ns, or exactly those lengths when `periodic` (adversarial periodic load).
   double rate = 0;
