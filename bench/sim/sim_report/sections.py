@@ -277,11 +277,13 @@ def section_software(runs):
                          us(p["cpu_per_completion_ns"])])
     h2 = runs.get("h2-napi-rates")
     if h2:
+        src = h2.w["sources"][0]
+        kind = "paced" if src.get("periodic") else "Poisson"
         for ph in h2.phase_names():
             for policy in h2.policies:
                 p = h2.phase(policy, ph)
                 lat = p["latency"]
-                rows.append([f"{ph}/s Poisson", policy, quant(lat, "p50"), quant(lat, "p99"),
+                rows.append([f"{ph}/s {kind}", policy, quant(lat, "p50"), quant(lat, "p99"),
                              quant(lat, "p99.99"), us(lat["max_ns"]), count(p["throughput"]),
                              count(p["interrupts_per_s"]),
                              f"{p['polls'] / max(p['completions'], 1):.2f}",
