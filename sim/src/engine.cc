@@ -351,6 +351,13 @@ void Engine::on_core_done(uint32_t core, uint32_t id) {
     if (q.done_in_call == 0) ++q.c.empty_polls;
     if (napi_defer(id)) {
       finish_call(q, false);
+      const int64_t arm = stages_[q.stage].software->timer_cost_ns;
+      if (arm > 0) {
+        // The core stays busy arming the timer (and, in effect, taking its interrupt).
+        account_cpu(now_, arm);
+        push(now_ + arm, Ev::kArmDone, core, 0);
+        return;
+      }
     } else {
       finish_call(q, true);
       evaluate(id);
@@ -373,7 +380,7 @@ bool Engine::napi_defer(uint32_t id) {
   if (q.defer_count == 0) return false;
   --q.defer_count;
   if (q.mod.timer_ns <= 0) return false;
-  push(now_ + q.mod.timer_ns, Ev::kRepoll, id, ++q.repoll_gen);
+  push(now_ + q.mod.timer_ns + sw->timer_latency_ns, Ev::kRepoll, id, ++q.repoll_gen);
   return true;
 }
 
@@ -586,6 +593,9 @@ Result<RunResult> Engine::run(const RunOptions& opt) {
         core_enqueue(q.core, e.a);
         break;
       }
+      case Ev::kArmDone:
+        core_next(e.a);
+        break;
       case Ev::kApply:
         apply(e.a);
         break;

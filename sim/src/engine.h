@@ -74,6 +74,7 @@ class Engine {
     kPhase,       // phase a starts
     kAppDone,     // core a finished its application job (b = generation)
     kRepoll,      // CQ a's software-moderation timer (b = generation): poll it again
+    kArmDone,     // core a finished arming a software-moderation timer
   };
   // An event's payload: type in the low 4 bits, b in the next 28 (generations wrap there), a in
   // the high 32.

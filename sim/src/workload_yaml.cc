@@ -281,13 +281,17 @@ void read_stage(Ctx& ctx, const YAML::Node& node, const std::string& path, Stage
       if (auto v = read_duration(ctx, *y, 0, kMaxDelay)) s.fixed.timer_ns = *v;
   }
   if (const Entry* x = r.get("software")) {
-    MapReader f(ctx, x->value, x->at(), x->path, {"defer_hard_irqs"},
+    MapReader f(ctx, x->value, x->at(), x->path, {"defer_hard_irqs", "timer_latency", "timer_cost"},
                 {{"defer", "defer_hard_irqs"}, {"napi_defer_hard_irqs", "defer_hard_irqs"}});
     SoftwareModeration sw;
     // The kernel's bound (napi-set refuses more than S32_MAX).
     if (const Entry* y = f.get("defer_hard_irqs"))
       if (auto v = read_int(ctx, *y, 0, 2'147'483'647))
         sw.defer_hard_irqs = static_cast<uint32_t>(*v);
+    if (const Entry* y = f.get("timer_latency"))
+      if (auto v = read_duration(ctx, *y, 0, kMaxDelay)) sw.timer_latency_ns = *v;
+    if (const Entry* y = f.get("timer_cost"))
+      if (auto v = read_duration(ctx, *y, 0, kMaxDelay)) sw.timer_cost_ns = *v;
     s.software = sw;
   }
 }

@@ -253,7 +253,9 @@ json workload_json(const Workload& w, const std::string& source) {
                       {"moderated", s.moderated},
                       {"fixed", {{"count", s.fixed.count}, {"timer_ns", s.fixed.timer_ns}}}});
     if (s.software) {
-      stages.back()["software"] = {{"defer_hard_irqs", s.software->defer_hard_irqs}};
+      stages.back()["software"] = {{"defer_hard_irqs", s.software->defer_hard_irqs},
+                                   {"timer_latency_ns", s.software->timer_latency_ns},
+                                   {"timer_cost_ns", s.software->timer_cost_ns}};
     }
   }
   json sources = json::array();
@@ -534,9 +536,12 @@ std::string stage_text(const StageSpec& s) {
       s.servers == 0 ? std::string("no server limit")
                      : fmt::format("{} server{}{}", s.servers, s.servers == 1 ? "" : "s",
                                    s.shared_servers ? " shared by all queues" : " per queue"),
-      s.software ? fmt::format("software (napi: timer = gro-flush-timeout, defer-hard-irqs {})",
-                               s.software->defer_hard_irqs)
-                 : std::string(timer_mode_name(s.timer)),
+      s.software
+          ? fmt::format("software (napi: timer = gro-flush-timeout, defer-hard-irqs {}, "
+                        "timer latency {}, timer cost {})",
+                        s.software->defer_hard_irqs, format_duration(s.software->timer_latency_ns),
+                        format_duration(s.software->timer_cost_ns))
+          : std::string(timer_mode_name(s.timer)),
       s.poll_budget, s.cores, s.cores == 1 ? "" : "s",
       s.moderated ? ""
                   : fmt::format("not moderated (fixed N={} T={}), ", s.fixed.count,

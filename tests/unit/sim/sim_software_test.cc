@@ -161,6 +161,33 @@ TEST(SimSoftware, PacedArrivalsAreEvenlySpacedAndMeetTheQueueDepthOneForms) {
   EXPECT_NEAR(static_cast<double>(fast.total.polls) / fast.total.seconds(), 1e9 / kG, 100);
 }
 
+TEST(SimSoftware, TimerLatencyDelaysTheRepollAndTimerCostIsChargedPerArmedTimer) {
+  // QD=1 faster than the timeout: each request waits for the re-poll, now g + L after the last
+  // one, so latency g + L - P. Slower than the defer window: defer timers armed per request,
+  // each charged timer_cost, and nothing else costs CPU.
+  const int64_t latency = 7 * kUs, cost = 3 * kUs;
+  Workload w = ping(2, 6 * kUs);
+  w.stages[0].software->timer_latency_ns = latency;
+  const RunResult fast = must_run(w);
+  EXPECT_EQ(fast.total.interrupts, 0u);
+  EXPECT_EQ(fast.total.latency.max(), static_cast<uint64_t>(kG + latency - 6 * kUs));
+  EXPECT_EQ(fast.total.latency.min(), static_cast<uint64_t>(kG + latency - 6 * kUs));
+
+  for (uint32_t defer : {1u, 3u}) {
+    Workload s = ping(defer, defer * (kG + latency + cost) + 9 * kUs);
+    s.stages[0].software->timer_latency_ns = latency;
+    s.stages[0].software->timer_cost_ns = cost;
+    const RunResult slow = must_run(s);
+    ASSERT_GT(slow.total.completions, 1000u);
+    EXPECT_EQ(slow.total.latency.max(), 0u) << "defer " << defer;
+    EXPECT_EQ(slow.total.interrupts, slow.total.completions) << "defer " << defer;
+    EXPECT_NEAR(
+        static_cast<double>(slow.total.cpu_busy_ns) / static_cast<double>(slow.total.completions),
+        static_cast<double>(defer * cost), 0.01 * cost)
+        << "defer " << defer;
+  }
+}
+
 TEST(SimSoftware, ProfilesBecomeTheTimeoutAndNoneIsPlainNapi) {
   // A moderated software stage: the policy's profile timer is the gro-flush-timeout (net-eqe
   // static:2 = 64 us), `none` leaves it 0, whatever the stage's defer count.

@@ -259,12 +259,15 @@ TEST(WorkloadYaml, RatesAsNumbersAndWithSuffixes) {
 
 TEST(WorkloadYaml, SoftwareModerationAndPacedArrivals) {
   auto w = load_workload_from_string(
-      "stages:\n  - name: napi\n    software: {defer_hard_irqs: 2}\n"
+      "stages:\n  - name: napi\n"
+      "    software: {defer_hard_irqs: 2, timer_latency: 28us, timer_cost: 1.5us}\n"
       "sources:\n  - kind: poisson\n    rate: 10k\n    periodic: true\n",
       "s.yaml");
   ASSERT_TRUE(w.ok()) << w.error().message();
   ASSERT_TRUE(w->stages[0].software.has_value());
   EXPECT_EQ(w->stages[0].software->defer_hard_irqs, 2u);
+  EXPECT_EQ(w->stages[0].software->timer_latency_ns, 28'000);
+  EXPECT_EQ(w->stages[0].software->timer_cost_ns, 1'500);
   EXPECT_TRUE(w->sources[0].periodic);
   auto plain = load_workload_from_string("sources:\n  - kind: poisson\n    rate: 10k\n", "p.yaml");
   ASSERT_TRUE(plain.ok()) << plain.error().message();

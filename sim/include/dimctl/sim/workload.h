@@ -59,6 +59,12 @@ struct CostModel {
 // interrupt is re-armed, and a poll with work starts the count again. 0 = plain NAPI.
 struct SoftwareModeration {
   uint32_t defer_hard_irqs = 0;
+  // The host's side of the timer, both 0 on an ideal machine: how much later than T the re-poll
+  // runs (timer expiry and softirq latency; ~28 us on the reference VM, bench/host), and the CPU
+  // that arming the timer and taking its interrupt cost, charged when the poll that arms it ends
+  // (after its completions are handed on, as hrtimer_start() in napi_complete_done()).
+  int64_t timer_latency_ns = 0;
+  int64_t timer_cost_ns = 0;
   bool operator==(const SoftwareModeration&) const = default;
 };
 
