@@ -248,7 +248,10 @@ def section_software(runs):
         return []
     w = group[0].w
     stage = w["stages"][0]
-    defer = stage.get("software", {}).get("defer_hard_irqs", "?")
+    sw = stage.get("software", {})
+    defer = sw.get("defer_hard_irqs", "?")
+    host_side = (f"the timer's re-poll {us(sw.get('timer_latency_ns', 0))} us late and "
+                 f"{us(sw.get('timer_cost_ns', 0))} us of CPU per armed timer")
     out = ["### Software moderation — a veth NAPI under napi-set (issue 23)", "",
            "A NAPI without hardware coalescing (veth, virtio-net) moderated by the kernel's "
            "software deferral: armed, it polls at once; after a poll with work the interrupt "
@@ -258,12 +261,13 @@ def section_software(runs):
            "`gro-flush-timeout` (net-eqe `static:1`/`2`/`3` = 8/64/128 µs), as dimctl's "
            "`method: napi` writes it. The shapes mirror `make bench-host` on this host's kernel "
            "(docs/BENCHMARKS.md, \"Measured on this host's kernel\"): QD=1 ping-pong, "
-           "open-loop rates, a flood; cost model "
-           f"**{w['cost_model']}** (fitted to the host's NET_RX time per message), seed "
-           f"{w['seed']}.", "",
-           "Traffic slower than one message per timeout pays nothing and costs an extra empty "
-           "poll per message; traffic faster than that never interrupts again and pays half a "
-           "timeout on average (a QD=1 loop: the whole timeout minus its own round trip).", ""]
+           "paced rates, a flood; cost model "
+           f"**{w['cost_model']}** and {host_side}, all fitted to the reference VM "
+           f"(docs/benchmarks/host.md), seed {w['seed']}.", "",
+           "Traffic slower than one message per timeout pays no delay and costs an extra empty "
+           "poll per message (and an armed timer); traffic faster than that never interrupts "
+           "again and waits for the timer's poll: about half a timeout when open loop, the "
+           "timeout (plus the timer's lateness) minus its own round trip in a QD=1 loop.", ""]
     rows = []
     h1 = runs.get("h1-napi-pingpong")
     if h1:
