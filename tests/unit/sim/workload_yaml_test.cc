@@ -155,7 +155,8 @@ TEST(WorkloadYaml, MinimalFileLoads) {
   EXPECT_EQ(w->phases[0].name, "phase0");
 }
 
-// The report's workloads: every one loads, and W1..W8 are all there.
+// The report's workloads: every one loads, and W1..W8 and the host benchmark's H1..H3 (software
+// moderation, issue 23) are all there.
 TEST(WorkloadYaml, BenchWorkloadsLoad) {
   std::set<std::string> ids;
   const auto files = yaml_files(DIMCTL_SIM_WORKLOAD_DIR);
@@ -171,7 +172,8 @@ TEST(WorkloadYaml, BenchWorkloadsLoad) {
     }
     ids.insert(w->name.substr(0, 2));
   }
-  EXPECT_EQ(ids, (std::set<std::string>{"w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8"}));
+  EXPECT_EQ(ids, (std::set<std::string>{"h1", "h2", "h3", "w1", "w2", "w3", "w4", "w5", "w6", "w7",
+                                        "w8"}));
 }
 
 // Every file in bad/ starts with "# expect: LINE:COLUMN: key: reason", the message the loader
