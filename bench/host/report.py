@@ -136,8 +136,12 @@ def section(runs, meta, sim, figures_rel):
         f"figures to compare. Method: docs/benchmarks/host.md.")
     if skipped:
         out.append("")
+        def reason(msg):
+            # "FILE:LINE:COL: key: reason (allowed here: ...)" -> "key: reason"
+            first = msg.splitlines()[0].split(": ", 1)[-1]
+            return first.split(" (allowed here")[0][:120]
         out.append("Not measured in this session: " + ", ".join(
-            f"`{p}` (its config was refused: `{msg.splitlines()[0][-120:]}`)"
+            f"`{p}` (this dimctl refused its config: `{reason(msg)}`)"
             for p, msg in skipped.items()) + ".")
     out.append("")
 
@@ -376,8 +380,9 @@ def main():
         rel = os.path.relpath(a.figures, os.path.dirname(os.path.abspath(a.markdown))) \
             if a.markdown else a.figures
     text = section(runs, meta, sim, rel)
-    if a.commit:
-        text = f"Commit {a.commit}. " + text
+    commit = meta[0].get("commit") or a.commit
+    if commit:
+        text = f"Harness and dimctl at `{commit}`. " + text
     if not a.markdown:
         print(text)
         return

@@ -401,7 +401,8 @@ def main():
                                                                       time.gmtime()),
               "repeats": a.repeats, "seconds": a.seconds, "rates": a.rates, "msg_bytes": MSG,
               "policies": policies, "skipped": {}, "runs": [],
-              "loadavg_start": open("/proc/loadavg").read().split()[:3]}
+              "loadavg_start": open("/proc/loadavg").read().split()[:3],
+              "commit": sh("git", "describe", "--always", "--dirty", check=False).stdout.strip()}
     server = None
     probe = None
     napi = Napi(a.build)
