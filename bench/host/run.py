@@ -147,8 +147,8 @@ devices:
 class Daemon:
     """`dimctl run` inside dhb-a (its netlink sockets, and so napi-set, act there)."""
 
-    def __init__(self, build, work, policy, port):
-        self.dimctl = os.path.join(build, "userspace/cli/dimctl")
+    def __init__(self, dimctl, work, policy, port):
+        self.dimctl = dimctl
         self.cfg = os.path.join(work, f"{policy}.yaml")
         self.log = os.path.join(work, f"{policy}.log")
         os.makedirs(os.path.join(work, policy), exist_ok=True)
@@ -388,6 +388,7 @@ def main():
     ap.add_argument("--seconds", type=int, default=2, help="per sockperf run (default 2)")
     ap.add_argument("--rates", default="2000,5000,10000,20000")
     ap.add_argument("--policies", default=DEFAULT_POLICIES)
+    ap.add_argument("--dimctl", help="the dimctl the daemon policies run (default: BUILD's)")
     a = ap.parse_args()
     a.rates = [int(x) for x in a.rates.split(",")]
     policies = a.policies.split(",")
@@ -412,7 +413,8 @@ def main():
         setup()
         napi.read()
         for i, p in enumerate(pol for pol in policies if pol in DAEMON_ALGORITHM):
-            daemons[p] = Daemon(a.build, work, p, 19977 + i)
+            daemons[p] = Daemon(a.dimctl or os.path.join(a.build, "userspace/cli/dimctl"), work,
+                                p, 19977 + i)
             ok, msg = daemons[p].check()
             if not ok:
                 result["skipped"][p] = msg

@@ -12,7 +12,8 @@
 #   HOST_REPEATS=9 HOST_SECONDS=5 sudo make bench-host        (~50 min)
 # HOST_RATES (default 2000,5000,10000,20000) and HOST_POLICIES (default
 # none,static:1,static:2,static:3,dimctl-net-eqe,dimctl-model) change what runs; HOST_OUT keeps
-# the JSON elsewhere (default BUILD/bench-host/host.json).
+# the JSON elsewhere (default BUILD/bench-host/host.json); HOST_DIMCTL runs the daemon policies
+# with another dimctl binary (default BUILD's).
 set -euo pipefail
 BUILD=${1:-build}
 cd "$(dirname "$0")/../.."
@@ -46,7 +47,7 @@ fi
 
 python3 bench/host/run.py --build "$BUILD" --out "$JSON" --repeats "${HOST_REPEATS:-3}" \
   --seconds "${HOST_SECONDS:-2}" --rates "${HOST_RATES:-2000,5000,10000,20000}" \
-  --policies "$POLICIES"
+  --policies "$POLICIES" ${HOST_DIMCTL:+--dimctl "$HOST_DIMCTL"}
 
 # The same shapes in the simulator (deterministic, seconds), with the policies the host ran.
 for w in h1-napi-pingpong h2-napi-rates h3-napi-flood; do
