@@ -19,10 +19,12 @@ import statistics
 import subprocess
 import sys
 
-ORDER = ["none", "static:1", "static:2", "static:3", "dimctl-net-eqe", "dimctl-model"]
+ORDER = ["none", "static:1", "static:2", "static:3", "dimctl-net-eqe", "dimctl-model",
+         "dimctl-net-eqe-idle0", "dimctl-model-idle0"]
 LABEL = {"none": "none", "static:1": "static 8 µs", "static:2": "static 64 µs",
          "static:3": "static 128 µs", "dimctl-net-eqe": "dimctl net DIM (EQE)",
-         "dimctl-model": "dimctl model"}
+         "dimctl-model": "dimctl model", "dimctl-net-eqe-idle0": "dimctl net DIM, profile 0 off",
+         "dimctl-model-idle0": "dimctl model, profile 0 off"}
 SIM_FILES = {"pingpong": "h1-napi-pingpong.json", "underload": "h2-napi-rates.json",
              "throughput": "h3-napi-flood.json"}
 

@@ -122,10 +122,20 @@ class Napi:
             self._run(v["defer_hard_irqs"], v["gro_flush_timeout_ns"])
 
 
-DAEMON_ALGORITHM = {"dimctl-net-eqe": "net-eqe", "dimctl-model": "model"}
+DAEMON_ALGORITHM = {"dimctl-net-eqe": "net-eqe", "dimctl-model": "model",
+                    "dimctl-net-eqe-idle0": "net-eqe", "dimctl-model-idle0": "model"}
+# The *-idle0 variants: dimctl's default software profiles except index 0, written as no
+# moderation (timeout 0, defer 0) instead of 1 us with one deferral.
+IDLE0_PROFILES = """    software_profiles:
+      - {gro_flush_timeout: 0us, defer_hard_irqs: 0}
+      - {gro_flush_timeout: 8us, defer_hard_irqs: 1}
+      - {gro_flush_timeout: 64us, defer_hard_irqs: 1}
+      - {gro_flush_timeout: 128us, defer_hard_irqs: 1}
+      - {gro_flush_timeout: 256us, defer_hard_irqs: 1}
+"""
 
 
-def daemon_config(path, work, algorithm, port):
+def daemon_config(path, work, algorithm, port, idle0=False):
     with open(path, "w") as f:
         f.write(f"""# bench/host: dimctl enforcing {algorithm} with software moderation on {DEV_A}
 version: 1
@@ -141,7 +151,7 @@ devices:
     mode: enforce
     method: napi
     algorithm: {algorithm}
-""")
+""" + (IDLE0_PROFILES if idle0 else ""))
 
 
 class Daemon:
@@ -152,7 +162,8 @@ class Daemon:
         self.cfg = os.path.join(work, f"{policy}.yaml")
         self.log = os.path.join(work, f"{policy}.log")
         os.makedirs(os.path.join(work, policy), exist_ok=True)
-        daemon_config(self.cfg, os.path.join(work, policy), DAEMON_ALGORITHM[policy], port)
+        daemon_config(self.cfg, os.path.join(work, policy), DAEMON_ALGORITHM[policy], port,
+                      idle0=policy.endswith("-idle0"))
         self.proc = None
 
     def check(self):
