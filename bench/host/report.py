@@ -146,6 +146,18 @@ def section(runs, meta, sim, figures_rel):
             f"`{p}` (this dimctl refused its config: `{reason(msg)}`)"
             for p, msg in skipped.items()) + ".")
     out.append("")
+    wrote = {}
+    for r in runs:
+        if "daemon_profiles" in r:
+            wrote.setdefault(r["policy"], set()).update(map(tuple, r["daemon_profiles"]))
+    if wrote:
+        out.append("What the daemon policies wrote, read back after every run (defer-hard-irqs, "
+                   "gro-flush-timeout µs): " + "; ".join(
+                       f"`{p}` " + ", ".join(f"({d}, {t / 1e3:g})" for d, t in sorted(v))
+                       + (" — **nothing: these rows are `none` plus the daemon's CPU**"
+                          if v == {(0, 0)} else "")
+                       for p, v in wrote.items()) + ".")
+        out.append("")
 
     # QD=1 ping-pong
     out.append("**QD=1 ping-pong** (round trip, µs; sockperf ping-pong; CPU per round trip: "
@@ -384,7 +396,9 @@ def main():
     text = section(runs, meta, sim, rel)
     commit = meta[0].get("commit") or a.commit
     if commit:
-        text = f"Harness and dimctl at `{commit}`. " + text
+        daemon = meta[0].get("daemon_dimctl", "the build's")
+        text = (f"Harness at `{commit}`; the daemon policies ran "
+                f"{'that build' if daemon == 'the build' + chr(39) + 's' else daemon}. " + text)
     if not a.markdown:
         print(text)
         return

@@ -414,7 +414,8 @@ def main():
               "repeats": a.repeats, "seconds": a.seconds, "rates": a.rates, "msg_bytes": MSG,
               "policies": policies, "skipped": {}, "runs": [],
               "loadavg_start": open("/proc/loadavg").read().split()[:3],
-              "commit": sh("git", "describe", "--always", "--dirty", check=False).stdout.strip()}
+              "commit": sh("git", "describe", "--always", "--dirty", check=False).stdout.strip(),
+              "daemon_dimctl": a.dimctl or "the build's"}
     server = None
     probe = None
     napi = Napi(a.build)
@@ -453,7 +454,16 @@ def main():
                     stop()
                     stop = lambda: None  # noqa: E731
                 tests["napi_during_start"] = napi_during
-                result["runs"].append({"policy": policy, "repeat": rep, **tests})
+                if policy in DAEMON_ALGORITHM:
+                    # What the daemon wrote, as read back after each run: a daemon that wrote
+                    # nothing measures `none` plus its own CPU, and must not pass for a policy.
+                    seen = {(c["defer_hard_irqs"], c["gro_flush_timeout_ns"])
+                            for t in [tests["pingpong"], tests["throughput"],
+                                      *tests["underload"].values()] for c in t["napi_config"]}
+                    tests["daemon_profiles"] = sorted(seen)
+                    if seen == {(0, 0)}:
+                        print(f"bench/host: WARNING: {policy}: the daemon wrote nothing to the "
+                              f"NAPI (see {daemons[policy].log})", file=sys.stderr)
                 pp = tests["pingpong"]["percentiles"]
                 print(f"bench/host: rep {rep} {policy:15} pp p50 {pp.get('50.000', 0):8.1f} us  "
                       f"p99 {pp.get('99.000', 0):8.1f}  tput "
