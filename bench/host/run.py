@@ -464,6 +464,7 @@ def main():
                     if seen == {(0, 0)}:
                         print(f"bench/host: WARNING: {policy}: the daemon wrote nothing to the "
                               f"NAPI (see {daemons[policy].log})", file=sys.stderr)
+                result["runs"].append({"policy": policy, "repeat": rep, **tests})
                 pp = tests["pingpong"]["percentiles"]
                 print(f"bench/host: rep {rep} {policy:15} pp p50 {pp.get('50.000', 0):8.1f} us  "
                       f"p99 {pp.get('99.000', 0):8.1f}  tput "
