@@ -52,6 +52,8 @@ fi
 # the model-based policy when present, and the oracle (best static profile per phase).
 policies() {
   case "$1" in
+    # The host benchmark's shapes (software moderation): every static profile it measures.
+    net-eqe-host) echo "none,static:1,static:2,static:3,kernel-net-eqe,dimctl-net-eqe$model,oracle" ;;
     rdma) echo "none,static:6,static:8,kernel-rdma,dimctl-rdma$model,oracle" ;;
     net-eqe) echo "none,static:1,static:2,kernel-net-eqe,dimctl-net-eqe$model,oracle" ;;
     net-cqe) echo "none,static:1,static:3,kernel-net-cqe,dimctl-net-cqe$model,oracle" ;;
@@ -85,6 +87,7 @@ manifest=$OUT/manifest.tsv
 for r in "${runs[@]}"; do
   IFS='|' read -r id file flags <<<"$r"
   table=$(sed -n 's/^table: *\([a-z-]*\).*/\1/p' "$file")
+  case "$id" in h*-napi-*) table=net-eqe-host ;; esac
   cmd="dimctl sim --workload $file --policy $(policies "${table:-rdma}") --json --timeline${flags:+ $flags}"
   printf '%s\t%s\n' "$id" "$cmd" >>"$manifest"
 done

@@ -211,8 +211,9 @@ void Engine::schedule_arrival(uint32_t source, uint32_t queue, int64_t from) {
   } else {
     const double rate = st.spec.rate * load_at(from);
     if (rate > 0) {
-      at = from + std::max<int64_t>(
-                      1, static_cast<int64_t>(std::llround(st.rng[queue].exponential(1e9 / rate))));
+      const bool paced = st.spec.periodic && st.spec.kind == SourceSpec::Kind::kPoisson;
+      const double gap = paced ? 1e9 / rate : st.rng[queue].exponential(1e9 / rate);
+      at = from + std::max<int64_t>(1, static_cast<int64_t>(std::llround(gap)));
     }
   }
   st.next_arrival[queue] = at;
@@ -235,7 +236,8 @@ void Engine::cq_push(uint32_t id, int64_t t, uint32_t req) {
 void Engine::evaluate(uint32_t id) {
   Cq& q = cqs_[id];
   if (q.size == 0) return;
-  const Moderation& m = q.mod;
+  // A NAPI under software moderation has no coalescing in the device: armed, it interrupts.
+  const Moderation m = stages_[q.stage].software ? Moderation{} : q.mod;
   if (q.size >= m.count || m.timer_ns <= 0) {
     fire(id);
     return;
@@ -358,10 +360,39 @@ void Engine::on_core_done(uint32_t core, uint32_t id) {
     q.on_runq = true;
   } else {
     if (q.done_in_call == 0) ++q.c.empty_polls;
-    finish_call(q, true);
-    evaluate(id);
+    if (napi_defer(id)) {
+      finish_call(q, false);
+      const int64_t arm = stages_[q.stage].software->timer_cost_ns;
+      if (arm > 0) {
+        // The core stays busy arming the timer (and, in effect, taking its interrupt).
+        account_cpu(now_, arm);
+        push(now_ + arm, Ev::kArmDone, core, 0);
+        return;
+      }
+    } else {
+      finish_call(q, true);
+      evaluate(id);
+    }
   }
   core_next(core);
+}
+
+// napi_complete_done() (net/core/dev.c, Linux >= 6.13) on a stage under software moderation:
+// true when the interrupt stays masked and a timer polls again after gro-flush-timeout.
+//   if (work_done) count = defer-hard-irqs;
+//   if (count > 0) { count--; if (gro-flush-timeout) { keep masked; arm the timer } }
+// The count drops even with no timeout. What a poll with GRO holding packets adds (a flush
+// timer that re-polls with the interrupt armed) is not modelled: UDP traffic holds none.
+bool Engine::napi_defer(uint32_t id) {
+  Cq& q = cqs_[id];
+  const auto& sw = stages_[q.stage].software;
+  if (!sw) return false;
+  if (q.done_in_call > 0) q.defer_count = sw->defer_hard_irqs;
+  if (q.defer_count == 0) return false;
+  --q.defer_count;
+  if (q.mod.timer_ns <= 0) return false;
+  push(now_ + q.mod.timer_ns + sw->timer_latency_ns, Ev::kRepoll, id, ++q.repoll_gen);
+  return true;
 }
 
 void Engine::finish_call(Cq& q, bool rearm) {
@@ -605,6 +636,16 @@ Result<RunResult> Engine::run(const RunOptions& opt) {
       }
       case Ev::kCoreDone:
         on_core_done(e.a, e.b);
+        break;
+      case Ev::kRepoll: {
+        // napi_watchdog(): the NAPI is scheduled without an interrupt (a poll_ns re-poll).
+        Cq& q = cqs_[e.a];
+        if (e.b != (q.repoll_gen & kBMask)) break;
+        core_enqueue(q.core, e.a);
+        break;
+      }
+      case Ev::kArmDone:
+        core_next(e.a);
         break;
       case Ev::kApply:
         apply(e.a);

@@ -95,6 +95,8 @@ class Engine {
     kToggle,      // on/off source a, queue b: switch
     kPhase,       // phase a starts
     kAppDone,     // core a finished its application job (b = generation)
+    kRepoll,      // CQ a's software-moderation timer (b = generation): poll it again
+    kArmDone,     // core a finished arming a software-moderation timer
   };
   // An event's payload: type in the low 4 bits, b in the next 28 (generations wrap there), a in
   // the high 32.
@@ -134,6 +136,10 @@ class Engine {
     bool in_call = false;     // a poll call is in progress (between chunks)
     bool on_runq = false;
     bool moderated = true;
+    // Software moderation (StageSpec::software): napi->defer_hard_irqs_count, and the
+    // generation of the pending re-poll timer.
+    uint32_t defer_count = 0;
+    uint32_t repoll_gen = 0;
     CqCounters c;
     IrqTimeCounters irq_times;
     int64_t call_softirq_ns = 0;  // the poll call's charged softirq time so far
@@ -187,6 +193,7 @@ class Engine {
   void serve_chunk(uint32_t core, uint32_t cq, int64_t overhead);
   void on_core_done(uint32_t core, uint32_t cq);
   void finish_call(Cq& q, bool rearm);
+  bool napi_defer(uint32_t cq);
   void leave_stage(uint32_t core, uint32_t req, int64_t at);
   void deliver(uint32_t req, int64_t at);
   void app_resume(uint32_t core);

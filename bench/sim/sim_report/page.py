@@ -4,8 +4,8 @@ import datetime
 
 from .load import TABLES
 from .markdown import BEGIN, END, QUANTILES, convergence, count, md_table, quant, us
-from .sections import (section_adapt, section_traces, section_w1, section_w2, section_w3,
-                       section_w6, section_w7)
+from .sections import (section_adapt, section_software, section_traces, section_w1,
+                       section_w2, section_w3, section_w6, section_w7)
 from .targets import section_targets
 
 
@@ -117,6 +117,7 @@ def report(runs, commit, plot, ctl):
     out += section_adapt(runs, plot)
     out += section_w6(runs)
     out += section_w7(runs)
+    out += section_software(runs)
     out += section_traces(runs, plot, ctl)
     out += ["### Not answered here", "",
             "- Real NVMe devices (review question 4): the W1 service time is log-normal "
