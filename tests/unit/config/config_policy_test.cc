@@ -358,7 +358,11 @@ TEST(ConfigPolicy, MethodAndSoftwareProfiles) {
 TEST(ConfigPolicy, DefaultSoftwareProfile) {
   // usec 0: no moderation; otherwise the usec as the timer, one deferral.
   EXPECT_EQ(model::default_software_profile({0, 256, 0}), (model::SoftwareProfile{0, 0}));
-  EXPECT_EQ(model::default_software_profile({8, 128, 0}), (model::SoftwareProfile{1, 8'000}));
+  // Below kMinSoftwareTimerUs a timer costs an empty poll per message and batches nothing.
+  EXPECT_EQ(model::default_software_profile({1, 256, 0}), (model::SoftwareProfile{0, 0}));
+  EXPECT_EQ(model::default_software_profile({8, 128, 0}), (model::SoftwareProfile{0, 0}));
+  EXPECT_EQ(model::default_software_profile({15, 128, 0}), (model::SoftwareProfile{0, 0}));
+  EXPECT_EQ(model::default_software_profile({16, 64, 0}), (model::SoftwareProfile{1, 16'000}));
   EXPECT_EQ(model::default_software_profile({256, 256, 0}), (model::SoftwareProfile{1, 256'000}));
 }
 

@@ -144,7 +144,7 @@ TEST_F(NapiControllerTest, WritesAreRateLimitedPerDevice) {
   policy.by_name["dnc1"] = p;
   busy_step();
   ASSERT_EQ(napi.set_calls, 1);
-  p.static_index = 1;
+  p.static_index = 2;
   policy.by_name["dnc1"] = p;
   ctl().reload_policies();
   busy_step();  // 50 ms after the first write
@@ -154,7 +154,7 @@ TEST_F(NapiControllerTest, WritesAreRateLimitedPerDevice) {
   EXPECT_GE(d->applies_rate_limited_total, 1u);
   for (int i = 0; i < 20; ++i) busy_step();
   EXPECT_EQ(napi.set_calls, 2);
-  EXPECT_EQ(napi.config(key(5, 0).napi_id), expect(1, 8'000));
+  EXPECT_EQ(napi.config(key(5, 0).napi_id), expect(1, 64'000));
 }
 
 // Nothing notifies a napi-set: the controller reads back at most once per inventory interval,

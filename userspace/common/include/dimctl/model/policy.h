@@ -90,11 +90,22 @@ struct SoftwareProfile {
 // latency, which is one timer period whatever the count.
 inline constexpr uint32_t kDefaultDeferHardIrqs = 1;
 
-// The default software profile of a (hardware) profile: its usec as the timer; 0 usec = no
-// moderation at all (both 0: a timer without deferral would only hold GRO packets back).
+// The shortest timer a default software profile uses; a profile with a shorter usec becomes no
+// moderation. A hardware rx-usecs of 1-8 us batches on the NIC for free, but a software timer
+// costs a timer interrupt and a softirq poll of its own, and one that fires before the next
+// packet arrives polls nothing: measured on a veth NAPI (docs/benchmarks/host.md), 1 us and
+// 8 us made 2 polls per message, 82-131 us of CPU per message against 25 us without moderation,
+// and a quarter of the flood rate, while 64 us cut the CPU to 7 us per message. DIM's and the
+// model's lowest profiles mean "as little moderation as possible", which here is none.
+inline constexpr uint32_t kMinSoftwareTimerUs = 16;
+
+// The default software profile of a (hardware) profile: its usec as the timer; under
+// kMinSoftwareTimerUs = no moderation at all (both 0: a timer without deferral would only hold
+// GRO packets back).
 constexpr SoftwareProfile default_software_profile(const dim::Profile& p) {
-  return p.usec == 0 ? SoftwareProfile{}
-                     : SoftwareProfile{kDefaultDeferHardIrqs, uint64_t{p.usec} * 1000};
+  return p.usec < kMinSoftwareTimerUs
+             ? SoftwareProfile{}
+             : SoftwareProfile{kDefaultDeferHardIrqs, uint64_t{p.usec} * 1000};
 }
 
 enum class DeviceKind : uint8_t { kNet, kRdma };
