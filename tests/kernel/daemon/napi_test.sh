@@ -73,7 +73,12 @@ write_config
 
 # --- napi_enforce_readback, napi_not_allowlisted
 start_daemon
+# The view is published every 200 ms: the write is exported with the next one, not at once.
+applied_exported() {
+  metrics | grep -q '^dimctl_napi_defer_hard_irqs{.*device="dnc-r0".*source="applied".*} 1$'
+}
 if wait_for 20 written; then
+  wait_for 5 applied_exported || true
   m=$(metrics)
   if ! grep -q '^dimctl_napi_defer_hard_irqs{.*device="dnc-r0".*source="applied".*} 1$' <<<"$m"; then
     fail napi_enforce_readback "applied defer-hard-irqs not exported: $(grep napi_defer <<<"$m" | head -n 3)"
