@@ -27,5 +27,8 @@ setup_igb() {
     [ $i = 2 ] || ip addr add "$NET.$i/32" dev "$RX" || return 1
     nsx ip neigh replace "$NET.$i" lladdr "$rxmac" dev "$TX" nud permanent || return 1
   done
+  # RSS on the UDP 4-tuple (igb hashes UDP on the addresses only by default): the flows of
+  # one sender differ by source port.
+  ethtool -N "$RX" rx-flow-hash udp4 sdfn || return 1
   ip neigh replace "$NET.1" lladdr "$txmac" dev "$RX" nud permanent || return 1
 }

@@ -1,0 +1,49 @@
+#!/bin/bash
+# Scenario m: per-NAPI counts on a real multi-queue driver. N datagrams of one flow (one RSS
+# queue) from igb1 (netns digtx) to igb0 inside one `dimctl list` window. Ground truth, read by
+# the kernel and the driver independently of dimctl: per RX queue, igb's rx_queue_K_packets
+# (ethtool -S) and the interrupts of the queue's MSI-X vector (/proc/interrupts).
+# Asserted: for every RX queue, dimctl's packets on the NAPI it maps to that queue equal the
+# driver's delta exactly (nothing else crosses the wire: IPv4 only, static neighbours);
+# the vector's interrupts lie between dimctl's events and polls: events <= interrupts <= polls,
+# each within 2 for the window's edges. Why: every poll sequence starts with an interrupt and
+# ends with one event (the poll that completes NAPI and re-arms the vector), so events <=
+# interrupts; an interrupt that arrives while the NAPI is scheduled starts no sequence but
+# makes the running one poll again (NAPIF_STATE_MISSED), so interrupts <= polls. Exact
+# equality holds for neither: igb repolls without an interrupt when a poll used its budget.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+N=${LAB_M_PACKETS:-3000}
+t0=$(now)
+send_start m "$NET.2" "$N" || { report FAIL napi-counts "sender did not start: $(cat "$WORK/m.out")"; exit 0; }
+snap "$RX" "$WORK/m.before"
+list_start m "${LAB_M_INTERVAL:-8}" || { report FAIL napi-counts "dimctl list did not attach: $(tail -n 2 "$WORK/list-m.err")"; exit 0; }
+send_go m
+send_wait m || { report FAIL napi-counts "sender: $SENT"; exit 0; }
+sent=$SENT
+list_wait m || { report FAIL napi-counts "$LIST_ERR"; exit 0; }
+snap "$RX" "$WORK/m.after"
+why="" detail="" total=0
+while read -r q p0 irq i0 && read -r q1 p1 irq1 i1 <&3; do
+  dp=$((p1 - p0)) di=$((i1 - i0))
+  read -r dq dn dirq dpk dpo dev < <(jq -r --argjson q "$q" '[.queues[] | select(.device == "igb0" and .queue == $q)] |
+    if length == 0 then "none 0 0 0 0 0" else (.[0] | "\(.queue) \(.napi_id) \(.irq) \(.packets) \(.polls) \(.events)") end' "$WORK/list-m.json")
+  total=$((total + dp))
+  detail+="rxq$q: driver $dp pkts, irq $irq +$di; dimctl napi $dn irq $dirq $dpk pkts $dpo polls $dev events; "
+  if [ "$dq" = none ]; then
+    [ "$dp" -eq 0 ] || why+="rx queue $q received $dp packets but dimctl lists no NAPI for it; "
+    continue
+  fi
+  [ "$dpk" -eq "$dp" ] || why+="rx queue $q: dimctl $dpk packets, driver $dp; "
+  [ "$dirq" -eq "$irq" ] || why+="rx queue $q: dimctl irq $dirq, /proc/interrupts vector $irq; "
+  [ "$dev" -le $((di + 2)) ] && [ "$di" -le $((dpo + 2)) ] ||
+    why+="rx queue $q: not events ($dev) <= interrupts ($di) <= polls ($dpo) (+-2); "
+done <"$WORK/m.before" 3<"$WORK/m.after"
+[ "$total" -eq "$N" ] || why+="the driver counted $total packets, sent $N ($sent); "
+nq=$(jq '[.queues[] | select(.device == "igb0" and .packets > 0)] | length' "$WORK/list-m.json")
+if [ -z "$why" ]; then
+  report PASS napi-counts "$N datagrams, $nq busy queue(s); $detail$sent; $(elapsed "$t0")s"
+else
+  report FAIL napi-counts "$why| $detail$sent"
+fi
+true
