@@ -2,15 +2,16 @@
 """netdev_gnl.py: dumps the netdev generic netlink family's queue-get and napi-get of this
 network namespace as JSON, independently of dimctl (ynl and a netdev-aware iproute2 are not
 in Debian 12's userland): {"queues": [{ifindex, id, type, napi_id}], "napis": [{ifindex, id,
-irq, pid, defer_hard_irqs, gro_flush_timeout, irq_suspend_timeout}]}. Attribute numbers are
-the kernel's UAPI (include/uapi/linux/netdev.h)."""
+irq, pid, defer_hard_irqs, gro_flush_timeout, irq_suspend_timeout}]}.
+`netdev_gnl.py set NAPI_ID DEFER GRO_NS` sends napi-set (Linux >= 6.13) for one NAPI instead.
+Attribute numbers are the kernel's UAPI (include/uapi/linux/netdev.h)."""
 import json, os, socket, struct, sys
 
 NETLINK_GENERIC, GENL_ID_CTRL = 16, 16
 NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP = 1, 4, 0x300
 NLMSG_ERROR, NLMSG_DONE = 2, 3
 CTRL_CMD_GETFAMILY, CTRL_ATTR_FAMILY_ID, CTRL_ATTR_FAMILY_NAME = 3, 1, 2
-CMD_QUEUE_GET, CMD_NAPI_GET = 10, 11
+CMD_QUEUE_GET, CMD_NAPI_GET, CMD_NAPI_SET = 10, 11, 14
 QUEUE = {1: "id", 2: "ifindex", 3: "type", 4: "napi_id"}
 NAPI = {1: "ifindex", 2: "id", 3: "irq", 4: "pid", 5: "defer_hard_irqs",
         6: "gro_flush_timeout", 7: "irq_suspend_timeout"}
@@ -65,6 +66,11 @@ def num(v):
 
 fam = request(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0, attr(CTRL_ATTR_FAMILY_NAME, b"netdev\0"))
 family = num(fam[0][CTRL_ATTR_FAMILY_ID])
+if sys.argv[1:2] == ["set"]:
+    napi, defer, gro = map(int, sys.argv[2:5])
+    request(family, CMD_NAPI_SET, NLM_F_ACK, attr(2, struct.pack("I", napi)) +
+            attr(5, struct.pack("I", defer)) + attr(6, struct.pack("Q", gro)))
+    sys.exit(0)
 res = {}
 for key, cmd, names in (("queues", CMD_QUEUE_GET, QUEUE), ("napis", CMD_NAPI_GET, NAPI)):
     try:
