@@ -12,16 +12,19 @@
 #  2. the kernel's default EQE table, static:0 (1 us): igb reads it as dynamic mode 1; dimctl
 #     reports applied 1; static:1 (8 us): igb refuses (EINVAL), dimctl reports the failure and
 #     the device keeps its value.
-#  3. static:4 (250 us), SIGKILL: the value stays; `dimctl restore` brings back the original.
-#  4. under a UDP flood over 8 flows, the busiest vector's interrupt rate with a batching
-#     profile (static:4, 250 us: at most 4000/s by EITR) falls below 70 % of its rate with
-#     static:0 of the custom table (0: no throttling), and its packets per interrupt grow at
-#     least 1.5 times (the offered load under TCG varies between the two floods).
+#  3. static:3 (250 us), SIGKILL: the value stays; `dimctl restore` brings back the original.
+#  4. under a UDP flood over 8 flows, the busiest vector's interrupt rate with the most
+#     batching profile of the table (static:4, 5000 us) falls below 70 % of its rate with
+#     static:0 (0: no throttling) and its packets per interrupt grow at least 1.5 times (the
+#     offered load under TCG varies between floods); and EITR caps it: <= 200/s + 10 %.
+#     250 us (the kernel table's top) is not asserted: under TCG the guest itself batches
+#     (~4 packets per interrupt at ~700/s, far below 250 us's 4000/s), and qemu's throttle
+#     moved the rate by -20 % to -55 % between runs (docs/LAB.md).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 t0=$(now)
 PORT=9981
-PROF='[{usec: 0, pkts: 0}, {usec: 10, pkts: 0}, {usec: 50, pkts: 0}, {usec: 125, pkts: 0}, {usec: 250, pkts: 0}]'
+PROF='[{usec: 0, pkts: 0}, {usec: 10, pkts: 0}, {usec: 50, pkts: 0}, {usec: 250, pkts: 0}, {usec: 5000, pkts: 0}]'
 dimctl_has run || { report SKIP ethtool-enforce "dimctl has no 'run' command"; exit 0; }
 orig=$(rx_usecs "$RX")
 [ -n "$orig" ] || { report FAIL ethtool-enforce "ethtool -c $RX prints no rx-usecs"; exit 0; }
@@ -64,7 +67,7 @@ if run_start e "$WORK/e.yaml" $PORT; then
   steps+="EQE profile 1 (8 us) refused by igb ($fails failed applies: ${err:0:80}), rx-usecs stays $now_v; "
 fi
 # 3. SIGKILL + dimctl restore
-if enforce static:4 "$PROF" 250; then
+if enforce static:3 "$PROF" 250; then
   run_stop KILL
   k=$(rx_usecs "$RX")
   [ "$k" = 250 ] || why+="after SIGKILL rx-usecs $k, expected 250 (left as written); "
@@ -105,14 +108,19 @@ rate_with() { # PROFILE_INDEX WANT -> busiest vector's interrupts per second ove
 why=""
 rate_with 0 0 || why+="flood with profile 0 failed: $(tail -n 2 "$WORK/run-e.log" "$WORK/f0.out" | tr '\n' ' '); "
 read -r r0 p0 <"$WORK/f0.best" 2>/dev/null || r0=0 p0=0; rates0=${RATES:-}
-rate_with 4 250 || why+="flood with profile 4 failed: $(tail -n 2 "$WORK/run-e.log" "$WORK/f4.out" | tr '\n' ' '); "
+rate_with 4 5000 || why+="flood with profile 4 failed: $(tail -n 2 "$WORK/run-e.log" "$WORK/f4.out" | tr '\n' ' '); "
 read -r r4 p4 <"$WORK/f4.best" 2>/dev/null || r4=0 p4=0; rates4=${RATES:-}
 if [ -z "$why" ]; then
   # and not because less arrived: packets per interrupt grow at least 1.5 times
   if [ "$r0" -gt 0 ] && [ "$r4" -gt 0 ] && [ $((r4 * 100)) -lt $((r0 * 70)) ] && [ $((p4 * r0 * 2)) -ge $((p0 * r4 * 3)) ]; then
-    report PASS irq-rate-batching "busiest igb0 vector: $r0 irq/s ($p0 pkt/s) at rx-usecs 0 -> $r4 irq/s ($p4 pkt/s) at 250 us ($rates0| $rates4); $(elapsed "$t1")s"
+    report PASS irq-rate-batching "busiest igb0 vector: $r0 irq/s ($p0 pkt/s) at rx-usecs 0 -> $r4 irq/s ($p4 pkt/s) at 5000 us ($rates0| $rates4); $(elapsed "$t1")s"
   else
-    report FAIL irq-rate-batching "busiest vector $r0 irq/s ($p0 pkt/s) at rx-usecs 0, $r4 irq/s ($p4 pkt/s) at 250 us: rate not below 70 % or packets per interrupt not 1.5 times ($rates0| $rates4)"
+    report FAIL irq-rate-batching "busiest vector $r0 irq/s ($p0 pkt/s) at rx-usecs 0, $r4 irq/s ($p4 pkt/s) at 5000 us: rate not below 70 % or packets per interrupt not 1.5 times ($rates0| $rates4)"
+  fi
+  if [ "$r4" -le 222 ]; then
+    report PASS irq-rate-cap "rx-usecs 5000: busiest igb0 vector $r4 irq/s <= 200/s + 10 % (EITR interval 5 ms)"
+  else
+    report FAIL irq-rate-cap "rx-usecs 5000: busiest igb0 vector $r4 irq/s ($p4 pkt/s), EITR allows 200/s ($rates4)"
   fi
 else
   report FAIL irq-rate-batching "$why"
