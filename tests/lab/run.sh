@@ -63,7 +63,7 @@ if [ -n "$why" ]; then
 fi
 {
   echo "# time fetch-kernel ${t_fetch}s, initramfs ${t_initrd}s, qemu ${t_qemu}s, total $(since "$t_start")s"
-  echo "# kernel $LAB_KPKG=$LAB_KPKG_VERSION; $qemu_v; build $BUILD; console log $LAB_OUT/console.log"
+  echo "# kernel $LAB_KPKG=$LAB_KPKG_VERSION${LAB_KNOTE:-}; $qemu_v; build $BUILD; console log $LAB_OUT/console.log"
 } >>"$R"
 echo "==== lab report ($R)"
 cat "$R"

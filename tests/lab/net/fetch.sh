@@ -81,11 +81,37 @@ fi
 pin=$LAB_NET_PIN
 echo "$pin $kabi $kver" >"$LAB_NET_KSTAMP.tmp" && mv "$LAB_NET_KSTAMP.tmp" "$LAB_NET_KSTAMP"
 kdir="$LAB_CACHE/kernel-$kabi"
-if [ ! -f "$kdir/.extracted" ]; then
-  echo "lab: extracting kernel $kabi (vmlinuz, and of the modules only what the lab loads: see mkinitramfs.sh)"
+# Of the ~3000 modules only the guest's (LAB_MODULES and what they depend on) are kept: the
+# packages are unpacked into a temporary tree, the closure is copied out, the tree removed.
+# A changed module list unpacks again from the cached packages.
+want=$(printf '%s\n' "$kabi" "${LAB_MODULES[@]}" | sha256sum | cut -c1-16)
+if [ "$(cat "$kdir/.extracted" 2>/dev/null)" != "$want" ]; then
+  echo "lab: unpacking kernel $kabi: vmlinuz and the modules the guest loads"
+  tmp=$(mktemp -d "$LAB_CACHE/unpack.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  for p in $(kpkgs "$kabi"); do dpkg-deb -x "$(cached "$p" "$kver")" "$tmp"; done
+  mdir="usr/lib/modules/$kabi-amd64"
+  declare -A KO seen
+  while IFS= read -r f; do
+    b=$(basename "$f"); b=${b%.ko}; b=${b%.ko.xz}; b=${b%.ko.zst}; KO[${b//-/_}]=$f
+  done < <(find "$tmp/$mdir/kernel" -name '*.ko' -o -name '*.ko.xz' -o -name '*.ko.zst')
+  keep=()
+  visit() {
+    local key=${1//-/_} dep
+    [ -n "${seen[$key]:-}" ] && return 0
+    seen[$key]=1
+    [ -n "${KO[$key]:-}" ] || return 0   # built in
+    for dep in $(modinfo -F depends "${KO[$key]}" | tr ',' ' '); do visit "$dep"; done
+    keep+=("${KO[$key]#"$tmp"/}")
+  }
+  for m in "${LAB_MODULES[@]}"; do visit "$m"; done
   rm -rf "$kdir"; mkdir -p "$kdir"
-  for p in $(kpkgs "$kabi"); do dpkg-deb -x "$(cached "$p" "$kver")" "$kdir"; done
-  touch "$kdir/.extracted"
+  (cd "$tmp" && cp --parents "$mdir/vmlinuz.unsigned" "$mdir/System.map" "${keep[@]}" "$kdir/") 2>/dev/null ||
+    (cd "$tmp" && cp --parents "$mdir/vmlinuz.unsigned" "${keep[@]}" "$kdir/")
+  cp "$tmp"/boot/config-* "$kdir/" 2>/dev/null || true
+  rm -rf "$tmp"; trap - EXIT
+  echo "$want" >"$kdir/.extracted"
+  echo "lab: kept ${#keep[@]} modules: $(printf '%s ' "${keep[@]##*/}")"
 fi
 
 # ---- qemu ----

@@ -24,6 +24,8 @@ LAB_NET_PIN="$LAB_NET_KABI $LAB_NET_KPKG_VERSION"
 if [ -s "$LAB_NET_KSTAMP" ]; then
   read -r _pa _pv _a _v <"$LAB_NET_KSTAMP"
   [ "$_pa $_pv" = "$LAB_NET_PIN" ] && [ -n "$_v" ] && LAB_NET_KABI=$_a LAB_NET_KPKG_VERSION=$_v
+  [ "$LAB_NET_KABI $LAB_NET_KPKG_VERSION" = "$LAB_NET_PIN" ] ||
+    LAB_KNOTE=" (the pin $LAB_NET_PIN is not on the mirror: linux-image-amd64's fallback)"
   unset _pa _pv _a _v
 fi
 LAB_KABI=$LAB_NET_KABI
