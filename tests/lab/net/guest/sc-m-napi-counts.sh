@@ -41,8 +41,11 @@ while read -r q p0 irq i0 && read -r q1 p1 irq1 i1 <&3; do
 done <"$WORK/m.before" 3<"$WORK/m.after"
 [ "$total" -eq "$N" ] || why+="the driver counted $total packets, sent $N ($sent); "
 nq=$(jq '[.queues[] | select(.device == "igb0" and .packets > 0)] | length' "$WORK/list-m.json")
+# the one CO-RE object built on the host, on this kernel: napi:napi_poll must be attached
+napi_att=$(jq -r '[.programs[] | select(.name | startswith("napi:")) | "\(.name)=\(.attached)/\(.attach_type)"] | join(",")' "$WORK/list-m.json")
+[[ $napi_att == *"napi:napi_poll=true/"* ]] || why+="dimctl's napi:napi_poll program is not attached ($napi_att); "
 if [ -z "$why" ]; then
-  report PASS napi-counts "$N datagrams, $nq busy queue(s); $detail$sent; $(elapsed "$t0")s"
+  report PASS napi-counts "$N datagrams, $nq busy queue(s); $detail$sent; programs $napi_att; $(elapsed "$t0")s"
 else
   report FAIL napi-counts "$why| $detail$sent"
 fi
