@@ -62,4 +62,5 @@ LAB_QEMU_NET=(
 # Scenarios (all = m,q,r,e,n,c): LAB_NET_SCENARIOS, so that LAB_SCENARIOS=a make lab still
 # means the RDMA lab's scenario a.
 LAB_SCENARIOS=${LAB_NET_SCENARIOS:-all}
-LAB_QEMU_TIMEOUT=${LAB_NET_QEMU_TIMEOUT:-330}
+# Host-side bound on the whole run: ~2.5 min at load 7 here; far above it, as a safety net.
+LAB_QEMU_TIMEOUT=${LAB_NET_QEMU_TIMEOUT:-450}

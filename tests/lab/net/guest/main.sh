@@ -37,7 +37,7 @@ export platform_ok
 
 declare -A SC=([m]=sc-m-napi-counts.sh [q]=sc-q-mapping.sh [r]=sc-r-rss.sh [e]=sc-e-ethtool.sh
   [n]=sc-n-napi-set.sh [c]=sc-c-costs.sh)
-declare -A SC_BOUND=([m]=90 [q]=60 [r]=90 [e]=150 [n]=90 [c]=90)
+declare -A SC_BOUND=([m]=90 [q]=60 [r]=90 [e]=150 [n]=120 [c]=90)
 list=$LAB_SCENARIOS
 [ "$list" = all ] && list="m,q,r,e,n,c"
 [ "$list" = none ] && list=""
