@@ -6,7 +6,9 @@ sockets are up). N > 0: exactly N datagrams per destination, round robin. N = 0:
 possible for SECONDS. Nothing listens: the receiver's stack drops them after the driver's NAPI
 counted them (an ICMP port unreachable would be traffic the other way: a closed-port socket
 per destination on the receiver avoids it). UDP_SOCKETS=K (environment): K sending sockets,
-i.e. K flows with distinct source ports, per destination. Prints "sent=TOTAL per_flow=..."."""
+i.e. K flows with distinct source ports, per destination. UDP_PPS=R: at most R datagrams per
+second in exact mode (a qdisc that overflows drops silently: UDP's sendto still succeeds).
+Prints "sent=TOTAL per_flow=..."."""
 import ctypes, os, socket, sys, time
 
 netns, src, dsts, port, n, ready, go = sys.argv[1:8]
@@ -38,11 +40,18 @@ while not os.path.exists(go):
     time.sleep(0.02)
 payload = b"x" * 64
 sent = [0] * len(flows)
+pps = float(os.environ.get("UDP_PPS", "0"))
 if n > 0:
+    t0, done = time.time(), 0
     for _ in range(n):
         for i, (t, a) in enumerate(flows):
             t.sendto(payload, a)
             sent[i] += 1
+        done += len(flows)
+        if pps > 0 and done % 32 < len(flows):
+            ahead = t0 + done / pps - time.time()
+            if ahead > 0:
+                time.sleep(ahead)
 else:
     end = time.time() + seconds
     while time.time() < end:
