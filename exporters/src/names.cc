@@ -17,8 +17,20 @@ constexpr NameTable<model::PollContext, 4> kPollContexts{{{
     {model::PollContext::kWorkqueue, "workqueue"},
     {model::PollContext::kUnboundWorkqueue, "unbound_workqueue"},
 }}};
+constexpr NameTable<dim::CostConfidence, 3> kCostConfidences{{{
+    {dim::CostConfidence::kDefaults, "defaults"},
+    {dim::CostConfidence::kCombined, "combined"},
+    {dim::CostConfidence::kMeasured, "measured"},
+}}};
 
 }  // namespace
+
+std::string_view cost_confidence_name(dim::CostConfidence c) {
+  return kCostConfidences.name(c);
+}
+std::optional<dim::CostConfidence> parse_cost_confidence(std::string_view s) {
+  return kCostConfidences.parse(s);
+}
 
 std::string_view mode_name(model::Mode m) {
   return model::kModeNames.name(m);

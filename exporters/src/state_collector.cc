@@ -41,6 +41,13 @@ enum M : std::size_t {
   kSeriesDropped,
   kSeriesDroppedTotal,
   kSeriesLimit,
+  // per core (while CPU times are measured)
+  kModelCost,
+  kModelCostConfidence,
+  kCoreBusy,
+  kCoreSaturated,
+  kCoreSaturationEpisodes,
+  kModelCostTablesBuilt,
   // per queue
   kQueueInfo,
   kNapiPolls,
@@ -158,6 +165,34 @@ const std::vector<MetricSpec>& catalogue() {
        MetricType::Gauge,
        "Maximum queues or CQs exported per scrape.",
        {"kind"}},
+
+      {"dimctl_model_cost_seconds",
+       MetricType::Gauge,
+       "A core's cost of one interrupt or one completion as its estimator reports it: the "
+       "measurement once confident, the defaults until then (see dimctl_model_cost_confidence).",
+       {"cpu", "kind"}},
+      {"dimctl_model_cost_confidence",
+       MetricType::Gauge,
+       "A core's cost estimate: 0 defaults (not enough data), 1 combined (one batch size: the "
+       "model keeps its defaults), 2 measured (rules with model.costs measured use it).",
+       {"cpu"}},
+      {"dimctl_core_busy_ratio",
+       MetricType::Gauge,
+       "Share of the last period a core spent in hard interrupts and queue-polling softirqs.",
+       {"cpu"}},
+      {"dimctl_core_saturated",
+       MetricType::Gauge,
+       "1 while the core is saturated: its model queues follow the throughput objective.",
+       {"cpu"}},
+      {"dimctl_core_saturation_episodes_total",
+       MetricType::Counter,
+       "Times the core entered saturation.",
+       {"cpu"}},
+      {"dimctl_model_cost_tables_built_total",
+       MetricType::Counter,
+       "Cost-model tables built for measured costs (one per cost bucket, device table and share "
+       "level in use).",
+       {}},
 
       {"dimctl_queue_info",
        MetricType::Gauge,
@@ -589,6 +624,18 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
     for (const auto& dr : s->bpf_drops) {
       if (!drop_reasons.insert(dr.reason).second) continue;
       out.add(kBpfDrops, {dr.reason}, d(dr.total));
+    }
+
+    // Cores.
+    if (!s->cores.empty()) out.add(kModelCostTablesBuilt, {}, d(s->model_cost_tables_built_total));
+    for (const auto& c : s->cores) {
+      const std::string cpu = std::to_string(c.cpu);
+      out.add(kModelCost, {cpu, "interrupt"}, c.estimate.interrupt_ns / 1e9);
+      out.add(kModelCost, {cpu, "completion"}, c.estimate.completion_ns / 1e9);
+      out.add(kModelCostConfidence, {cpu}, static_cast<double>(c.confidence));
+      out.add(kCoreBusy, {cpu}, c.busy);
+      out.add(kCoreSaturated, {cpu}, b(c.saturated));
+      out.add(kCoreSaturationEpisodes, {cpu}, d(c.saturation_episodes));
     }
 
     // Queues.

@@ -127,6 +127,19 @@ timespec to_timespec(int64_t ns) {
   return timespec{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
 }
 
+// Whether a rule runs or compares the cost model: only then are cpu_time.bpf.c's programs loaded
+// (they run on every interrupt and softirq of the host) for the per-core costs and saturation
+// (docs/CONTROLLER.md, "Measured costs").
+bool config_runs_model(const config::Config& c) {
+  for (const config::Rule& r : c.rules) {
+    if (r.algorithm == model::Algorithm::kModel || r.algorithm == model::Algorithm::kModelCqe ||
+        r.compare == config::CompareWith::kModel) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // SIGHUP: loads the file again; an invalid one changes nothing. Applies what can change live
 // (config::diff_for_reload), logs every change and each key that needs a restart, and leaves
 // `running` equal to what now runs.
@@ -156,6 +169,12 @@ void reload(const RunArgs& args, config::Config& running, collector::BpfCollecto
       }
       next.collectors.skb_bytes = running.collectors.skb_bytes;
     }
+  }
+  if (config_runs_model(next) != config_runs_model(running)) {
+    spdlog::warn(
+        "reload: the per-core CPU times (cpu_time programs) follow the rules at start; "
+        "restart for the cost model's measured costs to {}",
+        config_runs_model(next) ? "start" : "stop");
   }
   ctl.set_reloadable_options(next.metrics.publish_interval_ns, next.mode);
   alive.set_period(liveness_period(next));
@@ -274,6 +293,7 @@ int run_daemon(RunArgs args) {
   copts.enable_rdma = cfg->collectors.rdma;
   copts.count_bytes = !cfg->collectors.skb_bytes.empty();
   copts.count_bytes_devices = cfg->collectors.skb_bytes;
+  copts.enable_cpu_times = config_runs_model(*cfg);
   auto collector = collector::BpfCollector::open(copts);
   if (!collector) {
     spdlog::error("dimctl run: BPF collector: {}", collector.error().message());

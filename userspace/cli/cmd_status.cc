@@ -76,6 +76,9 @@ std::string render_status(const model::ControllerState& s, const std::string& ad
     if (!d.last_error.empty()) errors += fmt::format("  {}: {}\n", d.name, d.last_error);
   }
   out += t.str();
+  if (const std::string cores = cores_table(s); !cores.empty()) {
+    out += "\ncores (measured costs, saturation)\n" + cores;
+  }
   if (!errors.empty()) out += "\nlast errors:\n" + errors;
   return out;
 }

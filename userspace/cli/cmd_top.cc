@@ -169,6 +169,9 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
     }
     out += "\nRDMA CQs\n" + ct.str();
   }
+  if (const std::string cores = cores_table(s); !cores.empty()) {
+    out += "\ncores (measured costs, saturation)\n" + cores;
+  }
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include "dimctl/common/result.h"
 #include "dimctl/exporters/http_client.h"
 #include "dimctl/exporters/http_server.h"
+#include "dimctl/exporters/names.h"
 #include "dimctl/exporters/state_json.h"
 #include "dimctl/model/controller_state.h"
 #include "endpoint_flags.h"
@@ -117,6 +118,29 @@ inline const model::DeviceView* find_device(const model::ControllerState& s,
     if (d.name == name) return &d;
   }
   return nullptr;
+}
+
+// The per-core measured costs and saturation (state `cores`, present while CPU times are
+// measured): the cores that carry model queues, have an estimate or are busy. Empty string when
+// none.
+inline std::string cores_table(const model::ControllerState& s) {
+  Table t({"CPU", "BUSY", "IRQ/S", "COMPS/S", "BATCH", "ESTIMATE irq/comp ns", "USED irq/comp ns",
+           "CONFIDENCE", "SATURATED", "EPISODES"});
+  for (const auto& c : s.cores) {
+    if (c.model_queues == 0 && c.estimate.periods == 0 && c.busy < 0.01) continue;
+    const bool measured = c.used_interrupt_ns > 0;
+    t.add({std::to_string(c.cpu), fmt::format("{:.0f}%", c.busy * 100), human(c.interrupts_per_s),
+           human(c.completions_per_s),
+           c.estimate.batch > 0 ? fmt::format("{:.1f}", c.estimate.batch) : "-",
+           fmt::format("{:.0f}/{:.0f}", c.estimate.interrupt_ns, c.estimate.completion_ns),
+           measured ? fmt::format("{:.0f}/{:.0f}", c.used_interrupt_ns, c.used_completion_ns)
+                    : "defaults",
+           fmt::format("{} ({}/{} periods)", exporters::cost_confidence_name(c.confidence),
+                       c.estimate.kept, c.estimate.periods),
+           c.saturated ? fmt::format("yes (profile {})", c.saturation_profile) : "no",
+           std::to_string(c.saturation_episodes)});
+  }
+  return t.size() ? t.str() : std::string();
 }
 
 }  // namespace dimctl::cli

@@ -318,5 +318,63 @@ TEST(ConfigPolicy, DiffPolicies) {
   EXPECT_EQ(d[1].right, "kernel_dim on");
 }
 
+// method: ethtool unless a rule says otherwise (a config from before napi writes nothing new);
+// software_profiles reach the net policy as written, durations in the one grammar.
+TEST(ConfigPolicy, MethodAndSoftwareProfiles) {
+  ConfigPolicy p = policy(
+      "devices:\n"
+      "  - name: old\n"
+      "    match: {interface: eth1}\n"
+      "    mode: enforce\n"
+      "  - name: sw\n"
+      "    match: {interface: dnc*}\n"
+      "    mode: enforce\n"
+      "    method: napi\n"
+      "    software_profiles:\n"
+      "      - {gro_flush_timeout: 0us, defer_hard_irqs: 0}\n"
+      "      - {gro_flush_timeout: 8us, defer_hard_irqs: 1}\n"
+      "      - {gro_flush_timeout: 0.05ms, defer_hard_irqs: 1}\n"
+      "      - {gro_flush_timeout: 128us, defer_hard_irqs: 2}\n"
+      "      - {gro_flush_timeout: 1ms, defer_hard_irqs: 3}\n"
+      "  - name: either\n"
+      "    match: {driver: virtio_net}\n"
+      "    method: auto\n");
+  DevicePolicy old = p.policy_for(net("eth1"));
+  EXPECT_EQ(old.method, model::Method::kEthtool);
+  EXPECT_FALSE(old.software_profiles);
+  DevicePolicy sw = p.policy_for(net("dnc0"));
+  EXPECT_EQ(sw.method, model::Method::kNapi);
+  ASSERT_TRUE(sw.software_profiles);
+  EXPECT_EQ((*sw.software_profiles)[0], (model::SoftwareProfile{0, 0}));
+  EXPECT_EQ((*sw.software_profiles)[2], (model::SoftwareProfile{1, 50'000}));
+  EXPECT_EQ((*sw.software_profiles)[4], (model::SoftwareProfile{3, 1'000'000}));
+  DevicePolicy either = p.policy_for(net("ens3", "virtio_net"));
+  EXPECT_EQ(either.method, model::Method::kAuto);
+  EXPECT_FALSE(either.software_profiles);
+  // Unnamed devices: ethtool (they are never written anyway).
+  EXPECT_EQ(p.policy_for(net("lo")).method, model::Method::kEthtool);
+}
+
+TEST(ConfigPolicy, DefaultSoftwareProfile) {
+  // usec 0: no moderation; otherwise the usec as the timer, one deferral.
+  EXPECT_EQ(model::default_software_profile({0, 256, 0}), (model::SoftwareProfile{0, 0}));
+  EXPECT_EQ(model::default_software_profile({8, 128, 0}), (model::SoftwareProfile{1, 8'000}));
+  EXPECT_EQ(model::default_software_profile({256, 256, 0}), (model::SoftwareProfile{1, 256'000}));
+}
+
+TEST(ConfigPolicy, MethodDifferenceIsAConflict) {
+  ConfigPolicy p = policy(
+      "devices:\n"
+      "  - name: a\n"
+      "    match: {interface: veth*}\n"
+      "  - name: b\n"
+      "    match: {driver: veth}\n"
+      "    method: napi\n");
+  DevicePolicy d = p.policy_for(net("veth0", "veth"));
+  EXPECT_EQ(d.mode, Mode::kObserve);
+  EXPECT_NE(d.conflict.find("method ethtool"), std::string::npos) << d.conflict;
+  EXPECT_NE(d.conflict.find("method napi"), std::string::npos) << d.conflict;
+}
+
 }  // namespace
 }  // namespace dimctl::config

@@ -234,6 +234,32 @@ TEST(ConfigValues, DecimalDurations) {
   EXPECT_EQ(diagnostics("interval: 0.5ms\n")[0].reason, "0.5ms is out of range 1ms..10s");
 }
 
+TEST(ConfigValues, ModelCostsMeasuredByDefaultExplicitValuesMarked) {
+  Config c = must_parse(
+      "devices:\n"
+      "  - name: a\n"
+      "    match: {interface: eth0}\n"
+      "    algorithm: model\n"
+      "    model: {interrupt_cost: 3us}\n"
+      "  - name: b\n"
+      "    match: {interface: eth1}\n"
+      "    algorithm: model\n"
+      "    model: {costs: defaults}\n");
+  ASSERT_EQ(c.rules.size(), 2u);
+  EXPECT_TRUE(c.rules[0].model->measured_costs);
+  EXPECT_TRUE(c.rules[0].model->interrupt_cost_set);
+  EXPECT_FALSE(c.rules[0].model->completion_cost_set);
+  EXPECT_EQ(c.rules[0].model->interrupt_cost_ns, 3'000);
+  EXPECT_FALSE(c.rules[1].model->measured_costs);
+  EXPECT_FALSE(c.rules[1].model->interrupt_cost_set);
+  EXPECT_TRUE(model::ModelSettings{}.measured_costs);
+  EXPECT_FALSE(diagnostics("devices:\n"
+                           "  - name: a\n"
+                           "    match: {interface: eth0}\n"
+                           "    model: {costs: guessed}\n")
+                   .empty());
+}
+
 TEST(ConfigValues, ListenForms) {
   struct Case {
     const char* listen;

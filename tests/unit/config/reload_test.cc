@@ -238,6 +238,9 @@ TEST(SameRule, EveryFieldButThePositionCounts) {
   EXPECT_TRUE(differs([](Rule& r) { r.kernel_dim = true; }));
   EXPECT_TRUE(differs([](Rule& r) { r.compare = CompareWith::kModel; }));
   EXPECT_TRUE(differs([](Rule& r) { r.model = model::ModelSettings{}; }));
+  EXPECT_TRUE(differs([](Rule& r) { r.method = model::Method::kEthtool; }));
+  EXPECT_TRUE(
+      differs([](Rule& r) { r.software_profiles = std::array<model::SoftwareProfile, 5>{}; }));
   EXPECT_TRUE(differs([](Rule& r) {
     r.model = model::ModelSettings{};
     r.model->interrupt_cost_ns = 1;

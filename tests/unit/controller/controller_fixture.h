@@ -9,6 +9,7 @@
 
 #include "dimctl/controller/controller.h"
 #include "fakes/controller_fakes.h"
+#include "fakes/fake_napi_actuator.h"
 
 namespace dimctl::controller::testing {
 
@@ -30,8 +31,8 @@ class ControllerTest : public ::testing::Test {
 
   Controller& ctl() {
     if (!controller_) {
-      controller_ = std::make_unique<Controller>(source, net, with_rdma ? &rdma : nullptr, store,
-                                                 policy, clock);
+      controller_ = std::make_unique<Controller>(source, net, with_rdma ? &rdma : nullptr,
+                                                 with_napi ? &napi : nullptr, store, policy, clock);
     }
     return *controller_;
   }
@@ -52,6 +53,15 @@ class ControllerTest : public ::testing::Test {
       q.has_bytes = true;
       source.current.queues.push_back(q);
     }
+  }
+  // A device without hardware coalescing (veth: its COALESCE_GET fails with EOPNOTSUPP) whose
+  // queues are NAPIs the napi actuator knows, with `config` as their settings.
+  void add_napi_device(const std::string& name, uint32_t ifindex, int nqueues,
+                       const model::NapiConfig& config = fakes::FakeNapiActuator::defaults()) {
+    add_device(name, ifindex, nqueues, model::Coalesce{});
+    net.devices[name].get_errno = EOPNOTSUPP;
+    napi.add_device(ifindex);
+    for (int i = 0; i < nqueues; ++i) napi.add_napi(ifindex, key(ifindex, i).napi_id, config);
   }
   void remove_device(const std::string& name) {
     // The name stays in the table, referred to by no queue (model::Snapshot allows it).
@@ -135,7 +145,9 @@ class ControllerTest : public ::testing::Test {
   fakes::FakeOriginalsStore store;
   fakes::FakePolicySource policy;
   fakes::FakeClock clock;
+  fakes::FakeNapiActuator napi;
   bool with_rdma = true;
+  bool with_napi = true;
 
  private:
   std::unique_ptr<Controller> controller_;

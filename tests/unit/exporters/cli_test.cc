@@ -107,6 +107,14 @@ TEST_F(Cli, StatusSummary) {
   EXPECT_NE(r.out.find("rdma vs model"), std::string::npos) << r.out;  // compare: model
   EXPECT_NE(r.out.find("BPF events dropped (napi_map_full): 17"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("cq_map_full"), std::string::npos) << "zero counts are not printed";
+  // CPU 3: measured costs (2.5 us per interrupt, 400 ns per completion), saturated at profile 3.
+  const std::string cores = "cores (measured costs, saturation)";
+  EXPECT_EQ(column_of(r.out, cores, "CPU", "#1"), "3") << r.out;
+  EXPECT_EQ(column_of(r.out, cores, "BUSY", "#1"), "93%") << r.out;
+  EXPECT_EQ(column_of(r.out, cores, "ESTIMATE irq/comp ns", "#1"), "2500/400") << r.out;
+  EXPECT_EQ(column_of(r.out, cores, "USED irq/comp ns", "#1"), "2508/401") << r.out;
+  EXPECT_EQ(column_of(r.out, cores, "CONFIDENCE", "#1"), "measured (0/0 periods)") << r.out;
+  EXPECT_EQ(column_of(r.out, cores, "SATURATED", "#1"), "yes (profile 3)") << r.out;
 }
 
 TEST_F(Cli, AddressFromTheEnvironment) {
@@ -146,6 +154,9 @@ TEST_F(Cli, TopOncePrintsOneFrame) {
   // The CQ's completion vector (3) and the compared model's sharers (4), in their columns.
   EXPECT_EQ(column_of(r.out, "RDMA CQs", "VEC", "mlx5_0"), "3") << r.out;
   EXPECT_EQ(column_of(r.out, "RDMA CQs", "SHARERS", "mlx5_0"), "4") << r.out;
+  EXPECT_EQ(column_of(r.out, "cores (measured costs, saturation)", "SATURATED", "#1"),
+            "yes (profile 3)")
+      << r.out;
 }
 
 // Live mode, as an operator runs it: frames repeat at the interval, each clears the screen, and

@@ -248,6 +248,25 @@ TEST(StateCollector, SelfMetrics) {
   EXPECT_EQ(r.get("dimctl_series_limit", {{"kind", "queue"}}), 512);
 }
 
+TEST(StateCollector, CoreCostsAndSaturation) {
+  Rendered r = render(testing::full_fake_state());
+  EXPECT_DOUBLE_EQ(*r.get("dimctl_model_cost_seconds", {{"cpu", "3"}, {"kind", "interrupt"}}),
+                   2.5e-6);
+  EXPECT_DOUBLE_EQ(*r.get("dimctl_model_cost_seconds", {{"cpu", "3"}, {"kind", "completion"}}),
+                   4e-7);
+  EXPECT_EQ(r.get("dimctl_model_cost_confidence", {{"cpu", "3"}}), 2);
+  EXPECT_DOUBLE_EQ(*r.get("dimctl_core_busy_ratio", {{"cpu", "3"}}), 0.93);
+  EXPECT_EQ(r.get("dimctl_core_saturated", {{"cpu", "3"}}), 1);
+  EXPECT_EQ(r.get("dimctl_core_saturation_episodes_total", {{"cpu", "3"}}), 2);
+  EXPECT_EQ(r.get("dimctl_model_cost_tables_built_total", {}), 5);
+  // Without CPU times: no per-core series at all.
+  model::ControllerState st = testing::full_fake_state();
+  st.cores.clear();
+  Rendered none = render(st);
+  EXPECT_FALSE(none.has("dimctl_model_cost_seconds"));
+  EXPECT_FALSE(none.has("dimctl_model_cost_tables_built_total"));
+}
+
 TEST(StateCollector, TypesFollowTheCatalogueAndNaming) {
   Rendered r = render(testing::full_fake_state());
   for (const auto& spec : metric_catalogue()) {

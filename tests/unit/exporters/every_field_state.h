@@ -141,6 +141,34 @@ inline model::ControllerState every_field_state() {
                         .run_count = 95,
                         .recursion_misses = 96});
   s.bpf_drops = {{"ringbuf_full", 97}};
+  model::CoreView c;
+  c.cpu = 98;
+  c.confidence = dim::CostConfidence::kCombined;
+  c.used_interrupt_ns = 99.5;
+  c.used_completion_ns = 100.5;
+  c.estimate.interrupt_ns = 101.5;
+  c.estimate.completion_ns = 102.5;
+  c.estimate.handler_ns = 103.5;
+  c.estimate.wakeup_ns = 104.5;
+  c.estimate.fit_completion_ns = 105.5;
+  c.estimate.combined_ns = 106.5;
+  c.estimate.batch = 107.5;
+  c.estimate.spread = 0.125;
+  c.estimate.relative_error = 0.25;
+  c.estimate.residual_rms = 0.375;
+  c.estimate.periods = 108;
+  c.estimate.kept = 109;
+  c.busy = 0.625;
+  c.interrupts_per_s = 110.5;
+  c.completions_per_s = 111.5;
+  c.exhausted_share = 0.75;
+  c.saturated = true;
+  c.saturation_profile = 112;
+  c.saturation_episodes = 113;
+  c.saturation_budget_waits = 114;
+  c.model_queues = 115;
+  s.cores = {c};
+  s.model_cost_tables_built_total = 116;
   return s;
 }
 

@@ -156,6 +156,21 @@ inline model::ControllerState full_fake_state() {
                         .run_time_ns = 0,
                         .run_count = 0});
   s.bpf_drops = {{"napi_map_full", 17}, {"cq_map_full", 0}, {"ringbuf_full", 3}};
+  model::CoreView core;
+  core.cpu = 3;
+  core.confidence = dim::CostConfidence::kMeasured;
+  core.estimate.confidence = dim::CostConfidence::kMeasured;
+  core.estimate.interrupt_ns = 2500;
+  core.estimate.completion_ns = 400;
+  core.used_interrupt_ns = 2508;
+  core.used_completion_ns = 401;
+  core.busy = 0.93;
+  core.saturated = true;
+  core.saturation_profile = 3;
+  core.saturation_episodes = 2;
+  core.model_queues = 4;
+  s.cores = {core};
+  s.model_cost_tables_built_total = 5;
   return s;
 }
 

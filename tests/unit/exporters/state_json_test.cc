@@ -78,7 +78,8 @@ std::vector<json> other_values(const json& v) {
     for (std::string_view name :
          {mode_name(static_cast<model::Mode>(e)), algorithm_name(static_cast<model::Algorithm>(e)),
           device_kind_name(static_cast<model::DeviceKind>(e)),
-          poll_context_name(static_cast<model::PollContext>(e))}) {
+          poll_context_name(static_cast<model::PollContext>(e)),
+          cost_confidence_name(static_cast<dim::CostConfidence>(e))}) {
       if (name != v.get<std::string>()) out.emplace_back(name);
     }
   }
@@ -89,8 +90,9 @@ TEST(StateJsonTable, DocumentIsTheFixture) {
   const std::string text = state_to_json(testing::every_field_state()).dump(2) + "\n";
   EXPECT_EQ(text, read_file(DIMCTL_STATE_FIXTURE)) << "the document is now:\n" << text;
   EXPECT_EQ(state_to_json(model::ControllerState{}).dump(),
-            R"({"bpf_drops":[],"config_path":"","cqs":[],"default_mode":"shadow","devices":[],)"
-            R"("last_loop_seconds":0.0,"loops_total":0,"programs":[],"queues":[],"ready":false,)"
+            R"({"bpf_drops":[],"config_path":"","cores":[],"cqs":[],"default_mode":"shadow",)"
+            R"("devices":[],"last_loop_seconds":0.0,"loops_total":0,)"
+            R"("model_cost_tables_built_total":0,"programs":[],"queues":[],"ready":false,)"
             R"("sample_errors_total":0,"time_ns":0})");
 }
 

@@ -113,6 +113,23 @@ void check_rule(Ctx& ctx, const Rule& rule, const RuleMarks& m, Mode global) {
     ctx.error(m.model, p + ".model",
               "model settings apply to algorithm model or model-cqe, or with compare: model; "
               "here they would have no effect");
+  // method: how a net device is written. napi/auto on a rule that can match only RDMA devices
+  // would mean nothing; software profiles are what napi writes, so they need it.
+  const model::Method method = rule.method.value_or(model::Method::kEthtool);
+  if (rule.method && *rule.method != model::Method::kEthtool && !net)
+    ctx.error(m.method, p + ".method",
+              rule.algorithm == Algorithm::kRdma
+                  ? fmt::format("method {} writes net devices' NAPIs and cannot be used with "
+                                "algorithm rdma",
+                                method_name(*rule.method))
+                  : fmt::format("method {} writes net devices' NAPIs but the rule matches {}",
+                                method_name(*rule.method), kinds_text(rule)));
+  if (rule.software_profiles && method == model::Method::kEthtool)
+    ctx.error(m.software_profiles, p + ".software_profiles",
+              rule.method ? "software_profiles are written by method napi (or auto), but the "
+                            "rule says method: ethtool; they would have no effect"
+                          : "software_profiles are written by method napi (or auto), but the "
+                            "rule has no method (ethtool by default); add method: napi or auto");
   const Mode mode = rule.mode.value_or(global);
   if (mode == Mode::kEnforce && rule.algorithm == Algorithm::kOff && !rule.kernel_dim)
     ctx.error(rule.mode ? m.mode : m.algorithm, p + (rule.mode ? ".mode" : ".algorithm"),

@@ -16,7 +16,7 @@ inline constexpr int kRdmaLastIndex = 8;  // the RDMA DIM table has 9
 // Positions of rule fields that the semantic pass may blame.
 struct RuleMarks {
   SourceMark name, match, mode, algorithm, min, max, rx_profile, tx_profile, kernel_dim, compare,
-      model;
+      model, method, software_profiles;
   std::string path;
 };
 

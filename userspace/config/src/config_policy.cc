@@ -44,9 +44,23 @@ bool same_table(const std::optional<std::array<dim::Profile, 5>>& a,
 
 std::string model_text(const model::ModelSettings& m) {
   return fmt::format(
-      "{{completion_cost {}, interrupt_cost {}, max_changes {}, timer {}, shared_load {}}}",
-      format_duration(m.completion_cost_ns), format_duration(m.interrupt_cost_ns),
-      m.max_changes_per_s, m.timer ? timer_name(*m.timer) : "by table", m.shared_load);
+      "{{completion_cost {}{}, interrupt_cost {}{}, max_changes {}, timer {}, shared_load {}, "
+      "costs {}}}",
+      format_duration(m.completion_cost_ns), m.completion_cost_set ? "" : " (default)",
+      format_duration(m.interrupt_cost_ns), m.interrupt_cost_set ? "" : " (default)",
+      m.max_changes_per_s, m.timer ? timer_name(*m.timer) : "by table", m.shared_load,
+      m.measured_costs ? "measured" : "defaults");
+}
+
+std::string software_text(const std::optional<std::array<model::SoftwareProfile, 5>>& t) {
+  if (!t) return "software_profiles default";
+  std::string out = "software_profiles [";
+  for (size_t i = 0; i < t->size(); ++i) {
+    out += fmt::format("{}{}/{}", i ? " " : "",
+                       format_duration(static_cast<int64_t>((*t)[i].gro_flush_timeout_ns)),
+                       (*t)[i].defer_hard_irqs);
+  }
+  return out + "]";
 }
 
 std::string kernel_dim_text(const std::optional<bool>& v) {
@@ -91,6 +105,8 @@ DevicePolicy policy_from_rule(const Rule& rule, DeviceKind kind, Mode global) {
   if (kind == DeviceKind::kNet) {
     p.rx_profiles = rule.rx_profile;
     p.tx_profiles = rule.tx_profile;
+    p.method = rule.method.value_or(model::Method::kEthtool);
+    p.software_profiles = rule.software_profiles;
   } else {
     p.rdma_kernel_dim = rule.kernel_dim;
   }
@@ -136,6 +152,10 @@ std::vector<PolicyDiff> diff_policies(const DevicePolicy& a, const DevicePolicy&
   add(a.compare != b.compare, a.compare ? "compare on" : "compare off",
       b.compare ? "compare on" : "compare off");
   add(a.model != b.model, "model " + model_text(a.model), "model " + model_text(b.model));
+  add(a.method != b.method, fmt::format("method {}", method_name(a.method)),
+      fmt::format("method {}", method_name(b.method)));
+  add(a.software_profiles != b.software_profiles, software_text(a.software_profiles),
+      software_text(b.software_profiles));
   return out;
 }
 

@@ -29,4 +29,8 @@ std::string_view timer_name(dim::TimerMode t) {
   return model::kTimerModeNames.name(t);
 }
 
+std::string_view method_name(model::Method m) {
+  return model::kMethodNames.name(m);
+}
+
 }  // namespace dimctl::config

@@ -35,6 +35,10 @@ constexpr size_t kIfNameMax = 15;           // IFNAMSIZ - 1
 constexpr size_t kIbDevNameMax = 63;        // IB_DEVICE_NAME_MAX - 1
 constexpr int64_t kMaxModelCost = 1 * kMs;  // model.completion_cost / interrupt_cost
 constexpr int64_t kMaxModelChanges = 1000;  // model.max_changes (per second)
+// software_profiles: the kernel takes any u64 timer and a defer count up to S32_MAX; a timer
+// beyond a second would hold an interrupt masked for seconds, which no profile means.
+constexpr int64_t kMaxGroFlushTimeout = 1 * kS;
+constexpr int64_t kMaxDeferHardIrqs = 2147483647;
 
 using yaml::Ctx;
 using yaml::describe;
@@ -191,6 +195,52 @@ std::optional<std::array<dim::Profile, 5>> read_profile_table(Ctx& ctx, const En
   return table;
 }
 
+// `software_profiles:`: one {gro_flush_timeout, defer_hard_irqs} per net profile index.
+std::optional<std::array<model::SoftwareProfile, 5>> read_software_profiles(Ctx& ctx,
+                                                                            const Entry& e) {
+  if (!e.value.IsSequence()) {
+    ctx.error(e.at(), e.path,
+              fmt::format("expected a list of 5 {{gro_flush_timeout, defer_hard_irqs}} entries, "
+                          "got {}",
+                          describe(e.value)));
+    return std::nullopt;
+  }
+  if (e.value.size() != 5) {
+    ctx.error(e.at(), e.path,
+              fmt::format("one entry per net profile index (0..4): exactly 5 entries, got {}",
+                          e.value.size()));
+    return std::nullopt;
+  }
+  std::array<model::SoftwareProfile, 5> table{};
+  bool ok = true;
+  for (size_t i = 0; i < 5; ++i) {
+    YAML::Node item = e.value[i];
+    std::string path = fmt::format("{}[{}]", e.path, i);
+    MapReader r(ctx, item, mark_of(item), path, {"gro_flush_timeout", "defer_hard_irqs"});
+    if (!item.IsMap()) {
+      ok = false;
+      continue;
+    }
+    const Entry* timeout = r.get("gro_flush_timeout");
+    const Entry* defer = r.get("defer_hard_irqs");
+    if (!timeout || !defer) {
+      ctx.error(mark_of(item), path, "each entry needs gro_flush_timeout and defer_hard_irqs");
+      ok = false;
+      continue;
+    }
+    auto t = yaml::read_duration(ctx, *timeout, 0, kMaxGroFlushTimeout, "us");
+    auto d = read_int(ctx, *defer, 0, kMaxDeferHardIrqs);
+    if (!t || !d) {
+      ok = false;
+      continue;
+    }
+    table[i].gro_flush_timeout_ns = static_cast<uint64_t>(*t);
+    table[i].defer_hard_irqs = static_cast<uint32_t>(*d);
+  }
+  if (!ok) return std::nullopt;
+  return table;
+}
+
 // An algorithm other than static (read with its index by read_rule), by its name or an alias
 // (net_cqe, the former label value); the message offers the names.
 std::optional<Algorithm> read_algorithm(Ctx& ctx, const Entry& e) {
@@ -206,15 +256,16 @@ std::optional<Algorithm> read_algorithm(Ctx& ctx, const Entry& e) {
 void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& rule,
                RuleMarks& marks) {
   rule.mark = mark_of(node);
-  marks = RuleMarks{rule.mark, rule.mark, {}, {}, {}, {}, {}, {}, {}, {}, {}, path};
-  MapReader r(ctx, node, rule.mark, path,
-              {"name", "match", "mode", "algorithm", "profiles", "rx_profile", "tx_profile",
-               "rate_limit", "combine", "adaptive", "kernel_dim", "compare", "model"},
-              {{"interface", "match.interface"},
-               {"driver", "match.driver"},
-               {"rdma_device", "match.rdma_device"},
-               {"min", "profiles.min"},
-               {"max", "profiles.max"}});
+  marks = RuleMarks{rule.mark, rule.mark, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, path};
+  MapReader r(
+      ctx, node, rule.mark, path,
+      {"name", "match", "mode", "algorithm", "profiles", "rx_profile", "tx_profile", "rate_limit",
+       "combine", "adaptive", "kernel_dim", "compare", "model", "method", "software_profiles"},
+      {{"interface", "match.interface"},
+       {"driver", "match.driver"},
+       {"rdma_device", "match.rdma_device"},
+       {"min", "profiles.min"},
+       {"max", "profiles.max"}});
   if (!node.IsMap()) return;
 
   if (const Entry* x = r.get("name")) {
@@ -320,13 +371,22 @@ void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& 
   }
   if (const Entry* x = r.get("model")) {
     marks.model = x->at();
-    MapReader m(ctx, x->value, x->at(), x->path,
-                {"completion_cost", "interrupt_cost", "max_changes", "timer", "shared_load"});
+    MapReader m(
+        ctx, x->value, x->at(), x->path,
+        {"completion_cost", "interrupt_cost", "max_changes", "timer", "shared_load", "costs"});
     model::ModelSettings settings;
     if (const Entry* y = m.get("completion_cost"))
-      if (auto v = read_duration(ctx, *y, 0, kMaxModelCost)) settings.completion_cost_ns = *v;
+      if (auto v = read_duration(ctx, *y, 0, kMaxModelCost)) {
+        settings.completion_cost_ns = *v;
+        settings.completion_cost_set = true;
+      }
     if (const Entry* y = m.get("interrupt_cost"))
-      if (auto v = read_duration(ctx, *y, 0, kMaxModelCost)) settings.interrupt_cost_ns = *v;
+      if (auto v = read_duration(ctx, *y, 0, kMaxModelCost)) {
+        settings.interrupt_cost_ns = *v;
+        settings.interrupt_cost_set = true;
+      }
+    if (const Entry* y = m.get("costs"))
+      if (auto i = read_enum(ctx, *y, {"measured", "defaults"})) settings.measured_costs = *i == 0;
     if (const Entry* y = m.get("max_changes"))
       if (auto v = read_int(ctx, *y, 1, kMaxModelChanges))
         settings.max_changes_per_s = static_cast<uint32_t>(*v);
@@ -335,6 +395,14 @@ void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& 
     if (const Entry* y = m.get("shared_load"))
       if (auto v = read_bool(ctx, *y)) settings.shared_load = *v;
     rule.model = settings;
+  }
+  if (const Entry* x = r.get("method")) {
+    marks.method = x->at();
+    rule.method = read_name(ctx, *x, model::kMethodNames);
+  }
+  if (const Entry* x = r.get("software_profiles")) {
+    marks.software_profiles = x->at();
+    rule.software_profiles = read_software_profiles(ctx, *x);
   }
   if (const Entry* x = r.get("kernel_dim")) {
     marks.kernel_dim = x->at();

@@ -56,7 +56,7 @@ bool same_rule(const Rule& a, const Rule& b) {
     return std::tie(r.name, r.match.interface, r.match.driver, r.match.rdma_device, r.mode,
                     r.algorithm, r.static_index, r.min_profile, r.max_profile, r.rx_profile,
                     r.tx_profile, r.rate_limit_ns, r.combine, r.take_over_adaptive, r.kernel_dim,
-                    r.compare, r.model);
+                    r.compare, r.model, r.method, r.software_profiles);
   };
   return fields(a) == fields(b);
 }

@@ -19,9 +19,17 @@ Controller::Controller(model::CounterSource& source, model::NetActuator& net,
                        model::RdmaDimSwitch* rdma, model::OriginalsStore& originals,
                        const model::PolicySource& policy, const model::Clock& clock,
                        ControllerOptions options)
+    : Controller(source, net, rdma, nullptr, originals, policy, clock, std::move(options)) {}
+
+Controller::Controller(model::CounterSource& source, model::NetActuator& net,
+                       model::RdmaDimSwitch* rdma, model::NapiActuator* napi,
+                       model::OriginalsStore& originals, const model::PolicySource& policy,
+                       const model::Clock& clock, ControllerOptions options)
     : source_(source),
       net_(net),
       rdma_(rdma),
+      napi_(napi),
+      napi_available_(napi != nullptr && napi->available().ok()),
       originals_(originals),
       policy_(policy),
       clock_(clock),
@@ -118,6 +126,11 @@ Result<void> Controller::step() {
                            loop_start - *last_publish_ns_ >= options_.publish_interval_ns;
   for (const uint32_t i : per_queue_slots_) {
     apply_queue(queues_[i], *queues_[i].dev, snap.queues[i], now);
+  }
+  // Method napi: no notifications exist, so what we wrote is read back now and then.
+  if (!napis_.empty() &&
+      (!last_napi_check_ns_ || now - *last_napi_check_ns_ >= options_.inventory_interval_ns)) {
+    check_napis(now);
   }
   std::shared_ptr<model::ControllerState> st;
   if (publish_now) {

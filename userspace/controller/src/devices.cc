@@ -1,6 +1,7 @@
 // Devices: created when a snapshot or the inventory first names them, their policy (re)read and
 // the cost-model tables it needs, retired when nothing names them any more.
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -44,16 +45,27 @@ Controller::NetDevice& Controller::net_device_named(const std::string& name) {
   if (options_.net_driver) dev->driver = options_.net_driver(name);
   dev->drifted = drifted_.count(name) != 0;
   refresh_policy(*dev);
-  dev->per_queue = net_.supports_per_queue(name);
+  dev->ethtool_per_queue = net_.supports_per_queue(name);
   // Read what the device holds now: observe mode exports it, writes need its field set.
   auto current = net_.get(name);
   if (current) {
     dev->apply.current = *current;
+    dev->ethtool_coalescing = current->rx_usecs.has_value() || current->rx_max_frames.has_value();
   } else {
+    // No coalescing in the driver (method auto then writes its NAPIs); any other failure says
+    // nothing about the driver, and auto stays with ethtool.
+    dev->ethtool_coalescing =
+        current.error().code() != EOPNOTSUPP && current.error().code() != EINVAL;
+  }
+  resolve_method(*dev);
+  if (!current && !dev->napi) {
     set_error(*dev, fmt::format("reading coalesce settings: {}", current.error().message()));
   }
   spdlog::info("{}: new net device (driver '{}', rule '{}', {}{})", dev->name, dev->driver,
-               dev->policy.rule, dev->per_queue ? "per-queue coalescing" : "device-wide",
+               dev->policy.rule,
+               dev->napi        ? "software moderation per NAPI"
+               : dev->per_queue ? "per-queue coalescing"
+                                : "device-wide",
                dev->drifted ? ", drifted earlier: not written" : "");
   NetDevice& ref = *dev;
   net_devices_.emplace(name, std::move(dev));
@@ -157,14 +169,24 @@ std::shared_ptr<const dim::ModelTable> Controller::model_table_for(
 
 void Controller::reload_policies() {
   model_tables_->entries.clear();
-  for (auto& [name, dev] : net_devices_) refresh_policy(*dev);
+  for (auto& [name, dev] : net_devices_) {
+    refresh_policy(*dev);
+    resolve_method(*dev);
+  }
   for (auto& [name, dev] : rdma_devices_) refresh_policy(*dev);
   if (writes_disabled_) return;
   // A device the new config no longer lets us write (left enforce, lost its rule, conflicts, off)
   // is handed back now, not at exit. A device that is gone is restored at exit (restore_all).
   for (const std::string& name : net_names_with_originals()) {
     auto it = net_devices_.find(name);
-    if (it == net_devices_.end() || it->second->drifted || may_write(*it->second)) continue;
+    if (it == net_devices_.end() || it->second->drifted) continue;
+    // A device whose method changed is handed back too: what the old method wrote is put back,
+    // and the new one records afresh before its first write.
+    const NetDevice& d = *it->second;
+    bool ethtool_records = net_originals_.count(name) != 0;
+    for (const auto& [key, o] : queue_originals_) ethtool_records |= key.first == name;
+    const bool method_changed = d.napi ? ethtool_records : has_napi_originals(name);
+    if (may_write(d) && !method_changed) continue;
     if (auto r = release_net(name); r) {
       spdlog::info("{}: no longer enforced by the config: original coalesce settings restored",
                    name);

@@ -145,8 +145,12 @@ template <bool kModel>
     bind(slot, dev);
   // The cost model also needs the period's packets, of its queues and of every queue on a CPU
   // one of its queues is on; advance() overwrites the previous count, so it is kept first.
-  uint64_t prev_packets = 0;
-  if constexpr (kModel) prev_packets = slot.prev.packets;
+  uint64_t prev_packets = 0, prev_polls = 0, prev_exhausted = 0;
+  if constexpr (kModel) {
+    prev_packets = slot.prev.packets;
+    prev_polls = slot.prev.polls;
+    prev_exhausted = slot.prev.budget_exhausted;
+  }
   const QueueDelta d = advance(slot.prev, (slot.flags & QueueSlot::kHasBytes) != 0, q);
   // A discontinuity or time going backwards restarts the DIM window and the view's rate.
   const bool reset = time_backwards | d.discontinuity;
@@ -157,8 +161,12 @@ template <bool kModel>
   }
   const uint64_t d_events = time_backwards ? 0 : d.events;
   if constexpr (kModel) {
-    if (!reset && q.cpu != model::QueueCounters::kNoCpu)
+    if (!reset && q.cpu != model::QueueCounters::kNoCpu) {
       add_cpu_load(q.cpu, q.packets - prev_packets);
+      // The per-core costs (core_costs.cc) also count the core's wake-ups and polls.
+      if (!cores_.empty()) [[unlikely]]
+        add_cpu_counts(q.cpu, d_events, q.polls - prev_polls, q.budget_exhausted - prev_exhausted);
+    }
   }
   bool pending = false;
   // NetDim::keeps_measuring() on the slot's copy of the window start: a window still short of
@@ -267,7 +275,7 @@ template <bool kWithModel>
 [[gnu::noinline]] bool Controller::feed_model(QueueSlot& slot, NetDevice& dev,
                                               const model::QueueCounters& q, uint64_t d_events,
                                               uint64_t d_packets, bool have_packets, int64_t now_ns,
-                                              bool reset) {
+                                              bool reset, const dim::ModelTable* table) {
   // Only a compared DIM that is the algorithm can be pending (see feed_queue()).
   if (slot.release_pending()) [[unlikely]]
     slot.settle_release(dev.released);
@@ -278,7 +286,8 @@ template <bool kWithModel>
   if (slot.dim_on() && !window_stays_open) pending = feed_dim<true>(slot, q, now_ns, reset);
   // A discontinuity or time going backwards leaves no usable delta: the model skips the period.
   if (!reset && have_packets) {
-    slot.model.update(*shared_table(dev, slot.share_level), {step_dt_ns_, d_events, d_packets});
+    slot.model.update(table != nullptr ? *table : *shared_table(dev, slot.share_level),
+                      {step_dt_ns_, d_events, d_packets});
   }
   if (slot.model_primary()) slot.wanted = slot.model.profile_ix();
   return pending;
@@ -294,12 +303,27 @@ void Controller::add_cpu_load(uint16_t cpu, uint64_t packets) {
   l.packets += packets;
 }
 
+// Called after add_cpu_load() for the same queue, so the CPU's entry is this step's (a queue
+// without packets may still have polled: the entry is stamped here too).
+void Controller::add_cpu_counts(uint16_t cpu, uint64_t events, uint64_t polls, uint64_t exhausted) {
+  if (cpu >= cpu_load_.size()) cpu_load_.resize(cpu + size_t{1});
+  CpuLoad& l = cpu_load_[cpu];
+  if (l.step != loops_total_) l = {loops_total_, 0};
+  l.events += events;
+  l.polls += polls;
+  l.exhausted += exhausted;
+}
+
 // The model queues of this step (feed_queue() left them here): each judged with the queues that
 // share its CPU, the core its NAPI polls on (QueueCounters::cpu), as CQs are with their
 // completion vector: sharers = the CPU's packets this period / the queue's own.
 void Controller::model_pass(const model::Snapshot& snap, int64_t now_ns) {
+  // The cores first: their costs and saturation state are what this period's picks use.
+  update_cores(snap);
   bool per_queue = false;
   const size_t n = model_work_.size();
+  CoreState* const cores = cores_.data();
+  const size_t n_cores = cores_.size();
   for (size_t k = 0; k < n; ++k) {
     // The slots left the cache since the per-queue pass: their first line and the model's (the
     // fourth), a few queues ahead. The snapshot entry is read only where DIM is compared.
@@ -320,7 +344,33 @@ void Controller::model_pass(const model::Snapshot& snap, int64_t now_ns) {
       slot.share_level = share_level(static_cast<double>(cpu_load_[w.cpu].packets),
                                      static_cast<double>(w.d_packets));
     }
-    const bool pending = feed_model(slot, dev, q, w.d_events, w.d_packets, true, now_ns, w.reset);
+    // Without CPU times (no cores) the path is the one before per-core costs, bit for bit.
+    CoreState* const core = w.cpu < n_cores ? &cores[w.cpu] : nullptr;
+    const bool pending =
+        feed_model(slot, dev, q, w.d_events, w.d_packets, true, now_ns, w.reset,
+                   core != nullptr ? &core_table(dev, slot.share_level, core) : nullptr);
+    if (core != nullptr && !w.reset && slot.model_primary()) {
+      // The busiest model queue speaks for the core's latency objective next period.
+      if (w.d_packets > 0) {
+        if (core->rep_step != loops_total_) {
+          core->rep_step = loops_total_;
+          core->rep_packets = 0;
+          core->model_queues = 0;
+        }
+        ++core->model_queues;
+        if (w.d_packets >= core->rep_packets) {
+          core->rep_packets = w.d_packets;
+          core->rep_index = w.index;
+          core->rep_level = slot.share_level;
+        }
+      }
+      // A saturated core: its queues follow the throughput objective (SaturationPolicy), within
+      // their table's bounds.
+      if (core->saturated_wish) [[unlikely]] {
+        const dim::ModelTable& t = core_table(dev, slot.share_level, core);
+        slot.wanted = std::clamp(core->wish, t.min_ix(), t.max_ix());
+      }
+    }
     if (dev.per_queue) {
       per_queue_slots_.push_back(w.index);
       per_queue = true;
@@ -332,6 +382,7 @@ void Controller::model_pass(const model::Snapshot& snap, int64_t now_ns) {
   // Per-queue writes go in queue order, as without the model.
   if (per_queue) std::sort(per_queue_slots_.begin(), per_queue_slots_.end());
   model_work_.clear();
+  if (n_cores != 0) finish_cores();
 }
 
 // The write path of a queue on a device with per-queue coalescing (device-wide devices are
@@ -341,6 +392,21 @@ void Controller::apply_queue(QueueSlot& slot, NetDevice& dev, const model::Queue
   if (!slot.apply) slot.apply = std::make_unique<Apply>();
   Apply& apply = *slot.apply;
   bool release = true;
+  if (dev.napi) [[unlikely]] {
+    // Method napi: every NAPI is a write target of its own, no queue index needed.
+    bool napi_release = true;
+    if (const auto wanted = slot.wanted_ix()) {
+      const uint8_t ix = clamp_profile(*wanted, dev.policy, dim::kNetNumProfiles);
+      slot.applied_ix = ix;
+      napi_release = write_napi(q.key, dev, ix, now_ns) != WriteResult::kRateLimited;
+    } else {
+      slot.applied_ix = 0;
+    }
+    if (slot.dim_on() && napi_release && slot.dim.state() == dim::MeasureState::kApplyNewProfile) {
+      slot.dim.profile_applied();
+    }
+    return;
+  }
   if (const auto wanted = slot.wanted_ix()) {
     const uint8_t ix = clamp_profile(*wanted, dev.policy, dim::kNetNumProfiles);
     slot.applied_ix = ix;

@@ -25,6 +25,9 @@ std::vector<std::string> Controller::net_names_with_originals() const {
   std::vector<std::string> names;
   for (const auto& [name, o] : net_originals_) names.push_back(name);
   for (const auto& [key, o] : queue_originals_) names.push_back(key.first);
+  for (const auto& [id, rec] : napis_) {
+    if (rec.original) names.push_back(rec.device);
+  }
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
@@ -37,6 +40,9 @@ uint32_t Controller::recorded_ifindex(const std::string& name) const {
   for (auto it = queue_originals_.lower_bound({name, 0});
        it != queue_originals_.end() && it->first.first == name; ++it) {
     if (it->second.ifindex != 0) return it->second.ifindex;
+  }
+  for (const auto& [id, rec] : napis_) {
+    if (rec.original && rec.device == name && rec.ifindex != 0) return rec.ifindex;
   }
   return 0;
 }
@@ -72,6 +78,11 @@ Result<void> Controller::move_records(
   for (const auto& [from, to] : renames) {
     gone_since_.erase(from);
     gone_since_.erase(to);
+  }
+  // NAPI records: all pairs at once, like the store (a swap of two names).
+  const std::map<std::string, std::string> to_of(renames.begin(), renames.end());
+  for (auto& [id, rec] : napis_) {
+    if (auto t = to_of.find(rec.device); t != to_of.end()) rec.device = t->second;
   }
   for (auto& [to, o] : devices) net_originals_.insert_or_assign(to, std::move(o));
   for (auto& [key, o] : queues) queue_originals_.insert_or_assign(key, std::move(o));
@@ -146,6 +157,11 @@ void Controller::drop_records(const std::string& name) {
                  f.error().message());
     return;
   }
+  if (auto f = forget_napis(name); !f) {
+    spdlog::warn("{}: gone, but its recorded NAPI originals could not be forgotten: {}", name,
+                 f.error().message());
+    return;
+  }
   spdlog::info("{}: gone; its recorded originals are forgotten", name);
   net_originals_.erase(name);
   std::erase_if(queue_originals_, [&](const auto& kv) { return kv.first.first == name; });
@@ -216,11 +232,15 @@ Result<void> Controller::release_net(const std::string& name) {
       dev->second->recent.push_back(*r);
     }
   }
+  if (auto r = release_napis(name, failures); !r && !first) first = std::move(r).error();
   if (first) {
     return failures > 1 ? fail(std::move(*first).wrap(fmt::format("{} writes failed", failures)))
                         : fail(std::move(*first));
   }
   if (auto f = originals_.forget_net(name); !f) {
+    return fail(std::move(f).error().wrap(fmt::format("restored {}, but", name)));
+  }
+  if (auto f = forget_napis(name); !f) {
     return fail(std::move(f).error().wrap(fmt::format("restored {}, but", name)));
   }
   net_originals_.erase(name);

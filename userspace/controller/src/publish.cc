@@ -167,9 +167,16 @@ void Controller::fill_queue_view(model::QueueView& v, QueueSlot& slot,
   } else {
     v.wanted_usecs = v.wanted_frames = 0;
   }
+  if (slot.dev->napi) [[unlikely]] {
+    fill_napi_view(v, slot);
+  } else if (v.wanted_software || v.napi_config) [[unlikely]] {
+    v.wanted_software.reset();
+    v.napi_config.reset();
+  }
 }
 
 void Controller::fill_cq_and_device_views(model::ControllerState& st, const model::Snapshot& snap) {
+  fill_core_views(st);
   st.cqs.resize(cqs_.size());
   st.cq_comparisons.clear();
   for (size_t i = 0; i < cqs_.size(); ++i) {
@@ -212,6 +219,7 @@ void Controller::fill_cq_and_device_views(model::ControllerState& st, const mode
     model::DeviceView& v = st.devices[d++];
     fill_device_view(v, model::DeviceKind::kNet, *dev);
     v.driver = dev->driver;
+    v.method = dev->napi ? model::Method::kNapi : model::Method::kEthtool;
     if (dev->per_queue) {
       v.requested = dev->rep_wanted;
       v.applied = dev->rep_current;

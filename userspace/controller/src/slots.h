@@ -16,10 +16,12 @@
 #include <utility>
 #include <vector>
 
+#include "dim/cost_estimator.h"
 #include "dim/model_policy.h"
 #include "dim/net_dim.h"
 #include "dim/profile.h"
 #include "dim/rdma_dim.h"
+#include "dim/saturation.h"
 #include "dimctl/controller/combine.h"
 #include "dimctl/controller/controller.h"
 #include "dimctl/controller/discontinuity.h"
@@ -31,6 +33,18 @@ struct Controller::Original {
   model::Coalesce values;   // as read right before our first write
   model::Coalesce touched;  // fields we have sent since (a mask): what restore() puts back
   uint32_t ifindex = 0;     // the device's when recorded (0: unknown): it follows renames
+};
+
+// One NAPI of a device written with method napi (a write target of its own).
+struct Controller::NapiRecord {
+  std::string device;  // its device's name now (follows renames)
+  uint32_t ifindex = 0;
+  // The two fields we write, as read right before our first write (also in the OriginalsStore).
+  std::optional<model::NapiConfig> original;
+  std::optional<model::NapiConfig> current;      // as last read (napi-get, set read-back)
+  std::optional<model::NapiConfig> applied;      // read-back of our last write
+  std::optional<model::SoftwareProfile> target;  // what we last wrote successfully
+  int64_t checked_ns = 0;                        // last read-back (drift compare) or write
 };
 
 // Write-side state of one coalesce target: a device, or a queue on per-queue devices.
@@ -83,7 +97,16 @@ struct Controller::NetDevice {
   std::shared_ptr<const dim::ModelTable> model_table;  // when the cost model runs
   // By share level (kShareLevels), built when a queue first needs one; [0] is model_table.
   std::array<std::shared_ptr<const dim::ModelTable>, kShareLevels.size()> shared_tables;
-  bool per_queue = false;
+  // With measured costs: by cost bucket (Controller::cost_buckets_) and share level, built when
+  // a queue first needs one, for the model_table they were built beside (`cost_base`: a refreshed
+  // policy has another, and the tables are dropped).
+  std::shared_ptr<const dim::ModelTable> cost_base;
+  std::vector<std::array<std::shared_ptr<const dim::ModelTable>, kShareLevels.size()>> cost_tables;
+  bool per_queue = false;  // per-queue write path: ethtool_per_queue or method napi
+  bool ethtool_per_queue = false;
+  // The driver implements coalescing (its COALESCE_GET answered): method auto picks ethtool.
+  bool ethtool_coalescing = true;
+  bool napi = false;    // written with method napi: each NAPI its own target (napi_write.cc)
   bool seen = false;    // has a queue in this snapshot
   bool listed = false;  // in the device inventory (ControllerOptions::list_net_devices)
 
@@ -226,6 +249,37 @@ struct Controller::CqSlot {
   uint8_t applied_ix = 0;
   uint64_t verdicts[3] = {0, 0, 0};
   uint64_t changes = 0;
+};
+
+// One CPU's measured costs and saturation rule (core_costs.cc), kept while the snapshot carries
+// CPU times.
+struct Controller::CoreState {
+  static constexpr uint16_t kNoBucket = 0xffff;
+  model::CpuTimes prev;  // cumulative times of the previous snapshot
+  bool have_prev = false;
+  bool saturated_wish = false;  // the queues' wish is `wish` (saturated and in budget)
+  uint8_t wish = 0;             // the throughput profile the queues follow while saturated_wish
+  // Cost bucket the model uses on this core (Controller::cost_buckets_), kNoBucket: defaults.
+  uint16_t bucket = kNoBucket;
+  dim::CostEstimator est;
+  dim::SaturationPolicy sat;
+  dim::CoreMeasurement last;  // the latest period fed (export)
+  uint64_t exhausted = 0;     // its budget-exhausted polls
+  double busy = 0;            // its busy fraction (hard-IRQ + softirq time / period)
+  // The busiest model queue of the last model pass: its pick is the latency objective the
+  // saturation rule starts from and projects to, its table the one it climbs.
+  uint64_t rep_step = 0;  // loops_total_ of that pass (0: none)
+  uint64_t rep_packets = 0;
+  uint32_t rep_index = 0;
+  uint8_t rep_level = 0;
+  uint16_t model_queues = 0;  // model queues with packets on the core in that pass
+  uint8_t rep_model_ix = 0;   // the busiest queue's ModelPolicy pick after that pass
+  std::shared_ptr<const dim::ModelTable> rep_table;  // its table (null: no model queue)
+  uint32_t episodes_before = 0;  // saturation episodes of SaturationPolicy instances replaced
+  // Change budget of the saturation wish (millionths of a change), as ModelPolicy's.
+  uint32_t tokens = 0;
+  uint32_t max_changes_per_s = 10;
+  uint64_t budget_waits = 0;  // saturation changes held back by the budget
 };
 
 // Cost-model tables by their inputs: building one evaluates the model over the whole rate range

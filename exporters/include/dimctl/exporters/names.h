@@ -29,6 +29,9 @@ std::optional<model::Mode> parse_mode(std::string_view s);
 std::optional<model::Algorithm> parse_algorithm(std::string_view s);
 std::optional<model::DeviceKind> parse_device_kind(std::string_view s);
 std::optional<model::PollContext> parse_poll_context(std::string_view s);
+// A core's cost estimate: defaults | combined | measured (dim::CostConfidence).
+std::string_view cost_confidence_name(dim::CostConfidence c);
+std::optional<dim::CostConfidence> parse_cost_confidence(std::string_view s);
 
 // The `queue` label: the RX queue index, or "napi<ID>" when netdev netlink gave no index
 // (docs/ARCHITECTURE.md, "Identities and labels").

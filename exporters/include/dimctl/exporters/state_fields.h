@@ -185,6 +185,37 @@ void fields(V& v, B& b) {
   v.field("total", b.total);
 }
 
+template <typename V, FieldsOf<model::CoreView> C>
+void fields(V& v, C& c) {
+  v.field("cpu", c.cpu);
+  v.enumeration("confidence", c.confidence, &cost_confidence_name, &parse_cost_confidence);
+  v.field("used_interrupt_ns", c.used_interrupt_ns);
+  v.field("used_completion_ns", c.used_completion_ns);
+  v.object("estimate", [&c](auto& o) {
+    o.field("interrupt_ns", c.estimate.interrupt_ns);
+    o.field("completion_ns", c.estimate.completion_ns);
+    o.field("handler_ns", c.estimate.handler_ns);
+    o.field("wakeup_ns", c.estimate.wakeup_ns);
+    o.field("fit_completion_ns", c.estimate.fit_completion_ns);
+    o.field("combined_ns", c.estimate.combined_ns);
+    o.field("batch", c.estimate.batch);
+    o.field("spread", c.estimate.spread);
+    o.field("relative_error", c.estimate.relative_error);
+    o.field("residual_rms", c.estimate.residual_rms);
+    o.field("periods", c.estimate.periods);
+    o.field("kept", c.estimate.kept);
+  });
+  v.field("busy", c.busy);
+  v.field("interrupts_per_second", c.interrupts_per_s);
+  v.field("completions_per_second", c.completions_per_s);
+  v.field("exhausted_share", c.exhausted_share);
+  v.field("saturated", c.saturated);
+  v.field("saturation_profile", c.saturation_profile);
+  v.field("saturation_episodes_total", c.saturation_episodes);
+  v.field("saturation_budget_waits_total", c.saturation_budget_waits);
+  v.field("model_queues", c.model_queues);
+}
+
 template <typename V, FieldsOf<model::ControllerState> S>
 void fields(V& v, S& s) {
   v.field("time_ns", s.time_ns);
@@ -205,6 +236,8 @@ void fields(V& v, S& s) {
   v.array("devices", s.devices, [](auto& o, auto& d, std::size_t) { fields(o, d); });
   v.array("programs", s.programs, [](auto& o, auto& p, std::size_t) { fields(o, p); });
   v.array("bpf_drops", s.bpf_drops, [](auto& o, auto& b, std::size_t) { fields(o, b); });
+  v.array("cores", s.cores, [](auto& o, auto& c, std::size_t) { fields(o, c); });
+  v.field("model_cost_tables_built_total", s.model_cost_tables_built_total);
 }
 
 }  // namespace dimctl::exporters

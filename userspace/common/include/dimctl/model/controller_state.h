@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "dim/cost_estimator.h"
 #include "dimctl/model/coalesce.h"
+#include "dimctl/model/napi_actuator.h"
 #include "dimctl/model/policy.h"
 #include "dimctl/model/snapshot.h"
 
@@ -63,6 +65,11 @@ struct QueueView {
   DimView dim;
   uint32_t wanted_usecs = 0;  // moderation of the profile DIM chose for this queue
   uint32_t wanted_frames = 0;
+  // Devices written with method napi: the software profile of the chosen index (applied in
+  // enforce, what would be in shadow), and the NAPI's settings as last read (napi-get or the
+  // read-back of our write; unset until read). Unset on ethtool devices.
+  std::optional<SoftwareProfile> wanted_software;
+  std::optional<NapiConfig> napi_config;
 };
 
 struct CqView {
@@ -90,6 +97,8 @@ struct DeviceView {
   std::optional<Coalesce> requested;     // what the controller asked for last
   std::optional<Coalesce> applied;       // read back from the device
   std::optional<bool> rdma_dim_enabled;  // RDMA: kernel DIM switch as read back
+  // Net: the method the device is written with (policy method resolved: never kAuto).
+  Method method = Method::kEthtool;
   uint64_t applies_ok_total = 0;
   uint64_t applies_failed_total = 0;
   uint64_t applies_rate_limited_total = 0;
@@ -119,6 +128,29 @@ struct BpfDropView {
   uint64_t total = 0;
 };
 
+// One CPU's measured costs (dim::CostEstimator) and saturation rule (dim::SaturationPolicy),
+// published while the collector measures CPU times (docs/CONTROLLER.md, "Measured costs").
+struct CoreView {
+  uint32_t cpu = 0;
+  dim::CostConfidence confidence = dim::CostConfidence::kDefaults;
+  // The costs the model uses on this core's queues when their rule takes measured costs (0:
+  // none measured yet, the rule's values apply): the estimate, quantized (5 % steps).
+  double used_interrupt_ns = 0;
+  double used_completion_ns = 0;
+  dim::CostEstimate estimate;  // what the estimator reports, whatever the confidence
+  // The latest period: busy fraction (hard-IRQ + poll softirq time / period), rates of the
+  // queues polled on the core.
+  double busy = 0;
+  double interrupts_per_s = 0;  // NAPI wake-ups (polls that re-armed)
+  double completions_per_s = 0;
+  double exhausted_share = 0;  // share of polls that used their whole budget
+  bool saturated = false;
+  uint8_t saturation_profile = 0;  // the queues' profile while saturated
+  uint32_t saturation_episodes = 0;
+  uint64_t saturation_budget_waits = 0;  // throughput steps held back by the change budget
+  uint32_t model_queues = 0;             // model queues with packets on the core
+};
+
 struct ControllerState {
   int64_t time_ns = 0;
   uint64_t loops_total = 0;
@@ -136,6 +168,9 @@ struct ControllerState {
   std::vector<DeviceView> devices;
   std::vector<ProgramView> programs;
   std::vector<BpfDropView> bpf_drops;
+  // Per CPU, only while CPU times are measured (empty otherwise).
+  std::vector<CoreView> cores;
+  uint64_t model_cost_tables_built_total = 0;  // tables built for measured costs (a few per bucket)
 };
 
 // The comparison of entry `index` (of queues or cqs, with the matching vector), or null.

@@ -44,6 +44,12 @@ inline constexpr NameTable<CombinePolicy, 3> kCombineNames{{{
     {CombinePolicy::kMinProfile, "min"},
 }}};
 
+inline constexpr NameTable<Method, 3> kMethodNames{{{
+    {Method::kEthtool, "ethtool"},
+    {Method::kNapi, "napi"},
+    {Method::kAuto, "auto"},
+}}};
+
 // The config's model.timer, workload files' stage timer and `dimctl sim --timer`.
 inline constexpr NameTable<dim::TimerMode, 3> kTimerModeNames{{{
     {dim::TimerMode::kRateLimit, "rate-limit"},

@@ -47,6 +47,12 @@ struct ModelSettings {
   // (dim::CostParams::sharers): net queues polled on the same CPU, CQs of one device on the same
   // completion vector (one interrupt, one core).
   bool shared_load = true;
+  // `costs: measured` (default): the two costs above are replaced, per core, by the controller's
+  // estimate (dim::CostEstimator) once it is confident; `defaults`: the values above. A cost set
+  // explicitly in the config (*_set) is used as given either way.
+  bool measured_costs = true;
+  bool completion_cost_set = false;
+  bool interrupt_cost_set = false;
   bool operator==(const ModelSettings&) const = default;
 };
 
@@ -57,6 +63,39 @@ enum class CombinePolicy : uint8_t {
   kMaxProfile,    // most moderation any queue asks for
   kMinProfile,    // least moderation any queue asks for
 };
+
+// How a net device's profile is written: hardware coalescing through ethtool (rx-usecs,
+// rx-frames), software moderation per NAPI through netdev napi-set (gro-flush-timeout,
+// defer-hard-irqs, Linux >= 6.13), or ethtool where the driver implements coalescing (its
+// COALESCE_GET answers) and napi elsewhere. Default ethtool: a config written before napi
+// existed must not start writing new knobs.
+enum class Method : uint8_t { kEthtool, kNapi, kAuto };
+
+// The software moderation one profile index becomes on a NAPI (napi-set): after a poll that did
+// work the kernel keeps the interrupt masked and re-polls from a gro_flush_timeout timer, up to
+// defer_hard_irqs times in a row without work (docs/CONFIG.md, "Software profiles").
+struct SoftwareProfile {
+  uint32_t defer_hard_irqs = 0;
+  uint64_t gro_flush_timeout_ns = 0;
+  bool operator==(const SoftwareProfile&) const = default;
+};
+
+// defer_hard_irqs of a default software profile with a non-zero timer. napi_complete_done()
+// resets the count to defer_hard_irqs after every poll that found work, and each completion
+// with a count above 0 decrements it and arms the timer instead of re-enabling the IRQ. With 1,
+// the interrupt stays masked for one timer period after each poll with work: packets arriving
+// within the profile's usec are batched into the timer's poll, as a NIC's rx-usecs batches them
+// into one interrupt, and a burst ends with exactly one empty poll. More would add empty polls
+// (CPU) and keep the IRQ masked longer after the traffic stops without lowering the worst added
+// latency, which is one timer period whatever the count.
+inline constexpr uint32_t kDefaultDeferHardIrqs = 1;
+
+// The default software profile of a (hardware) profile: its usec as the timer; 0 usec = no
+// moderation at all (both 0: a timer without deferral would only hold GRO packets back).
+constexpr SoftwareProfile default_software_profile(const dim::Profile& p) {
+  return p.usec == 0 ? SoftwareProfile{}
+                     : SoftwareProfile{kDefaultDeferHardIrqs, uint64_t{p.usec} * 1000};
+}
 
 enum class DeviceKind : uint8_t { kNet, kRdma };
 
@@ -89,6 +128,10 @@ struct DevicePolicy {
   // beside a DIM algorithm) on the same counters and export its picks; it is never written.
   bool compare = false;
   ModelSettings model;
+  Method method = Method::kEthtool;  // net devices
+  // Per profile index, the software moderation method napi writes; unset: default_software_profile
+  // of the device's profile table.
+  std::optional<std::array<SoftwareProfile, 5>> software_profiles;
   std::string rule;  // name of the config rule that matched ("" = global default)
   // Non-empty when two rules match this device with conflicting settings: the device is then
   // refused (observed only, never written) and this text says which rules and why.

@@ -67,7 +67,11 @@ struct Rule {
   std::optional<bool> kernel_dim;  // RDMA only; unset = leave the kernel switch alone
   std::optional<CompareWith> compare;
   std::optional<model::ModelSettings> model;  // `model:`; unset = the defaults
-  SourceMark mark;                            // where the rule starts in the file
+  // `method:`; unset = ethtool (a config from before napi keeps writing what it wrote).
+  std::optional<model::Method> method;
+  // `software_profiles:` (methods napi and auto): per profile index; unset = the defaults.
+  std::optional<std::array<model::SoftwareProfile, 5>> software_profiles;
+  SourceMark mark;  // where the rule starts in the file
 
   // Which device kinds the rule can match: `interface` names net devices, `rdma_device` names
   // RDMA devices, a driver-only rule names both; a net or RDMA algorithm narrows it further.
@@ -131,5 +135,6 @@ std::string algorithm_name(model::Algorithm a, uint8_t static_index = 0);
 std::string_view combine_name(model::CombinePolicy c);
 std::string_view compare_name(CompareWith c);
 std::string_view timer_name(dim::TimerMode t);
+std::string_view method_name(model::Method m);
 
 }  // namespace dimctl::config

@@ -50,6 +50,7 @@
 #include "dimctl/model/clock.h"
 #include "dimctl/model/controller_state.h"
 #include "dimctl/model/counter_source.h"
+#include "dimctl/model/napi_actuator.h"
 #include "dimctl/model/net_actuator.h"
 #include "dimctl/model/originals_store.h"
 #include "dimctl/model/policy.h"
@@ -100,6 +101,12 @@ class Controller {
   Controller(model::CounterSource& source, model::NetActuator& net, model::RdmaDimSwitch* rdma,
              model::OriginalsStore& originals, const model::PolicySource& policy,
              const model::Clock& clock, ControllerOptions options = {});
+  // With per-NAPI software moderation (method napi / auto); `napi` may be null (no netdev
+  // netlink, or a kernel without napi-set): rules asking for napi then write nothing.
+  Controller(model::CounterSource& source, model::NetActuator& net, model::RdmaDimSwitch* rdma,
+             model::NapiActuator* napi, model::OriginalsStore& originals,
+             const model::PolicySource& policy, const model::Clock& clock,
+             ControllerOptions options = {});
   ~Controller();
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;
@@ -150,6 +157,8 @@ class Controller {
   struct QueueSlot;
   struct CqSlot;
   struct ModelTableCache;
+  struct NapiRecord;
+  struct CoreState;
 
   void drain_changes();
   NetDevice& net_device_named(const std::string& name);
@@ -174,8 +183,10 @@ class Controller {
   Result<void> reject_sample(Error e, int64_t loop_start_ns);
   template <bool kWithModel>
   bool feed_dim(QueueSlot& slot, const model::QueueCounters& q, int64_t now_ns, bool reset);
+  // `table`: the one the model judges this period with (null: the device's for the share level).
   bool feed_model(QueueSlot& slot, NetDevice& dev, const model::QueueCounters& q, uint64_t d_events,
-                  uint64_t d_packets, bool have_packets, int64_t now_ns, bool reset);
+                  uint64_t d_packets, bool have_packets, int64_t now_ns, bool reset,
+                  const dim::ModelTable* table = nullptr);
   // The device's cost-model table for its policy (shared by devices with the same inputs), for a
   // queue whose core serves `sharers` queues of its load (dim::CostParams::sharers).
   std::shared_ptr<const dim::ModelTable> model_table_for(std::span<const dim::Profile> profiles,
@@ -203,7 +214,18 @@ class Controller {
     uint64_t d_events, d_packets;
   };
   void add_cpu_load(uint16_t cpu, uint64_t packets);
+  // With the per-core costs on: the period's events, polls and budget-exhausted polls too.
+  void add_cpu_counts(uint16_t cpu, uint64_t events, uint64_t polls, uint64_t exhausted);
   void model_pass(const model::Snapshot& snap, int64_t now_ns);
+  // Per core, once per step before the model pass (core_costs.cc): the period's CPU times and
+  // the queues' counts fed to the core's CostEstimator and SaturationPolicy.
+  void update_cores(const model::Snapshot& snap);
+  // The table a model queue on `core` is judged with: the device's for its share level, with the
+  // core's measured costs where the policy takes them (model.costs: measured).
+  const dim::ModelTable& core_table(NetDevice& dev, uint8_t level, const CoreState* core);
+  // After the model pass: what each core's saturation rule reads next period.
+  void finish_cores();
+  void fill_core_views(model::ControllerState& st) const;
   void feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_time_ns, int64_t now_ns);
   void update_rdma_devices(int64_t now_ns);
   void retire_devices();
@@ -211,6 +233,8 @@ class Controller {
   // view_dt_s: time since the last view (its rates' span), 0 when none.
   void fill_queue_view(model::QueueView& v, QueueSlot& slot, const model::QueueCounters& counters,
                        const std::string& device, double view_dt_s);
+  // Method napi: the queue's software profile (wanted) and the NAPI's settings (napi_write.cc).
+  void fill_napi_view(model::QueueView& v, const QueueSlot& slot) const;
   // Appends the comparison of queue `index` (both policies run) to `comparisons`.
   void add_comparison(std::vector<model::Comparison>& comparisons, uint32_t index,
                       const QueueSlot& slot);
@@ -237,10 +261,24 @@ class Controller {
   enum class WriteResult : uint8_t { kUnchanged, kWritten, kFailed, kRateLimited, kRefused };
   WriteResult write_net(NetDevice& dev, Apply& apply, std::optional<uint32_t> queue,
                         const dim::Profile& profile, int64_t now_ns);
+  // Method napi (napi_write.cc): which method the device's policy resolves to; one NAPI's write
+  // path; the periodic read-back of every known NAPI (drift, NAPIs gone); a device's NAPI
+  // originals put back (part of release_net) or forgotten.
+  void resolve_method(NetDevice& dev);
+  WriteResult write_napi(const model::QueueKey& key, NetDevice& dev, uint8_t ix, int64_t now_ns);
+  NapiRecord& napi_record(const model::QueueKey& key, const NetDevice& dev);
+  void check_napis(int64_t now_ns);
+  bool check_napi(uint32_t id, NapiRecord& rec, int64_t now_ns);
+  void napi_drift(NetDevice& dev, uint32_t id);
+  Result<void> release_napis(const std::string& name, size_t& failures);
+  Result<void> forget_napis(const std::string& name);
+  bool has_napi_originals(const std::string& name) const;
 
   model::CounterSource& source_;
   model::NetActuator& net_;
   model::RdmaDimSwitch* rdma_;
+  model::NapiActuator* napi_ = nullptr;
+  bool napi_available_ = false;  // napi_ and its kernel has napi-set
   model::OriginalsStore& originals_;
   const model::PolicySource& policy_;
   const model::Clock& clock_;
@@ -261,8 +299,16 @@ class Controller {
   struct CpuLoad {
     uint64_t step = 0;  // loops_total_ of the step the sum is for
     uint64_t packets = 0;
+    uint64_t events = 0, polls = 0, exhausted = 0;  // only while cores_ is measured
   };
   std::vector<CpuLoad> cpu_load_;
+  // Per CPU, while the snapshot carries CPU times (Snapshot::cpus): the measured costs and the
+  // saturation rule (core_costs.cc).
+  std::vector<CoreState> cores_;
+  // Quantized (completion, interrupt) cost pairs the cores' estimates fell in: a core names its
+  // pair by index, and each device keeps its tables by that index (NetDevice::cost_tables).
+  std::vector<std::pair<int16_t, int16_t>> cost_buckets_;
+  uint64_t cost_tables_built_ = 0;
   std::unordered_map<uint64_t, size_t> queue_index_;
   std::vector<CqSlot> cqs_;
   std::unordered_map<uint64_t, size_t> cq_index_;
@@ -289,6 +335,10 @@ class Controller {
   std::set<std::string> drifted_;
   // Names with records whose device (ifindex) is gone, since when (follow_devices()).
   std::map<std::string, int64_t> gone_since_;
+  // NAPIs of devices written with method napi, by NAPI id (ids are never reused): their
+  // originals (recorded before the first write), what we wrote and what they hold.
+  std::map<uint32_t, NapiRecord> napis_;
+  std::optional<int64_t> last_napi_check_ns_;
   bool writes_disabled_ = false;  // after restore()
   uint32_t next_binding_ = 0;     // NetDevice::binding
 

@@ -1,0 +1,291 @@
+// Per-core measured costs and saturation in the controller (core_costs.cc): synthetic CPU times
+// from the fake source are fitted per core, the model's picks use the core's estimate (rule
+// `costs: measured`), explicit costs override, tables are not rebuilt every period, and a
+// saturated core gives its queues the throughput profile and hands them back at once.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "controller_fixture.h"
+#include "dim/model_policy.h"
+#include "dim/net_dim.h"
+
+namespace dimctl::controller::testing {
+namespace {
+
+const dim::NetProfiles& kEqe = dim::net_profiles(dim::CqPeriodMode::kEqe, dim::Direction::kRx);
+
+struct Lcg {
+  uint64_t x = 4242;
+  uint32_t next(uint32_t mod) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<uint32_t>((x >> 33) % mod);
+  }
+};
+
+// A host whose costs are known: per interrupt `handler` ns in the hard-IRQ handler and `wakeup`
+// ns of softirq, per completion `completion` ns of softirq (C_irq = handler + wakeup).
+struct Host {
+  double handler = 700;
+  double wakeup = 2300;
+  double completion = 450;
+  double extra_softirq_ns = 0;  // unrelated softirq time per period (a busy core)
+};
+
+class CostsTest : public ControllerTest {
+ protected:
+  void SetUp() override {
+    ControllerTest::SetUp();
+    with_rdma = false;
+    add_device("eth0", 2, 1);
+    source.queue(key(2, 0))->cpu = 1;
+    source.current.cpus.resize(2);
+  }
+  static model::DevicePolicy model_policy(model::DevicePolicy p) {
+    p.algorithm = model::Algorithm::kModel;
+    return p;
+  }
+  // One period on CPU 1: `packets` completions in `events` interrupts, and the CPU times they
+  // cost on `host` (every run timed).
+  void period(uint64_t events, uint64_t packets, const Host& host) {
+    traffic(key(2, 0), events, packets, packets * 100);
+    model::CpuTimes& t = source.current.cpus[1];
+    const auto hard = static_cast<uint64_t>(host.handler * static_cast<double>(events));
+    const auto soft = static_cast<uint64_t>(host.wakeup * static_cast<double>(events) +
+                                            host.completion * static_cast<double>(packets) +
+                                            host.extra_softirq_ns);
+    t.hardirq_ns += hard;
+    t.hardirq_count += events;
+    t.hardirq_timed += events;
+    t.softirq_net_rx_ns += soft;
+    t.softirq_net_rx_count += events;
+    t.softirq_net_rx_timed += events;
+  }
+  const model::CoreView* core(uint32_t cpu) {
+    hold_ = st();
+    for (const auto& c : hold_->cores) {
+      if (c.cpu == cpu) return &c;
+    }
+    return nullptr;
+  }
+  // The table the controller should judge with for these costs (cached: ~0.2 ms each).
+  const dim::ModelTable& table(double completion_ns, double interrupt_ns) {
+    auto& t = tables_[{completion_ns, interrupt_ns}];
+    if (!t) {
+      dim::ModelParams params;
+      params.cost.completion_cost_ns = completion_ns;
+      params.cost.interrupt_cost_ns = interrupt_ns;
+      t = std::make_unique<dim::ModelTable>(kEqe, dim::ProfileCount::kPackets, params);
+    }
+    return *t;
+  }
+  // A varied, unsaturated load: 5e4..4e5 packets/s, 2..40 packets per interrupt.
+  std::pair<uint64_t, uint64_t> varied(Lcg& rng) {
+    const uint64_t rate = 50'000 + 10'000 * rng.next(36);
+    const uint64_t packets = rate * kPeriod / 1'000'000'000;
+    const uint64_t ppe = 2 + rng.next(39);
+    return {packets / ppe, packets};
+  }
+
+  std::shared_ptr<const model::ControllerState> hold_;
+  std::map<std::pair<double, double>, std::unique_ptr<dim::ModelTable>> tables_;
+};
+
+TEST_F(CostsTest, CostsAreRecoveredAndTheModelPicksWithThem) {
+  policy.by_name["eth0"] = model_policy(shadow());
+  const Host host;
+  Lcg rng;
+  ASSERT_TRUE(step().ok());
+  dim::ModelPolicy ref(table(1000, 2000));
+  int measured_at = -1, changes = 0;
+  for (int p = 0; p < 200; ++p) {
+    const auto [events, packets] = varied(rng);
+    period(events, packets, host);
+    ASSERT_TRUE(step().ok());
+    const model::CoreView* c = core(1);
+    ASSERT_NE(c, nullptr);
+    // The reference judges with what the core published for this period: the defaults until
+    // the estimate is confident, the quantized estimate after.
+    const bool used = c->used_completion_ns > 0;
+    if (used && measured_at < 0) measured_at = p;
+    const dim::ModelTable& t =
+        used ? table(c->used_completion_ns, c->used_interrupt_ns) : table(1000, 2000);
+    if (ref.update(t, {kPeriod, events, packets})) ++changes;
+    ASSERT_EQ(queue(key(2, 0))->dim.profile_ix, ref.profile_ix()) << "period " << p;
+  }
+  EXPECT_GE(changes, 4) << "the load must exercise the model";
+  ASSERT_GE(measured_at, 0) << "the estimate never became confident";
+  EXPECT_LE(measured_at, 40);
+  const model::CoreView* c = core(1);
+  EXPECT_EQ(c->confidence, dim::CostConfidence::kMeasured);
+  EXPECT_NEAR(c->estimate.completion_ns, host.completion, host.completion * 0.10);
+  EXPECT_NEAR(c->estimate.interrupt_ns, host.handler + host.wakeup,
+              (host.handler + host.wakeup) * 0.10);
+  // Quantized to 5 % steps (within three quarters of a step of the estimate).
+  EXPECT_NEAR(c->used_completion_ns, c->estimate.completion_ns, c->estimate.completion_ns * 0.04);
+  EXPECT_NEAR(c->used_interrupt_ns, c->estimate.interrupt_ns, c->estimate.interrupt_ns * 0.04);
+  EXPECT_FALSE(c->saturated);
+  EXPECT_GT(c->completions_per_s, 0);
+  // Other cores carry no queue: no estimate.
+  EXPECT_EQ(core(0)->confidence, dim::CostConfidence::kDefaults);
+}
+
+TEST_F(CostsTest, TheMeasuredCostsChangeThePicks) {
+  // Interrupts ten times dearer than the defaults say: the model batches at lower rates.
+  policy.by_name["eth0"] = model_policy(shadow());
+  Host host;
+  host.handler = 5000;
+  host.wakeup = 15000;
+  host.completion = 300;
+  Lcg rng;
+  ASSERT_TRUE(step().ok());
+  for (int p = 0; p < 60; ++p) {
+    const auto [events, packets] = varied(rng);
+    period(events, packets, host);
+    ASSERT_TRUE(step().ok());
+  }
+  ASSERT_GT(core(1)->used_interrupt_ns, 0);
+  const double rate = 1e5;  // the defaults keep a lower profile here than the measured costs
+  ASSERT_LT(table(1000, 2000).pick(rate),
+            table(core(1)->used_completion_ns, core(1)->used_interrupt_ns).pick(rate));
+  for (int p = 0; p < 6; ++p) {
+    const auto packets = static_cast<uint64_t>(rate * kPeriod / 1e9);
+    period(packets / 8, packets, host);
+    ASSERT_TRUE(step().ok());
+  }
+  EXPECT_EQ(queue(key(2, 0))->dim.profile_ix,
+            table(core(1)->used_completion_ns, core(1)->used_interrupt_ns).pick(rate));
+}
+
+TEST_F(CostsTest, DefaultsRuleAndNoCpuDataKeepTheDefaults) {
+  for (const bool cpu_data : {true, false}) {
+    SCOPED_TRACE(cpu_data ? "costs: defaults" : "no CPU times");
+    auto p = model_policy(shadow());
+    if (cpu_data) {
+      p.model.measured_costs = false;
+    } else {
+      source.current.cpus.clear();
+    }
+    policy.by_name["eth0"] = p;
+    ctl().reload_policies();
+    Lcg rng;
+    ASSERT_TRUE(step().ok());
+    dim::ModelPolicy ref(table(1000, 2000));
+    for (int k = 0; k < 120; ++k) {
+      const auto [events, packets] = varied(rng);
+      period(events, packets, Host{});
+      ASSERT_TRUE(step().ok());
+      ref.update(table(1000, 2000), {kPeriod, events, packets});
+      ASSERT_EQ(queue(key(2, 0))->dim.profile_ix, ref.profile_ix()) << "period " << k;
+    }
+    if (cpu_data) {
+      // Measured and shown, but not used by this rule.
+      EXPECT_EQ(core(1)->confidence, dim::CostConfidence::kMeasured);
+    } else {
+      EXPECT_TRUE(st()->cores.empty());
+    }
+    EXPECT_EQ(st()->model_cost_tables_built_total, 0u);
+  }
+}
+
+TEST_F(CostsTest, ExplicitCostsOverrideTheMeasurement) {
+  auto p = model_policy(shadow());
+  p.model.interrupt_cost_ns = 9000;
+  p.model.interrupt_cost_set = true;
+  policy.by_name["eth0"] = p;
+  Lcg rng;
+  ASSERT_TRUE(step().ok());
+  std::unique_ptr<dim::ModelPolicy> ref;
+  for (int k = 0; k < 150; ++k) {
+    const auto [events, packets] = varied(rng);
+    period(events, packets, Host{});
+    ASSERT_TRUE(step().ok());
+    const model::CoreView* c = core(1);
+    const dim::ModelTable& t =
+        c->used_completion_ns > 0 ? table(c->used_completion_ns, 9000) : table(1000, 9000);
+    if (!ref) ref = std::make_unique<dim::ModelPolicy>(table(1000, 9000));
+    ref->update(t, {kPeriod, events, packets});
+    ASSERT_EQ(queue(key(2, 0))->dim.profile_ix, ref->profile_ix()) << "period " << k;
+  }
+  EXPECT_GT(core(1)->used_completion_ns, 0);
+
+  // Both set: the measurement is not used at all.
+  p.model.completion_cost_ns = 1500;
+  p.model.completion_cost_set = true;
+  policy.by_name["eth0"] = p;
+  ctl().reload_policies();
+  const uint64_t built = st()->model_cost_tables_built_total;
+  dim::ModelPolicy both(table(1500, 9000));
+  ASSERT_TRUE(step().ok());  // the re-created policy starts from this period
+  for (int k = 0; k < 60; ++k) {
+    const auto [events, packets] = varied(rng);
+    period(events, packets, Host{});
+    ASSERT_TRUE(step().ok());
+    both.update(table(1500, 9000), {kPeriod, events, packets});
+    ASSERT_EQ(queue(key(2, 0))->dim.profile_ix, both.profile_ix()) << "period " << k;
+  }
+  EXPECT_EQ(st()->model_cost_tables_built_total, built);
+}
+
+TEST_F(CostsTest, NoTableRebuildStorm) {
+  policy.by_name["eth0"] = model_policy(shadow());
+  Lcg rng;
+  ASSERT_TRUE(step().ok());
+  for (int p = 0; p < 400; ++p) {
+    const auto [events, packets] = varied(rng);
+    // ±5 % noise on every cost, every period.
+    Host h;
+    h.handler *= (95 + rng.next(11)) / 100.0;
+    h.wakeup *= (95 + rng.next(11)) / 100.0;
+    h.completion *= (95 + rng.next(11)) / 100.0;
+    period(events, packets, h);
+    ASSERT_TRUE(step().ok());
+  }
+  ASSERT_EQ(core(1)->confidence, dim::CostConfidence::kMeasured);
+  // A table per bucket and share level in use: a handful, not one per period.
+  EXPECT_GE(st()->model_cost_tables_built_total, 1u);
+  EXPECT_LE(st()->model_cost_tables_built_total, 6u);
+}
+
+TEST_F(CostsTest, ASaturatedCoreClimbsAndHandsBackAtOnce) {
+  policy.by_name["eth0"] = model_policy(shadow());
+  ASSERT_TRUE(step().ok());
+  Host busy;
+  busy.extra_softirq_ns = 0.93 * kPeriod;  // the core is busy with other softirq work
+  // A closed loop on the saturated core: more batching, more completions (10 % per index).
+  const double base = 60'000;
+  int entered = -1, climbed = -1;
+  for (int p = 0; p < 60; ++p) {
+    const uint8_t applied = queue(key(2, 0))->dim.applied_ix;
+    const auto packets = static_cast<uint64_t>(base * (1 + 0.1 * applied) * kPeriod / 1e9);
+    period(packets / 8, packets, busy);
+    ASSERT_TRUE(step().ok());
+    const model::CoreView* c = core(1);
+    const auto* q = queue(key(2, 0));
+    if (c->saturated && entered < 0) entered = p;
+    if (c->saturated && q->dim.applied_ix > q->dim.profile_ix && climbed < 0) climbed = p;
+    if (c->saturated) {
+      EXPECT_EQ(q->dim.applied_ix, c->saturation_profile) << "period " << p;
+    }
+  }
+  ASSERT_GE(entered, 0);
+  EXPECT_LE(entered, 3) << "K = 3 pressure periods";
+  ASSERT_GE(climbed, 0) << "the throughput objective never moved above the latency pick";
+  EXPECT_EQ(core(1)->saturation_episodes, 1u);
+  const uint8_t held = queue(key(2, 0))->dim.applied_ix;
+  EXPECT_GT(held, queue(key(2, 0))->dim.profile_ix);
+
+  // Headroom: the first period without pressure hands the queue back to the model's pick.
+  const auto packets = static_cast<uint64_t>(base * kPeriod / 1e9);
+  period(packets / 8, packets, Host{});
+  ASSERT_TRUE(step().ok());
+  EXPECT_FALSE(core(1)->saturated);
+  EXPECT_EQ(queue(key(2, 0))->dim.applied_ix, queue(key(2, 0))->dim.profile_ix);
+}
+
+}  // namespace
+}  // namespace dimctl::controller::testing

@@ -1,0 +1,243 @@
+// Per core, every period: the CPU times the collector measured (Snapshot::cpus) and the counts of
+// the queues polled on the core (gathered in the per-queue pass, Controller::cpu_load_) are fed
+// to one dim::CostEstimator and one dim::SaturationPolicy. The model pass then judges each model
+// queue with its core's measured costs (a table per quantized cost, cached per device) and, on a
+// saturated core, gives it the saturation rule's profile (docs/CONTROLLER.md, "Measured costs"
+// and "Saturation").
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "dim/cost_estimator.h"
+#include "dim/saturation.h"
+#include "dimctl/controller/controller.h"
+#include "policy_predicates.h"
+#include "slots.h"
+
+namespace dimctl::controller {
+
+namespace {
+
+// Cost buckets: 5 % steps on a log scale. An estimate moves to another bucket only when it is
+// three quarters of a step outside its own, so an estimate on a boundary does not flip the
+// table every period.
+const double kLogStep = std::log(1.05);
+constexpr double kLeaveBucket = 0.75;
+constexpr size_t kMaxBuckets = 1024;  // beyond: cores keep the bucket they have
+
+int16_t bucket_of(double ns) {
+  return static_cast<int16_t>(std::lround(std::log(std::max(ns, 1.0)) / kLogStep));
+}
+double ns_of(int16_t bucket) {
+  return std::round(std::exp(bucket * kLogStep));
+}
+bool outside(double ns, int16_t bucket) {
+  return std::abs(std::log(std::max(ns, 1.0)) / kLogStep - bucket) > kLeaveBucket;
+}
+
+// A cumulative counter that went backwards (the collector re-attached): no period.
+bool went_backwards(const model::CpuTimes& now, const model::CpuTimes& prev) {
+  return now.hardirq_count < prev.hardirq_count || now.hardirq_timed < prev.hardirq_timed ||
+         now.hardirq_ns < prev.hardirq_ns || now.softirq_net_rx_count < prev.softirq_net_rx_count ||
+         now.softirq_net_rx_timed < prev.softirq_net_rx_timed ||
+         now.softirq_net_rx_ns < prev.softirq_net_rx_ns ||
+         now.softirq_block_count < prev.softirq_block_count ||
+         now.softirq_block_timed < prev.softirq_block_timed ||
+         now.softirq_block_ns < prev.softirq_block_ns ||
+         now.softirq_irq_poll_count < prev.softirq_irq_poll_count ||
+         now.softirq_irq_poll_timed < prev.softirq_irq_poll_timed ||
+         now.softirq_irq_poll_ns < prev.softirq_irq_poll_ns;
+}
+
+double delta_ns(uint64_t ns, uint64_t prev_ns, uint64_t timed, uint64_t prev_timed, uint64_t count,
+                uint64_t prev_count) {
+  return model::estimated_ns(ns - prev_ns, timed - prev_timed, count - prev_count);
+}
+
+}  // namespace
+
+void Controller::update_cores(const model::Snapshot& snap) {
+  if (snap.cpus.empty()) {
+    cores_.clear();
+    return;
+  }
+  if (cores_.size() != snap.cpus.size()) cores_.resize(snap.cpus.size());
+  for (size_t cpu = 0; cpu < cores_.size(); ++cpu) {
+    CoreState& c = cores_[cpu];
+    const model::CpuTimes& t = snap.cpus[cpu];
+    if (!c.have_prev || step_dt_ns_ <= 0 || went_backwards(t, c.prev)) {
+      c.prev = t;
+      c.have_prev = true;
+      continue;
+    }
+    const model::CpuTimes& p = c.prev;
+    const double hard = delta_ns(t.hardirq_ns, p.hardirq_ns, t.hardirq_timed, p.hardirq_timed,
+                                 t.hardirq_count, p.hardirq_count);
+    const double soft =
+        delta_ns(t.softirq_net_rx_ns, p.softirq_net_rx_ns, t.softirq_net_rx_timed,
+                 p.softirq_net_rx_timed, t.softirq_net_rx_count, p.softirq_net_rx_count) +
+        delta_ns(t.softirq_block_ns, p.softirq_block_ns, t.softirq_block_timed,
+                 p.softirq_block_timed, t.softirq_block_count, p.softirq_block_count) +
+        delta_ns(t.softirq_irq_poll_ns, p.softirq_irq_poll_ns, t.softirq_irq_poll_timed,
+                 p.softirq_irq_poll_timed, t.softirq_irq_poll_count, p.softirq_irq_poll_count);
+    c.prev = t;
+    // The queues polled on this core this period (feed_queue(): a sum is this step's when its
+    // stamp is).
+    CpuLoad load;
+    if (cpu < cpu_load_.size() && cpu_load_[cpu].step == loops_total_) load = cpu_load_[cpu];
+    dim::CoreMeasurement m;
+    m.dt_ns = step_dt_ns_;
+    m.hardirq_ns = static_cast<uint64_t>(std::llround(hard));
+    m.softirq_ns = static_cast<uint64_t>(std::llround(soft));
+    m.interrupts = load.events;
+    m.polls = load.polls;
+    m.completions = load.packets;
+    c.last = m;
+    c.exhausted = load.exhausted;
+    c.busy = (hard + soft) / static_cast<double>(step_dt_ns_);
+    c.est.update(m);
+
+    // The bucket the model's tables are built for: re-picked only when the estimate leaves it.
+    const dim::CostEstimate& e = c.est.estimate();
+    if (e.confidence != dim::CostConfidence::kMeasured) {
+      c.bucket = CoreState::kNoBucket;
+    } else if (c.bucket == CoreState::kNoBucket ||
+               outside(e.completion_ns, cost_buckets_[c.bucket].first) ||
+               outside(e.interrupt_ns, cost_buckets_[c.bucket].second)) {
+      const std::pair<int16_t, int16_t> b{bucket_of(e.completion_ns), bucket_of(e.interrupt_ns)};
+      auto it = std::find(cost_buckets_.begin(), cost_buckets_.end(), b);
+      if (it != cost_buckets_.end()) {
+        c.bucket = static_cast<uint16_t>(it - cost_buckets_.begin());
+      } else if (cost_buckets_.size() < kMaxBuckets) {
+        c.bucket = static_cast<uint16_t>(cost_buckets_.size());
+        cost_buckets_.push_back(b);
+      }
+    }
+
+    // Saturation, judged at the profile the core's busiest model queue had during the period.
+    if (c.rep_table == nullptr) {
+      // No model queue with packets on the core: nothing to hand a profile to. A rule that starts
+      // again starts from the latency objective.
+      if (c.sat.saturated()) {
+        c.episodes_before += c.sat.episodes();
+        c.sat = dim::SaturationPolicy();
+      }
+      c.saturated_wish = false;
+      continue;
+    }
+    const dim::ModelTable& table = *c.rep_table;
+    dim::SaturationInput in;
+    in.dt_ns = step_dt_ns_;
+    in.busy_ns = m.hardirq_ns + m.softirq_ns;
+    in.interrupts = m.interrupts;
+    in.completions = m.completions;
+    in.polls = m.polls;
+    in.exhausted_polls = c.exhausted;
+    in.model_ix = c.rep_model_ix;
+    in.queues = std::max<double>(c.model_queues, 1);
+    c.sat.update(table, table.params().cost, in);
+
+    // The wish follows the rule within the change budget (a token bucket like ModelPolicy's:
+    // ceil(b/2) at once, refilling at b - ceil(b/2) + 1 per second); leaving is at once.
+    const uint32_t b = std::max<uint32_t>(table.params().max_changes_per_s, 1);
+    const uint32_t cap = (b + 1) / 2 * dim::ModelTable::kOneChange;
+    const double refill = static_cast<double>(b - (b + 1) / 2 + 1) * dim::ModelTable::kOneChange *
+                          static_cast<double>(std::min<int64_t>(step_dt_ns_, 1'000'000'000)) / 1e9;
+    c.tokens = static_cast<uint32_t>(std::min<double>(cap, c.tokens + refill));
+    if (!c.sat.saturated()) {
+      c.saturated_wish = false;
+    } else if (!c.saturated_wish || c.wish != c.sat.profile_ix()) {
+      if (c.tokens >= dim::ModelTable::kOneChange) {
+        c.tokens -= dim::ModelTable::kOneChange;
+        c.wish = c.sat.profile_ix();
+        c.saturated_wish = true;
+      } else {
+        ++c.budget_waits;
+      }
+    }
+  }
+}
+
+const dim::ModelTable& Controller::core_table(NetDevice& dev, uint8_t level,
+                                              const CoreState* core) {
+  const model::ModelSettings& ms = dev.policy.model;
+  if (core == nullptr || core->bucket == CoreState::kNoBucket || !ms.measured_costs ||
+      (ms.completion_cost_set && ms.interrupt_cost_set) || dev.model_table == nullptr) {
+    return *shared_table(dev, level);
+  }
+  if (dev.cost_base != dev.model_table) {
+    dev.cost_tables.clear();
+    dev.cost_base = dev.model_table;
+  }
+  if (core->bucket >= dev.cost_tables.size()) dev.cost_tables.resize(core->bucket + size_t{1});
+  std::shared_ptr<const dim::ModelTable>& t = dev.cost_tables[core->bucket][level];
+  if (t == nullptr) {
+    // Explicit values win over the measurement, field by field.
+    model::DevicePolicy p = dev.policy;
+    const auto [completion, interrupt] = cost_buckets_[core->bucket];
+    if (!ms.completion_cost_set) p.model.completion_cost_ns = std::llround(ns_of(completion));
+    if (!ms.interrupt_cost_set) p.model.interrupt_cost_ns = std::llround(ns_of(interrupt));
+    const size_t before = model_tables_->entries.size();
+    t = model_table_for(
+        dev.profiles, dim::ProfileCount::kPackets,
+        cqe_table(dev.policy) ? dim::TimerMode::kIdleGap : dim::TimerMode::kRateLimit, p,
+        kShareLevels[level]);
+    cost_tables_built_ += model_tables_->entries.size() - before;
+  }
+  return *t;
+}
+
+void Controller::finish_cores() {
+  for (CoreState& c : cores_) {
+    if (c.rep_step != loops_total_ || c.rep_index >= queues_.size()) {
+      c.rep_table.reset();
+      continue;
+    }
+    QueueSlot& rep = queues_[c.rep_index];
+    c.rep_model_ix = rep.model.profile_ix();
+    core_table(*rep.dev, c.rep_level, &c);
+    // The table just returned is held by the device; keep it alive for the next period's rule.
+    const model::ModelSettings& ms = rep.dev->policy.model;
+    const bool measured = c.bucket != CoreState::kNoBucket && ms.measured_costs &&
+                          !(ms.completion_cost_set && ms.interrupt_cost_set) &&
+                          rep.dev->model_table != nullptr;
+    c.rep_table = measured ? rep.dev->cost_tables[c.bucket][c.rep_level]
+                           : shared_table(*rep.dev, c.rep_level);
+  }
+}
+
+void Controller::fill_core_views(model::ControllerState& st) const {
+  st.cores.resize(cores_.size());
+  for (size_t cpu = 0; cpu < cores_.size(); ++cpu) {
+    const CoreState& c = cores_[cpu];
+    model::CoreView& v = st.cores[cpu];
+    v = {};
+    v.cpu = static_cast<uint32_t>(cpu);
+    v.estimate = c.est.estimate();
+    v.confidence = v.estimate.confidence;
+    if (c.bucket != CoreState::kNoBucket) {
+      v.used_completion_ns = ns_of(cost_buckets_[c.bucket].first);
+      v.used_interrupt_ns = ns_of(cost_buckets_[c.bucket].second);
+    }
+    v.busy = c.busy;
+    if (c.last.dt_ns > 0) {
+      const double dt_s = static_cast<double>(c.last.dt_ns) / 1e9;
+      v.interrupts_per_s = static_cast<double>(c.last.interrupts) / dt_s;
+      v.completions_per_s = static_cast<double>(c.last.completions) / dt_s;
+    }
+    v.exhausted_share = c.last.polls > 0
+                            ? static_cast<double>(std::min(c.exhausted, c.last.polls)) /
+                                  static_cast<double>(c.last.polls)
+                            : 0;
+    v.saturated = c.sat.saturated();
+    v.saturation_profile = c.wish;
+    v.saturation_episodes = c.episodes_before + c.sat.episodes();
+    v.saturation_budget_waits = c.budget_waits;
+    v.model_queues = c.rep_table != nullptr ? c.model_queues : 0;
+  }
+  st.model_cost_tables_built_total = cost_tables_built_;
+}
+
+}  // namespace dimctl::controller
