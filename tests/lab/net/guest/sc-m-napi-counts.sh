@@ -10,8 +10,11 @@
 # each within 2 for the window's edges. Why: every poll sequence starts with an interrupt and
 # ends with one event (the poll that completes NAPI and re-arms the vector), so events <=
 # interrupts; an interrupt that arrives while the NAPI is scheduled starts no sequence but
-# makes the running one poll again (NAPIF_STATE_MISSED), so interrupts <= polls. Exact
-# equality holds for neither: igb repolls without an interrupt when a poll used its budget.
+# makes the running one poll again (NAPIF_STATE_MISSED), so interrupts <= polls, except that
+# several interrupts during one scheduled NAPI set MISSED once (qemu's igb does not hold the
+# vector masked until the driver re-enables it): seen 1491 interrupts for 1486 polls, hence
+# + 2 % there. Exact equality holds for neither: igb repolls without an interrupt when a poll
+# used its budget.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 N=${LAB_M_PACKETS:-3000}
@@ -42,8 +45,8 @@ while read -r q p0 irq i0 && read -r q1 p1 irq1 i1 <&3; do
   fi
   [ "$dpk" -eq "$dp" ] || why+="rx queue $q: dimctl $dpk packets, driver $dp; "
   [ "$dirq" -eq "$irq" ] || why+="rx queue $q: dimctl irq $dirq, /proc/interrupts vector $irq; "
-  [ "$dev" -le $((di + 2)) ] && [ "$di" -le $((dpo + 2)) ] ||
-    why+="rx queue $q: not events ($dev) <= interrupts ($di) <= polls ($dpo) (+-2); "
+  [ "$dev" -le $((di + 2)) ] && [ "$di" -le $((dpo + dpo / 50 + 2)) ] ||
+    why+="rx queue $q: not events ($dev) <= interrupts ($di) <= polls ($dpo) + 2 % (+-2); "
 done <"$WORK/m.before" 3<"$WORK/m.after"
 # What crossed the wire is N less what igb1's qdisc dropped, and nothing else: igb0's RX queues
 # together got exactly that. (igb1's tx_packets is no ground truth: it counts a descriptor when
