@@ -24,8 +24,10 @@ PKGS=(
   prometheus yamllint
   # test certificates for the TLS tests (unit and e2e)
   openssl
-  # bench (the simulator report's figures)
+  # bench (the simulator report's figures; bench/host's latency/CPU plots)
   gnuplot-nox
+  # bench/host (make bench-host): UDP ping-pong, under-load and throughput on a veth pair
+  sockperf
 )
 
 if [ "$(id -u)" -ne 0 ]; then

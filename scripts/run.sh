@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `sudo make run`: the controller in shadow mode on this host with the shipped config. It
-# writes nothing (shadow) and serves metrics on 127.0.0.1 only.
+# `sudo make run`: the controller on this host with the shipped config (shadow: it writes
+# nothing) or CONFIG=FILE (e.g. deploy/config/examples/demo-veth-napi.yaml, which enforces on the
+# demo veth); metrics on 127.0.0.1 only.
 set -euo pipefail
 BUILD=${1:-build}
 CONFIG=${2:-deploy/config/dimctl.yaml}
@@ -18,7 +19,8 @@ mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf 2>/dev/null || true
 listen=$(sed -n 's/^[[:space:]]*listen:[[:space:]]*\([^[:space:]#]*\).*/\1/p' "$CONFIG" | head -n 1)
 listen=${listen:-127.0.0.1:9977}
 cat <<MSG
-dimctl: starting in shadow mode (config $CONFIG); nothing on this host is written.
+dimctl: starting with config $CONFIG (shadow mode, nothing written, unless a rule there
+says mode: enforce; those devices' originals are restored at exit).
   metrics:  curl http://$listen/metrics
   state:    $DIMCTL status --address $listen
   live:     $DIMCTL top --address $listen

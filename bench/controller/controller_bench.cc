@@ -43,6 +43,13 @@ constexpr int kQueuesPerDevice = 64;
 class SyntheticSource final : public model::CounterSource {
  public:
   explicit SyntheticSource(int queues, int busy_pct = 100) : queues_(queues), busy_pct_(busy_pct) {}
+  // BM_ControllerStep_Costs: the queues spread over `cpus` CPUs (queue i on CPU i % cpus), and,
+  // with `times`, per-CPU hard-IRQ and softirq times as cpu_time.bpf.c reports them (the
+  // per-core cost estimators and saturation rules run).
+  void spread_over(int cpus, bool times) {
+    cpus_ = cpus;
+    times_ = times;
+  }
 
   Result<model::Snapshot> sample() override {
     if (auto r = sample_into(own_); !r) return fail(std::move(r).error());
@@ -100,6 +107,16 @@ class SyntheticSource final : public model::CounterSource {
       q.budget_exhausted += exhausted;
       q.packets += packets;
       q.bytes += packets * (64 + (i * 101) % 1400);
+      if (times_) {
+        // 150 + 350 ns per interrupt, 40 ns per packet (cores 10-30 % busy), every run timed.
+        model::CpuTimes& t = snap.cpus[q.cpu];
+        t.hardirq_count += events;
+        t.hardirq_timed += events;
+        t.hardirq_ns += events * 150;
+        t.softirq_net_rx_count += events + exhausted;
+        t.softirq_net_rx_timed += events + exhausted;
+        t.softirq_net_rx_ns += events * 350 + packets * 40;
+      }
       ++i;
     }
     return ok();
@@ -129,14 +146,17 @@ class SyntheticSource final : public model::CounterSource {
       // Every queue on a CPU of its own: the cost model's rows go through the per-CPU sums and
       // the deferred model pass (model.shared_load) as on a real host, with the decisions of
       // queues judged alone (sharers 1), so that they measure the mechanism, not other choices.
-      q.cpu = static_cast<uint16_t>(i);
+      q.cpu = static_cast<uint16_t>(cpus_ > 0 ? i % cpus_ : i);
     }
+    snap.cpus.assign(times_ ? static_cast<size_t>(cpus_) : 0, {});
   }
 
   model::Snapshot own_;  // for sample()
   bool time_self_ = false;
   int64_t last_ns_ = 0;
   int queues_;
+  int cpus_ = 0;
+  bool times_ = false;
   int64_t period_ = 0;
   int busy_pct_;
 };
@@ -259,6 +279,30 @@ BENCHMARK(BM_ControllerStep_Policy)
     ->Args({10000, 1000, 10, static_cast<int>(Policy::kNetDimCompare)})
     ->Args({10000, 1000, 100, static_cast<int>(Policy::kNetDimCompare)})
     ->Args({10000, 1000, 10, static_cast<int>(Policy::kModelCompare)})
+    ->Unit(benchmark::kMicrosecond);
+
+// The cost model on every device with the queues spread over range(3) CPUs, without (range(4)
+// 0) and with (1) per-CPU times: what the per-core cost estimators, the cost buckets' tables and
+// the saturation rules add to a step (core_costs.cc).
+void BM_ControllerStep_Costs(benchmark::State& state) {
+  spdlog::set_level(spdlog::level::warn);
+  Rig rig(static_cast<int>(state.range(0)), state.range(1) * 1'000'000,
+          static_cast<int>(state.range(2)), Policy::kModel);
+  rig.source.spread_over(static_cast<int>(state.range(3)), state.range(4) != 0);
+  for (int i = 0; i < 40; ++i) (void)rig.step();  // estimates confident, tables built
+  for (auto _ : state) measured_step(rig);
+  const auto st = rig.ctl->state();
+  int measured = 0;
+  for (const auto& c : st->cores) measured += c.used_interrupt_ns > 0;
+  state.counters["measured_cores"] = measured;
+  state.counters["tables_built"] = static_cast<double>(st->model_cost_tables_built_total);
+}
+BENCHMARK(BM_ControllerStep_Costs)
+    ->ArgNames({"queues", "publish_ms", "busy_pct", "cpus", "times"})
+    ->Args({10000, 1000, 100, 256, 0})
+    ->Args({10000, 1000, 100, 256, 1})
+    ->Args({10000, 1000, 10, 256, 0})
+    ->Args({10000, 1000, 10, 256, 1})
     ->Unit(benchmark::kMicrosecond);
 
 // The source's own share of a step: the same in-place update the controller asks for.

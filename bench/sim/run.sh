@@ -35,8 +35,10 @@ if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- . ':(exclude)docs' 2>/
   commit="$commit-dirty"
 fi
 
-# `dimctl-model` (the model-based policy, default cost parameters) runs where this dimctl knows
-# it, and `dimctl-model-host` (the same told the workload's costs and timer) beside it.
+# `dimctl-model` (the model-based policy in the daemon's default config: model.costs measured,
+# the estimator on the CPU times the simulator reports, its default costs until it is confident)
+# runs where this dimctl knows it, and `dimctl-model-host` (the same told the workload's costs
+# and timer, explicit values the measurement does not replace) beside it.
 model=""
 if "$DIMCTL" sim --workload "$WL/w1-qd1.yaml" --policy dimctl-model --dry-run >/dev/null 2>&1; then
   model=",dimctl-model"
@@ -50,6 +52,8 @@ fi
 # the model-based policy when present, and the oracle (best static profile per phase).
 policies() {
   case "$1" in
+    # The host benchmark's shapes (software moderation): every static profile it measures.
+    net-eqe-host) echo "none,static:1,static:2,static:3,kernel-net-eqe,dimctl-net-eqe$model,oracle" ;;
     rdma) echo "none,static:6,static:8,kernel-rdma,dimctl-rdma$model,oracle" ;;
     net-eqe) echo "none,static:1,static:2,kernel-net-eqe,dimctl-net-eqe$model,oracle" ;;
     net-cqe) echo "none,static:1,static:3,kernel-net-cqe,dimctl-net-cqe$model,oracle" ;;
@@ -83,6 +87,7 @@ manifest=$OUT/manifest.tsv
 for r in "${runs[@]}"; do
   IFS='|' read -r id file flags <<<"$r"
   table=$(sed -n 's/^table: *\([a-z-]*\).*/\1/p' "$file")
+  case "$id" in h*-napi-*) table=net-eqe-host ;; esac
   cmd="dimctl sim --workload $file --policy $(policies "${table:-rdma}") --json --timeline${flags:+ $flags}"
   printf '%s\t%s\n' "$id" "$cmd" >>"$manifest"
 done

@@ -38,6 +38,12 @@ std::string_view mode_name(model::Mode m) {
 std::string_view algorithm_name(model::Algorithm a) {
   return model::kAlgorithmNames.name(a);
 }
+std::string_view method_name(model::Method m) {
+  return model::kMethodNames.name(m);
+}
+std::optional<model::Method> parse_method(std::string_view s) {
+  return model::kMethodNames.parse(s);
+}
 std::string_view device_kind_name(model::DeviceKind k) {
   return kKinds.name(k);
 }

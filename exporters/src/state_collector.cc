@@ -65,12 +65,15 @@ enum M : std::size_t {
   kModelSharers,
   kDimWantedUsecs,
   kDimWantedFrames,
+  kNapiDeferHardIrqs,
+  kNapiGroFlushTimeout,
   kCompareProfileIndex,
   kCompareProfileChanges,
   // per device
   kDeviceInfo,
   kDeviceAllowlisted,
   kDeviceError,
+  kDeviceMethod,
   kCoalesceRxUsecs,
   kCoalesceRxFrames,
   kCoalesceTxUsecs,
@@ -249,6 +252,17 @@ const std::vector<MetricSpec>& catalogue() {
        MetricType::Gauge,
        "Moderation frame count (ethtool frames) of the profile DIM chose for the queue.",
        {Q}},
+      {"dimctl_napi_defer_hard_irqs",
+       MetricType::Gauge,
+       "Method napi: defer-hard-irqs of the software profile chosen for the queue's NAPI "
+       "(source=requested; applied in enforce, what would be in shadow) and as the NAPI holds it "
+       "(source=applied: napi-get, or the read-back of dimctl's napi-set).",
+       {Q, "source"}},
+      {"dimctl_napi_gro_flush_timeout_seconds",
+       MetricType::Gauge,
+       "Method napi: gro-flush-timeout of the software profile chosen for the queue's NAPI "
+       "(source=requested) and as the NAPI holds it (source=applied).",
+       {Q, "source"}},
       {"dimctl_compare_profile_index",
        MetricType::Gauge,
        "Rules with compare: the profile index kernel-identical DIM (policy=dim) and the cost "
@@ -271,6 +285,11 @@ const std::vector<MetricSpec>& catalogue() {
        MetricType::Gauge,
        "1 when the last operation on the device failed (message in `dimctl status`).",
        {"device"}},
+      {"dimctl_device_method",
+       MetricType::Gauge,
+       "Net devices (value 1): how dimctl writes the device's moderation, ethtool (hardware "
+       "coalescing) or napi (software moderation per NAPI, netdev napi-set).",
+       {"device", "method"}},
       {"dimctl_coalesce_rx_usecs",
        MetricType::Gauge,
        "ethtool rx-usecs: last requested by dimctl and read back from the device.",
@@ -667,6 +686,21 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
         out.add(kDimWantedUsecs, {dev, ql, dir}, q.wanted_usecs);
         out.add(kDimWantedFrames, {dev, ql, dir}, q.wanted_frames);
       }
+      if (q.wanted_software) {
+        out.add(kNapiDeferHardIrqs, {dev, ql, dir, "requested"},
+                q.wanted_software->defer_hard_irqs);
+        out.add(kNapiGroFlushTimeout, {dev, ql, dir, "requested"},
+                static_cast<double>(q.wanted_software->gro_flush_timeout_ns) / 1e9);
+      }
+      if (q.napi_config) {
+        if (q.napi_config->defer_hard_irqs) {
+          out.add(kNapiDeferHardIrqs, {dev, ql, dir, "applied"}, *q.napi_config->defer_hard_irqs);
+        }
+        if (q.napi_config->gro_flush_timeout_ns) {
+          out.add(kNapiGroFlushTimeout, {dev, ql, dir, "applied"},
+                  static_cast<double>(*q.napi_config->gro_flush_timeout_ns) / 1e9);
+        }
+      }
       render_compare(out, model::comparison_at(s->queue_comparisons, i), /*cq=*/false,
                      {dev, ql, dir});
     }
@@ -720,6 +754,8 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
               1);
       out.add(kDeviceAllowlisted, {dev}, b(dv.allowlisted));
       out.add(kDeviceError, {dev}, b(!dv.last_error.empty()));
+      if (dv.kind == model::DeviceKind::kNet)
+        out.add(kDeviceMethod, {dev, method_name(dv.method)}, 1);
       render_coalesce(out, dev, dv.requested, "requested");
       render_coalesce(out, dev, dv.applied, "applied");
       out.add(kApply, {dev, "ok"}, d(dv.applies_ok_total));

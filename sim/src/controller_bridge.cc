@@ -37,6 +37,8 @@ model::DevicePolicy ControllerBridge::policy_for(const model::DeviceInfo& dev) c
   p.algorithm = policy_.algorithm;
   p.rule = "simulator";
   p.rate_limit_ns = 0;
+  // dimctl-model: DevicePolicy's defaults, the daemon's default config (model.costs: measured,
+  // the estimate from the CPU times sample_into() reports once it is confident).
   if (policy_.host_costs && !stages_.empty()) {
     // The model told the host's costs: per completion what the core spends on it inside and
     // outside the poll, per interrupt the handler and its poll call.
@@ -44,6 +46,9 @@ model::DevicePolicy ControllerBridge::policy_for(const model::DeviceInfo& dev) c
     const StageSpec& st = stage_specs_[it != stage_by_name_.end() ? it->second : stages_[0]];
     p.model.completion_cost_ns = st.cpu.completion_ns + st.cpu.app_ns;
     p.model.interrupt_cost_ns = st.cpu.irq_ns + st.cpu.poll_ns;
+    // Written under `model:` they are explicit: the measurement does not replace them.
+    p.model.completion_cost_set = true;
+    p.model.interrupt_cost_set = true;
     p.model.timer = st.timer;
   }
   return p;
@@ -60,6 +65,8 @@ Result<void> ControllerBridge::sample_into(model::Snapshot& out) {
   out.time_ns = engine_.now();
   out.queues.clear();
   out.cqs.clear();
+  out.cpus.clear();
+  out.irqs.clear();
   out.devices = names_;
   uint32_t core_base = 0;  // a CPU number per core of the moderated stages, as the engine has them
   for (uint32_t i = 0; i < stages_.size(); ++i) {
@@ -90,12 +97,50 @@ Result<void> ControllerBridge::sample_into(model::Snapshot& out) {
         qc.has_bytes = true;
         qc.device_ix = i;
         qc.cpu = static_cast<uint16_t>(core_base + q % cores);  // the core that polls it
+        qc.irq = static_cast<int32_t>(irq_of(i, q));
         out.queues.push_back(qc);
       }
     }
+    add_cpu_times(out, stages_[i], core_base, cores);
     core_base += cores;
   }
+  // Per IRQ, in IRQ order (irq_of grows with the stage, then the queue), those that ran.
+  for (uint32_t i = 0; i < stages_.size(); ++i) {
+    for (uint32_t q = 0; q < engine_.queues(); ++q) {
+      const Engine::IrqTimeCounters& t = engine_.irq_times(stages_[i], q);
+      if (t.count == 0) continue;
+      out.irqs.push_back(model::IrqTimes{irq_of(i, q), t.ns, t.count, t.timed});
+    }
+  }
   return ok();
+}
+
+uint32_t ControllerBridge::irq_of(uint32_t stage_ix, uint32_t queue) const {
+  return kFirstIrq + stage_ix * engine_.queues() + queue;
+}
+
+void ControllerBridge::add_cpu_times(model::Snapshot& out, uint32_t stage, uint32_t first_cpu,
+                                     uint32_t cores) const {
+  if (out.cpus.size() < first_cpu + cores) out.cpus.resize(first_cpu + cores);
+  const uint32_t first_core = engine_.core_of(stage, 0);  // the stage's cores are consecutive
+  for (uint32_t k = 0; k < cores && k < engine_.queues(); ++k) {
+    const Engine::CpuTimeCounters& t = engine_.cpu_times(first_core + k);
+    model::CpuTimes& c = out.cpus[first_cpu + k];
+    c.hardirq_ns = t.hardirq_ns;
+    c.hardirq_count = t.hardirq_count;
+    c.hardirq_timed = t.hardirq_timed;
+    // The poll softirq by the stage's kind: NAPI polls in NET_RX, ib_core's softirq CQs in
+    // irq_poll.
+    if (rdma_) {
+      c.softirq_irq_poll_ns = t.softirq_ns;
+      c.softirq_irq_poll_count = t.softirq_count;
+      c.softirq_irq_poll_timed = t.softirq_timed;
+    } else {
+      c.softirq_net_rx_ns = t.softirq_ns;
+      c.softirq_net_rx_count = t.softirq_count;
+      c.softirq_net_rx_timed = t.softirq_timed;
+    }
+  }
 }
 
 void ControllerBridge::step() {

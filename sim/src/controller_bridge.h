@@ -2,8 +2,11 @@
 // CQs appear to it as what the BPF collector would report (a net device per moderated stage,
 // "sim-<stage>", one NAPI per queue, per-queue coalescing; or, for algorithm rdma, one CQ per
 // queue on IB device "sim-<stage>"), the clock is simulated time, and its writes become
-// moderation changes after the workload's apply delay. Nothing here decides anything: the
-// decisions are the Controller's.
+// moderation changes after the workload's apply delay. Like the collector with
+// enable_cpu_times, each snapshot carries per CPU (one per core of the moderated stages, numbered
+// as QueueCounters::cpu) the hard-IRQ and poll-softirq time the engine charged, and per IRQ (one
+// per CQ) the handler time, sampled and noisy as the workload's Measurement says. Nothing here
+// decides anything: the decisions are the Controller's.
 #pragma once
 
 #include <map>
@@ -36,6 +39,8 @@ class ControllerBridge final : public model::CounterSource,
 
   // One controller period at the engine's current time.
   void step();
+  // What the controller published after its latest period (tests: the per-core costs).
+  std::shared_ptr<const model::ControllerState> state() const { return controller_->state(); }
 
   // model::CounterSource
   Result<model::Snapshot> sample() override;
@@ -70,6 +75,12 @@ class ControllerBridge final : public model::CounterSource,
   int64_t now_ns() const override;
 
  private:
+  // The simulated IRQ of moderated stage `stage_ix`'s queue (QueueCounters::irq, IrqTimes::irq).
+  static constexpr uint32_t kFirstIrq = 128;
+  uint32_t irq_of(uint32_t stage_ix, uint32_t queue) const;
+  // Snapshot::cpus[first_cpu, first_cpu + cores) from the engine's cores of `stage`.
+  void add_cpu_times(model::Snapshot& out, uint32_t stage, uint32_t first_cpu,
+                     uint32_t cores) const;
   Result<uint32_t> stage_of(const std::string& dev) const;
   model::Coalesce coalesce_of(uint32_t stage, uint32_t queue) const;
   void apply(uint32_t stage, uint32_t queue, const model::Coalesce& req);

@@ -50,6 +50,7 @@ Engine::Engine(const Workload& w, const PolicySpec& p)
     for (uint32_t c = 0; c < stages_[s].cores; ++c) {
       Core core;
       core.stage = s;
+      core.measure_rng = Rng::stream(w.seed ^ 0x6d656173757265ULL, s + 1, c + 1);
       cores_.push_back(std::move(core));
     }
   }
@@ -210,8 +211,9 @@ void Engine::schedule_arrival(uint32_t source, uint32_t queue, int64_t from) {
   } else {
     const double rate = st.spec.rate * load_at(from);
     if (rate > 0) {
-      at = from + std::max<int64_t>(
-                      1, static_cast<int64_t>(std::llround(st.rng[queue].exponential(1e9 / rate))));
+      const bool paced = st.spec.periodic && st.spec.kind == SourceSpec::Kind::kPoisson;
+      const double gap = paced ? 1e9 / rate : st.rng[queue].exponential(1e9 / rate);
+      at = from + std::max<int64_t>(1, static_cast<int64_t>(std::llround(gap)));
     }
   }
   st.next_arrival[queue] = at;
@@ -234,7 +236,8 @@ void Engine::cq_push(uint32_t id, int64_t t, uint32_t req) {
 void Engine::evaluate(uint32_t id) {
   Cq& q = cqs_[id];
   if (q.size == 0) return;
-  const Moderation& m = q.mod;
+  // A NAPI under software moderation has no coalescing in the device: armed, it interrupts.
+  const Moderation m = stages_[q.stage].software ? Moderation{} : q.mod;
   if (q.size >= m.count || m.timer_ns <= 0) {
     fire(id);
     return;
@@ -304,6 +307,14 @@ void Engine::core_next(uint32_t core) {
   q.done_in_call = 0;
   const CostModel& cost = stages_[q.stage].cpu;
   const int64_t overhead = q.irq_charge ? cost.irq_ns : cost.poll_ns;
+  int64_t softirq = overhead;
+  if (q.irq_charge) {
+    const auto hard = static_cast<int64_t>(
+        std::llround(static_cast<double>(cost.irq_ns) * w_.measurement.hardirq_share));
+    record_hardirq(core, q, hard);
+    softirq -= hard;
+  }
+  q.call_softirq_ns = softirq;
   q.irq_charge = false;
   ++q.c.polls;
   if (now_ >= w_.warmup_ns) ++metrics_at(now_).polls;
@@ -327,6 +338,7 @@ void Engine::serve_chunk(uint32_t core, uint32_t id, int64_t overhead) {
     leave_stage(core, e.req, t);
   }
   q.c.completions += n;
+  q.call_softirq_ns += int64_t{n} * per;
   q.budget_left -= n;
   q.done_in_call += n;
   account_cpu(now_, t - now_);
@@ -339,6 +351,7 @@ void Engine::on_core_done(uint32_t core, uint32_t id) {
     serve_chunk(core, id, 0);  // the same poll call reads what arrived meanwhile
     return;
   }
+  record_softirq(core, q);
   if (q.budget_left == 0) {
     // Budget used up: NAPI stays scheduled, polled again after the others, no re-arm.
     ++q.c.budget_exhausted;
@@ -347,10 +360,39 @@ void Engine::on_core_done(uint32_t core, uint32_t id) {
     q.on_runq = true;
   } else {
     if (q.done_in_call == 0) ++q.c.empty_polls;
-    finish_call(q, true);
-    evaluate(id);
+    if (napi_defer(id)) {
+      finish_call(q, false);
+      const int64_t arm = stages_[q.stage].software->timer_cost_ns;
+      if (arm > 0) {
+        // The core stays busy arming the timer (and, in effect, taking its interrupt).
+        account_cpu(now_, arm);
+        push(now_ + arm, Ev::kArmDone, core, 0);
+        return;
+      }
+    } else {
+      finish_call(q, true);
+      evaluate(id);
+    }
   }
   core_next(core);
+}
+
+// napi_complete_done() (net/core/dev.c, Linux >= 6.13) on a stage under software moderation:
+// true when the interrupt stays masked and a timer polls again after gro-flush-timeout.
+//   if (work_done) count = defer-hard-irqs;
+//   if (count > 0) { count--; if (gro-flush-timeout) { keep masked; arm the timer } }
+// The count drops even with no timeout. What a poll with GRO holding packets adds (a flush
+// timer that re-polls with the interrupt armed) is not modelled: UDP traffic holds none.
+bool Engine::napi_defer(uint32_t id) {
+  Cq& q = cqs_[id];
+  const auto& sw = stages_[q.stage].software;
+  if (!sw) return false;
+  if (q.done_in_call > 0) q.defer_count = sw->defer_hard_irqs;
+  if (q.defer_count == 0) return false;
+  --q.defer_count;
+  if (q.mod.timer_ns <= 0) return false;
+  push(now_ + q.mod.timer_ns + sw->timer_latency_ns, Ev::kRepoll, id, ++q.repoll_gen);
+  return true;
 }
 
 void Engine::finish_call(Cq& q, bool rearm) {
@@ -367,6 +409,46 @@ void Engine::finish_call(Cq& q, bool rearm) {
       request_moderation(q.stage, q.queue, moderation_of(table_, q.rdma->profile_ix()));
     }
   }
+}
+
+uint64_t Engine::measure(Core& c, uint64_t count, int64_t charged, uint64_t& ns, uint64_t& timed) {
+  const Measurement& m = w_.measurement;
+  if (m.time_one_in > 1 && count % m.time_one_in != 0) return 0;
+  ++timed;
+  double t = static_cast<double>(std::max<int64_t>(charged, 0));
+  if (m.noisy()) {
+    if (m.jitter > 0)
+      t *= std::max(0.0, 1.0 + m.jitter * std::clamp(c.measure_rng.normal(), -3.0, 3.0));
+    if (m.outlier_share > 0 && c.measure_rng.uniform() < m.outlier_share) t *= m.outlier_scale;
+  }
+  const auto add = static_cast<uint64_t>(std::llround(t));
+  ns += add;
+  return add;
+}
+
+void Engine::record_hardirq(uint32_t core, Cq& q, int64_t charged) {
+  CpuTimeCounters& t = cores_[core].times;
+  const uint64_t timed_before = t.hardirq_timed;
+  const uint64_t add =
+      measure(cores_[core], t.hardirq_count, charged, t.hardirq_ns, t.hardirq_timed);
+  ++t.hardirq_count;
+  t.hardirq_charged_ns += static_cast<uint64_t>(std::max<int64_t>(charged, 0));
+  // The per-IRQ slot times the same runs as the core's (cpu_time.bpf.c times both at once).
+  IrqTimeCounters& i = q.irq_times;
+  ++i.count;
+  i.charged_ns += static_cast<uint64_t>(std::max<int64_t>(charged, 0));
+  if (t.hardirq_timed != timed_before) {
+    ++i.timed;
+    i.ns += add;
+  }
+}
+
+void Engine::record_softirq(uint32_t core, Cq& q) {
+  CpuTimeCounters& t = cores_[core].times;
+  measure(cores_[core], t.softirq_count, q.call_softirq_ns, t.softirq_ns, t.softirq_timed);
+  ++t.softirq_count;
+  t.softirq_charged_ns += static_cast<uint64_t>(std::max<int64_t>(q.call_softirq_ns, 0));
+  q.call_softirq_ns = 0;
 }
 
 void Engine::account_cpu(int64_t at, int64_t busy) {
@@ -554,6 +636,16 @@ Result<RunResult> Engine::run(const RunOptions& opt) {
       }
       case Ev::kCoreDone:
         on_core_done(e.a, e.b);
+        break;
+      case Ev::kRepoll: {
+        // napi_watchdog(): the NAPI is scheduled without an interrupt (a poll_ns re-poll).
+        Cq& q = cqs_[e.a];
+        if (e.b != (q.repoll_gen & kBMask)) break;
+        core_enqueue(q.core, e.a);
+        break;
+      }
+      case Ev::kArmDone:
+        core_next(e.a);
         break;
       case Ev::kApply:
         apply(e.a);

@@ -53,7 +53,29 @@ class Engine {
     uint64_t completions = 0;
     uint64_t bytes = 0;
   };
+  // Per core, what bpf/cpu_time.bpf.c would report of the time the engine charges (the
+  // workload's Measurement: sampled, noisy), beside the exact charged totals. The hard IRQ is
+  // the handler's share of each interrupt's irq_ns; the softirq is one run per poll call: the
+  // rest of irq_ns (or poll_ns), plus completion_ns per completion. Application work is neither.
+  struct CpuTimeCounters {
+    uint64_t hardirq_ns = 0, hardirq_count = 0, hardirq_timed = 0;
+    uint64_t softirq_ns = 0, softirq_count = 0, softirq_timed = 0;
+    uint64_t hardirq_charged_ns = 0, softirq_charged_ns = 0;  // every run, no noise
+  };
+  // Per CQ (its IRQ), the hard-IRQ part of the above.
+  struct IrqTimeCounters {
+    uint64_t ns = 0, count = 0, timed = 0;
+    uint64_t charged_ns = 0;
+  };
+  // The engine's core (an index into every stage's cores) serving the queue.
+  uint32_t core_of(uint32_t stage, uint32_t queue) const { return cqs_[cq_id(stage, queue)].core; }
+  const CpuTimeCounters& cpu_times(uint32_t core) const { return cores_[core].times; }
+  const IrqTimeCounters& irq_times(uint32_t stage, uint32_t queue) const {
+    return cqs_[cq_id(stage, queue)].irq_times;
+  }
   int64_t now() const { return now_; }
+  // The dimctl-* policies' controller bridge once run() started (null otherwise).
+  const ControllerBridge* bridge() const { return bridge_.get(); }
   uint32_t queues() const { return w_.queues; }
   const std::vector<uint32_t>& moderated_stages() const { return moderated_stages_; }
   const CqCounters& counters(uint32_t stage, uint32_t queue) const;
@@ -73,6 +95,8 @@ class Engine {
     kToggle,      // on/off source a, queue b: switch
     kPhase,       // phase a starts
     kAppDone,     // core a finished its application job (b = generation)
+    kRepoll,      // CQ a's software-moderation timer (b = generation): poll it again
+    kArmDone,     // core a finished arming a software-moderation timer
   };
   // An event's payload: type in the low 4 bits, b in the next 28 (generations wrap there), a in
   // the high 32.
@@ -112,7 +136,13 @@ class Engine {
     bool in_call = false;     // a poll call is in progress (between chunks)
     bool on_runq = false;
     bool moderated = true;
+    // Software moderation (StageSpec::software): napi->defer_hard_irqs_count, and the
+    // generation of the pending re-poll timer.
+    uint32_t defer_count = 0;
+    uint32_t repoll_gen = 0;
     CqCounters c;
+    IrqTimeCounters irq_times;
+    int64_t call_softirq_ns = 0;  // the poll call's charged softirq time so far
     std::unique_ptr<dim::NetDim> net;
     std::unique_ptr<dim::RdmaDim> rdma;
   };
@@ -131,6 +161,8 @@ class Engine {
     bool app_running = false;
     int64_t app_started = 0;
     uint32_t app_gen = 0;
+    CpuTimeCounters times;
+    Rng measure_rng;  // the measurement noise's own stream: no other draw depends on it
   };
   struct SourceState {
     SourceSpec spec;
@@ -161,11 +193,17 @@ class Engine {
   void serve_chunk(uint32_t core, uint32_t cq, int64_t overhead);
   void on_core_done(uint32_t core, uint32_t cq);
   void finish_call(Cq& q, bool rearm);
+  bool napi_defer(uint32_t cq);
   void leave_stage(uint32_t core, uint32_t req, int64_t at);
   void deliver(uint32_t req, int64_t at);
   void app_resume(uint32_t core);
   void app_preempt(uint32_t core);
   void account_cpu(int64_t at, int64_t busy);
+  // One run of `charged` ns as the measurement reports it: adds to *ns and *timed when this run
+  // (the `count`-th, before counting it) is timed; returns the time added.
+  uint64_t measure(Core& c, uint64_t count, int64_t charged, uint64_t& ns, uint64_t& timed);
+  void record_hardirq(uint32_t core, Cq& q, int64_t charged);
+  void record_softirq(uint32_t core, Cq& q);
   void apply(uint32_t cq);
   void enter_phase(uint32_t phase);
   size_t phase_of(int64_t t);

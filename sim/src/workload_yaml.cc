@@ -247,7 +247,7 @@ std::optional<CostModel> read_cost(Ctx& ctx, const Entry& e) {
 void read_stage(Ctx& ctx, const YAML::Node& node, const std::string& path, StageSpec& s) {
   MapReader r(ctx, node, mark_of(node), path,
               {"name", "service", "servers", "shared_servers", "timer", "poll_budget", "cost",
-               "cores", "moderated", "fixed"},
+               "cores", "moderated", "fixed", "software"},
               {{"cost_model", "cost"}, {"budget", "poll_budget"}, {"mode", "timer"}});
   if (const Entry* x = r.get("name"))
     if (auto v = read_string(ctx, *x)) s.name = *v;
@@ -279,6 +279,20 @@ void read_stage(Ctx& ctx, const YAML::Node& node, const std::string& path, Stage
       if (auto v = read_int(ctx, *y, 1, 65'535)) s.fixed.count = static_cast<uint32_t>(*v);
     if (const Entry* y = f.get("timer"))
       if (auto v = read_duration(ctx, *y, 0, kMaxDelay)) s.fixed.timer_ns = *v;
+  }
+  if (const Entry* x = r.get("software")) {
+    MapReader f(ctx, x->value, x->at(), x->path, {"defer_hard_irqs", "timer_latency", "timer_cost"},
+                {{"defer", "defer_hard_irqs"}, {"napi_defer_hard_irqs", "defer_hard_irqs"}});
+    SoftwareModeration sw;
+    // The kernel's bound (napi-set refuses more than S32_MAX).
+    if (const Entry* y = f.get("defer_hard_irqs"))
+      if (auto v = read_int(ctx, *y, 0, 2'147'483'647))
+        sw.defer_hard_irqs = static_cast<uint32_t>(*v);
+    if (const Entry* y = f.get("timer_latency"))
+      if (auto v = read_duration(ctx, *y, 0, kMaxDelay)) sw.timer_latency_ns = *v;
+    if (const Entry* y = f.get("timer_cost"))
+      if (auto v = read_duration(ctx, *y, 0, kMaxDelay)) sw.timer_cost_ns = *v;
+    s.software = sw;
   }
 }
 
@@ -315,10 +329,14 @@ void read_source(Ctx& ctx, const YAML::Node& node, const std::string& path, cons
     std::string_view key;
     std::vector<K> kinds;
   };
-  static const std::vector<KeyUse> kUse = {
-      {"depth", {K::kClosed}},  {"think", {K::kClosed}},      {"rate", {K::kPoisson, K::kOnOff}},
-      {"on_time", {K::kOnOff}}, {"off_time", {K::kOnOff}},    {"periodic", {K::kOnOff}},
-      {"trace", {K::kTrace}},   {"trace_device", {K::kTrace}}};
+  static const std::vector<KeyUse> kUse = {{"depth", {K::kClosed}},
+                                           {"think", {K::kClosed}},
+                                           {"rate", {K::kPoisson, K::kOnOff}},
+                                           {"on_time", {K::kOnOff}},
+                                           {"off_time", {K::kOnOff}},
+                                           {"periodic", {K::kOnOff, K::kPoisson}},
+                                           {"trace", {K::kTrace}},
+                                           {"trace_device", {K::kTrace}}};
   for (const KeyUse& u : kUse) {
     const Entry* x = r.get(u.key);
     if (!x || std::find(u.kinds.begin(), u.kinds.end(), s.kind) != u.kinds.end()) continue;
@@ -350,7 +368,11 @@ void read_source(Ctx& ctx, const YAML::Node& node, const std::string& path, cons
     case K::kOnOff:
       if (const Entry* x = require("rate"))
         if (auto v = read_rate(ctx, *x)) s.rate = *v;
-      if (s.kind == K::kPoisson) break;
+      if (s.kind == K::kPoisson) {
+        if (const Entry* x = r.get("periodic"))
+          if (auto v = read_bool(ctx, *x)) s.periodic = *v;
+        break;
+      }
       if (const Entry* x = require("on_time"))
         if (auto v = read_duration(ctx, *x, 1, kMaxSpan)) s.on_ns = *v;
       if (const Entry* x = require("off_time"))

@@ -82,9 +82,9 @@ void log_restore(const state::RestoreReport& report, const std::string& why) {
   if (report.file_error) spdlog::error("{}: state file: {}", why, report.file_error->message());
 }
 
-// netdev netlink for restoring NAPI originals, opened only when the file holds some (the
-// controller writes no NAPI yet); null when it cannot be opened: those records then fail and
-// stay in the file for `dimctl restore`.
+// netdev netlink for restoring NAPI originals when the daemon has none of its own (no rule asks
+// for napi), opened only when the file holds some; null when it cannot be opened: those
+// records then fail and stay in the file for `dimctl restore`.
 std::unique_ptr<actuators::NapiNetlink> open_napi_for(const state::JsonOriginalsStore& store) {
   if (store.originals().napi.empty()) return nullptr;
   auto n = actuators::NapiNetlink::open();
@@ -260,6 +260,39 @@ int run_daemon(RunArgs args) {
     spdlog::info("rdma netlink unavailable ({}); RDMA DIM switch not managed",
                  rdma_nl.unavailable_reason());
 
+  // Software moderation per NAPI, when a rule may write it (method napi or auto). A rule that
+  // asks for napi on a kernel without napi-set is refused like a config error (exit 2, before
+  // anything is written); auto falls back to ethtool.
+  std::unique_ptr<actuators::NapiNetlink> napi_nl;
+  model::NapiActuator* napi = nullptr;
+  const auto rule_with = [&](model::Method m) -> const config::Rule* {
+    for (const auto& r : cfg->rules) {
+      if (r.method == m) return &r;
+    }
+    return nullptr;
+  };
+  const config::Rule* napi_rule = rule_with(model::Method::kNapi);
+  const config::Rule* auto_rule = rule_with(model::Method::kAuto);
+  if (napi_rule != nullptr || auto_rule != nullptr) {
+    auto opened = actuators::NapiNetlink::open();
+    Result<void> usable = opened ? (*opened)->available() : fail(opened.error());
+    if (usable) {
+      napi_nl = std::move(*opened);
+      napi = napi_nl.get();
+    } else if (napi_rule != nullptr) {
+      spdlog::error(
+          "dimctl run: rule '{}' (line {}) has method napi, which needs netdev napi-set "
+          "(Linux >= 6.13): {}; nothing was written",
+          napi_rule->name, napi_rule->mark.line, usable.error().message());
+      return kExitUsage;
+    } else {
+      spdlog::warn(
+          "rule '{}' (line {}) has method auto: no per-NAPI software moderation here "
+          "({}); its devices are written with ethtool where the driver has coalescing",
+          auto_rule->name, auto_rule->mark.line, usable.error().message());
+    }
+  }
+
   // A state file left by a run that died (SIGKILL, crash) holds the true originals: put them
   // back before anything else, unless its writer is still alive (two daemons must not fight).
   state::JsonOriginalsStore store(cfg->state_file);
@@ -276,8 +309,8 @@ int run_daemon(RunArgs args) {
     }
     spdlog::warn("found state from a previous run in {}: restoring its originals first",
                  cfg->state_file);
-    auto napi = open_napi_for(store);
-    auto report = store.restore_all(**ethtool, rdma, napi.get());
+    auto own_napi = napi == nullptr ? open_napi_for(store) : nullptr;
+    auto report = store.restore_all(**ethtool, rdma, napi != nullptr ? napi : own_napi.get());
     log_restore(report, "stale-state restore");
     if (!report.all_restored()) {
       spdlog::error(
@@ -322,7 +355,7 @@ int run_daemon(RunArgs args) {
   ctl_opts.list_net_devices = [] { return net_device_names(); };
   ctl_opts.net_ifindex = [](const std::string& ifname) { return net_ifindex(ifname); };
   ctl_opts.net_name = [](uint32_t ifindex) { return net_name(ifindex); };
-  controller::Controller ctl(**collector, **ethtool, rdma, store, policy, clock, ctl_opts);
+  controller::Controller ctl(**collector, **ethtool, rdma, napi, store, policy, clock, ctl_opts);
 
   exporters::StateGetter getter = [&ctl] { return ctl.state(); };
   exporters::CollectorOptions eopts;
@@ -402,8 +435,8 @@ int run_daemon(RunArgs args) {
   // The controller forgot in the store what it put back (one write per device); what remains (a
   // device that vanished, a failed write, originals of a device it never saw this run) gets its
   // own attempt here, and the file goes away only when everything is back.
-  auto napi = open_napi_for(store);
-  auto report = store.restore_all(**ethtool, rdma, napi.get());
+  auto own_napi = napi == nullptr ? open_napi_for(store) : nullptr;
+  auto report = store.restore_all(**ethtool, rdma, napi != nullptr ? napi : own_napi.get());
   log_restore(report, "exit restore");
   if (!report.all_restored()) rc = kExitFailure;
   return rc;

@@ -252,6 +252,11 @@ json workload_json(const Workload& w, const std::string& source) {
                       {"cores", s.cores},
                       {"moderated", s.moderated},
                       {"fixed", {{"count", s.fixed.count}, {"timer_ns", s.fixed.timer_ns}}}});
+    if (s.software) {
+      stages.back()["software"] = {{"defer_hard_irqs", s.software->defer_hard_irqs},
+                                   {"timer_latency_ns", s.software->timer_latency_ns},
+                                   {"timer_cost_ns", s.software->timer_cost_ns}};
+    }
   }
   json sources = json::array();
   for (const SourceSpec& s : w.sources) {
@@ -263,6 +268,7 @@ json workload_json(const Workload& w, const std::string& source) {
         break;
       case SourceSpec::Kind::kPoisson:
         j["rate"] = s.rate;
+        if (s.periodic) j["periodic"] = true;
         break;
       case SourceSpec::Kind::kOnOff:
         j["rate"] = s.rate;
@@ -530,7 +536,13 @@ std::string stage_text(const StageSpec& s) {
       s.servers == 0 ? std::string("no server limit")
                      : fmt::format("{} server{}{}", s.servers, s.servers == 1 ? "" : "s",
                                    s.shared_servers ? " shared by all queues" : " per queue"),
-      timer_mode_name(s.timer), s.poll_budget, s.cores, s.cores == 1 ? "" : "s",
+      s.software
+          ? fmt::format("software (napi: timer = gro-flush-timeout, defer-hard-irqs {}, "
+                        "timer latency {}, timer cost {})",
+                        s.software->defer_hard_irqs, format_duration(s.software->timer_latency_ns),
+                        format_duration(s.software->timer_cost_ns))
+          : std::string(timer_mode_name(s.timer)),
+      s.poll_budget, s.cores, s.cores == 1 ? "" : "s",
       s.moderated ? ""
                   : fmt::format("not moderated (fixed N={} T={}), ", s.fixed.count,
                                 format_duration(s.fixed.timer_ns)),
@@ -544,7 +556,8 @@ std::string source_text(const SourceSpec& s) {
       return fmt::format("source {}: closed loop, depth {}, think {}", s.flow, s.depth,
                          format_dist(s.think));
     case SourceSpec::Kind::kPoisson:
-      return fmt::format("source {}: Poisson {}/s per queue", s.flow, fmt_count(s.rate));
+      return fmt::format("source {}: {} {}/s per queue", s.flow,
+                         s.periodic ? "paced (periodic)" : "Poisson", fmt_count(s.rate));
     case SourceSpec::Kind::kOnOff:
       return fmt::format("source {}: on/off {}/s while on, on {} off {}{}", s.flow,
                          fmt_count(s.rate), format_duration(s.on_ns), format_duration(s.off_ns),

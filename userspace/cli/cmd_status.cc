@@ -31,6 +31,9 @@ std::string req_app(const std::optional<model::Coalesce>& req,
 std::string algorithm_text(const model::DeviceView& d) {
   std::string out(exporters::algorithm_name(d.algorithm));
   if (d.compare) out += model::is_model(d.algorithm) ? " vs dim" : " vs model";
+  // Written per NAPI with napi-set: the coalesce columns stay empty, `dimctl top` shows the
+  // software profile of each NAPI.
+  if (d.method == model::Method::kNapi) out += " via napi";
   return out;
 }
 

@@ -58,6 +58,16 @@ std::string compared(const model::PolicyComparison* c) {
   return c != nullptr ? fmt::format("{}/{}", c->dim_ix, c->model_ix) : std::string("-");
 }
 
+// A software profile as `defer x timer` ("1x128us"; "0x0" = no moderation), "-" when unknown.
+std::string software_text(std::optional<uint32_t> defer, std::optional<uint64_t> timeout_ns) {
+  if (!defer && !timeout_ns) return "-";
+  const std::string d = defer ? std::to_string(*defer) : "?";
+  if (!timeout_ns) return d + "x?";
+  if (*timeout_ns == 0) return d + "x0";
+  if (*timeout_ns % 1000 == 0) return fmt::format("{}x{}us", d, *timeout_ns / 1000);
+  return fmt::format("{}x{}ns", d, *timeout_ns);
+}
+
 std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
   std::string out = fmt::format(
       "dimctl top  {}  {}  loops {}  last loop {:.2f} ms  sample errors {}  (every {}{})\n\n",
@@ -91,6 +101,12 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
                                    "FRAMES want/applied"};
   if (any_model) qheader.push_back("SHARERS");
   if (any_compare) qheader.push_back("DIM/MODEL");
+  // Software moderation (method napi), where some queue has it: defer-hard-irqs x
+  // gro-flush-timeout, wanted / as the NAPI holds it.
+  const bool any_software = std::any_of(queues.begin(), queues.end(), [](const auto* q) {
+    return q->wanted_software.has_value() || q->napi_config.has_value();
+  });
+  if (any_software) qheader.push_back("NAPI want/applied");
   Table qt(std::move(qheader));
   for (const auto* q : queues) {
     const auto* dev = find_device(s, q->device);
@@ -118,6 +134,14 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
     }
     if (any_compare) {
       row.push_back(compared(model::comparison_at(s.queue_comparisons, q - s.queues.data())));
+    }
+    if (any_software) {
+      const auto& w = q->wanted_software;
+      const auto& a = q->napi_config;
+      row.push_back(
+          (w ? software_text(w->defer_hard_irqs, w->gro_flush_timeout_ns) : std::string("-")) +
+          "/" +
+          (a ? software_text(a->defer_hard_irqs, a->gro_flush_timeout_ns) : std::string("-")));
     }
     qt.add(std::move(row));
   }

@@ -4,8 +4,8 @@ import datetime
 
 from .load import TABLES
 from .markdown import BEGIN, END, QUANTILES, convergence, count, md_table, quant, us
-from .sections import (section_adapt, section_traces, section_w1, section_w2, section_w3,
-                       section_w6, section_w7)
+from .sections import (section_adapt, section_software, section_traces, section_w1,
+                       section_w2, section_w3, section_w6, section_w7)
 from .targets import section_targets
 
 
@@ -23,8 +23,10 @@ def policy_text(name, table, ctl):
                 "(`model:` completion_cost = completion + app, interrupt_cost = irq + poll, timer)")
     if name.startswith("dimctl-model"):
         cc, ci = ctl.model_costs_us
-        return ("dimctl's model-based policy (the daemon's Controller, algorithm model, default "
-                f"costs {cc:g} µs per completion and {ci:g} µs per interrupt)")
+        return ("dimctl's model-based policy in the daemon's default config (the Controller, "
+                "algorithm model, `model.costs: measured`: per core the costs estimated from the "
+                f"simulated CPU times once confident, before that {cc:g} µs per completion and "
+                f"{ci:g} µs per interrupt)")
     if name.startswith("dimctl-"):
         return ("dimctl's daemon Controller running DIM on sampled counters every "
                 f"{ctl.period_of[name] / 1e6:g} ms")
@@ -115,6 +117,7 @@ def report(runs, commit, plot, ctl):
     out += section_adapt(runs, plot)
     out += section_w6(runs)
     out += section_w7(runs)
+    out += section_software(runs)
     out += section_traces(runs, plot, ctl)
     out += ["### Not answered here", "",
             "- Real NVMe devices (review question 4): the W1 service time is log-normal "

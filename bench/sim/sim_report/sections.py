@@ -241,6 +241,74 @@ def section_w7(runs):
     return out
 
 
+def section_software(runs):
+    """Software moderation (a stage's `software:`): the host benchmark's shapes."""
+    group = [runs[k] for k in ("h1-napi-pingpong", "h2-napi-rates", "h3-napi-flood") if k in runs]
+    if not group:
+        return []
+    w = group[0].w
+    stage = w["stages"][0]
+    sw = stage.get("software", {})
+    defer = sw.get("defer_hard_irqs", "?")
+    host_side = (f"the timer's re-poll {us(sw.get('timer_latency_ns', 0))} us late and "
+                 f"{us(sw.get('timer_cost_ns', 0))} us of CPU per armed timer")
+    out = ["### Software moderation — a veth NAPI under napi-set (issue 23)", "",
+           "A NAPI without hardware coalescing (veth, virtio-net) moderated by the kernel's "
+           "software deferral: armed, it polls at once; after a poll with work the interrupt "
+           "stays masked and a timer of `gro-flush-timeout` polls again, and "
+           f"`defer-hard-irqs` ({defer} here, dimctl's default) empty re-polls re-arm it "
+           "(`napi_complete_done()`, docs/SIMULATOR.md). The profile's timer is the "
+           "`gro-flush-timeout` (net-eqe `static:1`/`2`/`3` = 8/64/128 µs), as dimctl's "
+           "`method: napi` writes it. The shapes mirror `make bench-host` on this host's kernel "
+           "(docs/BENCHMARKS.md, \"Measured on this host's kernel\"): QD=1 ping-pong, "
+           "paced rates, a flood; cost model "
+           f"**{w['cost_model']}** and {host_side}, all fitted to the reference VM "
+           f"(docs/benchmarks/host.md), seed {w['seed']}.", "",
+           "Traffic slower than one message per timeout pays no delay and costs an extra empty "
+           "poll per message (and an armed timer); traffic faster than that never interrupts "
+           "again and waits for the timer's poll: about half a timeout when open loop, the "
+           "timeout (plus the timer's lateness) minus its own round trip in a QD=1 loop.", ""]
+    rows = []
+    h1 = runs.get("h1-napi-pingpong")
+    if h1:
+        for policy in h1.policies:
+            lat = h1.phase(policy)["latency"]
+            p = h1.phase(policy)
+            rows.append(["QD=1 ping-pong", policy, quant(lat, "p50"), quant(lat, "p99"),
+                         quant(lat, "p99.99"), us(lat["max_ns"]), count(p["throughput"]),
+                         count(p["interrupts_per_s"]),
+                         f"{p['polls'] / max(p['completions'], 1):.2f}",
+                         us(p["cpu_per_completion_ns"])])
+    h2 = runs.get("h2-napi-rates")
+    if h2:
+        src = h2.w["sources"][0]
+        kind = "paced" if src.get("periodic") else "Poisson"
+        for ph in h2.phase_names():
+            for policy in h2.policies:
+                p = h2.phase(policy, ph)
+                lat = p["latency"]
+                rows.append([f"{ph}/s {kind}", policy, quant(lat, "p50"), quant(lat, "p99"),
+                             quant(lat, "p99.99"), us(lat["max_ns"]), count(p["throughput"]),
+                             count(p["interrupts_per_s"]),
+                             f"{p['polls'] / max(p['completions'], 1):.2f}",
+                             us(p["cpu_per_completion_ns"])])
+    h3 = runs.get("h3-napi-flood")
+    if h3:
+        for policy in h3.policies:
+            p = h3.phase(policy)
+            lat = p["latency"]
+            rows.append(["flood 150k/s", policy, quant(lat, "p50"), quant(lat, "p99"),
+                         quant(lat, "p99.99"), us(lat["max_ns"]), count(p["throughput"]),
+                         count(p["interrupts_per_s"]),
+                         f"{p['polls'] / max(p['completions'], 1):.2f}",
+                         us(p["cpu_per_completion_ns"])])
+    out += md_table(["shape", "policy", "p50 (us)", "p99 (us)", "p99.99 (us)", "max (us)",
+                     "throughput (/s)", "interrupts/s", "polls/msg", "CPU/msg (us)"], rows,
+                    ["l", "l"] + ["r"] * 8) + [""]
+    out += reproduce(group)
+    return out
+
+
 def section_traces(runs, plot, ctl):
     group = sorted((r for r in runs.values() if r.base.startswith("trace-")), key=lambda x: x.id)
     if not group:

@@ -64,6 +64,15 @@ if ! poll 50 grep -qs READY "$WORK/monitor.log"; then
   exit 1
 fi
 
+# The allowlisted veths are written per NAPI (method napi) where the kernel has napi-set: NAPIs
+# then come and go under the daemon (flaps, channel changes, deletes), and state_file_gone says
+# none of their records leaked.
+if ip netns exec "$NS" "$DIMCTL" napi show --json >/dev/null 2>&1; then
+  export SOAK_VETH_METHOD=napi
+else
+  export SOAK_VETH_METHOD=ethtool
+fi
+echo "soak: allowlisted veths written with method $SOAK_VETH_METHOD"
 "$PY" "$HERE/churn.py" config 3 "$WORK/state.json" "$PORT" >"$WORK/dimctl.yaml"
 start_daemon
 if ! poll 150 ready; then

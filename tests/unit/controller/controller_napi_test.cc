@@ -3,7 +3,10 @@
 // drift, restore), against FakeNapiActuator.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "controller_fixture.h"
 
@@ -339,6 +342,63 @@ TEST_F(NapiControllerTest, DimPicksPerNapiWithoutCombining) {
   const dim::NetProfiles eqe = dim::net_profiles(dim::CqPeriodMode::kEqe, dim::Direction::kRx);
   EXPECT_EQ(napi.config(key(5, 0).napi_id).gro_flush_timeout_ns,
             model::default_software_profile(eqe[ia]).gro_flush_timeout_ns);
+}
+
+// A renamed device keeps its NAPI records (they carry its ifindex): restore finds them under
+// the new name, and one renamed to a name no rule enforces is handed back at once.
+TEST_F(NapiControllerTest, NapiRecordsFollowARenamedDevice) {
+  std::map<std::string, uint32_t> ifindex{{"dnc1", 5}};
+  ControllerOptions o;
+  o.list_net_devices = [&] {
+    std::vector<std::string> names;
+    for (const auto& [name, ix] : ifindex) names.push_back(name);
+    return names;
+  };
+  o.net_ifindex = [&](const std::string& name) -> uint32_t {
+    auto it = ifindex.find(name);
+    return it == ifindex.end() ? 0 : it->second;
+  };
+  o.net_name = [&](uint32_t ix) -> std::string {
+    for (const auto& [name, i] : ifindex) {
+      if (i == ix) return name;
+    }
+    return "";
+  };
+  Controller c(source, net, nullptr, &napi, store, policy, clock, o);
+  add_napi_device("dnc1", 5, 1, {2, 30'000, 0});
+  policy.by_name["dnc1"] = napi_static(3);
+  policy.by_name["dnc2"] = napi_static(3);
+  auto run = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      traffic(key(5, 0), 100, 1000, 1000);
+      clock.advance(kPeriod);
+      source.current.time_ns = clock.now;
+      ASSERT_TRUE(c.step().ok());
+    }
+  };
+  run(1);
+  const uint32_t id = key(5, 0).napi_id;
+  ASSERT_EQ(napi.config(id), expect(1, 128'000));
+  // ip link set dnc1 name dnc2
+  ifindex = {{"dnc2", 5}};
+  std::replace(source.current.devices.begin(), source.current.devices.end(), std::string("dnc1"),
+               std::string("dnc2"));
+  net.devices["dnc2"] = net.devices["dnc1"];
+  net.devices.erase("dnc1");
+  run(25);
+  EXPECT_EQ(store.napis.count({"dnc1", id}), 0u);
+  EXPECT_EQ(store.napis.count({"dnc2", id}), 1u);
+  EXPECT_EQ(napi.config(id), expect(1, 128'000));  // not re-recorded with our own value
+  // Renamed again, to a name no rule enforces: handed back at once.
+  ifindex = {{"other", 5}};
+  std::replace(source.current.devices.begin(), source.current.devices.end(), std::string("dnc2"),
+               std::string("other"));
+  net.devices["other"] = net.devices["dnc2"];
+  net.devices.erase("dnc2");
+  run(25);
+  EXPECT_EQ(napi.config(id), expect(2, 30'000));
+  EXPECT_TRUE(store.napis.empty());
+  EXPECT_TRUE(c.restore().ok());
 }
 
 }  // namespace

@@ -72,6 +72,9 @@ inline model::ControllerState every_field_state() {
   q.dim = every_field_dim(3);
   q.wanted_usecs = 44;
   q.wanted_frames = 45;
+  q.wanted_software = model::SoftwareProfile{.defer_hard_irqs = 98, .gro_flush_timeout_ns = 99};
+  q.napi_config = model::NapiConfig{
+      .defer_hard_irqs = 100, .gro_flush_timeout_ns = 101, .irq_suspend_timeout_ns = 102};
   s.queues.push_back(q);
   s.queue_comparisons.push_back(
       {0, {.dim_ix = 4, .model_ix = 5, .dim_changes_total = 46, .model_changes_total = 47}});
@@ -130,6 +133,7 @@ inline model::ControllerState every_field_state() {
   model::DeviceView partial;
   partial.name = "ens1f0";
   partial.algorithm = model::Algorithm::kStatic;
+  partial.method = model::Method::kNapi;
   partial.applied = model::Coalesce{};
   partial.applied->rx_usecs = 8;
   s.devices.push_back(partial);

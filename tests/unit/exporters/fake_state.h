@@ -53,6 +53,10 @@ inline model::ControllerState full_fake_state() {
   q0.dim.profile_changes_total = 8;
   q0.wanted_usecs = 64;
   q0.wanted_frames = 128;
+  // Written with method napi: its software profile, and what the NAPI holds.
+  q0.wanted_software = model::SoftwareProfile{.defer_hard_irqs = 1, .gro_flush_timeout_ns = 64000};
+  q0.napi_config = model::NapiConfig{
+      .defer_hard_irqs = 1, .gro_flush_timeout_ns = 64000, .irq_suspend_timeout_ns = 0};
   s.queues.push_back(q0);
   // Its rule compares DIM with the cost model.
   s.queue_comparisons.push_back(

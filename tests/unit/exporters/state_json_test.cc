@@ -78,6 +78,7 @@ std::vector<json> other_values(const json& v) {
     for (std::string_view name :
          {mode_name(static_cast<model::Mode>(e)), algorithm_name(static_cast<model::Algorithm>(e)),
           device_kind_name(static_cast<model::DeviceKind>(e)),
+          method_name(static_cast<model::Method>(e)),
           poll_context_name(static_cast<model::PollContext>(e)),
           cost_confidence_name(static_cast<dim::CostConfidence>(e))}) {
       if (name != v.get<std::string>()) out.emplace_back(name);

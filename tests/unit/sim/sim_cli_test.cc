@@ -147,7 +147,7 @@ TEST_F(SimCli, BadWorkloadFileGetsItsPositions) {
   EXPECT_EQ(r.err, w + ":1:9: queues: 0 is out of range 1..65536\n" + w +
                        ":3:5: stages[0].sevice: unknown key 'sevice'; did you mean 'service'? "
                        "(allowed here: name, service, servers, shared_servers, timer, "
-                       "poll_budget, cost, cores, moderated, fixed)\n" +
+                       "poll_budget, cost, cores, moderated, fixed, software)\n" +
                        w + ": invalid (2 errors)\n");
   EXPECT_EQ(r.out, "");
 }

@@ -155,7 +155,8 @@ TEST(WorkloadYaml, MinimalFileLoads) {
   EXPECT_EQ(w->phases[0].name, "phase0");
 }
 
-// The report's workloads: every one loads, and W1..W8 are all there.
+// The report's workloads: every one loads, and W1..W8 and the host benchmark's H1..H3 (software
+// moderation, issue 23) are all there.
 TEST(WorkloadYaml, BenchWorkloadsLoad) {
   std::set<std::string> ids;
   const auto files = yaml_files(DIMCTL_SIM_WORKLOAD_DIR);
@@ -171,7 +172,8 @@ TEST(WorkloadYaml, BenchWorkloadsLoad) {
     }
     ids.insert(w->name.substr(0, 2));
   }
-  EXPECT_EQ(ids, (std::set<std::string>{"w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8"}));
+  EXPECT_EQ(ids, (std::set<std::string>{"h1", "h2", "h3", "w1", "w2", "w3", "w4", "w5", "w6", "w7",
+                                        "w8"}));
 }
 
 // Every file in bad/ starts with "# expect: LINE:COLUMN: key: reason", the message the loader
@@ -255,6 +257,24 @@ TEST(WorkloadYaml, RatesAsNumbersAndWithSuffixes) {
     ASSERT_TRUE(w.ok()) << text << ": " << w.error().message();
     EXPECT_DOUBLE_EQ(w->sources[0].rate, want) << text;
   }
+}
+
+TEST(WorkloadYaml, SoftwareModerationAndPacedArrivals) {
+  auto w = load_workload_from_string(
+      "stages:\n  - name: napi\n"
+      "    software: {defer_hard_irqs: 2, timer_latency: 28us, timer_cost: 1.5us}\n"
+      "sources:\n  - kind: poisson\n    rate: 10k\n    periodic: true\n",
+      "s.yaml");
+  ASSERT_TRUE(w.ok()) << w.error().message();
+  ASSERT_TRUE(w->stages[0].software.has_value());
+  EXPECT_EQ(w->stages[0].software->defer_hard_irqs, 2u);
+  EXPECT_EQ(w->stages[0].software->timer_latency_ns, 28'000);
+  EXPECT_EQ(w->stages[0].software->timer_cost_ns, 1'500);
+  EXPECT_TRUE(w->sources[0].periodic);
+  auto plain = load_workload_from_string("sources:\n  - kind: poisson\n    rate: 10k\n", "p.yaml");
+  ASSERT_TRUE(plain.ok()) << plain.error().message();
+  EXPECT_FALSE(plain->stages[0].software.has_value());
+  EXPECT_FALSE(plain->sources[0].periodic);
 }
 
 // Durations are the one grammar of every dimctl input (dimctl/common/duration.h, tested in

@@ -27,6 +27,13 @@ const double kLogStep = std::log(1.05);
 constexpr double kLeaveBucket = 0.75;
 constexpr size_t kMaxBuckets = 1024;  // beyond: cores keep the bucket they have
 
+// The estimator is fed the sum of the periods of about one second (CoreState::acc): a refit
+// costs ~1.7 us, 0.4 ms a period for 256 busy cores at 20 Hz, and a second of traffic is a
+// steadier entry than one 50 ms period. The first feed of each core is staggered over the
+// second (by CPU number), so the refits spread over the periods instead of falling together.
+constexpr int64_t kCostFeedNs = 1'000'000'000;
+constexpr int kFeedStagger = 20;
+
 int16_t bucket_of(double ns) {
   return static_cast<int16_t>(std::lround(std::log(std::max(ns, 1.0)) / kLogStep));
 }
@@ -61,15 +68,26 @@ double delta_ns(uint64_t ns, uint64_t prev_ns, uint64_t timed, uint64_t prev_tim
 void Controller::update_cores(const model::Snapshot& snap) {
   if (snap.cpus.empty()) {
     cores_.clear();
+    core_picks_.clear();
     return;
   }
-  if (cores_.size() != snap.cpus.size()) cores_.resize(snap.cpus.size());
+  if (cores_.size() != snap.cpus.size()) {
+    const size_t before = cores_.size();
+    cores_.resize(snap.cpus.size());
+    core_picks_.resize(snap.cpus.size());
+    for (size_t cpu = before; cpu < cores_.size(); ++cpu) {
+      cores_[cpu].feed_after_ns =
+          kCostFeedNs + static_cast<int64_t>(cpu % kFeedStagger) * (kCostFeedNs / kFeedStagger);
+    }
+  }
   for (size_t cpu = 0; cpu < cores_.size(); ++cpu) {
     CoreState& c = cores_[cpu];
+    CorePick& pick = core_picks_[cpu];
     const model::CpuTimes& t = snap.cpus[cpu];
     if (!c.have_prev || step_dt_ns_ <= 0 || went_backwards(t, c.prev)) {
       c.prev = t;
       c.have_prev = true;
+      c.acc = {};
       continue;
     }
     const model::CpuTimes& p = c.prev;
@@ -97,21 +115,31 @@ void Controller::update_cores(const model::Snapshot& snap) {
     c.last = m;
     c.exhausted = load.exhausted;
     c.busy = (hard + soft) / static_cast<double>(step_dt_ns_);
-    c.est.update(m);
+    c.acc.dt_ns += m.dt_ns;
+    c.acc.hardirq_ns += m.hardirq_ns;
+    c.acc.softirq_ns += m.softirq_ns;
+    c.acc.interrupts += m.interrupts;
+    c.acc.polls += m.polls;
+    c.acc.completions += m.completions;
+    if (c.acc.dt_ns >= c.feed_after_ns) {
+      c.est.update(c.acc);
+      c.acc = {};
+      c.feed_after_ns = kCostFeedNs;
+    }
 
     // The bucket the model's tables are built for: re-picked only when the estimate leaves it.
     const dim::CostEstimate& e = c.est.estimate();
     if (e.confidence != dim::CostConfidence::kMeasured) {
-      c.bucket = CoreState::kNoBucket;
-    } else if (c.bucket == CoreState::kNoBucket ||
-               outside(e.completion_ns, cost_buckets_[c.bucket].first) ||
-               outside(e.interrupt_ns, cost_buckets_[c.bucket].second)) {
+      pick.bucket = CorePick::kNoBucket;
+    } else if (pick.bucket == CorePick::kNoBucket ||
+               outside(e.completion_ns, cost_buckets_[pick.bucket].first) ||
+               outside(e.interrupt_ns, cost_buckets_[pick.bucket].second)) {
       const std::pair<int16_t, int16_t> b{bucket_of(e.completion_ns), bucket_of(e.interrupt_ns)};
       auto it = std::find(cost_buckets_.begin(), cost_buckets_.end(), b);
       if (it != cost_buckets_.end()) {
-        c.bucket = static_cast<uint16_t>(it - cost_buckets_.begin());
+        pick.bucket = static_cast<uint16_t>(it - cost_buckets_.begin());
       } else if (cost_buckets_.size() < kMaxBuckets) {
-        c.bucket = static_cast<uint16_t>(cost_buckets_.size());
+        pick.bucket = static_cast<uint16_t>(cost_buckets_.size());
         cost_buckets_.push_back(b);
       }
     }
@@ -124,7 +152,7 @@ void Controller::update_cores(const model::Snapshot& snap) {
         c.episodes_before += c.sat.episodes();
         c.sat = dim::SaturationPolicy();
       }
-      c.saturated_wish = false;
+      pick.saturated_wish = false;
       continue;
     }
     const dim::ModelTable& table = *c.rep_table;
@@ -136,7 +164,7 @@ void Controller::update_cores(const model::Snapshot& snap) {
     in.polls = m.polls;
     in.exhausted_polls = c.exhausted;
     in.model_ix = c.rep_model_ix;
-    in.queues = std::max<double>(c.model_queues, 1);
+    in.queues = std::max<double>(pick.model_queues, 1);
     c.sat.update(table, table.params().cost, in);
 
     // The wish follows the rule within the change budget (a token bucket like ModelPolicy's:
@@ -147,12 +175,12 @@ void Controller::update_cores(const model::Snapshot& snap) {
                           static_cast<double>(std::min<int64_t>(step_dt_ns_, 1'000'000'000)) / 1e9;
     c.tokens = static_cast<uint32_t>(std::min<double>(cap, c.tokens + refill));
     if (!c.sat.saturated()) {
-      c.saturated_wish = false;
-    } else if (!c.saturated_wish || c.wish != c.sat.profile_ix()) {
+      pick.saturated_wish = false;
+    } else if (!pick.saturated_wish || pick.wish != c.sat.profile_ix()) {
       if (c.tokens >= dim::ModelTable::kOneChange) {
         c.tokens -= dim::ModelTable::kOneChange;
-        c.wish = c.sat.profile_ix();
-        c.saturated_wish = true;
+        pick.wish = c.sat.profile_ix();
+        pick.saturated_wish = true;
       } else {
         ++c.budget_waits;
       }
@@ -160,23 +188,23 @@ void Controller::update_cores(const model::Snapshot& snap) {
   }
 }
 
-const dim::ModelTable& Controller::core_table(NetDevice& dev, uint8_t level,
-                                              const CoreState* core) {
+const std::shared_ptr<const dim::ModelTable>& Controller::core_table(NetDevice& dev, uint8_t level,
+                                                                     uint16_t bucket) {
   const model::ModelSettings& ms = dev.policy.model;
-  if (core == nullptr || core->bucket == CoreState::kNoBucket || !ms.measured_costs ||
+  if (bucket == CorePick::kNoBucket || !ms.measured_costs ||
       (ms.completion_cost_set && ms.interrupt_cost_set) || dev.model_table == nullptr) {
-    return *shared_table(dev, level);
+    return shared_table(dev, level);
   }
   if (dev.cost_base != dev.model_table) {
     dev.cost_tables.clear();
     dev.cost_base = dev.model_table;
   }
-  if (core->bucket >= dev.cost_tables.size()) dev.cost_tables.resize(core->bucket + size_t{1});
-  std::shared_ptr<const dim::ModelTable>& t = dev.cost_tables[core->bucket][level];
+  if (bucket >= dev.cost_tables.size()) dev.cost_tables.resize(bucket + size_t{1});
+  std::shared_ptr<const dim::ModelTable>& t = dev.cost_tables[bucket][level];
   if (t == nullptr) {
     // Explicit values win over the measurement, field by field.
     model::DevicePolicy p = dev.policy;
-    const auto [completion, interrupt] = cost_buckets_[core->bucket];
+    const auto [completion, interrupt] = cost_buckets_[bucket];
     if (!ms.completion_cost_set) p.model.completion_cost_ns = std::llround(ns_of(completion));
     if (!ms.interrupt_cost_set) p.model.interrupt_cost_ns = std::llround(ns_of(interrupt));
     const size_t before = model_tables_->entries.size();
@@ -186,25 +214,23 @@ const dim::ModelTable& Controller::core_table(NetDevice& dev, uint8_t level,
         kShareLevels[level]);
     cost_tables_built_ += model_tables_->entries.size() - before;
   }
-  return *t;
+  return t;
 }
 
 void Controller::finish_cores() {
-  for (CoreState& c : cores_) {
-    if (c.rep_step != loops_total_ || c.rep_index >= queues_.size()) {
+  for (size_t cpu = 0; cpu < cores_.size(); ++cpu) {
+    CoreState& c = cores_[cpu];
+    const CorePick& pick = core_picks_[cpu];
+    if (pick.rep_step != static_cast<uint32_t>(loops_total_) || pick.rep_index >= queues_.size()) {
       c.rep_table.reset();
       continue;
     }
-    QueueSlot& rep = queues_[c.rep_index];
+    QueueSlot& rep = queues_[pick.rep_index];
     c.rep_model_ix = rep.model.profile_ix();
-    core_table(*rep.dev, c.rep_level, &c);
-    // The table just returned is held by the device; keep it alive for the next period's rule.
-    const model::ModelSettings& ms = rep.dev->policy.model;
-    const bool measured = c.bucket != CoreState::kNoBucket && ms.measured_costs &&
-                          !(ms.completion_cost_set && ms.interrupt_cost_set) &&
-                          rep.dev->model_table != nullptr;
-    c.rep_table = measured ? rep.dev->cost_tables[c.bucket][c.rep_level]
-                           : shared_table(*rep.dev, c.rep_level);
+    // Held here too: the next period's rule reads it, whatever a reload does to the device.
+    const std::shared_ptr<const dim::ModelTable>& t =
+        core_table(*rep.dev, pick.rep_level, pick.bucket);
+    if (c.rep_table != t) c.rep_table = t;
   }
 }
 
@@ -212,14 +238,15 @@ void Controller::fill_core_views(model::ControllerState& st) const {
   st.cores.resize(cores_.size());
   for (size_t cpu = 0; cpu < cores_.size(); ++cpu) {
     const CoreState& c = cores_[cpu];
+    const CorePick& pick = core_picks_[cpu];
     model::CoreView& v = st.cores[cpu];
     v = {};
     v.cpu = static_cast<uint32_t>(cpu);
     v.estimate = c.est.estimate();
     v.confidence = v.estimate.confidence;
-    if (c.bucket != CoreState::kNoBucket) {
-      v.used_completion_ns = ns_of(cost_buckets_[c.bucket].first);
-      v.used_interrupt_ns = ns_of(cost_buckets_[c.bucket].second);
+    if (pick.bucket != CorePick::kNoBucket) {
+      v.used_completion_ns = ns_of(cost_buckets_[pick.bucket].first);
+      v.used_interrupt_ns = ns_of(cost_buckets_[pick.bucket].second);
     }
     v.busy = c.busy;
     if (c.last.dt_ns > 0) {
@@ -232,10 +259,10 @@ void Controller::fill_core_views(model::ControllerState& st) const {
                                   static_cast<double>(c.last.polls)
                             : 0;
     v.saturated = c.sat.saturated();
-    v.saturation_profile = c.wish;
+    v.saturation_profile = pick.wish;
     v.saturation_episodes = c.episodes_before + c.sat.episodes();
     v.saturation_budget_waits = c.budget_waits;
-    v.model_queues = c.rep_table != nullptr ? c.model_queues : 0;
+    v.model_queues = c.rep_table != nullptr ? pick.model_queues : 0;
   }
   st.model_cost_tables_built_total = cost_tables_built_;
 }

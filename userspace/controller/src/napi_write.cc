@@ -62,7 +62,10 @@ void Controller::resolve_method(NetDevice& dev) {
 Controller::NapiRecord& Controller::napi_record(const model::QueueKey& key, const NetDevice& dev) {
   auto [it, fresh] = napis_.try_emplace(key.napi_id);
   NapiRecord& rec = it->second;
-  if (rec.device != dev.name) rec.device = dev.name;
+  // A recorded NAPI keeps the name its original is stored under until the rename is followed
+  // (move_records(), which moves the store's record too): forgetting it under the new name
+  // would leave the stored one behind.
+  if (!rec.original && rec.device != dev.name) rec.device = dev.name;
   rec.ifindex = key.ifindex;
   if (fresh && napi_available_) {
     // What it holds now, for the view (observe and shadow too); the periodic check refreshes it.

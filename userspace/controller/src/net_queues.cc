@@ -162,10 +162,8 @@ template <bool kModel>
   const uint64_t d_events = time_backwards ? 0 : d.events;
   if constexpr (kModel) {
     if (!reset && q.cpu != model::QueueCounters::kNoCpu) {
-      add_cpu_load(q.cpu, q.packets - prev_packets);
-      // The per-core costs (core_costs.cc) also count the core's wake-ups and polls.
-      if (!cores_.empty()) [[unlikely]]
-        add_cpu_counts(q.cpu, d_events, q.polls - prev_polls, q.budget_exhausted - prev_exhausted);
+      add_cpu_load(q.cpu, q.packets - prev_packets, d_events, q.polls - prev_polls,
+                   q.budget_exhausted - prev_exhausted);
     }
   }
   bool pending = false;
@@ -293,22 +291,17 @@ template <bool kWithModel>
   return pending;
 }
 
-// This step's packets per CPU. A sum is valid in the step its stamp names (loops_total_), so
-// nothing is cleared between steps.
-void Controller::add_cpu_load(uint16_t cpu, uint64_t packets) {
-  if (packets == 0) return;
-  if (cpu >= cpu_load_.size()) cpu_load_.resize(cpu + size_t{1});
+// This step's packets per CPU, and the wake-ups and polls the per-core costs count
+// (core_costs.cc). A sum is valid in the step its stamp names (loops_total_), so nothing is
+// cleared between steps. Inline: the per-queue loop calls it for every queue.
+[[gnu::always_inline]] inline void Controller::add_cpu_load(uint16_t cpu, uint64_t packets,
+                                                            uint64_t events, uint64_t polls,
+                                                            uint64_t exhausted) {
+  if (cpu >= cpu_load_.size()) [[unlikely]]
+    cpu_load_.resize(cpu + size_t{1});
   CpuLoad& l = cpu_load_[cpu];
   if (l.step != loops_total_) l = {loops_total_, 0};
   l.packets += packets;
-}
-
-// Called after add_cpu_load() for the same queue, so the CPU's entry is this step's (a queue
-// without packets may still have polled: the entry is stamped here too).
-void Controller::add_cpu_counts(uint16_t cpu, uint64_t events, uint64_t polls, uint64_t exhausted) {
-  if (cpu >= cpu_load_.size()) cpu_load_.resize(cpu + size_t{1});
-  CpuLoad& l = cpu_load_[cpu];
-  if (l.step != loops_total_) l = {loops_total_, 0};
   l.events += events;
   l.polls += polls;
   l.exhausted += exhausted;
@@ -322,8 +315,8 @@ void Controller::model_pass(const model::Snapshot& snap, int64_t now_ns) {
   update_cores(snap);
   bool per_queue = false;
   const size_t n = model_work_.size();
-  CoreState* const cores = cores_.data();
-  const size_t n_cores = cores_.size();
+  CorePick* const picks = core_picks_.data();
+  const size_t n_cores = core_picks_.size();
   for (size_t k = 0; k < n; ++k) {
     // The slots left the cache since the per-queue pass: their first line and the model's (the
     // fourth), a few queues ahead. The snapshot entry is read only where DIM is compared.
@@ -345,15 +338,16 @@ void Controller::model_pass(const model::Snapshot& snap, int64_t now_ns) {
                                      static_cast<double>(w.d_packets));
     }
     // Without CPU times (no cores) the path is the one before per-core costs, bit for bit.
-    CoreState* const core = w.cpu < n_cores ? &cores[w.cpu] : nullptr;
-    const bool pending =
-        feed_model(slot, dev, q, w.d_events, w.d_packets, true, now_ns, w.reset,
-                   core != nullptr ? &core_table(dev, slot.share_level, core) : nullptr);
+    CorePick* const core = w.cpu < n_cores ? &picks[w.cpu] : nullptr;
+    const bool pending = feed_model(slot, dev, q, w.d_events, w.d_packets, true, now_ns, w.reset,
+                                    core != nullptr && core->bucket != CorePick::kNoBucket
+                                        ? core_table(dev, slot.share_level, core->bucket).get()
+                                        : nullptr);
     if (core != nullptr && !w.reset && slot.model_primary()) {
       // The busiest model queue speaks for the core's latency objective next period.
       if (w.d_packets > 0) {
-        if (core->rep_step != loops_total_) {
-          core->rep_step = loops_total_;
+        if (core->rep_step != static_cast<uint32_t>(loops_total_)) {
+          core->rep_step = static_cast<uint32_t>(loops_total_);
           core->rep_packets = 0;
           core->model_queues = 0;
         }
@@ -367,7 +361,7 @@ void Controller::model_pass(const model::Snapshot& snap, int64_t now_ns) {
       // A saturated core: its queues follow the throughput objective (SaturationPolicy), within
       // their table's bounds.
       if (core->saturated_wish) [[unlikely]] {
-        const dim::ModelTable& t = core_table(dev, slot.share_level, core);
+        const dim::ModelTable& t = *core_table(dev, slot.share_level, core->bucket);
         slot.wanted = std::clamp(core->wish, t.min_ix(), t.max_ix());
       }
     }

@@ -251,34 +251,41 @@ struct Controller::CqSlot {
   uint64_t changes = 0;
 };
 
+// What the model pass reads and writes per queue for the queue's core: small, in an array of
+// its own (Controller::core_picks_), so that 10k queues spread over hundreds of cores touch a few
+// KiB rather than the cores' estimator windows.
+struct Controller::CorePick {
+  static constexpr uint16_t kNoBucket = 0xffff;
+  uint64_t rep_packets = 0;  // the busiest model queue of the pass stamped rep_step: its packets
+  uint32_t rep_index = 0;    // its slot
+  uint32_t rep_step = 0;     // (uint32_t) loops_total_ of that pass
+  // Cost bucket the model uses on this core (Controller::cost_buckets_), kNoBucket: defaults.
+  uint16_t bucket = kNoBucket;
+  uint16_t model_queues = 0;    // model queues with packets on the core in that pass
+  uint8_t rep_level = 0;        // the busiest queue's share level
+  uint8_t wish = 0;             // the throughput profile the queues follow while saturated_wish
+  bool saturated_wish = false;  // the queues' wish is `wish` (saturated and in budget)
+};
+
 // One CPU's measured costs and saturation rule (core_costs.cc), kept while the snapshot carries
 // CPU times.
 struct Controller::CoreState {
-  static constexpr uint16_t kNoBucket = 0xffff;
   model::CpuTimes prev;  // cumulative times of the previous snapshot
   bool have_prev = false;
-  bool saturated_wish = false;  // the queues' wish is `wish` (saturated and in budget)
-  uint8_t wish = 0;             // the throughput profile the queues follow while saturated_wish
-  // Cost bucket the model uses on this core (Controller::cost_buckets_), kNoBucket: defaults.
-  uint16_t bucket = kNoBucket;
   dim::CostEstimator est;
   dim::SaturationPolicy sat;
-  dim::CoreMeasurement last;  // the latest period fed (export)
+  // The periods summed since the estimator was last fed (it is fed once per kCostFeedNs: a
+  // refit costs ~1.7 us, too much for every core every period), and when it is next fed.
+  dim::CoreMeasurement acc;
+  int64_t feed_after_ns = 0;
+  dim::CoreMeasurement last;  // the latest period (export)
   uint64_t exhausted = 0;     // its budget-exhausted polls
   double busy = 0;            // its busy fraction (hard-IRQ + softirq time / period)
-  // The busiest model queue of the last model pass: its pick is the latency objective the
-  // saturation rule starts from and projects to, its table the one it climbs.
-  uint64_t rep_step = 0;  // loops_total_ of that pass (0: none)
-  uint64_t rep_packets = 0;
-  uint32_t rep_index = 0;
-  uint8_t rep_level = 0;
-  uint16_t model_queues = 0;  // model queues with packets on the core in that pass
-  uint8_t rep_model_ix = 0;   // the busiest queue's ModelPolicy pick after that pass
+  uint8_t rep_model_ix = 0;   // the busiest model queue's pick after the last model pass
   std::shared_ptr<const dim::ModelTable> rep_table;  // its table (null: no model queue)
   uint32_t episodes_before = 0;  // saturation episodes of SaturationPolicy instances replaced
   // Change budget of the saturation wish (millionths of a change), as ModelPolicy's.
   uint32_t tokens = 0;
-  uint32_t max_changes_per_s = 10;
   uint64_t budget_waits = 0;  // saturation changes held back by the budget
 };
 

@@ -17,6 +17,7 @@ std::string_view mode_name(model::Mode m);  // observe | shadow | enforce
 // net-eqe | net-cqe | rdma | static | off | model | model-cqe
 std::string_view algorithm_name(model::Algorithm a);
 std::string_view device_kind_name(model::DeviceKind k);    // net | rdma
+std::string_view method_name(model::Method m);             // ethtool | napi | auto
 std::string_view poll_context_name(model::PollContext p);  // direct | softirq | workqueue | ...
 // dim_tune_state (dim-spec section 1); "unknown" for values the kernel does not define.
 std::string_view tune_state_name(uint8_t tune_state);
@@ -28,6 +29,7 @@ std::string_view verdict_name(int ix);
 std::optional<model::Mode> parse_mode(std::string_view s);
 std::optional<model::Algorithm> parse_algorithm(std::string_view s);
 std::optional<model::DeviceKind> parse_device_kind(std::string_view s);
+std::optional<model::Method> parse_method(std::string_view s);
 std::optional<model::PollContext> parse_poll_context(std::string_view s);
 // A core's cost estimate: defaults | combined | measured (dim::CostConfidence).
 std::string_view cost_confidence_name(dim::CostConfidence c);

@@ -83,6 +83,20 @@ void fields(V& v, C& c) {
   v.optional("use_cqe_mode_tx", c.use_cqe_mode_tx, Absent::kLeftOut);
 }
 
+// Method napi: a software profile (what dimctl writes) and a NAPI's settings (napi-get).
+template <typename V, FieldsOf<model::SoftwareProfile> P>
+void fields(V& v, P& p) {
+  v.field("defer_hard_irqs", p.defer_hard_irqs);
+  v.field("gro_flush_timeout_ns", p.gro_flush_timeout_ns);
+}
+
+template <typename V, FieldsOf<model::NapiConfig> C>
+void fields(V& v, C& c) {
+  v.optional("defer_hard_irqs", c.defer_hard_irqs, Absent::kLeftOut);
+  v.optional("gro_flush_timeout_ns", c.gro_flush_timeout_ns, Absent::kLeftOut);
+  v.optional("irq_suspend_timeout_ns", c.irq_suspend_timeout_ns, Absent::kLeftOut);
+}
+
 // A queue's identity and counters (counters_json.h). The counters hold no name, only an index
 // into their snapshot's name table: `device` is the queue's ifname, held beside them.
 template <typename V, FieldsOf<model::QueueCounters> C, FieldsOf<std::string> S>
@@ -135,6 +149,8 @@ void fields(V& v, Q& q) {
   v.object("dim", [&q](auto& o) { fields(o, q.dim); });
   v.field("wanted_usecs", q.wanted_usecs);
   v.field("wanted_frames", q.wanted_frames);
+  v.optional_object("wanted_software", q.wanted_software);
+  v.optional_object("napi_config", q.napi_config);
 }
 
 template <typename V, FieldsOf<model::CqView> Q>
@@ -158,6 +174,7 @@ void fields(V& v, D& d) {
   v.field("compare", d.compare);
   v.field("rule", d.rule);
   v.field("allowlisted", d.allowlisted);
+  v.enumeration("method", d.method, &method_name, &parse_method);
   v.optional_object("requested", d.requested);
   v.optional_object("applied", d.applied);
   v.optional("rdma_dim_enabled", d.rdma_dim_enabled, Absent::kNull);

@@ -49,6 +49,25 @@ struct CostModel {
   int64_t app_ns = 0;
 };
 
+// Netdev software moderation of a NAPI (Linux >= 6.13, `napi-set`; net/core/dev.c
+// napi_complete_done): the device interrupts at once whenever armed, and the moderation is in
+// whether a poll re-arms it. The CQ's Moderation timer T is the NAPI's gro-flush-timeout (its
+// count N is ignored: NAPI has no count threshold). A poll that found work reloads a counter
+// from `defer_hard_irqs`; every completed poll (budget not used up) with the counter positive
+// decrements it and, when T > 0, leaves the interrupt masked and polls again T later from a
+// timer. So after the last poll with work, `defer_hard_irqs` empty timer polls come before the
+// interrupt is re-armed, and a poll with work starts the count again. 0 = plain NAPI.
+struct SoftwareModeration {
+  uint32_t defer_hard_irqs = 0;
+  // The host's side of the timer, both 0 on an ideal machine: how much later than T the re-poll
+  // runs (timer expiry and softirq latency; ~28 us on the reference VM, bench/host), and the CPU
+  // that arming the timer and taking its interrupt cost, charged when the poll that arms it ends
+  // (after its completions are handed on, as hrtimer_start() in napi_complete_done()).
+  int64_t timer_latency_ns = 0;
+  int64_t timer_cost_ns = 0;
+  bool operator==(const SoftwareModeration&) const = default;
+};
+
 // Which DIM profile table the policies index: static indices, the oracle's candidates, the
 // kernel and dimctl DIM policies.
 enum class ProfileTable : uint8_t { kNetEqe, kNetCqe, kRdma };
@@ -65,6 +84,9 @@ struct StageSpec {
   // false: this stage's CQs keep `fixed` whatever the policy (host-only / target-only runs).
   bool moderated = true;
   Moderation fixed;
+  // Set: the stage is a NAPI under software moderation (see SoftwareModeration), not hardware
+  // coalescing; the policy's profile timer (or `fixed.timer`) becomes its gro-flush-timeout.
+  std::optional<SoftwareModeration> software;
 };
 
 struct SourceSpec {
@@ -74,7 +96,8 @@ struct SourceSpec {
   // kClosed: `depth` requests outstanding; the next is issued `think` after a delivery.
   uint32_t depth = 1;
   Dist think = Dist::constant(0);
-  // kPoisson: `rate` requests/s (per queue), scaled by the phase's load.
+  // kPoisson: `rate` requests/s (per queue), scaled by the phase's load; with `periodic`
+  // exactly 1/rate apart instead (a paced sender, e.g. sockperf under-load).
   // kOnOff (MMPP): `rate` while on, 0 while off; on and off periods exponential with means
   // on_ns / off_ns, or exactly those lengths when `periodic` (adversarial periodic load).
   double rate = 0;
@@ -101,6 +124,25 @@ struct Phase {
   std::optional<uint32_t> depth;
 };
 
+// How the simulated host's CPU-time measurement (bpf/cpu_time.bpf.c, Snapshot::cpus and ::irqs)
+// reports the time the engine charges, so the daemon's cost estimator sees what it would on a
+// real host. The engine's own clock and costs are exact; only the reported times carry noise.
+struct Measurement {
+  // Every run is counted; one in `time_one_in` (per core and kind: hard IRQ, softirq) is timed,
+  // the collector's default (cpu_times_time_one_in = 8). 1 times every run.
+  uint32_t time_one_in = 8;
+  // Each timed run reports its charged time times (1 + jitter * z), z a standard normal clipped
+  // to +-3 (clock-read and cache noise: a few %), and with probability `outlier_share` that
+  // time times `outlier_scale` (a run that an SMI, a preemption or a cold cache stretched).
+  double jitter = 0.03;
+  double outlier_share = 0.001;
+  double outlier_scale = 10;
+  // The share of a CostModel's irq_ns spent in the hard-IRQ handler; the rest is the wake-up of
+  // the poll softirq it schedules (entry, re-arm, cold-start misses).
+  double hardirq_share = 0.4;
+  bool noisy() const { return jitter > 0 || outlier_share > 0; }
+};
+
 struct Workload {
   std::string name = "workload";
   std::string description;
@@ -117,6 +159,7 @@ struct Workload {
   int64_t warmup_ns = 0;
   // Width of the timeline windows (profile and latency over time, convergence).
   int64_t window_ns = 1'000'000;
+  Measurement measurement;
 
   int64_t duration_ns() const {
     int64_t d = 0;

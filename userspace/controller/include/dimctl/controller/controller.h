@@ -159,6 +159,7 @@ class Controller {
   struct ModelTableCache;
   struct NapiRecord;
   struct CoreState;
+  struct CorePick;
 
   void drain_changes();
   NetDevice& net_device_named(const std::string& name);
@@ -213,16 +214,16 @@ class Controller {
     NetDevice* dev;
     uint64_t d_events, d_packets;
   };
-  void add_cpu_load(uint16_t cpu, uint64_t packets);
-  // With the per-core costs on: the period's events, polls and budget-exhausted polls too.
-  void add_cpu_counts(uint16_t cpu, uint64_t events, uint64_t polls, uint64_t exhausted);
+  void add_cpu_load(uint16_t cpu, uint64_t packets, uint64_t events, uint64_t polls,
+                    uint64_t exhausted);
   void model_pass(const model::Snapshot& snap, int64_t now_ns);
   // Per core, once per step before the model pass (core_costs.cc): the period's CPU times and
   // the queues' counts fed to the core's CostEstimator and SaturationPolicy.
   void update_cores(const model::Snapshot& snap);
   // The table a model queue on `core` is judged with: the device's for its share level, with the
   // core's measured costs where the policy takes them (model.costs: measured).
-  const dim::ModelTable& core_table(NetDevice& dev, uint8_t level, const CoreState* core);
+  const std::shared_ptr<const dim::ModelTable>& core_table(NetDevice& dev, uint8_t level,
+                                                           uint16_t bucket);
   // After the model pass: what each core's saturation rule reads next period.
   void finish_cores();
   void fill_core_views(model::ControllerState& st) const;
@@ -299,12 +300,13 @@ class Controller {
   struct CpuLoad {
     uint64_t step = 0;  // loops_total_ of the step the sum is for
     uint64_t packets = 0;
-    uint64_t events = 0, polls = 0, exhausted = 0;  // only while cores_ is measured
+    uint64_t events = 0, polls = 0, exhausted = 0;  // read while cores_ is measured
   };
   std::vector<CpuLoad> cpu_load_;
   // Per CPU, while the snapshot carries CPU times (Snapshot::cpus): the measured costs and the
   // saturation rule (core_costs.cc).
   std::vector<CoreState> cores_;
+  std::vector<CorePick> core_picks_;  // beside cores_, same size
   // Quantized (completion, interrupt) cost pairs the cores' estimates fell in: a core names its
   // pair by index, and each device keeps its tables by that index (NetDevice::cost_tables).
   std::vector<std::pair<int16_t, int16_t>> cost_buckets_;

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""The randomized sweep's report, from the `dimctl sim --json` documents bench/sim/sweep/run.sh
+writes (one directory per seed: the workloads, sweep.json, one JSON per workload).
+
+usage: report.py --commit SHA --markdown docs/BENCHMARKS.md --figures docs/sim DIR [DIR...]
+
+- replaces what lies between <!-- sweep:begin --> and <!-- sweep:end --> in the markdown file
+  (appended at the end when the markers are missing): per seed and policy the share of workloads
+  meeting the oracle rule, the model against kernel DIM, and the model's misses by cause;
+- writes docs/sim/sweep-seedS.md: every workload the model misses, with its figures and cause;
+- draws docs/sim/sweep-seedS.svg with gnuplot: throughput ratio against p99 ratio (both to the
+  oracle's) for the model and kernel DIM, one point per workload, the rule's corner marked.
+
+The oracle rule (issue 22): throughput >= 98 % of the oracle's, p99 <= 1.25x the oracle's,
+<= 10 moderation changes/s per queue, over the whole measured run. "As good as DIM": throughput
+>= 99 % of kernel DIM's and p99 <= kernel DIM's. Standard library only.
+"""
+import argparse
+import json
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+BEGIN, END = "<!-- sweep:begin -->", "<!-- sweep:end -->"
+THR, P99, CHANGES = 0.98, 1.25, 10.0
+ROLES = ["none", "kernel", "dimctl-dim", "dimctl-model", "dimctl-model-host", "oracle"]
+LABEL = {"none": "none", "kernel": "kernel DIM", "dimctl-dim": "dimctl DIM",
+         "dimctl-model": "**dimctl-model** (default config)",
+         "dimctl-model-host": "dimctl-model-host (told the costs)", "oracle": "oracle"}
+
+
+def role(policy):
+    if policy.startswith("kernel-"):
+        return "kernel"
+    if policy in ("dimctl-model", "dimctl-model-host", "none", "oracle"):
+        return policy
+    return "dimctl-dim"
+
+
+def p99(m):
+    return m["latency"]["quantiles"]["p99"]["ns"] if m["latency"]["count"] else 0.0
+
+
+def ratios(m, ref, queues):
+    """(throughput ratio, p99 ratio, changes/s per queue) of metrics m against ref."""
+    thr = m["throughput"] / ref["throughput"] if ref["throughput"] > 0 else 1.0
+    rp = p99(ref)
+    lat = p99(m) / rp if rp > 0 else 1.0
+    return thr, lat, m["changes_per_s"] / queues
+
+
+def meets(r):
+    return r[0] >= THR and r[1] <= P99 and r[2] <= CHANGES
+
+
+class Workload:
+    def __init__(self, info, doc):
+        self.info = info
+        self.name = info["name"]
+        self.queues = doc["workload"]["queues"]
+        self.runs = {role(r["policy"]): r for r in doc["runs"]}
+        self.oracle = self.runs["oracle"]
+
+    def ratio(self, who, phase=None):
+        m = self.runs[who]["total"] if phase is None else self.runs[who]["phases"][phase]
+        o = self.oracle["total"] if phase is None else self.oracle["phases"][phase]
+        return ratios(m, o, self.queues)
+
+    def meets(self, who):
+        return meets(self.ratio(who))
+
+    def as_good_as_dim(self, who):
+        m, k = self.runs[who]["total"], self.runs["kernel"]["total"]
+        thr_ok = k["throughput"] <= 0 or m["throughput"] >= 0.99 * k["throughput"]
+        return thr_ok and p99(m) <= p99(k)
+
+    def why(self, who="dimctl-model"):
+        """What the miss is, and where: the failed criteria, then the circumstances."""
+        thr, lat, ch = self.ratio(who)
+        t = self.runs[who]["total"]
+        o = self.oracle["total"]
+        parts = []
+        if thr < THR:
+            parts.append(f"throughput {thr:.1%}")
+        if lat > P99:
+            parts.append(f"p99 {lat:.2f}x")
+        if ch > CHANGES:
+            parts.append(f"{ch:.1f} changes/s/q")
+        util = max(t["cpu_utilisation"], o["cpu_utilisation"])
+        circ = []
+        if util >= 0.9:
+            circ.append("saturated")
+        elif self.info["load"] > 1.0:
+            circ.append("overload")
+        phases = self.runs[who]["phases"]
+        if len(phases) > 1:
+            bad = [p["phase"] for i, p in enumerate(phases)
+                   if p["completions"] > 0 and not meets(self.ratio(who, i))]
+            if bad and len(bad) < len(phases):
+                circ.append("phase " + "+".join(bad))
+        if self.info["source"] == "onoff":
+            circ.append("periodic on/off" if self.info.get("periodic") else "on/off")
+        if self.info["cv"] > 1.5:
+            circ.append(f"heavy tail (cv {self.info['cv']})")
+        if o["completions"] < 2000:
+            circ.append(f"few completions ({o['completions']})")
+        if "dimctl-model-host" in self.runs and who == "dimctl-model":
+            circ.append("told costs: " + ("met" if self.meets("dimctl-model-host") else "missed"))
+        cpi = (t["completions_per_interrupt"], o["completions_per_interrupt"])
+        return parts, circ, cpi
+
+    def category(self, who="dimctl-model"):
+        _, circ, _ = self.why(who)
+        if "saturated" in circ:
+            return "saturated core"
+        if "overload" in circ:
+            return "overload"
+        if any(c.startswith("phase") for c in circ):
+            return "one phase (step or ramp)"
+        if any("on/off" in c for c in circ):
+            return "on/off bursts"
+        return "other"
+
+
+def load_seed(directory):
+    d = pathlib.Path(directory)
+    meta = json.loads((d / "sweep.json").read_text())
+    out = []
+    for info in meta["workloads"]:
+        doc = json.loads((d / f"{info['name']}.json").read_text())
+        out.append(Workload(info, doc))
+    return meta, out
+
+
+def scatter(figures, seed, workloads, commit):
+    name = f"sweep-seed{seed}"
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="dimctl-sweep-"))
+    data = tmp / "points.dat"
+    with open(data, "w") as fh:
+        for who in ("kernel", "dimctl-model"):
+            for w in workloads:
+                thr, lat, _ = w.ratio(who)
+                fh.write(f"{min(max(thr, 0.3), 1.1):.5f} {min(max(lat, 0.1), 100):.5f}\n")
+            fh.write("\n\n")
+    svg = pathlib.Path(figures).resolve() / f"{name}.svg"
+    script = f"""set terminal svg size 900,620 dynamic enhanced font 'Helvetica,12' background rgb 'white'
+set output '{svg}'
+set title "randomized sweep, seed {seed}: {len(workloads)} workloads against the oracle (commit {commit})" noenhanced
+set grid lc rgb '#dddddd'
+set key outside right top noenhanced
+set xlabel 'throughput / oracle throughput (clipped to 0.3..1.1)'
+set ylabel 'p99 / oracle p99 (clipped to 0.1..100)'
+set logscale y
+set xrange [0.3:1.1]
+set yrange [0.1:100]
+set arrow from {THR},0.1 to {THR},100 nohead lc rgb '#444444' dt 2
+set arrow from 0.3,{P99} to 1.1,{P99} nohead lc rgb '#444444' dt 2
+set label 'rule: right of and below the dashed lines' at 0.32,70
+plot '{data.name}' index 0 with points pt 6 ps 0.8 lc rgb '#d62728' title 'kernel DIM', \\
+     '{data.name}' index 1 with points pt 7 ps 0.6 lc rgb '#ff7f0e' title 'dimctl-model'
+"""
+    (tmp / "plot.gp").write_text(script)
+    subprocess.run(["gnuplot", "plot.gp"], check=True, cwd=tmp)
+    return name
+
+
+def seed_section(meta, workloads, commit, figures):
+    seed, n = meta["seed"], len(workloads)
+    lines = [f"### Seed {seed}: {n} workloads, {meta['duration_s']:g} s simulated each", ""]
+    lines += ["| policy | meets the oracle rule | as good as kernel DIM |", "|---|---|---|"]
+    for who in ROLES:
+        ok = sum(w.meets(who) for w in workloads)
+        dim = "-"
+        if who not in ("kernel", "oracle"):
+            g = sum(w.as_good_as_dim(who) for w in workloads)
+            dim = f"{g / n:.1%} ({g})"
+        lines.append(f"| {LABEL[who]} | {ok / n:.1%} ({ok}) | {dim} |")
+    misses = [w for w in workloads if not w.meets("dimctl-model")]
+    cats = {}
+    for w in misses:
+        cats.setdefault(w.category(), []).append(w)
+    lines += ["", f"The model misses {len(misses)} of {n}; by the first circumstance that applies "
+              "(saturated core, load above capacity, one phase only, on/off bursts):", ""]
+    lines += ["| cause | workloads | failed on throughput / p99 / changes | told the costs, met |",
+              "|---|---|---|---|"]
+    for cat, ws in sorted(cats.items(), key=lambda kv: -len(kv[1])):
+        thr = sum(w.ratio("dimctl-model")[0] < THR for w in ws)
+        lat = sum(w.ratio("dimctl-model")[1] > P99 for w in ws)
+        ch = sum(w.ratio("dimctl-model")[2] > CHANGES for w in ws)
+        host = sum(w.meets("dimctl-model-host") for w in ws)
+        lines.append(f"| {cat} | {len(ws)} | {thr} / {lat} / {ch} | {host} |")
+    fig = scatter(figures, seed, workloads, commit)
+    lines += ["", f"![seed {seed}: throughput and p99 ratios to the oracle](sim/{fig}.svg)", "",
+              f"Every miss with its figures: [sim/sweep-seed{seed}.md](sim/sweep-seed{seed}.md).",
+              ""]
+    detail = [f"# Randomized sweep, seed {seed}: the workloads dimctl-model misses", "",
+              f"Commit {commit}; rule: throughput >= {THR:.0%} of the oracle's, p99 <= {P99}x, "
+              f"<= {CHANGES:g} changes/s per queue. B = completions per interrupt (model / "
+              "oracle). Generated by bench/sim/sweep/report.py.", "",
+              "| workload | what | missed on | circumstances | B | kernel DIM |",
+              "|---|---|---|---|---|---|"]
+    for w in misses:
+        parts, circ, cpi = w.why()
+        i = w.info
+        what = (f"{i['table']}, {i['queues']}q/{i['cores']}c, cost {i['cost']}, {i['source']}, "
+                f"load {i['load']:.0%}, {i['shape']}, service {i['service']} {i['service_us']} us")
+        k = w.ratio("kernel")
+        detail.append(f"| {w.name} | {what} | {', '.join(parts)} | {', '.join(circ)} | "
+                      f"{cpi[0]:.1f} / {cpi[1]:.1f} | {k[0]:.1%}, {k[1]:.2f}x |")
+    (pathlib.Path(figures) / f"sweep-seed{seed}.md").write_text("\n".join(detail) + "\n")
+    return lines
+
+
+def replace_section(path, body):
+    p = pathlib.Path(path)
+    text = p.read_text()
+    block = BEGIN + "\n" + "\n".join(body) + "\n" + END
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        _, tail = rest.split(END, 1)
+        text = head + block + tail
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    p.write_text(text)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--commit", required=True)
+    ap.add_argument("--markdown", required=True)
+    ap.add_argument("--figures", required=True)
+    ap.add_argument("dirs", nargs="+")
+    a = ap.parse_args()
+    pathlib.Path(a.figures).mkdir(parents=True, exist_ok=True)
+    body = ["## Randomized sweep (generated)", "",
+            f"`bench/sim/sweep/run.sh` at `{a.commit}` (docs/benchmarks/sweep.md: the generator, "
+            "the rule, the time budget). Rule: throughput >= 98 % of the oracle's, p99 <= 1.25x "
+            "the oracle's, <= 10 changes/s per queue; as good as kernel DIM: throughput >= 99 % "
+            "of kernel DIM's and p99 <= kernel DIM's. Targets for dimctl-model: 95 % and 90 %.",
+            ""]
+    for d in a.dirs:
+        meta, workloads = load_seed(d)
+        body += seed_section(meta, workloads, a.commit, a.figures)
+    replace_section(a.markdown, body)
+    print(f"report.py: {a.markdown} (section {BEGIN}..{END}), sweep figures in {a.figures}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# bench/sim/sweep/run.sh BUILD: the randomized sweep (issue 22, item 4; docs/benchmarks/sweep.md).
+# For each seed in SWEEP_SEEDS (default "1 2"), gen.py draws SWEEP_COUNT (default 300) workloads
+# of SWEEP_DURATION simulated seconds each (default 0.5), and `dimctl sim --json` runs each under
+# none, kernel DIM, dimctl DIM (the workload's table), dimctl-model (the default config),
+# dimctl-model-host (told the workload's costs) and the oracle. report.py then writes the
+# section between <!-- sweep:begin --> and <!-- sweep:end --> of docs/BENCHMARKS.md and the
+# scatter plots docs/sim/sweep-seed*.svg.
+#
+# Time budget: both seeds, 600 workloads in all, in <= 6 min on 2 free cores (about 3.5 min of
+# CPU at the defaults, measured in docs/benchmarks/sweep.md); the durations are short, the counts
+# are not. Deterministic: a commit and its seeds give the same figures on any machine.
+set -euo pipefail
+BUILD=${1:-build}
+cd "$(dirname "$0")/../../.."
+DIMCTL=$BUILD/userspace/cli/dimctl
+if [ ! -x "$DIMCTL" ]; then
+  echo "bench/sim/sweep/run.sh: $DIMCTL is not built (cmake --build $BUILD --target dimctl)" >&2
+  exit 1
+fi
+for tool in python3 gnuplot; do
+  if ! command -v $tool >/dev/null; then
+    echo "bench/sim/sweep/run.sh: $tool not found (scripts/deps.sh installs it)" >&2
+    exit 1
+  fi
+done
+SEEDS=${SWEEP_SEEDS:-1 2}
+COUNT=${SWEEP_COUNT:-300}
+DURATION=${SWEEP_DURATION:-0.5}
+JOBS=${SIM_JOBS:-$(nproc)}
+OUT=$BUILD/bench-sweep
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- . ':(exclude)docs' 2>/dev/null; then
+  commit="$commit-dirty"
+fi
+
+one() {  # one workload file: every policy of its table, JSON beside it
+  local f=$1 table kernel dimctl
+  table=$(sed -n 's/^table: *\([a-z-]*\).*/\1/p' "$f")
+  kernel=kernel-$table
+  dimctl=dimctl-$table
+  "$DIMCTL" sim --workload "$f" --json \
+    --policy "none,$kernel,$dimctl,dimctl-model,dimctl-model-host,oracle" \
+    >"${f%.yaml}.json" 2>"${f%.yaml}.err" || {
+    echo "bench/sim/sweep: $f FAILED: $(head -c 300 "${f%.yaml}.err")" >&2
+    return 1
+  }
+}
+export -f one
+export DIMCTL
+
+dirs=()
+t0=$(date +%s)
+for seed in $SEEDS; do
+  dir=$OUT/seed-$seed
+  python3 bench/sim/sweep/gen.py --seed "$seed" --count "$COUNT" --duration "$DURATION" --out "$dir"
+  ts=$(date +%s)
+  # shellcheck disable=SC2016 # $0 is the inner shell's
+  find "$dir" -name '*.yaml' | sort | xargs -d '\n' -n 1 -P "$JOBS" bash -c 'one "$0"'
+  echo "bench/sim/sweep: seed $seed, $COUNT workloads, $JOBS at a time: $(($(date +%s) - ts))s"
+  dirs+=("$dir")
+done
+echo "bench/sim/sweep: all seeds took $(($(date +%s) - t0))s (commit $commit)"
+python3 bench/sim/sweep/report.py --commit "$commit" --markdown docs/BENCHMARKS.md \
+  --figures docs/sim "${dirs[@]}"
