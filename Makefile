@@ -4,7 +4,7 @@
 #   sudo make asan   the ASan/UBSan tree alone: build $(BUILD)-asan, run unit and kernel tests
 #   make bench       benchmarks -> docs/BENCHMARKS.md figures
 #   sudo make bench-host  every policy on this host's kernel (veth, software moderation, sockperf)
-#   make lab         the RDMA lab alone (qemu + Debian 6.1 kernel + rxe + NVMe-oF)
+#   make lab         both labs under qemu: RDMA (Debian 6.1 + rxe + NVMe-oF) and net (7.x + igb)
 #   sudo make soak   the churn soak for SOAK_SECONDS (default 1800) instead of CTest's 120
 #   make fuzz        libFuzzer harnesses in a clang tree (build-fuzz), FUZZ_SECONDS (600) each
 BUILD ?= build
@@ -52,8 +52,13 @@ bench: build
 bench-host: build
 	bash bench/host/run.sh $(BUILD)
 
+# LABS=rdma or LABS=net runs one; each runs even when the other failed.
+LABS ?= rdma net
 lab: build
-	bash tests/lab/run.sh $(BUILD)
+	@rc=0; for l in $(LABS); do \
+	  case $$l in rdma) bash tests/lab/run.sh $(BUILD) || rc=1 ;; \
+	    net) bash tests/lab/net/run.sh $(BUILD) || rc=1 ;; *) echo "unknown lab $$l"; rc=1 ;; esac; \
+	done; exit $$rc
 
 soak: build
 	SOAK_SECONDS=$(SOAK_SECONDS) bash tests/kernel/soak/soak_test.sh $(BUILD)/userspace/cli/dimctl

@@ -19,6 +19,8 @@ PKGS=(
   # tests
   iproute2 ethtool kmod procps python3 python3-jsonschema python3-yaml curl jq
   qemu-system-x86 busybox-static cpio nvme-cli fio
+  # the net lab: unpacks its kernel modules (.ko.xz); its kernel and qemu come from the mirror
+  xz-utils
   prometheus yamllint
   # test certificates for the TLS tests (unit and e2e)
   openssl

@@ -29,6 +29,7 @@ append+=" softlockup_panic=1 softlockup_all_cpu_backtrace=1 sysctl.kernel.panic_
 append+=" no_timer_check"
 append+=" ${LAB_APPEND_EXTRA:-}"
 append+=" lab.repo=$LAB_REPO lab.build=$BUILD lab.out=$LAB_OUT lab.scenarios=$SCEN lab.deadline=$deadline"
+append+=" lab.main=$LAB_GUEST_MAIN"
 # One TCG thread runs both vCPUs (round robin) instead of a host thread per vCPU (MTTCG).
 # Under MTTCG, qemu 7.2 let one vCPU keep executing a stale translation of kernel text that
 # the other vCPU had just patched (text_poke_bp: int3, new bytes, final byte, with a sync IPI
@@ -41,8 +42,18 @@ append+=" lab.repo=$LAB_REPO lab.build=$BUILD lab.out=$LAB_OUT lab.scenarios=$SC
 accel="tcg,thread=${LAB_TCG_THREAD:-single}"
 # No KVM on the CI host; use it when present (the lab is written for TCG timings).
 [ -w /dev/kvm ] && [ "${LAB_KVM:-0}" = 1 ] && accel=kvm
-timeout -k 10 "$LAB_QEMU_TIMEOUT" qemu-system-x86_64 \
-  -machine q35 -accel "$accel" -cpu qemu64 -m 2048 -smp 2 -nographic -no-reboot -nic none \
+qemu_env=()
+# An extracted qemu (net lab) takes its firmware from beside it and must not load the host
+# qemu's modules (another build: qemu aborts); it needs none.
+case $LAB_QEMU in
+  /*) qemu_env=(env "QEMU_MODULE_DIR=$(dirname "$LAB_QEMU")/../../modules")
+      qroot=$(dirname "$LAB_QEMU")/../..
+      set -- -L "$qroot/usr/share/seabios" -L "$qroot/usr/share/qemu" ;;
+  *) set -- ;;
+esac
+timeout -k 10 "$LAB_QEMU_TIMEOUT" "${qemu_env[@]}" "$LAB_QEMU" "$@" \
+  -machine q35 -accel "$accel" -cpu qemu64 -m "$LAB_MEM" -smp "$LAB_SMP" -nographic -no-reboot \
+  "${LAB_QEMU_NET[@]}" \
   -kernel "$LAB_VMLINUZ" -initrd "$LAB_INITRD" -append "$append" \
   -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
   -virtfs local,path="$LAB_OUT",mount_tag=labout,security_model=none,multidevs=remap \

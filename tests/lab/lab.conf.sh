@@ -31,3 +31,13 @@ LAB_QEMU_TIMEOUT=${LAB_QEMU_TIMEOUT:-600}
 # Host-side hang watchdog (boot.sh): qemu is killed when the guest's heartbeat (out/heartbeat,
 # every 5 s) and its console both stand still this long.
 LAB_HANG_TIMEOUT=${LAB_HANG_TIMEOUT:-60}
+
+# Shared by both labs (net.conf.sh may override).
+LAB_FETCH="$LAB_DIR/fetch-kernel.sh"
+LAB_GUEST_MAIN="tests/lab/guest/main.sh"   # relative to the repository
+LAB_QEMU=qemu-system-x86_64
+LAB_QEMU_NET=(-nic none)
+LAB_SMP=2
+LAB_MEM=2048
+# LAB_KIND=net: the igb lab (tests/lab/net/) instead of the RDMA lab.
+if [ "${LAB_KIND:-rdma}" = net ]; then . "$LAB_DIR/net/net.conf.sh"; fi

@@ -16,8 +16,8 @@ fi
 # name -> path of every module of the pinned kernel ('-' and '_' are the same to the kernel).
 declare -A KO
 while IFS= read -r f; do
-  b=$(basename "$f" .ko); KO[${b//-/_}]=$f
-done < <(find "$LAB_MODDIR/kernel" -name '*.ko')
+  b=$(basename "$f"); b=${b%.ko}; b=${b%.ko.xz}; b=${b%.ko.zst}; KO[${b//-/_}]=$f
+done < <(find "$LAB_MODDIR/kernel" -name '*.ko' -o -name '*.ko.xz' -o -name '*.ko.zst')
 
 order=() ; declare -A seen
 visit() {
@@ -39,7 +39,14 @@ ln -s busybox "$root/bin/sh"
 install -m 0755 "$LAB_DIR/init" "$root/init"
 printf '#!/bin/sh\necho "lab-modprobe (not loaded): $*" >/dev/kmsg\nexit 1\n' >"$root/sbin/lab-modprobe"
 chmod 0755 "$root/sbin/lab-modprobe"
-for k in "${order[@]}"; do cp "${KO[$k]}" "$root/lib/modules/$k.ko"; done
+# Debian compresses modules from 6.x on; busybox insmod takes plain ELF only.
+for k in "${order[@]}"; do
+  case ${KO[$k]} in
+    *.xz) xz -dc "${KO[$k]}" >"$root/lib/modules/$k.ko" ;;
+    *.zst) zstd -qdc "${KO[$k]}" >"$root/lib/modules/$k.ko" ;;
+    *) cp "${KO[$k]}" "$root/lib/modules/$k.ko" ;;
+  esac
+done
 printf '%s\n' "${order[@]}" >"$root/etc/lab-modules"
 (cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -1 >"$LAB_INITRD.tmp"
 mv "$LAB_INITRD.tmp" "$LAB_INITRD"

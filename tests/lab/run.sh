@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Runs one lab: the RDMA lab by default, the net (igb) lab with LAB_KIND=net (net/run.sh).
 # The RDMA lab: boots the pinned Debian 6.1 kernel under qemu (TCG) with soft-RoCE (rxe) and
 # NVMe-oF over RDMA, runs the guest scenarios against the dimctl build in BUILD and prints
 # tests/lab/out/lab-report.txt. Exit status 1 when any line is FAIL (or the guest did not
@@ -15,14 +16,17 @@ since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}'; }
 
 fail_early() { echo "FAIL lab: $*"; exit 1; }
 [ "$(id -u)" -eq 0 ] || fail_early "must run as root (the guest shares the host root read-only and runs our build as root)"
-for t in qemu-system-x86_64 dpkg-deb apt-get cpio gzip modinfo; do
+for t in dpkg-deb apt-get cpio gzip modinfo; do
   command -v "$t" >/dev/null || fail_early "$t missing (scripts/deps.sh installs the lab packages)"
 done
 [ -x "$BUILD/userspace/cli/dimctl" ] || fail_early "no dimctl in $BUILD (build first: make build)"
 
 t=$(date +%s.%N)
-bash "$LAB_DIR/fetch-kernel.sh" || fail_early "cannot fetch $LAB_KPKG=$LAB_KPKG_VERSION"
+bash "$LAB_FETCH" || fail_early "cannot fetch $LAB_KPKG=$LAB_KPKG_VERSION"
 t_fetch=$(since "$t")
+# The fetch may have chosen another kernel (net lab: the pin's fallback): read the settings again.
+. "$LAB_DIR/lab.conf.sh"
+command -v "$LAB_QEMU" >/dev/null || fail_early "$LAB_QEMU missing (scripts/deps.sh installs the lab packages)"
 t=$(date +%s.%N)
 bash "$LAB_DIR/mkinitramfs.sh" || fail_early "cannot build the initramfs"
 t_initrd=$(since "$t")
@@ -30,7 +34,8 @@ t_initrd=$(since "$t")
 mkdir -p "$LAB_OUT"
 rm -f "$LAB_OUT"/*.txt "$LAB_OUT"/*.log "$LAB_OUT"/*.json "$LAB_OUT"/*.err "$LAB_OUT"/host-clock
 t=$(date +%s.%N)
-echo "lab: booting $LAB_KVER under qemu (TCG), scenarios: $SCEN; console: $LAB_OUT/console.log"
+qemu_v=$("${LAB_QEMU}" --version 2>/dev/null | head -n 1)
+echo "lab: booting $LAB_KVER under $qemu_v (TCG), scenarios: $SCEN; console: $LAB_OUT/console.log"
 bash "$LAB_DIR/boot.sh" "$BUILD" "$SCEN"
 qrc=$?
 t_qemu=$(since "$t")
@@ -58,7 +63,7 @@ if [ -n "$why" ]; then
 fi
 {
   echo "# time fetch-kernel ${t_fetch}s, initramfs ${t_initrd}s, qemu ${t_qemu}s, total $(since "$t_start")s"
-  echo "# kernel $LAB_KPKG=$LAB_KPKG_VERSION; build $BUILD; console log $LAB_OUT/console.log"
+  echo "# kernel $LAB_KPKG=$LAB_KPKG_VERSION${LAB_KNOTE:-}; $qemu_v; build $BUILD; console log $LAB_OUT/console.log"
 } >>"$R"
 echo "==== lab report ($R)"
 cat "$R"

@@ -1,0 +1,66 @@
+#!/bin/bash
+# Guest-side entry point of the net lab (runs in the chroot into the host userland; see
+# tests/lab/init): the igb platform, the selected scenarios, $LAB_OUT/lab-report.txt.
+set -uo pipefail
+GUEST_DIR=$(cd "$(dirname "$0")" && pwd)
+. "$GUEST_DIR/lib.sh"
+. "$GUEST_DIR/platform.sh"
+exec > >(tee -a "$LAB_OUT/guest.log") 2>&1
+
+: >"$REPORT"
+note "net lab guest: kernel $(uname -r), $(nproc) cpus, build $LAB_BUILD, scenarios $LAB_SCENARIOS"
+t_all=$(now)
+failed_mods=$(sed -n 's/^modules_failed=//p' "$LAB_OUT/init.log")
+if [ -n "${failed_mods// /}" ]; then
+  report FAIL boot "modules failed to load:$failed_mods"
+else
+  report PASS boot "kernel $(uname -r), $(sed -n 's/^modules_loaded=//p' "$LAB_OUT/init.log") modules loaded"
+fi
+
+t=$(now)
+platform_ok=0
+if err=$(setup_igb 2>&1); then
+  # smoke: 20 pings across both drivers
+  if out=$(nsx busybox ping -c 20 -i 0.05 -W 2 -q "$NET.2" 2>&1); then
+    platform_ok=1
+    report PASS platform "$RX ($(ethtool -i $RX | sed -n 's/^driver: //p'), $(ls -d /sys/class/net/$RX/queues/rx-* | wc -l) rx queues) <- $TX in netns $NS; $(echo "$out" | grep -o "[0-9]* packets received"); $(elapsed "$t")s"
+  else
+    report FAIL platform "ping $NS -> $NET.2: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
+  fi
+else
+  report FAIL platform "$(echo "$err" | tail -n 3 | tr '\n' ' ')"
+fi
+log "vectors: $(igb_vectors "$RX" | tr '\n' ' ')"
+grep -E "CPU|$RX" /proc/interrupts
+ethtool -l "$RX"; ethtool -c "$RX"
+export platform_ok
+
+declare -A SC=([m]=sc-m-napi-counts.sh [q]=sc-q-mapping.sh [r]=sc-r-rss.sh [e]=sc-e-ethtool.sh
+  [n]=sc-n-napi-set.sh [c]=sc-c-costs.sh)
+declare -A SC_BOUND=([m]=90 [q]=60 [r]=90 [e]=150 [n]=120 [c]=90)
+list=$LAB_SCENARIOS
+[ "$list" = all ] && list="m,q,r,e,n,c"
+[ "$list" = none ] && list=""
+for s in ${list//,/ }; do
+  f=$GUEST_DIR/${SC[$s]:-}
+  [ -n "${SC[$s]:-}" ] && [ -f "$f" ] || { report FAIL "scenario-$s" "no such scenario"; continue; }
+  if [ "$platform_ok" -ne 1 ]; then report FAIL "scenario-$s" "not run: the platform failed"; continue; fi
+  t=$(now)
+  before=$(wc -l <"$REPORT")
+  read -r hnow <"$LAB_OUT/host-clock" 2>/dev/null || hnow=0
+  left=$(( ${LAB_DEADLINE:-0} - hnow - 3 ))
+  bound=${SC_BOUND[$s]}
+  [ "$left" -lt "$bound" ] && bound=$left
+  if [ "$bound" -lt 15 ]; then
+    report FAIL "scenario-$s" "not run: the lab's time budget (LAB_QEMU_TIMEOUT) is used up"
+    continue
+  fi
+  log "=== scenario $s (${SC[$s]}, bound ${bound}s)"
+  timeout -k 3 "$bound" bash "$f"
+  rc=$?
+  [ $rc -eq 124 ] || [ $rc -eq 137 ] && report FAIL "scenario-$s" "timed out after ${bound}s"
+  [ "$(wc -l <"$REPORT")" -gt "$before" ] || report FAIL "scenario-$s" "printed no result (rc=$rc)"
+  note "time scenario-$s $(elapsed "$t")s"
+done
+note "time guest-total $(elapsed "$t_all")s"
+echo "# END" >>"$REPORT"
