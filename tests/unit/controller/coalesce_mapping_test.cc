@@ -37,6 +37,29 @@ TEST(NetTarget, OnlyReportedFields) {
   EXPECT_EQ(t.use_cqe_mode_rx, true);
 }
 
+// igb's rx-usecs 1..9 are modes or refused: a profile's time never lands on one of them.
+TEST(NetTarget, IgbNeverGetsADynamicModeOrARefusedValue) {
+  for (uint32_t usec = 0; usec <= 300; ++usec) {
+    const uint32_t v = driver_rx_usecs(usec, "igb");
+    EXPECT_TRUE(v == 0 || v >= 10) << usec << " -> " << v;
+    if (usec == 0 || usec >= 10) {
+      EXPECT_EQ(v, usec);
+    }
+  }
+  EXPECT_EQ(driver_rx_usecs(1, "igb"), 0u);  // the default tables' 1 us: no throttling
+  EXPECT_EQ(driver_rx_usecs(4, "igb"), 0u);
+  EXPECT_EQ(driver_rx_usecs(5, "igb"), 10u);  // a tie goes to the fixed interval
+  EXPECT_EQ(driver_rx_usecs(8, "igb"), 10u);  // the EQE table's 8 us: the shortest fixed one
+  // Other drivers take the time as is, igb look-alikes included.
+  EXPECT_EQ(driver_rx_usecs(1, "igbvf"), 1u);
+  EXPECT_EQ(driver_rx_usecs(8, "mlx5_core"), 8u);
+  EXPECT_EQ(driver_rx_usecs(3, ""), 3u);
+  model::Coalesce reported;
+  reported.rx_usecs = 3;
+  EXPECT_EQ(net_target({8, 256, 0}, false, reported, "igb").rx_usecs, 10u);
+  EXPECT_EQ(net_target({8, 256, 0}, false, reported).rx_usecs, 8u);
+}
+
 TEST(NetRequest, ModeOnlyWhenChangingAdaptiveOnlyOnTakeOver) {
   model::Coalesce target;
   target.rx_usecs = 8;

@@ -29,10 +29,18 @@ uint8_t clamp_profile(uint8_t ix, const model::DevicePolicy& policy, uint8_t num
   return std::clamp(ix, lo, hi);
 }
 
+uint32_t driver_rx_usecs(uint32_t usec, std::string_view driver) {
+  constexpr uint32_t kIgbMinFixedUsecs = 10;  // IGB_MIN_ITR_USECS
+  if (driver == "igb" && usec > 0 && usec < kIgbMinFixedUsecs) {
+    return 2 * usec < kIgbMinFixedUsecs ? 0 : kIgbMinFixedUsecs;
+  }
+  return usec;
+}
+
 model::Coalesce net_target(const dim::Profile& profile, bool cqe_mode,
-                           const model::Coalesce& reported) {
+                           const model::Coalesce& reported, std::string_view driver) {
   model::Coalesce t;
-  if (reported.rx_usecs) t.rx_usecs = profile.usec;
+  if (reported.rx_usecs) t.rx_usecs = driver_rx_usecs(profile.usec, driver);
   if (reported.rx_max_frames) t.rx_max_frames = profile.pkts;
   if (reported.use_cqe_mode_rx) t.use_cqe_mode_rx = cqe_mode;
   return t;

@@ -408,7 +408,7 @@ void Controller::apply_queue(QueueSlot& slot, NetDevice& dev, const model::Queue
       const model::Coalesce& reported =
           apply.current ? *apply.current
                         : (dev.apply.current ? *dev.apply.current : assumed_reported());
-      apply.wanted = net_target(dev.profiles[ix], cqe_table(dev.policy), reported);
+      apply.wanted = net_target(dev.profiles[ix], cqe_table(dev.policy), reported, dev.driver);
       if (may_write(dev)) {
         set_error(dev, fmt::format("napi {} has no queue index: not written", q.key.napi_id));
       }

@@ -71,7 +71,7 @@ Controller::WriteResult Controller::write_net(NetDevice& dev, Apply& apply,
                                         : (queue && dev.apply.current) ? &*dev.apply.current
                                                                        : nullptr;
   const model::Coalesce assumed = assumed_reported();
-  apply.wanted = net_target(profile, cqe, reported_ptr ? *reported_ptr : assumed);
+  apply.wanted = net_target(profile, cqe, reported_ptr ? *reported_ptr : assumed, dev.driver);
   if (!may_write(dev)) return WriteResult::kRefused;
 
   const std::string where = queue ? fmt::format("{} queue {}", dev.name, *queue) : dev.name;
@@ -85,7 +85,7 @@ Controller::WriteResult Controller::write_net(NetDevice& dev, Apply& apply,
       return WriteResult::kFailed;
     }
     apply.current = *cur;
-    apply.wanted = net_target(profile, cqe, *apply.current);
+    apply.wanted = net_target(profile, cqe, *apply.current, dev.driver);
   }
   if (apply.wanted->empty()) {
     set_error(dev, fmt::format("{} reports neither rx-usecs nor rx-frames: nothing to set", where));
@@ -161,7 +161,7 @@ Controller::WriteResult Controller::write_net(NetDevice& dev, Apply& apply,
     original = queue ? &queue_originals_.emplace(std::make_pair(dev.name, *queue), o).first->second
                      : &net_originals_.emplace(dev.name, o).first->second;
     apply.current = *fresh;
-    apply.wanted = net_target(profile, cqe, *apply.current);
+    apply.wanted = net_target(profile, cqe, *apply.current, dev.driver);
     if (apply.current->use_adaptive_rx.value_or(false) && !dev.policy.take_over_adaptive) {
       return WriteResult::kRefused;  // changed since we last looked; reported next period
     }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "dim/profile.h"
 #include "dimctl/model/coalesce.h"
@@ -21,10 +22,20 @@ namespace dimctl::controller {
 // [min_profile, max_profile], both capped at the last index (min wins if the bounds cross).
 uint8_t clamp_profile(uint8_t ix, const model::DevicePolicy& policy, uint8_t num_profiles);
 
+// The rx-usecs a profile's `usec` becomes on `driver` (the kernel driver's name). Most drivers
+// take a time as a time. igb does not (igb_set_coalesce): 0 = no throttling, 1 and 3 = its own
+// dynamic ITR modes, 2 and 4..9 refused with EINVAL, 10..10000 a fixed interval. A profile's usec
+// is a time, so on igb 1..9 become the nearest value that is one (0 or 10, a tie to 10): the
+// default tables' 1 us profile means no throttling and 8 us the shortest fixed interval, never a
+// dynamic mode the driver would then run instead of dimctl (tests/lab/net scenario e checks it
+// on the real driver).
+uint32_t driver_rx_usecs(uint32_t usec, std::string_view driver);
+
 // What the device should hold for `profile`: the RX fields `reported` has, set from the
-// profile; use_cqe_mode_rx = cqe_mode when reported. Everything else absent.
+// profile (rx-usecs through driver_rx_usecs); use_cqe_mode_rx = cqe_mode when reported.
+// Everything else absent.
 model::Coalesce net_target(const dim::Profile& profile, bool cqe_mode,
-                           const model::Coalesce& reported);
+                           const model::Coalesce& reported, std::string_view driver = {});
 
 // The request that moves a device from `current` to `target`: the value fields always (cheap
 // and idempotent), mode fields only when they change (a mode change makes the kernel call the
