@@ -204,7 +204,8 @@ TEST_F(NapiControllerTest, AWriteAfterAQuietPeriodChecksFirst) {
 }
 
 // veth turns GRO off and on: the NAPI is replaced by one with a new id and the defaults. The new
-// one is a new target (recorded, written); the old one's record is forgotten once it is seen gone.
+// one is a new target (recorded, written); the old one's record is kept while it might come
+// back with its id (forget_gone_ns) and forgotten after that.
 TEST_F(NapiControllerTest, ARecreatedNapiIsANewTargetAndTheOldRecordIsForgotten) {
   add_napi_device("dnc1", 5, 1);
   policy.by_name["dnc1"] = napi_static(3);
@@ -217,7 +218,10 @@ TEST_F(NapiControllerTest, ARecreatedNapiIsANewTargetAndTheOldRecordIsForgotten)
   ASSERT_TRUE(step().ok());
   EXPECT_EQ(napi.config(9001), expect(1, 128'000));
   EXPECT_EQ(store.napis.count({"dnc1", 9001}), 1u);
-  for (int i = 0; i < 25; ++i) ASSERT_TRUE(step().ok());
+  for (int i = 0; i < 25; ++i) ASSERT_TRUE(step().ok());  // > 1 s: seen gone
+  EXPECT_EQ(store.napis.count({"dnc1", old_id}), 1u);
+  ASSERT_TRUE(step(61'000'000'000).ok());  // past forget_gone_ns (60 s)
+  ASSERT_TRUE(step(2'000'000'000).ok());   // the next check
   EXPECT_EQ(store.napis.count({"dnc1", old_id}), 0u);
   const model::DeviceView* d = device("dnc1");
   ASSERT_NE(d, nullptr);
@@ -227,6 +231,51 @@ TEST_F(NapiControllerTest, ARecreatedNapiIsANewTargetAndTheOldRecordIsForgotten)
   EXPECT_TRUE(ctl().restore().ok());
   EXPECT_EQ(napi.config(9001), expect(0, 0));
   EXPECT_TRUE(store.napis.empty());
+}
+
+// igb after link down/up (Linux >= 6.13, per-NAPI config): the NAPI is gone for a while, then back
+// with its id and with dimctl's settings. Its record is the same one: no new original (that
+// would record our own values), no drift, and the exit puts the true original back.
+TEST_F(NapiControllerTest, ANapiBackWithItsIdAndSettingsKeepsItsOriginal) {
+  add_napi_device("dnc1", 5, 1, {2, 30'000, 0});
+  policy.by_name["dnc1"] = napi_static(3);
+  busy_step();
+  const uint32_t id = key(5, 0).napi_id;
+  ASSERT_EQ(napi.config(id), expect(1, 128'000));
+  napi.remove_napi(id);
+  for (int i = 0; i < 25; ++i) busy_step();  // seen gone; not written while gone
+  const int sets = napi.set_calls;
+  napi.add_napi(5, id, expect(1, 128'000));
+  for (int i = 0; i < 25; ++i) busy_step();  // seen back
+  EXPECT_EQ(napi.set_calls, sets);           // its settings are ours: nothing to write
+  ASSERT_EQ(store.napis.count({"dnc1", id}), 1u);
+  EXPECT_EQ(store.napis.at({"dnc1", id}), (NapiConfig{2, 30'000, std::nullopt}));
+  const model::DeviceView* d = device("dnc1");
+  ASSERT_NE(d, nullptr);
+  EXPECT_FALSE(d->drifted);
+  EXPECT_TRUE(ctl().restore().ok());
+  EXPECT_EQ(napi.config(id), expect(2, 30'000));
+  EXPECT_TRUE(store.napis.empty());
+}
+
+// Back with its id but from the driver's defaults: written again, not drift, original kept.
+TEST_F(NapiControllerTest, ANapiBackWithItsIdButDefaultsIsWrittenAgain) {
+  add_napi_device("dnc1", 5, 1, {2, 30'000, 0});
+  policy.by_name["dnc1"] = napi_static(3);
+  busy_step();
+  const uint32_t id = key(5, 0).napi_id;
+  napi.remove_napi(id);
+  for (int i = 0; i < 25; ++i) busy_step();
+  napi.add_napi(5, id, expect(0, 0));
+  for (int i = 0; i < 50; ++i) busy_step();
+  EXPECT_EQ(napi.config(id), expect(1, 128'000));
+  const model::DeviceView* d = device("dnc1");
+  ASSERT_NE(d, nullptr);
+  EXPECT_FALSE(d->drifted);
+  EXPECT_EQ(d->drift_total, 0u);
+  EXPECT_EQ(store.napis.at({"dnc1", id}), (NapiConfig{2, 30'000, std::nullopt}));
+  EXPECT_TRUE(ctl().restore().ok());
+  EXPECT_EQ(napi.config(id), expect(2, 30'000));
 }
 
 TEST_F(NapiControllerTest, RestorePutsBackEveryNapiAndSkipsGoneOnes) {

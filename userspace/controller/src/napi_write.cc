@@ -79,6 +79,12 @@ Controller::WriteResult Controller::write_napi(const model::QueueKey& key, NetDe
   NapiRecord& rec = napi_record(key, dev);
   const uint32_t id = key.napi_id;
   if (!may_write(dev) || !napi_available_) return WriteResult::kRefused;
+  // Gone (link down, GRO off): not written until a read-back finds it again, at most once per
+  // inventory interval, so a NAPI that never comes back costs no failed write per period.
+  if (rec.gone_since_ns &&
+      (now_ns - rec.checked_ns < options_.inventory_interval_ns || !check_napi(id, rec, now_ns))) {
+    return WriteResult::kRefused;
+  }
   const model::SoftwareProfile want = software_profile(dev.policy, dev.profiles, ix);
   // Before a write after a quiet period: someone may have changed the NAPI since.
   if (rec.target && rec.target != want &&
@@ -128,28 +134,50 @@ Controller::WriteResult Controller::write_napi(const model::QueueKey& key, NetDe
   return WriteResult::kWritten;
 }
 
-// Reads one NAPI back. False when it is gone (its record then forgotten and erased: NAPI ids are
-// never reused) or unreadable; a value we did not write is drift on its device.
+// Reads one NAPI back. False when it is gone or unreadable; a value we did not write is drift on
+// its device. A gone NAPI's record is kept for forget_gone_ns (it may come back with its id:
+// link down/up on drivers with per-NAPI config), then forgotten here and in the OriginalsStore;
+// one replaced by a NAPI with a new id (veth GRO off/on) is simply never seen again.
 bool Controller::check_napi(uint32_t id, NapiRecord& rec, int64_t now_ns) {
   rec.checked_ns = now_ns;
   auto cur = napi_->get(id);
   if (!cur) {
     if (cur.error().code() != ENOENT) return false;
-    // Gone (veth GRO off, link down on some drivers, netns deleted): nothing is left to put
-    // back, and a NAPI that replaced it has a new id, a new target.
     const std::string name = rec.device;
-    if (rec.original) {
-      if (auto f = originals_.forget_napi(name, id); !f) {
-        spdlog::warn("{} napi {}: gone, but its recorded original could not be forgotten: {}", name,
-                     id, f.error().message());
-        return false;
-      }
-      spdlog::info("{} napi {}: gone; its recorded original is forgotten", name, id);
+    if (!rec.original) {
+      napis_.erase(id);  // never written: nothing to keep
+      return false;
     }
+    if (!rec.gone_since_ns) {
+      rec.gone_since_ns = now_ns;
+      spdlog::info("{} napi {}: gone; its record is kept in case it comes back with its id", name,
+                   id);
+      return false;
+    }
+    if (now_ns - *rec.gone_since_ns < options_.forget_gone_ns) return false;
+    if (auto f = originals_.forget_napi(name, id); !f) {
+      spdlog::warn("{} napi {}: gone, but its recorded original could not be forgotten: {}", name,
+                   id, f.error().message());
+      return false;
+    }
+    spdlog::info("{} napi {}: gone for good; its recorded original is forgotten", name, id);
     napis_.erase(id);
     return false;
   }
   rec.current = cur->config;
+  if (rec.gone_since_ns) {
+    rec.gone_since_ns.reset();
+    const model::NapiConfig now = written_fields(cur->config);
+    if (rec.applied && now != written_fields(*rec.applied)) {
+      // Back with its id but not with our settings: the driver re-created it from its defaults,
+      // which is not another writer. Written again with the next wish; the original stays.
+      spdlog::info("{} napi {}: back without dimctl's settings; written again", rec.device, id);
+      rec.applied.reset();
+      rec.target.reset();
+      return true;
+    }
+    spdlog::info("{} napi {}: back with its settings", rec.device, id);
+  }
   if (!rec.applied) return true;
   const model::NapiConfig now = written_fields(cur->config);
   if (now == written_fields(*rec.applied)) return true;

@@ -45,6 +45,10 @@ struct Controller::NapiRecord {
   std::optional<model::NapiConfig> applied;      // read-back of our last write
   std::optional<model::SoftwareProfile> target;  // what we last wrote successfully
   int64_t checked_ns = 0;                        // last read-back (drift compare) or write
+  // Since when napi-get has answered ENOENT. The record is kept for forget_gone_ns: since Linux
+  // 6.13 a driver that registers its NAPIs with a config slot (igb, mlx5, ...) re-creates them
+  // after link down/up with the same id and the same settings, ours included.
+  std::optional<int64_t> gone_since_ns;
 };
 
 // Write-side state of one coalesce target: a device, or a queue on per-queue devices.
