@@ -6,9 +6,13 @@
 // one go.
 #include <yaml-cpp/yaml.h>
 
+#include <array>
 #include <cerrno>
 #include <charconv>
+#include <initializer_list>
+#include <optional>
 #include <regex>
+#include <string_view>
 
 #include "check.h"
 #include "config_internal.h"
@@ -149,96 +153,84 @@ void read_collectors(Ctx& ctx, const Entry& e, CollectorsConfig& c) {
       c.skb_bytes = std::move(*v);
 }
 
-std::optional<std::array<dim::Profile, 5>> read_profile_table(Ctx& ctx, const Entry& e) {
+// A list of exactly one mapping per net profile index (0..4), each with the keys `keys`, read by
+// `read_entry(reader, item, path)` (nullopt: already reported). `entries` names an entry's shape
+// and `count_rule` why there are five, for the messages. Every entry is checked, so one load
+// reports all the bad ones.
+template <typename T, typename ReadEntry>
+std::optional<std::array<T, 5>> read_five(Ctx& ctx, const Entry& e, std::string_view entries,
+                                          std::string_view count_rule,
+                                          std::initializer_list<std::string_view> keys,
+                                          ReadEntry read_entry) {
   if (!e.value.IsSequence()) {
-    ctx.error(
-        e.at(), e.path,
-        fmt::format("expected a list of 5 {{usec, pkts}} entries, got {}", describe(e.value)));
+    ctx.error(e.at(), e.path,
+              fmt::format("expected a list of 5 {} entries, got {}", entries, describe(e.value)));
     return std::nullopt;
   }
   if (e.value.size() != 5) {
-    ctx.error(e.at(), e.path,
-              fmt::format("net DIM tables have exactly 5 entries (profile 0..4), got {}",
-                          e.value.size()));
+    ctx.error(e.at(), e.path, fmt::format("{}, got {}", count_rule, e.value.size()));
     return std::nullopt;
   }
-  std::array<dim::Profile, 5> table{};
+  std::array<T, 5> table{};
   bool ok = true;
   for (size_t i = 0; i < 5; ++i) {
     YAML::Node item = e.value[i];
     std::string path = fmt::format("{}[{}]", e.path, i);
-    MapReader r(ctx, item, mark_of(item), path, {"usec", "pkts", "comps"});
-    if (!item.IsMap()) {
+    MapReader r(ctx, item, mark_of(item), path, keys);
+    std::optional<T> entry;
+    if (item.IsMap()) entry = read_entry(r, item, path);
+    if (entry) {
+      table[i] = *entry;
+    } else {
       ok = false;
-      continue;
     }
-    const Entry* usec = r.get("usec");
-    const Entry* pkts = r.get("pkts");
-    if (!usec || !pkts) {
-      ctx.error(mark_of(item), path, "each entry needs usec and pkts (comps is optional)");
-      ok = false;
-      continue;
-    }
-    auto u = read_int(ctx, *usec, 0, 65535);
-    auto p = read_int(ctx, *pkts, 0, 65535);
-    std::optional<int64_t> c = 0;
-    if (const Entry* comps = r.get("comps")) c = read_int(ctx, *comps, 0, 65535);
-    if (!u || !p || !c) {
-      ok = false;
-      continue;
-    }
-    table[i].usec = static_cast<uint16_t>(*u);
-    table[i].pkts = static_cast<uint16_t>(*p);
-    table[i].comps = static_cast<uint16_t>(*c);
   }
   if (!ok) return std::nullopt;
   return table;
 }
 
+std::optional<std::array<dim::Profile, 5>> read_profile_table(Ctx& ctx, const Entry& e) {
+  return read_five<dim::Profile>(
+      ctx, e, "{usec, pkts}", "net DIM tables have exactly 5 entries (profile 0..4)",
+      {"usec", "pkts", "comps"},
+      [&](MapReader& r, const YAML::Node& item,
+          const std::string& path) -> std::optional<dim::Profile> {
+        const Entry* usec = r.get("usec");
+        const Entry* pkts = r.get("pkts");
+        if (!usec || !pkts) {
+          ctx.error(mark_of(item), path, "each entry needs usec and pkts (comps is optional)");
+          return std::nullopt;
+        }
+        auto u = read_int(ctx, *usec, 0, 65535);
+        auto p = read_int(ctx, *pkts, 0, 65535);
+        std::optional<int64_t> c = 0;
+        if (const Entry* comps = r.get("comps")) c = read_int(ctx, *comps, 0, 65535);
+        if (!u || !p || !c) return std::nullopt;
+        return dim::Profile{static_cast<uint16_t>(*u), static_cast<uint16_t>(*p),
+                            static_cast<uint16_t>(*c)};
+      });
+}
+
 // `software_profiles:`: one {gro_flush_timeout, defer_hard_irqs} per net profile index.
 std::optional<std::array<model::SoftwareProfile, 5>> read_software_profiles(Ctx& ctx,
                                                                             const Entry& e) {
-  if (!e.value.IsSequence()) {
-    ctx.error(e.at(), e.path,
-              fmt::format("expected a list of 5 {{gro_flush_timeout, defer_hard_irqs}} entries, "
-                          "got {}",
-                          describe(e.value)));
-    return std::nullopt;
-  }
-  if (e.value.size() != 5) {
-    ctx.error(e.at(), e.path,
-              fmt::format("one entry per net profile index (0..4): exactly 5 entries, got {}",
-                          e.value.size()));
-    return std::nullopt;
-  }
-  std::array<model::SoftwareProfile, 5> table{};
-  bool ok = true;
-  for (size_t i = 0; i < 5; ++i) {
-    YAML::Node item = e.value[i];
-    std::string path = fmt::format("{}[{}]", e.path, i);
-    MapReader r(ctx, item, mark_of(item), path, {"gro_flush_timeout", "defer_hard_irqs"});
-    if (!item.IsMap()) {
-      ok = false;
-      continue;
-    }
-    const Entry* timeout = r.get("gro_flush_timeout");
-    const Entry* defer = r.get("defer_hard_irqs");
-    if (!timeout || !defer) {
-      ctx.error(mark_of(item), path, "each entry needs gro_flush_timeout and defer_hard_irqs");
-      ok = false;
-      continue;
-    }
-    auto t = yaml::read_duration(ctx, *timeout, 0, kMaxGroFlushTimeout, "us");
-    auto d = read_int(ctx, *defer, 0, kMaxDeferHardIrqs);
-    if (!t || !d) {
-      ok = false;
-      continue;
-    }
-    table[i].gro_flush_timeout_ns = static_cast<uint64_t>(*t);
-    table[i].defer_hard_irqs = static_cast<uint32_t>(*d);
-  }
-  if (!ok) return std::nullopt;
-  return table;
+  return read_five<model::SoftwareProfile>(
+      ctx, e, "{gro_flush_timeout, defer_hard_irqs}",
+      "one entry per net profile index (0..4): exactly 5 entries",
+      {"gro_flush_timeout", "defer_hard_irqs"},
+      [&](MapReader& r, const YAML::Node& item,
+          const std::string& path) -> std::optional<model::SoftwareProfile> {
+        const Entry* timeout = r.get("gro_flush_timeout");
+        const Entry* defer = r.get("defer_hard_irqs");
+        if (!timeout || !defer) {
+          ctx.error(mark_of(item), path, "each entry needs gro_flush_timeout and defer_hard_irqs");
+          return std::nullopt;
+        }
+        auto t = yaml::read_duration(ctx, *timeout, 0, kMaxGroFlushTimeout, "us");
+        auto d = read_int(ctx, *defer, 0, kMaxDeferHardIrqs);
+        if (!t || !d) return std::nullopt;
+        return model::SoftwareProfile{static_cast<uint32_t>(*d), static_cast<uint64_t>(*t)};
+      });
 }
 
 // An algorithm other than static (read with its index by read_rule), by its name or an alias
