@@ -165,9 +165,9 @@ bool Controller::check_napi(uint32_t id, NapiRecord& rec, int64_t now_ns) {
     return false;
   }
   rec.current = cur->config;
+  const model::NapiConfig now = written_fields(cur->config);
   if (rec.gone_since_ns) {
     rec.gone_since_ns.reset();
-    const model::NapiConfig now = written_fields(cur->config);
     if (rec.applied && now != written_fields(*rec.applied)) {
       // Back with its id but not with our settings: the driver re-created it from its defaults,
       // which is not another writer. Written again with the next wish; the original stays.
@@ -179,7 +179,6 @@ bool Controller::check_napi(uint32_t id, NapiRecord& rec, int64_t now_ns) {
     spdlog::info("{} napi {}: back with its settings", rec.device, id);
   }
   if (!rec.applied) return true;
-  const model::NapiConfig now = written_fields(cur->config);
   if (now == written_fields(*rec.applied)) return true;
   auto it = net_devices_.find(rec.device);
   if (it != net_devices_.end()) napi_drift(*it->second, id);
