@@ -28,6 +28,41 @@ report() {
 }
 note() { echo "# $*" >>"$REPORT"; log "# $*"; }
 
+# run_scenarios ALL [REQUIRE_PLATFORM] : the scenarios $LAB_SCENARIOS names (`all` = ALL, a
+# comma list; `none` = nothing) from the caller's SC (name -> script in $GUEST_DIR) and SC_BOUND
+# (name -> seconds) arrays, each under `timeout` within what is left of the lab's time budget
+# ($LAB_DEADLINE against the host's clock). A scenario that times out or prints no result line is
+# reported FAIL. REQUIRE_PLATFORM=1: while $platform_ok is not 1 a scenario fails unrun.
+run_scenarios() {
+  local list=$LAB_SCENARIOS require_platform=${2:-0} s f t before hnow left bound rc
+  [ "$list" = all ] && list=$1
+  [ "$list" = none ] && list=""
+  for s in ${list//,/ }; do
+    f=$GUEST_DIR/${SC[$s]:-}
+    [ -n "${SC[$s]:-}" ] && [ -f "$f" ] || { report FAIL "scenario-$s" "no such scenario"; continue; }
+    if [ "$require_platform" = 1 ] && [ "$platform_ok" -ne 1 ]; then
+      report FAIL "scenario-$s" "not run: the platform failed"
+      continue
+    fi
+    t=$(now)
+    before=$(wc -l <"$REPORT")
+    read -r hnow <"$LAB_OUT/host-clock" 2>/dev/null || hnow=0
+    left=$(( ${LAB_DEADLINE:-0} - hnow - 3 ))
+    bound=${SC_BOUND[$s]}
+    [ "$left" -lt "$bound" ] && bound=$left
+    if [ "$bound" -lt 15 ]; then
+      report FAIL "scenario-$s" "not run: the lab's time budget (LAB_QEMU_TIMEOUT) is used up"
+      continue
+    fi
+    log "=== scenario $s (${SC[$s]}, bound ${bound}s)"
+    timeout -k 3 "$bound" bash "$f"
+    rc=$?
+    [ $rc -eq 124 ] || [ $rc -eq 137 ] && report FAIL "scenario-$s" "timed out after ${bound}s"
+    [ "$(wc -l <"$REPORT")" -gt "$before" ] || report FAIL "scenario-$s" "printed no result (rc=$rc)"
+    note "time scenario-$s $(elapsed "$t")s"
+  done
+}
+
 # wait_for SECONDS CMD... : polls CMD every 0.2 s until it succeeds or the bound expires.
 wait_for() {
   local bound=$1; shift

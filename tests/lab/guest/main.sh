@@ -67,28 +67,6 @@ export platform_ok
 
 declare -A SC=([a]=sc-a-rdma.sh [b]=sc-b-napi.sh [c]=sc-c-shadow.sh [d]=sc-d-netlink.sh [e]=sc-e-verbs.sh [p]=sc-p-patching.sh)
 declare -A SC_BOUND=([a]=240 [b]=120 [c]=150 [d]=120 [e]=60 [p]=200)
-list=$LAB_SCENARIOS
-[ "$list" = all ] && list="a,b,c,d,e"
-[ "$list" = none ] && list=""
-for s in ${list//,/ }; do
-  f=$GUEST_DIR/${SC[$s]:-}
-  [ -n "${SC[$s]:-}" ] && [ -f "$f" ] || { report FAIL "scenario-$s" "no such scenario"; continue; }
-  t=$(now)
-  before=$(wc -l <"$REPORT")
-  read -r hnow <"$LAB_OUT/host-clock" 2>/dev/null || hnow=0
-  left=$(( ${LAB_DEADLINE:-0} - hnow - 3 ))
-  bound=${SC_BOUND[$s]}
-  [ "$left" -lt "$bound" ] && bound=$left
-  if [ "$bound" -lt 15 ]; then
-    report FAIL "scenario-$s" "not run: the lab's time budget (LAB_QEMU_TIMEOUT) is used up"
-    continue
-  fi
-  log "=== scenario $s (${SC[$s]}, bound ${bound}s)"
-  timeout -k 3 "$bound" bash "$f"
-  rc=$?
-  [ $rc -eq 124 ] || [ $rc -eq 137 ] && report FAIL "scenario-$s" "timed out after ${bound}s"
-  [ "$(wc -l <"$REPORT")" -gt "$before" ] || report FAIL "scenario-$s" "printed no result (rc=$rc)"
-  note "time scenario-$s $(elapsed "$t")s"
-done
+run_scenarios a,b,c,d,e
 note "time guest-total $(elapsed "$t_all")s"
 echo "# END" >>"$REPORT"

@@ -38,29 +38,6 @@ export platform_ok
 declare -A SC=([m]=sc-m-napi-counts.sh [q]=sc-q-mapping.sh [r]=sc-r-rss.sh [e]=sc-e-ethtool.sh
   [n]=sc-n-napi-set.sh [c]=sc-c-costs.sh)
 declare -A SC_BOUND=([m]=90 [q]=60 [r]=90 [e]=150 [n]=120 [c]=90)
-list=$LAB_SCENARIOS
-[ "$list" = all ] && list="m,q,r,e,n,c"
-[ "$list" = none ] && list=""
-for s in ${list//,/ }; do
-  f=$GUEST_DIR/${SC[$s]:-}
-  [ -n "${SC[$s]:-}" ] && [ -f "$f" ] || { report FAIL "scenario-$s" "no such scenario"; continue; }
-  if [ "$platform_ok" -ne 1 ]; then report FAIL "scenario-$s" "not run: the platform failed"; continue; fi
-  t=$(now)
-  before=$(wc -l <"$REPORT")
-  read -r hnow <"$LAB_OUT/host-clock" 2>/dev/null || hnow=0
-  left=$(( ${LAB_DEADLINE:-0} - hnow - 3 ))
-  bound=${SC_BOUND[$s]}
-  [ "$left" -lt "$bound" ] && bound=$left
-  if [ "$bound" -lt 15 ]; then
-    report FAIL "scenario-$s" "not run: the lab's time budget (LAB_QEMU_TIMEOUT) is used up"
-    continue
-  fi
-  log "=== scenario $s (${SC[$s]}, bound ${bound}s)"
-  timeout -k 3 "$bound" bash "$f"
-  rc=$?
-  [ $rc -eq 124 ] || [ $rc -eq 137 ] && report FAIL "scenario-$s" "timed out after ${bound}s"
-  [ "$(wc -l <"$REPORT")" -gt "$before" ] || report FAIL "scenario-$s" "printed no result (rc=$rc)"
-  note "time scenario-$s $(elapsed "$t")s"
-done
+run_scenarios m,q,r,e,n,c 1
 note "time guest-total $(elapsed "$t_all")s"
 echo "# END" >>"$REPORT"
