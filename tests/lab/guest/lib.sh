@@ -28,6 +28,17 @@ report() {
 }
 note() { echo "# $*" >>"$REPORT"; log "# $*"; }
 
+# report_boot : PASS boot when every module tests/lab/init loaded came up, else FAIL naming them.
+report_boot() {
+  local failed_mods
+  failed_mods=$(sed -n 's/^modules_failed=//p' "$LAB_OUT/init.log")
+  if [ -n "${failed_mods// /}" ]; then
+    report FAIL boot "modules failed to load:$failed_mods"
+  else
+    report PASS boot "kernel $(uname -r), $(sed -n 's/^modules_loaded=//p' "$LAB_OUT/init.log") modules loaded"
+  fi
+}
+
 # run_scenarios ALL [REQUIRE_PLATFORM] : the scenarios $LAB_SCENARIOS names (`all` = ALL, a
 # comma list; `none` = nothing) from the caller's SC (name -> script in $GUEST_DIR) and SC_BOUND
 # (name -> seconds) arrays, each under `timeout` within what is left of the lab's time budget

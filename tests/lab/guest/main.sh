@@ -12,12 +12,7 @@ note "lab guest: kernel $(uname -r), $(nproc) cpus, build $LAB_BUILD, scenarios 
 t_all=$(now)
 
 # boot: every lab module loaded
-failed_mods=$(sed -n 's/^modules_failed=//p' "$LAB_OUT/init.log")
-if [ -n "${failed_mods// /}" ]; then
-  report FAIL boot "modules failed to load:$failed_mods"
-else
-  report PASS boot "kernel $(uname -r), $(sed -n 's/^modules_loaded=//p' "$LAB_OUT/init.log") modules loaded"
-fi
+report_boot
 [ -e /sys/kernel/btf/ib_core ] || report FAIL boot "no module BTF for ib_core (/sys/kernel/btf/ib_core)"
 
 platform_ok=1

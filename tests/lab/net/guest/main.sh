@@ -10,12 +10,7 @@ exec > >(tee -a "$LAB_OUT/guest.log") 2>&1
 : >"$REPORT"
 note "net lab guest: kernel $(uname -r), $(nproc) cpus, build $LAB_BUILD, scenarios $LAB_SCENARIOS"
 t_all=$(now)
-failed_mods=$(sed -n 's/^modules_failed=//p' "$LAB_OUT/init.log")
-if [ -n "${failed_mods// /}" ]; then
-  report FAIL boot "modules failed to load:$failed_mods"
-else
-  report PASS boot "kernel $(uname -r), $(sed -n 's/^modules_loaded=//p' "$LAB_OUT/init.log") modules loaded"
-fi
+report_boot
 
 t=$(now)
 platform_ok=0
