@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
-/* cpu_time.bpf.c: time per CPU in hard interrupt handlers and in the queue-polling softirqs
- * (NET_RX, BLOCK, IRQ_POLL), for the cost estimator (issue 22). Layout, nesting rule and reader
+/* cpu_time.bpf.c: time per CPU in hard interrupt handlers, in the queue-polling softirqs
+ * (NET_RX, BLOCK, IRQ_POLL) and idle, for the cost estimator and the saturation rule (issue 22). Layout, nesting rule and reader
  * rule: dimctl_bpf.h ("cpu_time.bpf.c").
  *
  * These tracepoints fire far more often than napi_poll on a busy host (every interrupt, every
  * softirq of every vector), so each program is one inlined array lookup and a few plain stores
  * to its own CPU's line, and only one run in targ_time_mask + 1 reads the clock (dimctl_bpf.h:
  * sampled timing). Twins as in napi.bpf.c: tp_btf preferred, raw_tp the
- * fallback; the arguments are scalars, so both read them the same way.
+ * fallback; the irq arguments are scalars, so both read them the same way (sched_switch's
+ * tasks: direct loads under tp_btf, CO-RE reads under raw_tp).
  */
 #include "vmlinux/vmlinux.h"
 
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
@@ -48,6 +50,27 @@ static __always_inline struct dimctl_cpu_slot *this_cpu_slot(void)
 
 /* Sampled timing (dimctl_bpf.h): time one run in targ_time_mask + 1. Set before load. */
 const volatile __u64 targ_time_mask = 0;
+
+/* Idle time: a context switch to or from the CPU's idle task (pid 0 on every CPU). Switches
+ * between two other tasks only count; the clock is read at the edges of an idle stretch. */
+static __always_inline void switched(int prev_pid, int next_pid)
+{
+	struct dimctl_cpu_slot *s = this_cpu_slot();
+	__u64 now;
+
+	if (!s)
+		return;
+	s->switches += 1;
+	if (prev_pid != 0 && next_pid != 0)
+		return;
+	now = bpf_ktime_get_ns();
+	if (prev_pid == 0 && s->idle_start) {
+		s->idle_ns += now - s->idle_start;
+		s->idle_start = 0;
+	}
+	if (next_pid == 0)
+		s->idle_start = now;
+}
 
 /* A hardirq is timed when its turn comes, or when it preempts a timed softirq (whose nested
  * hardirq time must be known). */
@@ -194,5 +217,22 @@ SEC("raw_tp/softirq_exit")
 int BPF_PROG(dimctl_softirq_exit_raw, unsigned int vec)
 {
 	softirq_exit(vec);
+	return 0;
+}
+
+/* Three arguments on every kernel: 5.18 appended prev_state, which is not read. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(dimctl_sched_switch_btf, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	switched(prev->pid, next->pid);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(dimctl_sched_switch_raw, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	switched(BPF_CORE_READ(prev, pid), BPF_CORE_READ(next, pid));
 	return 0;
 }

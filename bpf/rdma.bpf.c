@@ -149,6 +149,7 @@ static __always_inline void init_slot(struct dimctl_cq_slot *s, struct ib_cq___d
 		s->info = *given;
 	else
 		fill_info(cq, key, &s->info);
+	s->cpu = 0;
 	s->state = DIMCTL_SLOT_LIVE;
 	__sync_fetch_and_add(&s->seq, 1);
 }
@@ -240,6 +241,7 @@ static __always_inline int on_poll(struct ib_cq___dimctl *cq, int rc)
 	if (!s)
 		return 0;
 	__sync_fetch_and_add(&s->polls, 1);
+	s->cpu = bpf_get_smp_processor_id() + 1;
 	if (rc > 0)
 		__sync_fetch_and_add(&s->completions, (__u64)rc);
 	else if (rc < 0)
@@ -295,6 +297,7 @@ static __always_inline int on_alloc(struct ib_cq___dimctl *cq, __u64 nr_cqe, __s
 		s->poll_errors = 0;
 		s->modifies = 0;
 		s->last_modify = 0;
+		s->cpu = 0;
 		s->info = e.info;
 		__sync_fetch_and_add(&s->seq, 1);
 	} else {

@@ -24,15 +24,19 @@ SaturationPolicy::SaturationPolicy(const SaturationParams& params) : p_(params) 
   p_.measure_periods = std::max<uint8_t>(p_.measure_periods, 1);
 }
 
-uint8_t SaturationPolicy::next_up(const ModelTable& t, const CostParams& cost, uint8_t from,
-                                  double rate) const {
+uint8_t SaturationPolicy::jump_from(const ModelTable& t, const CostParams& cost, uint8_t from,
+                                    double rate) const {
   const ModelParams& mp = t.params();
   auto s_of = [&](uint8_t i) {
     return predict(mp.timer, t.profile(i).usec, t.count(i), rate, cost).cpu_per_completion_ns;
   };
-  const double limit = s_of(from) / (1 + p_.climb_gain);
-  for (uint8_t j = from + 1; j <= t.max_ix() && j > from; ++j) {
-    if (s_of(j) <= limit) return j;
+  const uint16_t end = std::min<uint16_t>(hi_, uint16_t{t.max_ix()} + 1);
+  double least = s_of(from);
+  for (uint16_t j = from + 1; j < end; ++j) least = std::min(least, s_of(static_cast<uint8_t>(j)));
+  if (!(least * (1 + p_.climb_gain) < s_of(from))) return from;
+  for (uint16_t j = from + 1; j < end; ++j) {
+    if (s_of(static_cast<uint8_t>(j)) <= least * (1 + p_.climb_gain))
+      return static_cast<uint8_t>(j);
   }
   return from;
 }
@@ -75,9 +79,10 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
     saturated_ = true;
     streak_ = 0;
     ++episodes_;
-    best_ix_ = ix_ = model_ix;
+    best_ix_ = ix_ = lo_ = model_ix;
+    hi_ = uint16_t{t.max_ix()} + 1;
     best_rate_ = acc_completions_ * 1e9 / acc_ns_;
-    const uint8_t j = next_up(t, cost, ix_, per_queue_rate(acc_completions_, acc_ns_, in.queues));
+    const uint8_t j = jump_from(t, cost, ix_, per_queue_rate(acc_completions_, acc_ns_, in.queues));
     if (j == ix_) {
       phase_ = Phase::kHold;
       return true;  // the wish is the same index, but it is now held
@@ -119,15 +124,48 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
       break;
   }
   const double rate = acc_completions_ * 1e9 / acc_ns_;
+  const bool up = ix_ > best_ix_;
   if (rate > best_rate_ * (1 + p_.climb_gain)) {
-    best_rate_ = rate;
+    if (up) {
+      lo_ = best_ix_;
+    } else {
+      hi_ = best_ix_;
+    }
     best_ix_ = ix_;
-    const uint8_t j = next_up(t, cost, ix_, per_queue_rate(acc_completions_, acc_ns_, in.queues));
-    if (j != ix_) return step_to(j);
-    phase_ = Phase::kHold;
-    return false;
+    best_rate_ = rate;
+  } else if (rate < best_rate_ * (1 - p_.climb_gain)) {
+    if (up) {
+      hi_ = ix_;
+    } else {
+      lo_ = ix_;
+    }
+  } else {
+    return hold_best();  // the rate does not answer to moderation: it is limited elsewhere
   }
-  // No decisive gain: back to the best and hold.
+  const uint8_t j = next_trial(t, cost, per_queue_rate(acc_completions_, acc_ns_, in.queues));
+  return j != best_ix_ ? step_to(j) : hold_best();
+}
+
+uint8_t SaturationPolicy::next_trial(const ModelTable& t, const CostParams& cost,
+                                     double rate) const {
+  // Above the best: the cost model's jump until a profile up there measured worse, then
+  // bisection of what is left below it.
+  if (hi_ > t.max_ix()) {
+    const uint8_t j = jump_from(t, cost, best_ix_, rate);
+    if (j != best_ix_) return j;
+  } else if (hi_ - best_ix_ >= 2) {
+    return static_cast<uint8_t>(best_ix_ + (hi_ - best_ix_) / 2);
+  }
+  // Below it, once a profile above the best measured worse (the jump may have overshot a closed
+  // loop's best; without that sign a probe down only costs throughput): bisection of what lies
+  // above lo, the upper middle first (the jump overshoots by little more often than by much).
+  if (hi_ <= t.max_ix() && best_ix_ - lo_ >= 2) {
+    return static_cast<uint8_t>(best_ix_ - (best_ix_ - lo_) / 2);
+  }
+  return best_ix_;
+}
+
+bool SaturationPolicy::hold_best() {
   phase_ = Phase::kHold;
   const bool changed = ix_ != best_ix_;
   ix_ = best_ix_;

@@ -181,7 +181,8 @@ const std::vector<MetricSpec>& catalogue() {
        {"cpu"}},
       {"dimctl_core_busy_ratio",
        MetricType::Gauge,
-       "Share of the last period a core spent in hard interrupts and queue-polling softirqs.",
+       "Share of the last period a core was not idle (at least its hard-interrupt and "
+       "queue-polling softirq time; that time alone where idle time is not measured).",
        {"cpu"}},
       {"dimctl_core_saturated",
        MetricType::Gauge,

@@ -84,6 +84,7 @@ Result<void> ControllerBridge::sample_into(model::Snapshot& out) {
         cq.events = c.polls;
         cq.polls = c.polls;
         cq.completions = c.completions;
+        cq.cpu = static_cast<uint16_t>(core_base + q % cores);  // the core that polls it
         out.cqs.push_back(std::move(cq));
       } else {
         model::QueueCounters qc;
@@ -129,6 +130,13 @@ void ControllerBridge::add_cpu_times(model::Snapshot& out, uint32_t stage, uint3
     c.hardirq_ns = t.hardirq_ns;
     c.hardirq_count = t.hardirq_count;
     c.hardirq_timed = t.hardirq_timed;
+    // What sched_switch sees: the core idle when it runs no interrupt, poll or application work.
+    // A poll call is charged when it starts, application work when it ends or is preempted, so
+    // the figure is off by at most one poll call or one completion's application time (given
+    // back next period).
+    const int64_t busy = static_cast<int64_t>(t.busy_charged_ns);
+    c.idle_ns = static_cast<uint64_t>(std::max<int64_t>(engine_.now() - busy, 0));
+    c.idle_known = true;
     // The poll softirq by the stage's kind: NAPI polls in NET_RX, ib_core's softirq CQs in
     // irq_poll.
     if (rdma_) {

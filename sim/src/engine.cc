@@ -341,7 +341,7 @@ void Engine::serve_chunk(uint32_t core, uint32_t id, int64_t overhead) {
   q.call_softirq_ns += int64_t{n} * per;
   q.budget_left -= n;
   q.done_in_call += n;
-  account_cpu(now_, t - now_);
+  account_cpu(core, now_, t - now_);
   push(t, Ev::kCoreDone, core, id);
 }
 
@@ -365,7 +365,7 @@ void Engine::on_core_done(uint32_t core, uint32_t id) {
       const int64_t arm = stages_[q.stage].software->timer_cost_ns;
       if (arm > 0) {
         // The core stays busy arming the timer (and, in effect, taking its interrupt).
-        account_cpu(now_, arm);
+        account_cpu(core, now_, arm);
         push(now_ + arm, Ev::kArmDone, core, 0);
         return;
       }
@@ -451,8 +451,10 @@ void Engine::record_softirq(uint32_t core, Cq& q) {
   q.call_softirq_ns = 0;
 }
 
-void Engine::account_cpu(int64_t at, int64_t busy) {
-  if (busy <= 0 || at < w_.warmup_ns) return;
+void Engine::account_cpu(uint32_t core, int64_t at, int64_t busy) {
+  if (busy <= 0) return;
+  cores_[core].times.busy_charged_ns += static_cast<uint64_t>(busy);
+  if (at < w_.warmup_ns) return;
   metrics_at(at).cpu_busy_ns += busy;
   window_of(at).cpu_busy_ns += busy;
 }
@@ -481,7 +483,7 @@ void Engine::app_preempt(uint32_t core) {
   if (!c.app_running) return;
   const int64_t ran = now_ - c.app_started;
   c.app[c.app_head].remaining_ns -= ran;
-  account_cpu(c.app_started, ran);
+  account_cpu(core, c.app_started, ran);
   c.app_running = false;
   ++c.app_gen;
 }
@@ -680,7 +682,7 @@ Result<RunResult> Engine::run(const RunOptions& opt) {
           c.app_head = 0;
         }
         c.app_running = false;
-        account_cpu(c.app_started, now_ - c.app_started);
+        account_cpu(e.a, c.app_started, now_ - c.app_started);
         deliver(job.req, now_);
         app_resume(e.a);
         break;

@@ -56,11 +56,15 @@ class Engine {
   // Per core, what bpf/cpu_time.bpf.c would report of the time the engine charges (the
   // workload's Measurement: sampled, noisy), beside the exact charged totals. The hard IRQ is
   // the handler's share of each interrupt's irq_ns; the softirq is one run per poll call: the
-  // rest of irq_ns (or poll_ns), plus completion_ns per completion. Application work is neither.
+  // rest of irq_ns (or poll_ns), plus completion_ns per completion. Application work is neither,
+  // but is not idle either (busy_charged_ns).
   struct CpuTimeCounters {
     uint64_t hardirq_ns = 0, hardirq_count = 0, hardirq_timed = 0;
     uint64_t softirq_ns = 0, softirq_count = 0, softirq_timed = 0;
     uint64_t hardirq_charged_ns = 0, softirq_charged_ns = 0;  // every run, no noise
+    // Every ns the core was charged since the start (interrupts, polls, timer arming,
+    // application work): what is not idle. Exact, as sched_switch times idle stretches.
+    uint64_t busy_charged_ns = 0;
   };
   // Per CQ (its IRQ), the hard-IRQ part of the above.
   struct IrqTimeCounters {
@@ -198,7 +202,7 @@ class Engine {
   void deliver(uint32_t req, int64_t at);
   void app_resume(uint32_t core);
   void app_preempt(uint32_t core);
-  void account_cpu(int64_t at, int64_t busy);
+  void account_cpu(uint32_t core, int64_t at, int64_t busy);
   // One run of `charged` ns as the measurement reports it: adds to *ns and *timed when this run
   // (the `count`-th, before counting it) is timed; returns the time added.
   uint64_t measure(Core& c, uint64_t count, int64_t charged, uint64_t& ns, uint64_t& timed);

@@ -124,6 +124,8 @@ struct dimctl_cq_value {
 	__u64 last_modify_ns; /* bpf_ktime_get_ns() of this CPU's last cq_modify */
 	__u32 last_comps;     /* comps of this CPU's last cq_modify */
 	__u32 last_usec;      /* usec of this CPU's last cq_modify */
+	__u32 cpu;            /* dimctl_cq_slot.cpu (0: unknown; the per-CPU map path leaves it 0) */
+	__u32 pad;
 };
 
 /* Stable dimctl encoding of enum ib_poll_context (== dimctl::model::PollContext). The kernel
@@ -170,7 +172,10 @@ struct dimctl_cq_info {
 struct dimctl_cq_slot {
 	__u64 seq;    /* even: stable; odd: BPF is writing key/info/state or resetting */
 	__u32 state;  /* DIMCTL_SLOT_* */
-	__u32 pad0;
+	/* 1 + the CPU the latest cq_poll ran on (0: not polled yet), as dimctl_napi_slot.cpu: the
+	 * core whose interrupt and softirq (or ib_comp_wq worker) time the CQ's completions cost.
+	 * Stored whole by every poll, outside seq (not identity). */
+	__u32 cpu;
 	struct dimctl_cq_key key;
 	__u64 schedules;
 	__u64 reschedules;
@@ -213,8 +218,16 @@ struct dimctl_cq_event {
  *  - softirq: from softirq_entry to softirq_exit of the vectors DIMCTL_SOFTIRQ_*, MINUS the
  *    hardirq handler time of that CPU in between (a hard interrupt may preempt a softirq; softirqs
  *    never nest on a CPU), so hardirq and softirq times add up without double counting.
- *  - a slot's state words (hardirq_start ...) are the programs' own; readers ignore them. An exit
- *    without its entry (the programs attached in between) is not counted.
+ *  - idle: from a sched_switch to the CPU's idle task (pid 0) to the switch away from it; every
+ *    stretch is timed (two clock reads per idle stretch, not per event). Interrupts taken while
+ *    idle run on the idle task and count as idle here (they are in hardirq/softirq): a reader
+ *    takes busy = max(period - idle, hardirq + softirq). A stretch still running is in
+ *    idle_start only: the reader adds now - idle_start (CLOCK_MONOTONIC, bpf_ktime_get_ns's
+ *    clock). The sum of the two can step back by a few ns when a stretch ends between the
+ *    reader's loads; consumers clamp a period's idle to [0, period].
+ *  - a slot's state words (hardirq_start ...) are the programs' own; readers ignore them, except
+ *    idle_start (above). An exit without its entry (the programs attached in between) is not
+ *    counted.
  *
  * Sampled timing. A clock read (bpf_ktime_get_ns) costs ~50 ns on a VM, more than the whole
  * budget per event, so every run is COUNTED but only one in (targ_time_mask + 1) is TIMED: the
@@ -247,7 +260,14 @@ struct dimctl_cpu_slot {
 	__u64 softirq_hard_ns; /* hardirq.ns at that softirq_entry */
 	struct dimctl_run_times hardirq;
 	struct dimctl_run_times softirq[DIMCTL_SOFTIRQ_COUNTED]; /* DIMCTL_SOFTIRQ_* */
-	__u64 pad[1]; /* 128 bytes: a slot never shares a line with another CPU's */
+	/* Idle time (sched:sched_switch): the CPU's idle task (pid 0) running. idle_ns sums the
+	 * finished idle stretches; idle_start is bpf_ktime_get_ns() when the running stretch began
+	 * (0: not idle, or no switch seen yet); switches counts the switches seen, so that a reader
+	 * knows whether idle_ns means anything (0: the programs have not seen this CPU switch). */
+	__u64 idle_start;
+	__u64 idle_ns;
+	__u64 switches;
+	__u64 pad[6]; /* 192 bytes: a slot never shares a line with another CPU's */
 };
 
 /* Map irq_times (BPF_MAP_TYPE_ARRAY, BPF_F_MMAPABLE, DIMCTL_IRQ_SLOTS entries), indexed by IRQ

@@ -21,18 +21,32 @@
 // (no projection while the pick is the throughput profile). Without it a core freed by batching
 // would hand back, saturate again, and cycle.
 //
-// The throughput objective, a decisive climb from the latency objective's profile m:
+// The throughput objective, a decisive climb from the latency objective's profile m: a jump to
+// where the cost model puts the CPU saving, confirmed by the measured rate, and a bisection back
+// when the jump batched too much.
 //  - entering records the completion rate r_m over the K pressure periods (at m) as the best;
-//  - a step goes from the current profile i to the lowest j > i (within the table's bounds) that
-//    the cost model predicts to cut the CPU per completion S = C_c + C_irq/B by more than
-//    climb_gain (S_j <= S_i / (1 + climb_gain)): steps that cannot pay are not probed;
-//  - after a step, one period settles (the change applies mid-period), then measure_periods
-//    periods measure the core's completion rate r_j. If r_j > best · (1 + climb_gain), j is the
-//    best and the climb continues; otherwise it goes back to the best and holds;
-//  - no step left: hold the best. Holding lasts while the core stays saturated: no probing.
-// So one saturation episode changes the profile at most (table size + 1) times, each at least
-// measure_periods + 1 periods apart, and never again until it ends; leaving hands the queue back
-// to ModelPolicy at once (its pick, which was updated all along, is then the wish).
+//  - a jump from the best profile b goes to the lowest j in (b, hi) whose predicted CPU per
+//    completion S = C_c + C_irq/B (cost model, at the measured per-queue rate) is within
+//    climb_gain of the least S in (b, hi), provided that least S cuts S_b by more than climb_gain
+//    (no profile predicted to pay: no jump). hi starts above the table's top;
+//  - after a change, one period settles (the change applies mid-period), then measure_periods
+//    periods measure the core's completion rate r_j:
+//      r_j > best · (1 + climb_gain): j is the best (the old best bounds the search on its side);
+//      r_j < best · (1 − climb_gain): j bounds the search on its side (above the best: it batched
+//        too much, a closed loop whose moderation delay costs more than the CPU it saves);
+//      otherwise the rate does not answer to moderation (it is limited elsewhere): back to the
+//        best, and hold;
+//  - the next trial: a further jump while nothing above the best measured worse, else the
+//    midpoint of (b, hi); then, once something above b measured worse (a sign that the jump
+//    overshot a closed loop's best), the upper midpoint of (lo, b), lo being the latency
+//    objective's profile or the highest below b that measured worse (a bisection on a unimodal
+//    rate; without that sign a probe down would only cost throughput);
+//  - no profile left in (lo, hi): hold the best. Holding lasts while the core stays saturated: no
+//    probing.
+// Every trial narrows (lo, hi), so one saturation episode changes the profile at most
+// (table size + 1) times, each at least measure_periods + 1 periods apart, and never again until
+// it ends; leaving hands the queue back to ModelPolicy at once (its pick, which was updated all
+// along, is then the wish).
 //
 // The controller keeps one per core beside the queues' ModelPolicy instances, which it still
 // updates every period: while saturated() the wish is profile_ix(), otherwise ModelPolicy's
@@ -50,12 +64,12 @@ namespace dim {
 struct SaturationParams {
   double enter_busy = 0.90;      // X: busy fraction of the period that is pressure
   double leave_busy = 0.75;      // Y (< X): projected busy fraction below which the core is free
-  uint8_t enter_periods = 3;     // K: pressure periods in a row to enter (>= 1)
+  uint8_t enter_periods = 2;     // K: pressure periods in a row to enter (>= 1)
   double enter_exhausted = 0.5;  // share of polls that used their whole budget: pressure
   double leave_exhausted = 0.1;  // ... and below which the core may leave
   uint32_t min_polls = 16;       // fewer polls say nothing about exhaustion
   double climb_gain = 0.02;      // a step must be predicted, and measured, to gain more than this
-  uint8_t measure_periods = 2;   // periods measured per profile, after one settling period (>= 1)
+  uint8_t measure_periods = 1;   // periods measured per profile, after one settling period (>= 1)
 };
 
 // One period on one core.
@@ -91,9 +105,12 @@ class SaturationPolicy {
 
  private:
   enum class Phase : uint8_t { kSettle, kMeasure, kHold };
-  // The climb's next profile above `from`, or `from` when no step is predicted to pay.
-  uint8_t next_up(const ModelTable& t, const CostParams& cost, uint8_t from, double rate) const;
+  // The jump's profile above `from` (below hi_), or `from` when none is predicted to pay.
+  uint8_t jump_from(const ModelTable& t, const CostParams& cost, uint8_t from, double rate) const;
+  // The next profile to measure (the best when none is left).
+  uint8_t next_trial(const ModelTable& t, const CostParams& cost, double rate) const;
   bool step_to(uint8_t j);
+  bool hold_best();  // returns whether the wish changed
 
   SaturationParams p_;
   double best_rate_ = 0;
@@ -104,6 +121,9 @@ class SaturationPolicy {
   uint8_t count_ = 0;  // periods in the phase
   uint8_t ix_ = 0;
   uint8_t best_ix_ = 0;
+  // The search's bracket: the profiles between lo_ and hi_ (both excluded) may beat the best.
+  uint16_t hi_ = 0;  // the lowest profile above the best that measured worse (or above the top)
+  uint8_t lo_ = 0;   // the highest below it that measured worse (or the latency objective's)
   bool saturated_ = false;
   Phase phase_ = Phase::kHold;
 };

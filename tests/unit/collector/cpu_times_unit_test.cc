@@ -32,13 +32,15 @@ dimctl_cpu_slot slot_for(uint64_t base) {
   s.softirq_start = 0xdead0002;
   s.softirq_hard_ns = 0xdead0003;
   s.pad[0] = 0xdead0004;
+  s.idle_ns = base + 13;
+  s.switches = base + 14;
   return s;
 }
 
 TEST(CpuTimesDecode, EveryCounterOfEveryCpuFromItsOwnWord) {
   const auto words = words_of(std::vector{slot_for(100), slot_for(200), slot_for(300)});
   std::vector<model::CpuTimes> out;
-  read_cpu_times(words, out);
+  read_cpu_times(words, 0, out);
   ASSERT_EQ(out.size(), 3u);
   for (size_t cpu = 0; cpu < 3; ++cpu) {
     const uint64_t b = 100 * (cpu + 1);
@@ -53,7 +55,9 @@ TEST(CpuTimesDecode, EveryCounterOfEveryCpuFromItsOwnWord) {
                                .softirq_block_timed = b + 9,
                                .softirq_irq_poll_ns = b + 10,
                                .softirq_irq_poll_count = b + 11,
-                               .softirq_irq_poll_timed = b + 12};
+                               .softirq_irq_poll_timed = b + 12,
+                               .idle_ns = b + 13,
+                               .idle_known = true};
     EXPECT_EQ(out[cpu], want) << "cpu " << cpu;
   }
 }
@@ -61,24 +65,45 @@ TEST(CpuTimesDecode, EveryCounterOfEveryCpuFromItsOwnWord) {
 TEST(CpuTimesDecode, SizeFollowsTheArrayAndAPartialSlotIsIgnored) {
   auto words = words_of(std::vector{slot_for(0), slot_for(10)});
   std::vector<model::CpuTimes> out(5);
-  read_cpu_times(std::span<const uint64_t>(words).first(kCpuSlotWords * 2 - 1), out);
+  read_cpu_times(std::span<const uint64_t>(words).first(kCpuSlotWords * 2 - 1), 0, out);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].hardirq_ns, 1u);
   EXPECT_EQ(out[0].softirq_irq_poll_timed, 12u);
-  read_cpu_times({}, out);
+  read_cpu_times({}, 0, out);
   EXPECT_TRUE(out.empty());
 }
 
 TEST(CpuTimesDecode, ReadsInPlaceWithoutAllocatingWhileTheCpuCountStays) {
   auto words = words_of(std::vector{slot_for(0), slot_for(10)});
   std::vector<model::CpuTimes> out;
-  read_cpu_times(words, out);
+  read_cpu_times(words, 0, out);
   words[offsetof(dimctl_cpu_slot, hardirq) / 8] = 777;  // cpu 0's hardirq ns advanced
   const uint64_t before = testing::allocations_so_far();
-  read_cpu_times(words, out);
+  read_cpu_times(words, 0, out);
   EXPECT_EQ(testing::allocations_so_far(), before);
   EXPECT_EQ(out[0].hardirq_ns, 777u);
   EXPECT_EQ(out[1].hardirq_ns, 11u);
+}
+
+// A CPU idle now has its running stretch in idle_start only: the reader ends it at now_ns. A
+// CPU whose switches the programs never saw says nothing about idle.
+TEST(CpuTimesDecode, IdleAddsTheRunningStretchAndNeedsASwitch) {
+  std::vector<dimctl_cpu_slot> slots{slot_for(0), slot_for(0), slot_for(0)};
+  slots[0].idle_ns = 5'000;
+  slots[0].idle_start = 1'000'000;  // idle since t = 1 ms
+  slots[1].idle_ns = 7'000;         // busy now
+  slots[2].switches = 0;            // not seen switching
+  slots[2].idle_ns = 0;
+  std::vector<model::CpuTimes> out;
+  read_cpu_times(words_of(slots), 1'250'000, out);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].idle_ns, 5'000u + 250'000u);
+  EXPECT_TRUE(out[0].idle_known);
+  EXPECT_EQ(out[1].idle_ns, 7'000u);
+  EXPECT_FALSE(out[2].idle_known);
+  // A stretch that started after the reader's clock (loads out of order): nothing added.
+  read_cpu_times(words_of(slots), 900'000, out);
+  EXPECT_EQ(out[0].idle_ns, 5'000u);
 }
 
 TEST(IrqTimesDecode, OnlyIrqsThatRanInIrqOrder) {

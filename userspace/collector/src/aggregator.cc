@@ -343,6 +343,9 @@ Result<void> CounterAggregator::cqs(CqStatsMap& stats, CqInfoMap& info_map,
     c.completions = sum.completions;
     c.poll_errors = sum.poll_errors;
     c.kernel_modifies = sum.modifies;
+    c.cpu = sum.cpu != 0 && sum.cpu - 1 < model::QueueCounters::kNoCpu
+                ? static_cast<uint16_t>(sum.cpu - 1)
+                : model::QueueCounters::kNoCpu;
     c.kernel_comps = static_cast<uint16_t>(sum.last_comps);
     c.kernel_usec = static_cast<uint16_t>(sum.last_usec);
   }

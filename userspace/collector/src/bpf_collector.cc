@@ -33,12 +33,14 @@ static_assert(sizeof(dimctl_napi_slot) == 64 && offsetof(dimctl_napi_slot, v) ==
 static_assert((DIMCTL_NAPI_SLOTS & (DIMCTL_NAPI_SLOTS - 1)) == 0);
 static_assert(DIMCTL_NAPI_SLOT_COUNT == DIMCTL_NAPI_SLOTS + DIMCTL_NAPI_OVERFLOW);
 static_assert(sizeof(dimctl_cq_slot) == 192 && offsetof(dimctl_cq_slot, state) == 8 &&
-              offsetof(dimctl_cq_slot, key) == 16 && offsetof(dimctl_cq_slot, schedules) == 24 &&
+              offsetof(dimctl_cq_slot, cpu) == 12 && offsetof(dimctl_cq_slot, key) == 16 &&
+              offsetof(dimctl_cq_slot, schedules) == 24 &&
               offsetof(dimctl_cq_slot, modifies) == 72 &&
               offsetof(dimctl_cq_slot, last_modify) == 80 && offsetof(dimctl_cq_slot, info) == 88);
 static_assert(DIMCTL_SKB_BYTES_MAX_DEVICES > 0);
 static_assert(sizeof(dimctl_cq_key) == 8 && offsetof(dimctl_cq_key, cq_id) == 4);
-static_assert(sizeof(dimctl_cq_value) == 72 && offsetof(dimctl_cq_value, modifies) == 48 &&
+static_assert(sizeof(dimctl_cq_value) == 80 && offsetof(dimctl_cq_value, cpu) == 72 &&
+              offsetof(dimctl_cq_value, modifies) == 48 &&
               offsetof(dimctl_cq_value, last_modify_ns) == 56 &&
               offsetof(dimctl_cq_value, last_comps) == 64 &&
               offsetof(dimctl_cq_value, last_usec) == 68);
@@ -396,6 +398,8 @@ struct BpfCollector::Impl {
       add("irq_handler_exit", p.dimctl_irq_exit_btf, p.dimctl_irq_exit_raw);
       add("softirq_entry", p.dimctl_softirq_entry_btf, p.dimctl_softirq_entry_raw);
       add("softirq_exit", p.dimctl_softirq_exit_btf, p.dimctl_softirq_exit_raw);
+      cpu_slots.push_back(make_slot("sched", "sched_switch", "", p.dimctl_sched_switch_btf,
+                                    p.dimctl_sched_switch_raw));
     };
     for (bool prefer_raw : {options.force_raw_tp, true}) {
       auto s = CpuTimeSkel::open("cpu_time");
@@ -579,14 +583,14 @@ Result<void> BpfCollector::sample_into(model::Snapshot& out) {
   } else {
     out.cqs.clear();
   }
+  out.time_ns = impl_->clock.now_ns();
   if (impl_->cpu_memory) {
-    read_cpu_times(impl_->cpu_memory->words(), out.cpus);
+    read_cpu_times(impl_->cpu_memory->words(), out.time_ns, out.cpus);
     read_irq_times(impl_->irq_memory->words(), out.irqs);
   } else {
     out.cpus.clear();
     out.irqs.clear();
   }
-  out.time_ns = impl_->clock.now_ns();
   return ok();
 }
 

@@ -7,8 +7,12 @@ namespace dimctl::collector {
 
 static_assert(sizeof(dimctl_run_times) == 24 && offsetof(dimctl_run_times, count) == 8 &&
               offsetof(dimctl_run_times, timed) == 16);
-static_assert(sizeof(dimctl_cpu_slot) == 128 && offsetof(dimctl_cpu_slot, softirq_hard_ns) == 16 &&
-              offsetof(dimctl_cpu_slot, hardirq) == 24 && offsetof(dimctl_cpu_slot, softirq) == 48);
+static_assert(sizeof(dimctl_cpu_slot) == 192 && offsetof(dimctl_cpu_slot, softirq_hard_ns) == 16 &&
+              offsetof(dimctl_cpu_slot, hardirq) == 24 &&
+              offsetof(dimctl_cpu_slot, softirq) == 48 &&
+              offsetof(dimctl_cpu_slot, idle_start) == 120 &&
+              offsetof(dimctl_cpu_slot, idle_ns) == 128 &&
+              offsetof(dimctl_cpu_slot, switches) == 136);
 static_assert(sizeof(dimctl_irq_slot) == 32 && offsetof(dimctl_irq_slot, t) == 0);
 static_assert(DIMCTL_SOFTIRQ_NET_RX == 0 && DIMCTL_SOFTIRQ_BLOCK == 1 &&
               DIMCTL_SOFTIRQ_IRQ_POLL == 2 && DIMCTL_SOFTIRQ_COUNTED == 3);
@@ -39,7 +43,8 @@ constexpr size_t softirq_at(size_t v) {
 
 }  // namespace
 
-void read_cpu_times(std::span<const uint64_t> words, std::vector<model::CpuTimes>& out) {
+void read_cpu_times(std::span<const uint64_t> words, int64_t now_ns,
+                    std::vector<model::CpuTimes>& out) {
   const size_t n = words.size() / kCpuSlotWords;
   out.resize(n);
   for (size_t cpu = 0; cpu < n; ++cpu) {
@@ -52,6 +57,14 @@ void read_cpu_times(std::span<const uint64_t> words, std::vector<model::CpuTimes
            c.softirq_block_timed);
     w.runs(softirq_at(DIMCTL_SOFTIRQ_IRQ_POLL), c.softirq_irq_poll_ns, c.softirq_irq_poll_count,
            c.softirq_irq_poll_timed);
+    // The running stretch first: if it ends between the two loads, its time is counted in both
+    // (a few ns ahead, given back next period) rather than in neither.
+    const uint64_t start = w.at(offsetof(dimctl_cpu_slot, idle_start));
+    c.idle_ns = w.at(offsetof(dimctl_cpu_slot, idle_ns));
+    if (start != 0 && now_ns > 0 && static_cast<uint64_t>(now_ns) > start) {
+      c.idle_ns += static_cast<uint64_t>(now_ns) - start;
+    }
+    c.idle_known = w.at(offsetof(dimctl_cpu_slot, switches)) != 0;
   }
 }
 

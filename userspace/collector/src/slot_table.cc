@@ -55,7 +55,7 @@ bool is_live(const dimctl_napi_key& k) {
   return k.ifindex != 0;
 }
 
-// Word 1 of a CQ slot: state and pad0.
+// Word 1 of a CQ slot: state and cpu (a retire or free clears the cpu too).
 struct CqState {
   uint32_t state;
   uint32_t pad;
@@ -218,6 +218,7 @@ Result<void> CqSlotTable::Stats::read(std::vector<CqEntry>& out) {
     e.value.last_modify_ns = 0;
     e.value.last_comps = static_cast<uint32_t>(s.last_modify);
     e.value.last_usec = static_cast<uint32_t>(s.last_modify >> 32);
+    e.value.cpu = s.cpu;
   }
   return ok();
 }

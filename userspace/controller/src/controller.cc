@@ -80,6 +80,13 @@ Result<void> Controller::step() {
   const int64_t prev_time = have_prev_ && !time_backwards ? prev_time_ns_ : snap.time_ns;
   step_dt_ns_ = snap.time_ns - prev_time;
 
+  // RDMA counters first: the cores are measured in the model pass with the CQs' loads.
+  reconcile_cqs(snap);
+  for (size_t i = 0; i < cqs_.size(); ++i) {
+    measure_cq(cqs_[i], snap.cqs[i], time_backwards ? -1.0 : dt_s);
+  }
+  add_cq_loads(snap);
+
   // Net: feed every queue (and the per-device combiners), decide per device, then write per
   // queue where the device has per-queue coalescing. The feed is the only pass over all queues
   // in a step that does not publish; the later passes visit just the queues that need them
@@ -106,6 +113,9 @@ Result<void> Controller::step() {
       if (slot.release_pending()) slot.settle_release(slot.dev->released);
     }
     for (auto& [name, dev] : net_devices_) dev->release = false;
+    // The CQ slots follow this snapshot's order already (reconciled above): so do their
+    // previous counters.
+    prev_cqs_ = snap.cqs;
     const model::QueueCounters& q = snap.queues[fed];
     return reject_sample(DIMCTL_ERR(EINVAL,
                                     "napi {} of ifindex {}: device index {} outside the "
@@ -158,13 +168,10 @@ Result<void> Controller::step() {
     if (dev->attempted_this_step) dev->last_attempt_ns = now;
   }
 
-  // RDMA.
-  reconcile_cqs(snap);
-  for (size_t i = 0; i < cqs_.size(); ++i) {
-    measure_cq(cqs_[i], snap.cqs[i], time_backwards ? -1.0 : dt_s);
-  }
+  // RDMA (measured before the net queues: their cores' loads include the CQs').
   share_cq_load(snap);
   for (size_t i = 0; i < cqs_.size(); ++i) feed_cq(cqs_[i], snap.cqs[i], prev_time, snap.time_ns);
+  if (!core_picks_.empty()) finish_cores();
   update_rdma_devices(now);
   retire_devices();
 

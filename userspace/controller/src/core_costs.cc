@@ -44,6 +44,25 @@ bool outside(double ns, int16_t bucket) {
   return std::abs(std::log(std::max(ns, 1.0)) / kLogStep - bucket) > kLeaveBucket;
 }
 
+// Idle can step back by a few ns (dimctl_bpf.h: a stretch ending between the reader's loads);
+// more is a re-attach.
+constexpr uint64_t kIdleSlackNs = 1'000'000;
+
+// The core's busy fraction of the period: what was not idle, and at least the interrupt time
+// (interrupts taken while idle count as idle for sched_switch). Without idle times, the
+// interrupt time alone (application work unseen: a core full of it never looks saturated).
+double busy_fraction(const model::CpuTimes& now, const model::CpuTimes& prev, double irq_ns,
+                     int64_t dt_ns) {
+  const auto dt = static_cast<double>(dt_ns);
+  double busy = irq_ns;
+  if (now.idle_known && prev.idle_known) {
+    const double idle =
+        std::clamp(static_cast<double>(now.idle_ns) - static_cast<double>(prev.idle_ns), 0.0, dt);
+    busy = std::max(busy, dt - idle);
+  }
+  return std::clamp(busy / dt, 0.0, 1.0);
+}
+
 // A cumulative counter that went backwards (the collector re-attached): no period.
 bool went_backwards(const model::CpuTimes& now, const model::CpuTimes& prev) {
   return now.hardirq_count < prev.hardirq_count || now.hardirq_timed < prev.hardirq_timed ||
@@ -55,7 +74,8 @@ bool went_backwards(const model::CpuTimes& now, const model::CpuTimes& prev) {
          now.softirq_block_ns < prev.softirq_block_ns ||
          now.softirq_irq_poll_count < prev.softirq_irq_poll_count ||
          now.softirq_irq_poll_timed < prev.softirq_irq_poll_timed ||
-         now.softirq_irq_poll_ns < prev.softirq_irq_poll_ns;
+         now.softirq_irq_poll_ns < prev.softirq_irq_poll_ns ||
+         (now.idle_known && prev.idle_known && now.idle_ns + kIdleSlackNs < prev.idle_ns);
 }
 
 double delta_ns(uint64_t ns, uint64_t prev_ns, uint64_t timed, uint64_t prev_timed, uint64_t count,
@@ -100,6 +120,7 @@ void Controller::update_cores(const model::Snapshot& snap) {
                  p.softirq_block_timed, t.softirq_block_count, p.softirq_block_count) +
         delta_ns(t.softirq_irq_poll_ns, p.softirq_irq_poll_ns, t.softirq_irq_poll_timed,
                  p.softirq_irq_poll_timed, t.softirq_irq_poll_count, p.softirq_irq_poll_count);
+    c.busy = busy_fraction(t, p, hard + soft, step_dt_ns_);
     c.prev = t;
     // The queues polled on this core this period (feed_queue(): a sum is this step's when its
     // stamp is).
@@ -114,7 +135,6 @@ void Controller::update_cores(const model::Snapshot& snap) {
     m.completions = load.packets;
     c.last = m;
     c.exhausted = load.exhausted;
-    c.busy = (hard + soft) / static_cast<double>(step_dt_ns_);
     c.acc.dt_ns += m.dt_ns;
     c.acc.hardirq_ns += m.hardirq_ns;
     c.acc.softirq_ns += m.softirq_ns;
@@ -158,7 +178,7 @@ void Controller::update_cores(const model::Snapshot& snap) {
     const dim::ModelTable& table = *c.rep_table;
     dim::SaturationInput in;
     in.dt_ns = step_dt_ns_;
-    in.busy_ns = m.hardirq_ns + m.softirq_ns;
+    in.busy_ns = static_cast<uint64_t>(std::llround(c.busy * static_cast<double>(step_dt_ns_)));
     in.interrupts = m.interrupts;
     in.completions = m.completions;
     in.polls = m.polls;
@@ -188,8 +208,9 @@ void Controller::update_cores(const model::Snapshot& snap) {
   }
 }
 
-const std::shared_ptr<const dim::ModelTable>& Controller::core_table(NetDevice& dev, uint8_t level,
-                                                                     uint16_t bucket) {
+template <typename Device, typename Build>
+const std::shared_ptr<const dim::ModelTable>& Controller::cost_table(Device& dev, uint8_t level,
+                                                                     uint16_t bucket, Build build) {
   const model::ModelSettings& ms = dev.policy.model;
   if (bucket == CorePick::kNoBucket || !ms.measured_costs ||
       (ms.completion_cost_set && ms.interrupt_cost_set) || dev.model_table == nullptr) {
@@ -208,29 +229,56 @@ const std::shared_ptr<const dim::ModelTable>& Controller::core_table(NetDevice& 
     if (!ms.completion_cost_set) p.model.completion_cost_ns = std::llround(ns_of(completion));
     if (!ms.interrupt_cost_set) p.model.interrupt_cost_ns = std::llround(ns_of(interrupt));
     const size_t before = model_tables_->entries.size();
-    t = model_table_for(
-        dev.profiles, dim::ProfileCount::kPackets,
-        cqe_table(dev.policy) ? dim::TimerMode::kIdleGap : dim::TimerMode::kRateLimit, p,
-        kShareLevels[level]);
+    t = build(p, kShareLevels[level]);
     cost_tables_built_ += model_tables_->entries.size() - before;
   }
   return t;
+}
+
+const std::shared_ptr<const dim::ModelTable>& Controller::core_table(NetDevice& dev, uint8_t level,
+                                                                     uint16_t bucket) {
+  return cost_table(dev, level, bucket, [&](const model::DevicePolicy& p, double sharers) {
+    return model_table_for(
+        dev.profiles, dim::ProfileCount::kPackets,
+        cqe_table(dev.policy) ? dim::TimerMode::kIdleGap : dim::TimerMode::kRateLimit, p, sharers);
+  });
+}
+
+const std::shared_ptr<const dim::ModelTable>& Controller::core_table(RdmaDevice& dev, uint8_t level,
+                                                                     uint16_t bucket) {
+  return cost_table(dev, level, bucket, [this](const model::DevicePolicy& p, double sharers) {
+    return model_table_for(dim::kRdmaProfiles, dim::ProfileCount::kCompletions,
+                           dim::TimerMode::kRateLimit, p, sharers);
+  });
 }
 
 void Controller::finish_cores() {
   for (size_t cpu = 0; cpu < cores_.size(); ++cpu) {
     CoreState& c = cores_[cpu];
     const CorePick& pick = core_picks_[cpu];
-    if (pick.rep_step != static_cast<uint32_t>(loops_total_) || pick.rep_index >= queues_.size()) {
+    if (pick.rep_step != static_cast<uint32_t>(loops_total_) ||
+        pick.rep_index >= (pick.rep_cq ? cqs_.size() : queues_.size())) {
       c.rep_table.reset();
       continue;
     }
-    QueueSlot& rep = queues_[pick.rep_index];
-    c.rep_model_ix = rep.model.profile_ix();
     // Held here too: the next period's rule reads it, whatever a reload does to the device.
-    const std::shared_ptr<const dim::ModelTable>& t =
-        core_table(*rep.dev, pick.rep_level, pick.bucket);
-    if (c.rep_table != t) c.rep_table = t;
+    if (pick.rep_cq) {
+      CqSlot& rep = cqs_[pick.rep_index];
+      if (!rep.model) {
+        c.rep_table.reset();
+        continue;
+      }
+      c.rep_model_ix = rep.model->profile_ix();
+      const std::shared_ptr<const dim::ModelTable>& t =
+          core_table(*rep.dev, pick.rep_level, pick.bucket);
+      if (c.rep_table != t) c.rep_table = t;
+    } else {
+      QueueSlot& rep = queues_[pick.rep_index];
+      c.rep_model_ix = rep.model.profile_ix();
+      const std::shared_ptr<const dim::ModelTable>& t =
+          core_table(*rep.dev, pick.rep_level, pick.bucket);
+      if (c.rep_table != t) c.rep_table = t;
+    }
   }
 }
 

@@ -291,22 +291,6 @@ template <bool kWithModel>
   return pending;
 }
 
-// This step's packets per CPU, and the wake-ups and polls the per-core costs count
-// (core_costs.cc). A sum is valid in the step its stamp names (loops_total_), so nothing is
-// cleared between steps. Inline: the per-queue loop calls it for every queue.
-[[gnu::always_inline]] inline void Controller::add_cpu_load(uint16_t cpu, uint64_t packets,
-                                                            uint64_t events, uint64_t polls,
-                                                            uint64_t exhausted) {
-  if (cpu >= cpu_load_.size()) [[unlikely]]
-    cpu_load_.resize(cpu + size_t{1});
-  CpuLoad& l = cpu_load_[cpu];
-  if (l.step != loops_total_) l = {loops_total_, 0};
-  l.packets += packets;
-  l.events += events;
-  l.polls += polls;
-  l.exhausted += exhausted;
-}
-
 // The model queues of this step (feed_queue() left them here): each judged with the queues that
 // share its CPU, the core its NAPI polls on (QueueCounters::cpu), as CQs are with their
 // completion vector: sharers = the CPU's packets this period / the queue's own.
@@ -346,17 +330,8 @@ void Controller::model_pass(const model::Snapshot& snap, int64_t now_ns) {
     if (core != nullptr && !w.reset && slot.model_primary()) {
       // The busiest model queue speaks for the core's latency objective next period.
       if (w.d_packets > 0) {
-        if (core->rep_step != static_cast<uint32_t>(loops_total_)) {
-          core->rep_step = static_cast<uint32_t>(loops_total_);
-          core->rep_packets = 0;
-          core->model_queues = 0;
-        }
-        ++core->model_queues;
-        if (w.d_packets >= core->rep_packets) {
-          core->rep_packets = w.d_packets;
-          core->rep_index = w.index;
-          core->rep_level = slot.share_level;
-        }
+        core->offer(static_cast<uint32_t>(loops_total_), w.d_packets, w.index, slot.share_level,
+                    false);
       }
       // A saturated core: its queues follow the throughput objective (SaturationPolicy), within
       // their table's bounds.
@@ -376,7 +351,6 @@ void Controller::model_pass(const model::Snapshot& snap, int64_t now_ns) {
   // Per-queue writes go in queue order, as without the model.
   if (per_queue) std::sort(per_queue_slots_.begin(), per_queue_slots_.end());
   model_work_.clear();
-  if (n_cores != 0) finish_cores();
 }
 
 // The write path of a queue on a device with per-queue coalescing (device-wide devices are

@@ -1,6 +1,7 @@
 // RDMA: per CQ one RdmaDim and/or cost model on the period's deltas (user space cannot moderate
 // a CQ, so every pick is applied virtually), and per IB device the kernel's DIM switch, the one
 // thing written.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -72,16 +73,41 @@ void Controller::measure_cq(CqSlot& slot, const model::CqCounters& c, double dt_
   }
 }
 
+namespace {
+
+// The CQ's interrupt and polls run on the core its vector's IRQ is bound to: softirq, or the
+// per-CPU ib_comp_wq worker (an unbound workqueue runs anywhere, a direct CQ has no interrupt).
+bool shares_core(const model::CqCounters& c) {
+  return c.comp_vector >= 0 && (c.poll_ctx == model::PollContext::kSoftirq ||
+                                c.poll_ctx == model::PollContext::kWorkqueue);
+}
+
+}  // namespace
+
+Controller::CorePick* Controller::cq_core(const model::CqCounters& c) {
+  if (c.cpu >= core_picks_.size() || !shares_core(c)) return nullptr;
+  return &core_picks_[c.cpu];
+}
+
+void Controller::add_cq_loads(const model::Snapshot& snap) {
+  if (snap.cpus.empty()) return;  // no core is measured
+  for (size_t i = 0; i < cqs_.size(); ++i) {
+    const CqSlot& slot = cqs_[i];
+    const model::CqCounters& c = snap.cqs[i];
+    if (!slot.fresh || c.cpu == model::QueueCounters::kNoCpu || !shares_core(c)) continue;
+    const model::CqCounters& prev = prev_cqs_[slot.prev_pos];
+    // Wake-ups are the completion interrupts (cq_schedule); polls the poll passes. Budget
+    // exhaustion is not measured for CQs.
+    add_cpu_load(c.cpu, slot.d_comps, c.schedules - prev.schedules, slot.d_events, 0);
+  }
+}
+
 // CQs of one device on one completion vector share its interrupt, and the core that interrupt
 // is bound to polls them all (softirq, or the per-CPU ib_comp_wq workqueue; an unbound
 // workqueue runs anywhere, and a direct CQ has no interrupt). A model CQ's load is then judged
 // as the vector's: sharers = the vector's completion rate / the CQ's own, so that k CQs alike
 // count k, and a CQ that carries most of its vector's load about 1.
 void Controller::share_cq_load(const model::Snapshot& snap) {
-  const auto shares_core = [](const model::CqCounters& c) {
-    return c.comp_vector >= 0 && (c.poll_ctx == model::PollContext::kSoftirq ||
-                                  c.poll_ctx == model::PollContext::kWorkqueue);
-  };
   // A model CQ with completions this period, on a vector its device's rule shares.
   const auto judged_shared = [&](size_t i) {
     const CqSlot& slot = cqs_[i];
@@ -138,12 +164,26 @@ void Controller::feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_
     // virtual apply, as if ib_cq_rdma_dim_work had run.
     slot.dim->profile_applied();
   }
+  // On a measured core: its costs, and its saturation rule's profile while it is saturated.
+  CorePick* const core = slot.model ? cq_core(c) : nullptr;
+  const dim::ModelTable* table = nullptr;
+  if (slot.model) {
+    table = core != nullptr ? core_table(dev, slot.share_level, core->bucket).get()
+                            : shared_table(dev, slot.share_level).get();
+  }
   if (slot.model && slot.fresh) {
-    slot.model->update(*shared_table(dev, slot.share_level),
-                       {now_ns - prev_time_ns, d_events, d_comps});
+    slot.model->update(*table, {now_ns - prev_time_ns, d_events, d_comps});
   }
   if (slot.model && slot.model_primary) {
     slot.wanted_ix = slot.model->profile_ix();
+    if (core != nullptr && slot.fresh) {
+      if (d_comps > 0) {
+        core->offer(static_cast<uint32_t>(loops_total_), d_comps,
+                    static_cast<uint32_t>(&slot - cqs_.data()), slot.share_level, true);
+      }
+      if (core->saturated_wish) [[unlikely]]
+        slot.wanted_ix = std::clamp(core->wish, table->min_ix(), table->max_ix());
+    }
   } else if (slot.dim && !slot.model_primary) {
     slot.wanted_ix = slot.dim->profile_ix();
   } else {

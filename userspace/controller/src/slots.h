@@ -145,6 +145,9 @@ struct Controller::RdmaDevice {
   std::shared_ptr<const dim::ModelTable> model_table;  // when the cost model runs
   // By share level (kShareLevels), built when a CQ first needs one; [0] is model_table.
   std::array<std::shared_ptr<const dim::ModelTable>, kShareLevels.size()> shared_tables;
+  // With measured costs, as NetDevice's.
+  std::shared_ptr<const dim::ModelTable> cost_base;
+  std::vector<std::array<std::shared_ptr<const dim::ModelTable>, kShareLevels.size()>> cost_tables;
   uint32_t generation = 1;
   bool listed = false;  // reported by RdmaDimSwitch::list() this step
   bool has_cqs = false;
@@ -269,6 +272,23 @@ struct Controller::CorePick {
   uint8_t rep_level = 0;        // the busiest queue's share level
   uint8_t wish = 0;             // the throughput profile the queues follow while saturated_wish
   bool saturated_wish = false;  // the queues' wish is `wish` (saturated and in budget)
+  bool rep_cq = false;          // rep_index is a CQ slot (Controller::cqs_), not a queue slot
+
+  // A model queue or CQ with `count` completions this pass: the busiest speaks for the core.
+  void offer(uint32_t step, uint64_t count, uint32_t index, uint8_t level, bool cq) {
+    if (rep_step != step) {
+      rep_step = step;
+      rep_packets = 0;
+      model_queues = 0;
+    }
+    ++model_queues;
+    if (count >= rep_packets) {
+      rep_packets = count;
+      rep_index = index;
+      rep_level = level;
+      rep_cq = cq;
+    }
+  }
 };
 
 // One CPU's measured costs and saturation rule (core_costs.cc), kept while the snapshot carries
@@ -284,12 +304,13 @@ struct Controller::CoreState {
   int64_t feed_after_ns = 0;
   dim::CoreMeasurement last;  // the latest period (export)
   uint64_t exhausted = 0;     // its budget-exhausted polls
-  double busy = 0;            // its busy fraction (hard-IRQ + softirq time / period)
+  double busy = 0;            // its busy fraction (not idle, at least hard-IRQ + softirq time)
   uint8_t rep_model_ix = 0;   // the busiest model queue's pick after the last model pass
   std::shared_ptr<const dim::ModelTable> rep_table;  // its table (null: no model queue)
   uint32_t episodes_before = 0;  // saturation episodes of SaturationPolicy instances replaced
-  // Change budget of the saturation wish (millionths of a change), as ModelPolicy's.
-  uint32_t tokens = 0;
+  // Change budget of the saturation wish (millionths of a change), as ModelPolicy's: full at
+  // the start (clamped to the table's cap at the first period).
+  uint32_t tokens = UINT32_MAX;
   uint64_t budget_waits = 0;  // saturation changes held back by the budget
 };
 
@@ -331,6 +352,23 @@ inline const std::shared_ptr<const dim::ModelTable>& Controller::shared_table(Rd
                         dim::TimerMode::kRateLimit, dev.policy, kShareLevels[level]);
   }
   return t;
+}
+
+// This step's packets per CPU, and the wake-ups and polls the per-core costs count
+// (core_costs.cc). A sum is valid in the step its stamp names (loops_total_), so nothing is
+// cleared between steps. Inline: the per-queue loop calls it for every queue (and add_cq_loads()
+// for every CQ).
+[[gnu::always_inline]] inline void Controller::add_cpu_load(uint16_t cpu, uint64_t packets,
+                                                            uint64_t events, uint64_t polls,
+                                                            uint64_t exhausted) {
+  if (cpu >= cpu_load_.size()) [[unlikely]]
+    cpu_load_.resize(cpu + size_t{1});
+  CpuLoad& l = cpu_load_[cpu];
+  if (l.step != loops_total_) l = {loops_total_, 0};
+  l.packets += packets;
+  l.events += events;
+  l.polls += polls;
+  l.exhausted += exhausted;
 }
 
 // Reorders `slots` to follow the snapshot (key_at(i) for i < n): a slot whose key is still there

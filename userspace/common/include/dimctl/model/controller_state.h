@@ -138,7 +138,8 @@ struct CoreView {
   double used_interrupt_ns = 0;
   double used_completion_ns = 0;
   dim::CostEstimate estimate;  // what the estimator reports, whatever the confidence
-  // The latest period: busy fraction (hard-IRQ + poll softirq time / period), rates of the
+  // The latest period: busy fraction (not idle, at least the hard-IRQ + poll softirq time;
+  // without idle times only the latter: CpuTimes::idle_known), rates of the
   // queues polled on the core.
   double busy = 0;
   double interrupts_per_s = 0;  // NAPI wake-ups (polls that re-armed)

@@ -83,6 +83,9 @@ struct CqCounters {
   uint64_t kernel_modifies = 0;
   uint16_t kernel_comps = 0;  // last cq_modify comps (cq_count)
   uint16_t kernel_usec = 0;   // last cq_modify usec (cq_period)
+  // The CPU the CQ's latest poll ran on (QueueCounters::kNoCpu: not polled yet, or unknown):
+  // the core its completions cost, for the per-core costs and saturation rule.
+  uint16_t cpu = QueueCounters::kNoCpu;
 };
 
 // Time one CPU spent in hard interrupt handlers and in the softirqs that poll queues
@@ -105,6 +108,12 @@ struct CpuTimes {
   uint64_t softirq_irq_poll_ns = 0;
   uint64_t softirq_irq_poll_count = 0;
   uint64_t softirq_irq_poll_timed = 0;
+  // Time the CPU's idle task ran (sched_switch), every stretch timed, the running one up to the
+  // snapshot; meaningful only with idle_known (a switch was seen on the CPU since attach; a CPU
+  // that never switched says nothing). Hard and soft interrupts taken while idle count as idle
+  // here: busy time is max(period − idle, hardirq + softirq).
+  uint64_t idle_ns = 0;
+  bool idle_known = false;
   bool operator==(const CpuTimes&) const = default;
 };
 

@@ -224,7 +224,17 @@ class Controller {
   // core's measured costs where the policy takes them (model.costs: measured).
   const std::shared_ptr<const dim::ModelTable>& core_table(NetDevice& dev, uint8_t level,
                                                            uint16_t bucket);
-  // After the model pass: what each core's saturation rule reads next period.
+  const std::shared_ptr<const dim::ModelTable>& core_table(RdmaDevice& dev, uint8_t level,
+                                                           uint16_t bucket);
+  template <typename Device, typename Build>
+  const std::shared_ptr<const dim::ModelTable>& cost_table(Device& dev, uint8_t level,
+                                                           uint16_t bucket, Build build);
+  // The CQs' completions and wake-ups on the cores that poll them (CqCounters::cpu), beside the
+  // net queues' (add_cpu_load()), before the cores are measured.
+  void add_cq_loads(const model::Snapshot& snap);
+  // The core a CQ's interrupt and polls land on, while cores are measured (null otherwise).
+  CorePick* cq_core(const model::CqCounters& c);
+  // After the model pass and the CQs: what each core's saturation rule reads next period.
   void finish_cores();
   void fill_core_views(model::ControllerState& st) const;
   void feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_time_ns, int64_t now_ns);
