@@ -71,8 +71,9 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
       acc_completions_ = acc_ns_ = 0;
       return false;
     }
-    if (streak_ == 0) acc_completions_ = acc_ns_ = 0;
+    if (streak_ == 0) acc_completions_ = acc_ns_ = acc_interrupts_ = 0;
     acc_completions_ += completions;
+    acc_interrupts_ += static_cast<double>(in.interrupts);
     acc_ns_ += dt;
     if (++streak_ < p_.enter_periods) return false;
     // Enter: the pressure periods measured the latency objective's profile.
@@ -82,7 +83,14 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
     best_ix_ = ix_ = lo_ = model_ix;
     hi_ = uint16_t{t.max_ix()} + 1;
     best_rate_ = acc_completions_ * 1e9 / acc_ns_;
-    const uint8_t j = jump_from(t, cost, ix_, per_queue_rate(acc_completions_, acc_ns_, in.queues));
+    // One completion per interrupt at the latency objective's profile: each queue has one
+    // completion outstanding at a time (a QD~1 closed loop), which no moderation batches, only
+    // delays. Saturated, but nothing to climb to (ModelPolicy's QD~1 rule, per core).
+    const bool batches =
+        acc_interrupts_ < p_.min_polls || acc_completions_ > p_.no_batch_ratio * acc_interrupts_;
+    const uint8_t j =
+        batches ? jump_from(t, cost, ix_, per_queue_rate(acc_completions_, acc_ns_, in.queues))
+                : ix_;
     if (j == ix_) {
       phase_ = Phase::kHold;
       return true;  // the wish is the same index, but it is now held
@@ -91,7 +99,14 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
     return true;
   }
 
-  // Saturated: leave at once when the core would have headroom at the latency objective's pick.
+  // Saturated: leave at once when the core would have headroom at the latency objective's pick,
+  // judged at the best profile only. A trial's periods say how the trial does, not whether the
+  // load left: a trial that delays a closed loop idles the core by throttling it, and leaving
+  // then would hand back to the profile that saturates, enter again and cycle. The trial ends
+  // within measure_periods + 1 periods anyway.
+  if (phase_ == Phase::kSettle || phase_ == Phase::kMeasure) {
+    return climb(t, cost, in, completions, dt);
+  }
   double projected = busy;
   if (model_ix != ix_ && in.interrupts > 0 && completions > 0) {
     const double rate = per_queue_rate(completions, dt, in.queues);
@@ -108,9 +123,19 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
     phase_ = Phase::kHold;
     return true;
   }
+  if (phase_ == Phase::kHold) return false;
+  // kCheck: back at the best after a settling period and still saturated: the trial was worse
+  // on its own account. The search goes on.
+  if (++count_ < 2) return false;
+  const uint8_t j = next_trial(t, cost, per_queue_rate(completions, dt, in.queues));
+  return j != best_ix_ ? step_to(j) : hold_best();
+}
 
+bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const SaturationInput& in,
+                             double completions, double dt) {
   switch (phase_) {
     case Phase::kHold:
+    case Phase::kCheck:
       return false;
     case Phase::kSettle:
       phase_ = Phase::kMeasure;
@@ -138,6 +163,15 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
       hi_ = ix_;
     } else {
       lo_ = ix_;
+    }
+    // Worse, and the core has headroom: either the trial throttled a closed loop (back at the
+    // best the core saturates again) or the load left. Back to the best to tell which: the
+    // check periods judge leaving there, and resume the search if the core is still saturated.
+    if (static_cast<double>(in.busy_ns) / dt < p_.leave_busy) {
+      const bool changed = hold_best();
+      phase_ = Phase::kCheck;
+      count_ = 0;
+      return changed;
     }
   } else {
     return hold_best();  // the rate does not answer to moderation: it is limited elsewhere

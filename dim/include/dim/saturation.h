@@ -33,7 +33,10 @@
 //    periods measure the core's completion rate r_j:
 //      r_j > best · (1 + climb_gain): j is the best (the old best bounds the search on its side);
 //      r_j < best · (1 − climb_gain): j bounds the search on its side (above the best: it batched
-//        too much, a closed loop whose moderation delay costs more than the CPU it saves);
+//        too much, a closed loop whose moderation delay costs more than the CPU it saves). If the
+//        core had headroom during the trial, the load may have left instead: back to the best for
+//        two periods (one settles), where headroom ends the episode and saturation resumes the
+//        search;
 //      otherwise the rate does not answer to moderation (it is limited elsewhere): back to the
 //        best, and hold;
 //  - the next trial: a further jump while nothing above the best measured worse, else the
@@ -70,6 +73,8 @@ struct SaturationParams {
   uint32_t min_polls = 16;       // fewer polls say nothing about exhaustion
   double climb_gain = 0.02;      // a step must be predicted, and measured, to gain more than this
   uint8_t measure_periods = 1;   // periods measured per profile, after one settling period (>= 1)
+  // Completions per interrupt at or below which the queues do not batch (QD~1): no climb.
+  double no_batch_ratio = 1.25;
 };
 
 // One period on one core.
@@ -104,18 +109,25 @@ class SaturationPolicy {
   const SaturationParams& params() const { return p_; }
 
  private:
-  enum class Phase : uint8_t { kSettle, kMeasure, kHold };
+  // kSettle, kMeasure: a trial; kHold: at the best, for good; kCheck: back at the best after a
+  // trial that was worse while the core had headroom, to tell a throttled loop from a load that
+  // left (the first period settles, the second decides).
+  enum class Phase : uint8_t { kSettle, kMeasure, kHold, kCheck };
   // The jump's profile above `from` (below hi_), or `from` when none is predicted to pay.
   uint8_t jump_from(const ModelTable& t, const CostParams& cost, uint8_t from, double rate) const;
   // The next profile to measure (the best when none is left).
   uint8_t next_trial(const ModelTable& t, const CostParams& cost, double rate) const;
   bool step_to(uint8_t j);
   bool hold_best();  // returns whether the wish changed
+  // A period of a trial (settling or measuring), and the decision that ends it.
+  bool climb(const ModelTable& t, const CostParams& cost, const SaturationInput& in,
+             double completions, double dt);
 
   SaturationParams p_;
   double best_rate_ = 0;
   double acc_completions_ = 0;  // over the pressure streak, then the measuring periods
   double acc_ns_ = 0;
+  double acc_interrupts_ = 0;  // over the pressure streak
   uint32_t episodes_ = 0;
   uint8_t streak_ = 0;
   uint8_t count_ = 0;  // periods in the phase

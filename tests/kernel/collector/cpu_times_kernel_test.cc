@@ -2,10 +2,16 @@
 // softirq time per CPU on the running kernel, checked against the kernel's own counts
 // (/proc/interrupts, /proc/softirqs) and against veth traffic in private network namespaces
 // (netns B named dirq-<pid>; never eth0). veth has no hard interrupt: its receive work is NET_RX
-// softirq time.
+// softirq time. Idle time per CPU (sched_switch) against a thread spinning on one CPU and
+// against /proc/stat.
 #include <bpf/libbpf.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <vector>
 
 #include <chrono>
 #include <fstream>
@@ -119,7 +125,10 @@ TEST_F(CpuTimesKernelTest, OffByDefault) {
   o.enable_rdma = false;
   auto c = BpfCollector::open(o);
   ASSERT_TRUE(c.ok()) << c.error().detailed();
-  for (const auto& p : (*c)->programs()) EXPECT_NE(p.name.rfind("irq:", 0), 0u) << p.name;
+  for (const auto& p : (*c)->programs()) {
+    EXPECT_NE(p.name.rfind("irq:", 0), 0u) << p.name;
+    EXPECT_NE(p.name.rfind("sched:", 0), 0u) << p.name;
+  }
   auto s = (*c)->sample();
   ASSERT_TRUE(s.ok());
   EXPECT_TRUE(s->cpus.empty());
@@ -268,6 +277,88 @@ TEST_F(CpuTimesKernelTest, TimingThatIsNotAPowerOfTwoIsRefused) {
   auto c = BpfCollector::open(o);
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.error().message().find("power of two"), std::string::npos) << c.error().message();
+}
+
+// /proc/stat per CPU: idle + iowait (the idle task runs in both), in ns (USER_HZ ticks).
+std::vector<double> proc_stat_idle_ns() {
+  std::ifstream f("/proc/stat");
+  std::vector<double> out;
+  std::string line;
+  const double tick_ns = 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  while (std::getline(f, line)) {
+    if (line.rfind("cpu", 0) != 0 || line.size() < 4 || line[3] == ' ') continue;
+    std::istringstream in(line);
+    std::string name;
+    uint64_t user, nice, system, idle, iowait;
+    in >> name >> user >> nice >> system >> idle >> iowait;
+    const auto cpu = static_cast<size_t>(std::stoul(name.substr(3)));
+    if (out.size() <= cpu) out.resize(cpu + 1, -1);
+    out[cpu] = static_cast<double>(idle + iowait) * tick_ns;
+  }
+  return out;
+}
+
+// A thread spinning on CPU 0 leaves it no idle time; every CPU's idle time agrees with the
+// kernel's own accounting (/proc/stat: 10 ms ticks, and interrupts taken while idle are idle
+// here but not there, hence the tolerance).
+void idle_follows_the_cpus(bool raw_tp) {
+  auto c = CpuTimesKernelTest::open(raw_tp);
+  ASSERT_NE(c, nullptr);
+  bool attached = false;
+  for (const auto& p : c->program_status()) {
+    if (p.view.name != "sched:sched_switch") continue;
+    attached = p.view.attached;
+    EXPECT_TRUE(p.view.attached) << p.view.reason;
+    EXPECT_EQ(p.attach_type, raw_tp ? "raw_tp" : "tp_btf");
+  }
+  ASSERT_TRUE(attached) << "no sched:sched_switch program";
+  std::atomic<bool> stop{false};
+  // Let every CPU switch at least once (a CPU seen switching knows its idle time).
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto before = CpuTimesKernelTest::sample(*c);
+  const auto stat0 = proc_stat_idle_ns();
+  const auto t0 = Clock::now();
+  std::thread spin([&] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(0, &set);
+    (void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const auto after = CpuTimesKernelTest::sample(*c);
+  const auto stat1 = proc_stat_idle_ns();
+  const double wall_ns = secs(Clock::now() - t0) * 1e9;
+  stop = true;
+  spin.join();
+  ASSERT_EQ(after.cpus.size(), before.cpus.size());
+  ASSERT_FALSE(after.cpus.empty());
+  ASSERT_TRUE(after.cpus[0].idle_known);
+  for (size_t cpu = 0; cpu < after.cpus.size(); ++cpu) {
+    if (!after.cpus[cpu].idle_known || !before.cpus[cpu].idle_known) continue;  // offline
+    const double ours = static_cast<double>(after.cpus[cpu].idle_ns) -
+                        static_cast<double>(before.cpus[cpu].idle_ns);
+    std::printf("cpu %zu: idle %.1f ms of %.1f ms; /proc/stat %.1f ms\n", cpu, ours / 1e6,
+                wall_ns / 1e6,
+                cpu < stat1.size() && cpu < stat0.size() ? (stat1[cpu] - stat0[cpu]) / 1e6 : -1);
+    EXPECT_GE(ours, -1e6) << "cpu " << cpu;
+    EXPECT_LE(ours, wall_ns + 1e6) << "cpu " << cpu;
+    if (cpu < stat1.size() && cpu < stat0.size() && stat0[cpu] >= 0) {
+      EXPECT_NEAR(ours, stat1[cpu] - stat0[cpu], 40e6 + 0.1 * wall_ns) << "cpu " << cpu;
+    }
+  }
+  const double idle0 =
+      static_cast<double>(after.cpus[0].idle_ns) - static_cast<double>(before.cpus[0].idle_ns);
+  EXPECT_LT(idle0, 0.1 * wall_ns) << "CPU 0 ran a spinning thread";
+}
+
+TEST_F(CpuTimesKernelTest, IdleTimeFollowsTheCpusTpBtf) {
+  idle_follows_the_cpus(false);
+}
+
+TEST_F(CpuTimesKernelTest, IdleTimeFollowsTheCpusRawTp) {
+  idle_follows_the_cpus(true);
 }
 
 }  // namespace

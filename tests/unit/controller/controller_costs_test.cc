@@ -1,7 +1,9 @@
 // Per-core measured costs and saturation in the controller (core_costs.cc): synthetic CPU times
 // from the fake source are fitted per core, the model's picks use the core's estimate (rule
 // `costs: measured`), explicit costs override, tables are not rebuilt every period, and a
-// saturated core gives its queues the throughput profile and hands them back at once.
+// saturated core gives its queues the throughput profile and hands them back at once. A core
+// full of application work is saturated when its idle time is measured (and only then), and RDMA
+// CQs count on the core that polls them and follow its throughput profile.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -280,7 +282,7 @@ TEST_F(CostsTest, ASaturatedCoreClimbsAndHandsBackAtOnce) {
     }
   }
   ASSERT_GE(entered, 0);
-  EXPECT_LE(entered, 3) << "K = 3 pressure periods";
+  EXPECT_LE(entered, 3) << "K = 2 pressure periods, after the first with a model queue";
   ASSERT_GE(climbed, 0) << "the throughput objective never moved above the latency pick";
   EXPECT_EQ(core(1)->saturation_episodes, 1u);
   const uint8_t held = queue(key(2, 0))->dim.applied_ix;
@@ -292,6 +294,106 @@ TEST_F(CostsTest, ASaturatedCoreClimbsAndHandsBackAtOnce) {
   ASSERT_TRUE(step().ok());
   EXPECT_FALSE(core(1)->saturated);
   EXPECT_EQ(queue(key(2, 0))->dim.applied_ix, queue(key(2, 0))->dim.profile_ix);
+}
+
+// Application work is neither hard-IRQ nor softirq time: the core looks free from the interrupt
+// times alone, and saturated once its idle time says it is not.
+TEST_F(CostsTest, ApplicationWorkSaturatesTheCoreOnlyWhenIdleIsMeasured) {
+  policy.by_name["eth0"] = model_policy(shadow());
+  const auto packets = static_cast<uint64_t>(100'000 * kPeriod / 1e9);
+  auto run = [&](bool idle_known, double idle_share) {
+    model::CpuTimes& t = source.current.cpus[1];
+    t.idle_known = idle_known;
+    for (int p = 0; p < 10; ++p) {
+      period(packets / 4, packets, Host{});
+      t.idle_ns += static_cast<uint64_t>(idle_share * kPeriod);
+      EXPECT_TRUE(step().ok());
+    }
+    return core(1);
+  };
+  // The interrupts take about 0.12 of the core: without idle times, that is all it is busy.
+  const model::CoreView* c = run(false, 0.0);
+  ASSERT_NE(c, nullptr);
+  EXPECT_LT(c->busy, 0.2);
+  EXPECT_FALSE(c->saturated);
+  // Idle 40 % of the time: busy 0.6, headroom.
+  c = run(true, 0.4);
+  EXPECT_NEAR(c->busy, 0.6, 0.01);
+  EXPECT_FALSE(c->saturated);
+  // Never idle: saturated after K = 2 periods.
+  c = run(true, 0.0);
+  EXPECT_DOUBLE_EQ(c->busy, 1.0);
+  EXPECT_TRUE(c->saturated);
+  EXPECT_EQ(c->saturation_episodes, 1u);
+  // Idle more than the period (a reader's rounding): clamped; busy is the interrupt time again.
+  c = run(true, 1.5);
+  EXPECT_NEAR(c->busy, 0.12, 0.02);
+  EXPECT_FALSE(c->saturated);
+}
+
+// A model CQ on a saturated core: its completions count on the core (CqCounters::cpu), and its
+// wish follows the core's throughput profile; a CQ whose poll context has no core (an unbound
+// workqueue) is left to its model.
+TEST_F(CostsTest, CqsCountOnTheCoreThatPollsThemAndFollowItsThroughputProfile) {
+  auto add_cq = [&](uint32_t id, model::PollContext ctx) {
+    model::CqCounters c;
+    c.key = {0, id};
+    c.ibdev = "mlx5_0";
+    c.poll_ctx = ctx;
+    c.comp_vector = 0;
+    c.cpu = 1;
+    source.current.cqs.push_back(c);
+  };
+  add_cq(7, model::PollContext::kSoftirq);
+  add_cq(8, model::PollContext::kUnboundWorkqueue);
+  policy.by_name["mlx5_0"] = model_policy(shadow());
+  ASSERT_TRUE(step().ok());
+  hold_ = st();
+  // A closed loop on the core: more batching, more completions (10 % per profile index).
+  const double base = 100'000;
+  model::CpuTimes& t = source.current.cpus[1];
+  t.idle_known = true;
+  int saturated_periods = 0;
+  for (int p = 0; p < 40; ++p) {
+    uint8_t ix = 0;
+    for (const auto& v : st()->cqs) {
+      if (v.counters.key.cq_id == 7) ix = v.dim.applied_ix;
+    }
+    const auto comps = static_cast<uint64_t>(base * (1 + 0.1 * ix) * kPeriod / 1e9);
+    for (uint32_t id : {7u, 8u}) {
+      auto* c = source.cq({0, id});
+      c->schedules += comps / 2;
+      c->events += comps / 2;
+      c->polls += comps / 2;
+      c->completions += comps;
+    }
+    t.hardirq_ns += comps * 700;
+    t.hardirq_count += comps / 2;
+    t.hardirq_timed += comps / 2;
+    t.softirq_irq_poll_ns += comps * 1000;
+    t.softirq_irq_poll_count += comps / 2;
+    t.softirq_irq_poll_timed += comps / 2;
+    ASSERT_TRUE(step().ok());
+    hold_ = st();
+    const model::CoreView* c = core(1);
+    ASSERT_NE(c, nullptr);
+    // The softirq CQ's completions are the core's; the unbound one's are not (it was polled
+    // there this period, but an unbound worker may run anywhere the next).
+    EXPECT_NEAR(c->completions_per_s, static_cast<double>(comps) * 1e9 / kPeriod, 1.0) << p;
+    if (!c->saturated) continue;
+    ++saturated_periods;
+    for (const auto& v : hold_->cqs) {
+      if (v.counters.key.cq_id == 7) {
+        EXPECT_EQ(v.dim.applied_ix, c->saturation_profile) << "period " << p;
+      } else {
+        EXPECT_EQ(v.dim.applied_ix, v.dim.profile_ix) << "period " << p;  // its model's
+      }
+    }
+  }
+  EXPECT_GE(saturated_periods, 35);
+  const model::CoreView* c = core(1);
+  EXPECT_EQ(c->saturation_episodes, 1u);
+  EXPECT_GT(c->saturation_profile, 0) << "the throughput objective never left profile 0";
 }
 
 }  // namespace

@@ -56,6 +56,18 @@ struct SynthCore {
     return rate;
   }
 
+  // What the queue wants beyond what the core serves waits at the core, and each poll finds
+  // that backlog: an open loop's grows without bound (every poll uses its 64 budget), a closed
+  // loop's is bounded by its depth (the batch grows with the overload).
+  double batch(const ModelTable& t, uint8_t ix, const Prediction& pr) const {
+    const double rate = rate_at(t, ix);
+    const double cap = 1e9 / pr.cpu_per_completion_ns * (1 - app_busy);
+    if (rate < 0.99 * cap) return pr.batch;
+    if (depth <= 0) return offered > cap ? 64.0 : pr.batch;
+    const double want = depth * 1e9 / (base_ns + pr.added_delay_ns + pr.cpu_per_completion_ns);
+    return std::min(64.0, pr.batch * std::max(1.0, want / cap));
+  }
+
   SaturationInput period(const ModelTable& t, uint8_t ix, uint8_t model_ix) const {
     Prediction pr;
     const double rate = rate_at(t, ix, &pr);
@@ -63,7 +75,7 @@ struct SynthCore {
     in.dt_ns = kPeriod;
     const double secs = kPeriod * 1e-9;
     in.completions = static_cast<uint64_t>(rate * secs);
-    in.interrupts = static_cast<uint64_t>(rate * secs / pr.batch);
+    in.interrupts = static_cast<uint64_t>(rate * secs / batch(t, ix, pr));
     in.polls = in.interrupts;
     in.busy_ns = static_cast<uint64_t>(
         std::min(1.0, app_busy + rate * pr.cpu_per_completion_ns * 1e-9) * kPeriod);
@@ -196,6 +208,7 @@ TEST(SaturationPolicy, NoClimbWhenTheRateDoesNotAnswer) {
   const ModelTable t = rdma_table();
   SaturationPolicy s;
   SaturationInput in = busy_period(0.97, 2);
+  in.interrupts = in.polls = 500;  // 2 completions per interrupt: the queues batch
   int changes = 0;
   for (int i = 0; i < 100; ++i) {
     const uint8_t before = s.wish(2);
@@ -206,6 +219,53 @@ TEST(SaturationPolicy, NoClimbWhenTheRateDoesNotAnswer) {
   EXPECT_EQ(s.profile_ix(), 2);
   EXPECT_EQ(changes, 2);  // one step up, one back
   EXPECT_TRUE(s.holding());
+}
+
+TEST(SaturationPolicy, NoClimbWhenEachInterruptCarriesOneCompletion) {
+  // Queues with one completion outstanding each (a QD~1 closed loop over many queues) saturate
+  // the core with interrupts no moderation can batch: saturated, held at the model's pick.
+  const ModelTable t = rdma_table();
+  SaturationPolicy s;
+  SaturationInput in = busy_period(1.0, 1);  // completions == interrupts
+  int changes = 0;
+  for (int i = 0; i < 100; ++i) {
+    const uint8_t before = s.wish(1);
+    s.update(t, {}, in);
+    changes += s.wish(1) != before;
+  }
+  EXPECT_TRUE(s.saturated());
+  EXPECT_TRUE(s.holding());
+  EXPECT_EQ(changes, 0);
+  EXPECT_EQ(s.episodes(), 1u);
+  // 1.3 completions per interrupt: some batching, so the climb is tried.
+  SaturationPolicy s2;
+  in.interrupts = in.polls = 769;
+  for (int i = 0; i < 3; ++i) s2.update(t, {}, in);
+  EXPECT_TRUE(s2.saturated());
+  EXPECT_FALSE(s2.holding());
+}
+
+// A trial that delays a closed loop throttles it and idles the core; that is the trial's
+// verdict, not headroom: the episode goes on (back to the best) instead of ending and starting
+// again every few periods.
+TEST(SaturationPolicy, ATrialThatIdlesTheCoreDoesNotEndTheEpisode) {
+  const ModelTable t = rdma_table();
+  SaturationPolicy s;
+  int changes = 0;
+  for (int i = 0; i < 200; ++i) {
+    const uint8_t before = s.wish(0);
+    // At profile 0 the loop saturates the core with 1.5 completions per interrupt; any other
+    // profile halves its rate and the core's busy time.
+    SaturationInput in = busy_period(s.wish(0) == 0 ? 1.0 : 0.5, 0);
+    in.interrupts = in.polls = s.wish(0) == 0 ? 667 : 250;
+    in.completions = s.wish(0) == 0 ? 1000 : 500;
+    s.update(t, {}, in);
+    changes += s.wish(0) != before;
+  }
+  EXPECT_TRUE(s.saturated());
+  EXPECT_EQ(s.episodes(), 1u);
+  EXPECT_EQ(s.wish(0), 0);
+  EXPECT_LE(changes, t.size() + 1);
 }
 
 TEST(SaturationPolicy, LeavingIsJudgedAtTheLatencyObjectivesProfile) {
@@ -226,16 +286,19 @@ TEST(SaturationPolicy, LeavingIsJudgedAtTheLatencyObjectivesProfile) {
 }
 
 // The property: a load switching between overload and light load with random on/off lengths
-// changes the wish at most (table size + 2) times per overload phase, none in a phase shorter
-// than K periods, and none after the climb in a long phase. No limit cycle.
+// changes the wish at most (table size + 1) times per overload phase and 2 per light phase (a
+// trial cut short, then leaving), none in a phase shorter than K periods, and none after the
+// climb in a long phase. No limit cycle.
 TEST(SaturationPolicy, PropertyNoLimitCycleOnPeriodicLoad) {
   const ModelTable t = rdma_table();
   std::mt19937_64 rng(22);
-  std::uniform_int_distribution<int> len(1, 40);
   const SaturationParams p;
-  const int climb_bound = t.size() * (p.measure_periods + 1) + p.enter_periods + 2;
+  // Light phases long enough to leave (a trial running when the load leaves ends first).
+  std::uniform_int_distribution<int> len(1, 40), off_len(p.measure_periods + 3, 40);
+  // Each trial settles and measures; a check after one takes two more periods.
+  const int climb_bound = t.size() * (p.measure_periods + 3) + p.enter_periods + 2;
   for (int trial = 0; trial < 100; ++trial) {
-    const int on = len(rng), off = len(rng);
+    const int on = len(rng), off = off_len(rng);
     SynthCore hot, cold;
     hot.cost = cold.cost = {1000, 2000, 0.95, 1};
     hot.offered = 800'000;
@@ -254,14 +317,16 @@ TEST(SaturationPolicy, PropertyNoLimitCycleOnPeriodicLoad) {
         EXPECT_EQ(drive(s, t, hot, 5), 0) << trial;
         EXPECT_EQ(s.wish(0), held);
       }
+      // A trial running when the load leaves ends first (back to the best, whose check periods
+      // then see the headroom): two changes, and up to measure + 3 periods to leave.
       const int leave = drive(s, t, cold, off);
-      EXPECT_LE(leave, 1) << trial;
+      EXPECT_LE(leave, 2) << trial;
       EXPECT_FALSE(s.saturated()) << trial;
       changes += c + leave;
       phases += on >= p.enter_periods;
     }
     EXPECT_EQ(s.episodes(), static_cast<uint32_t>(phases)) << trial;
-    EXPECT_LE(changes, phases * (t.size() + 2)) << trial;
+    EXPECT_LE(changes, phases * (t.size() + 3)) << trial;
   }
 }
 
