@@ -42,6 +42,7 @@ ModelTable::ModelTable(std::span<const Profile> profiles, ProfileCount count,
   p.max_changes_per_s = std::clamp<uint32_t>(p.max_changes_per_s, 1, 1000);
   p.bounce_hold_ms = std::min<uint32_t>(p.bounce_hold_ms, 60'000);
   p.bounce_release = std::max(1.0, p.bounce_release);
+  p.throttle_drop = std::clamp(p.throttle_drop, 0.0, 1.0);
 
   std::array<Profile, kMaxProfiles> table{};
   n_ = static_cast<uint8_t>(std::clamp<size_t>(profiles.size(), 1, kMaxProfiles));
@@ -124,6 +125,7 @@ ModelTable::ModelTable(std::span<const Profile> profiles, ProfileCount count,
   token_per_s_ = uint64_t{b - cap + 1} * kOneChange - 1;
   hold_base_us_ = p.bounce_hold_ms * 1000;
   release_ = static_cast<float>(p.bounce_release);
+  throttle_keep_ = static_cast<float>(1 - p.throttle_drop);
   up_periods_ = p.up_periods;
   bounce_periods_ = p.bounce_periods;
 }
@@ -155,6 +157,14 @@ bool ModelPolicy::update(const ModelTable& t, const ModelInput& in) {
   if (in.events >= t.qd1_min_events_ &&
       static_cast<double>(in.completions) <= t.qd1_ratio_ * static_cast<double>(in.events)) {
     down_to = up_to = t.latency_ix_;
+  }
+  if (up_from_ != kNoCeiling) {
+    if (since_up_ > t.bounce_periods_ || up_from_ >= ix_) {
+      up_from_ = kNoCeiling;  // the move held (or the profile came down since)
+    } else if (rate < static_cast<double>(ref_rate_) * static_cast<double>(t.throttle_keep_)) {
+      down_to = std::min(down_to, up_from_);
+      up_to = std::min(up_to, up_from_);
+    }
   }
 
   uint8_t want = ix_;
@@ -192,6 +202,9 @@ bool ModelPolicy::update(const ModelTable& t, const ModelInput& in) {
     since_up_ = 0xff;
   } else {
     const auto r = static_cast<float>(rate);
+    // Under a ceiling the reference is the larger of the failed move's rate and this one's: the
+    // guard watches the move only when that is within 10 % of this move's own rate.
+    up_from_ = ceiling_ix_ == kNoCeiling || r >= ref_rate_ * 0.9f ? ix_ : kNoCeiling;
     ref_rate_ = ceiling_ix_ == kNoCeiling ? r : std::max(ref_rate_, r);
     since_up_ = 0;
   }

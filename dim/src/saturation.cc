@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace dim {
 namespace {
@@ -35,8 +36,14 @@ uint8_t SaturationPolicy::jump_from(const ModelTable& t, const CostParams& cost,
   for (uint16_t j = from + 1; j < end; ++j) least = std::min(least, s_of(static_cast<uint8_t>(j)));
   if (!(least * (1 + p_.climb_gain) < s_of(from))) return from;
   for (uint16_t j = from + 1; j < end; ++j) {
-    if (s_of(static_cast<uint8_t>(j)) <= least * (1 + p_.climb_gain))
-      return static_cast<uint8_t>(j);
+    if (s_of(static_cast<uint8_t>(j)) <= least * (1 + p_.climb_gain)) {
+      // The episode's first jump goes halfway: the cost model does not know a closed loop's
+      // depth, and a jump past what it can batch costs the loop most of its rate while it is
+      // measured. Each gain measured lets the next jump go twice as far.
+      const auto reach =
+          static_cast<uint16_t>(step_ != 0 ? step_ : std::max(1, (j - from + 1) / 2));
+      return static_cast<uint8_t>(std::min<uint16_t>(j, from + reach));
+    }
   }
   return from;
 }
@@ -71,7 +78,14 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
       acc_completions_ = acc_ns_ = 0;
       return false;
     }
-    if (streak_ == 0) acc_completions_ = acc_ns_ = acc_interrupts_ = 0;
+    if (streak_ == 0) {
+      acc_completions_ = acc_ns_ = acc_interrupts_ = 0;
+      min_rate_ = std::numeric_limits<double>::infinity();
+      max_rate_ = 0;
+    }
+    const double period_rate = completions * 1e9 / dt;
+    min_rate_ = std::min(min_rate_, period_rate);
+    max_rate_ = std::max(max_rate_, period_rate);
     acc_completions_ += completions;
     acc_interrupts_ += static_cast<double>(in.interrupts);
     acc_ns_ += dt;
@@ -83,14 +97,26 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
     best_ix_ = ix_ = lo_ = model_ix;
     hi_ = uint16_t{t.max_ix()} + 1;
     best_rate_ = acc_completions_ * 1e9 / acc_ns_;
+    // Moderation can only save interrupts that happen, and only by batching. Few interrupts: the
+    // queues stay in polling (their budget runs out, they never re-arm), nothing to moderate.
     // One completion per interrupt at the latency objective's profile: each queue has one
     // completion outstanding at a time (a QD~1 closed loop), which no moderation batches, only
-    // delays. Saturated, but nothing to climb to (ModelPolicy's QD~1 rule, per core).
+    // delays. Either way saturated, but nothing to climb to (ModelPolicy's QD~1 rule, per core);
+    // a trial would only lose rate, which an overloaded open loop never wins back.
     const bool batches =
-        acc_interrupts_ < p_.min_polls || acc_completions_ > p_.no_batch_ratio * acc_interrupts_;
+        acc_interrupts_ >= p_.min_polls && acc_completions_ > p_.no_batch_ratio * acc_interrupts_;
+    // A trial is judged on one period's rate against the best's: the rate must hold still
+    // enough between periods for a gain of climb_gain to show (bursts, on/off sources and
+    // closed loops whose depth moves do not). The spread of the pressure periods' rates says how
+    // much it moves by itself; a verdict needs twice that.
+    noise_ = max_rate_ > 0 ? (max_rate_ - min_rate_) / max_rate_ : 0;
+    gain_ = std::max(p_.climb_gain, 2 * noise_);
+    const bool steady = noise_ <= p_.max_noise;
+    step_ = 0;  // the first jump: halfway
     const uint8_t j =
-        batches ? jump_from(t, cost, ix_, per_queue_rate(acc_completions_, acc_ns_, in.queues))
-                : ix_;
+        batches && steady
+            ? jump_from(t, cost, ix_, per_queue_rate(acc_completions_, acc_ns_, in.queues))
+            : ix_;
     if (j == ix_) {
       phase_ = Phase::kHold;
       return true;  // the wish is the same index, but it is now held
@@ -150,7 +176,7 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
   }
   const double rate = acc_completions_ * 1e9 / acc_ns_;
   const bool up = ix_ > best_ix_;
-  if (rate > best_rate_ * (1 + p_.climb_gain)) {
+  if (rate > best_rate_ * (1 + gain_)) {
     if (up) {
       lo_ = best_ix_;
     } else {
@@ -158,7 +184,8 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
     }
     best_ix_ = ix_;
     best_rate_ = rate;
-  } else if (rate < best_rate_ * (1 - p_.climb_gain)) {
+    if (up) step_ = static_cast<uint8_t>(std::min(2 * (ix_ - lo_), 128));
+  } else if (rate < best_rate_ * (1 - gain_)) {
     if (up) {
       hi_ = ix_;
     } else {
@@ -173,6 +200,10 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
       count_ = 0;
       return changed;
     }
+    // Worse with the core still saturated: more batching cost completions on a core it should
+    // have freed. Not a closed loop's overshoot (that idles the core), but an open loop whose
+    // backlog the trial grew, or noise: another trial would only grow it more. Back and hold.
+    if (up) return hold_best();
   } else {
     return hold_best();  // the rate does not answer to moderation: it is limited elsewhere
   }

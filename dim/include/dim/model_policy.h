@@ -38,6 +38,15 @@
 //    becomes a ceiling for bounce_hold (2 s, doubling with each bounce in a row, up to 16 times),
 //    lifted early when λ reaches bounce_release (1.5) times the rate of the failed move. Without
 //    it a closed loop would flip between two profiles forever (a limit cycle).
+//  - Throttle guard: a move up after which the rate falls by more than throttle_drop (25 %) of
+//    the rate it was made at, within bounce_periods, delayed a closed loop enough to cost it
+//    rate (few completions outstanding: the batch the move counted on never comes, and each
+//    completion now waits for the timer). Back to the profile it left, and the bounce guard's
+//    ceiling applies. Without it a closed loop settles where its own throttled rate justifies the
+//    throttling profile (a self-consistent rate below what no moderation carries: issue 22's
+//    sweep, sweep-1-022, half the oracle's throughput). The reference is the bounce guard's rate
+//    (ref_rate_): for a move made under a ceiling, only when that is within 10 % of the move's
+//    own rate.
 //  - Change budget: a token bucket of ceil(b/2) changes refilling at just under b - ceil(b/2) + 1
 //    per second, so any window of one second holds at most b = max_changes_per_s changes: up to
 //    ceil(b/2) at once, b - ceil(b/2) + 1 per second sustained. A change that finds no token
@@ -73,6 +82,10 @@ struct ModelParams {
   uint8_t bounce_periods = 3;
   uint32_t bounce_hold_ms = 2000;
   double bounce_release = 1.5;
+  // Throttle guard: a move up after which the completion rate falls below (1 − throttle_drop)
+  // of the rate it was made at, within bounce_periods, throttled a closed loop (its moderation
+  // delay cost rate): back to the profile it left, as a bounce (1: off).
+  double throttle_drop = 0.25;
 };
 
 // Which field of a Profile is the count threshold N.
@@ -129,6 +142,7 @@ class ModelTable {
   uint64_t token_per_s_ = 0;  // millionths of a change per second
   uint32_t hold_base_us_ = 0;
   float release_ = 1.5f;
+  float throttle_keep_ = 0.75f;  // 1 − throttle_drop
   uint8_t lo_ = 0, hi_ = 0, n_ = 1, latency_ix_ = 0;
   uint8_t up_periods_ = 2, bounce_periods_ = 3;
 
@@ -178,6 +192,8 @@ class ModelPolicy {
   uint8_t since_up_ = 0xff;    // periods since the latest up move (saturates)
   uint8_t ceiling_ix_ = kNoCeiling;
   uint8_t bounces_ = 0;  // bounces in a row: the hold doubles with each
+  // The profile the latest up move left, while the throttle guard watches it (kNoCeiling: not).
+  uint8_t up_from_ = kNoCeiling;
 };
 static_assert(sizeof(ModelPolicy) == 24, "the controller keeps one per queue beside its slot");
 

@@ -12,40 +12,53 @@
 //   headroom = busy' < leave_busy (Y < X)  and  exhausted share < leave_exhausted  and  no
 //              backlog growth
 // The core enters after enter_periods (K) pressure periods in a row and leaves in the first
-// period with headroom ("fast down stays fast"); between the two it keeps its state. busy is
-// hard-IRQ + softirq (+ application, if the caller knows it) time over the period. busy' is busy
-// projected to the latency objective's profile: batching is what freed the core, so handing back
-// must not be judged at the batch that freed it. With the measured batch B = completions /
-// interrupts and the batch B_m the cost model predicts for ModelPolicy's pick at this load,
+// period with headroom at its best profile ("fast down stays fast"; never during a trial, see
+// below); between the two it keeps its state. busy is the core's non-idle time over the period
+// (the caller's measure; hard-IRQ + softirq where idle is unknown). X is 0.97, not lower: a core
+// at 0.9 under a Poisson load is busy by the load's own variance, and a trial there only adds
+// delay. busy' is busy projected to the latency objective's profile: batching is what freed the
+// core, so handing back must not be judged at the batch that freed it. With the measured batch
+// B = completions / interrupts and the batch B_m the cost model predicts for ModelPolicy's pick
+// at this load,
 //     busy' = busy + completions · C_irq · (1/B_m − 1/B) / Δt
 // (no projection while the pick is the throughput profile). Without it a core freed by batching
 // would hand back, saturate again, and cycle.
 //
-// The throughput objective, a decisive climb from the latency objective's profile m: a jump to
-// where the cost model puts the CPU saving, confirmed by the measured rate, and a bisection back
-// when the jump batched too much.
-//  - entering records the completion rate r_m over the K pressure periods (at m) as the best;
-//  - a jump from the best profile b goes to the lowest j in (b, hi) whose predicted CPU per
-//    completion S = C_c + C_irq/B (cost model, at the measured per-queue rate) is within
-//    climb_gain of the least S in (b, hi), provided that least S cuts S_b by more than climb_gain
-//    (no profile predicted to pay: no jump). hi starts above the table's top;
+// The throughput objective, a climb from the latency objective's profile m: jumps toward where
+// the cost model puts the CPU saving, each confirmed by the measured rate, and a bisection back
+// when one batched too much. The rules, each from a case that went wrong without it (the sweep,
+// docs/benchmarks/sweep.md):
+//  - no trial at all (saturated, held at m) when moderation has nothing to save or the rate
+//    cannot judge it: fewer than min_polls interrupts over the pressure periods (the queues stay
+//    in polling), at most no_batch_ratio (1.25) completions per interrupt (one completion
+//    outstanding per queue: QD~1, which moderation only delays), or the pressure periods' rates
+//    spread by more than max_noise (10 %: bursts, on/off, a moving closed loop, where one
+//    period's rate cannot show a 2 % gain). Otherwise a verdict needs a change of
+//    g = max(climb_gain, 2 × spread);
+//  - entering records the completion rate over the K pressure periods (at m) as the best b;
+//  - a jump from b aims at the lowest j in (b, hi) whose predicted CPU per completion
+//    S = C_c + C_irq/B (cost model, at the measured per-queue rate) is within climb_gain of the
+//    least S in (b, hi), if that least S cuts S_b by more than climb_gain (no profile predicted
+//    to pay: no jump); hi starts above the table's top. The episode's first jump goes halfway
+//    there (the cost model knows no closed loop's depth, and a jump past what the loop can
+//    batch costs most of its rate while measured); after a gain the next may go twice as far as
+//    the last step;
 //  - after a change, one period settles (the change applies mid-period), then measure_periods
 //    periods measure the core's completion rate r_j:
-//      r_j > best · (1 + climb_gain): j is the best (the old best bounds the search on its side);
-//      r_j < best · (1 − climb_gain): j bounds the search on its side (above the best: it batched
-//        too much, a closed loop whose moderation delay costs more than the CPU it saves). If the
-//        core had headroom during the trial, the load may have left instead: back to the best for
-//        two periods (one settles), where headroom ends the episode and saturation resumes the
-//        search;
-//      otherwise the rate does not answer to moderation (it is limited elsewhere): back to the
-//        best, and hold;
-//  - the next trial: a further jump while nothing above the best measured worse, else the
-//    midpoint of (b, hi); then, once something above b measured worse (a sign that the jump
-//    overshot a closed loop's best), the upper midpoint of (lo, b), lo being the latency
-//    objective's profile or the highest below b that measured worse (a bisection on a unimodal
-//    rate; without that sign a probe down would only cost throughput);
-//  - no profile left in (lo, hi): hold the best. Holding lasts while the core stays saturated: no
-//    probing.
+//      r_j > b's · (1 + g): j is the new best (the old one bounds the search on its side);
+//      r_j < b's · (1 − g), the core with headroom during the trial: either the trial throttled a
+//        closed loop (its delay cost more than the CPU it saved) or the load left. j bounds the
+//        search on its side, and the core goes back to b for two check periods (one settles):
+//        headroom there ends the episode, saturation resumes the search;
+//      r_j < b's · (1 − g), the core still saturated: more batching cost completions on a core
+//        it should have freed, an open loop whose backlog the trial grew (or noise): back to b,
+//        hold;
+//      otherwise the rate does not answer to moderation (limited elsewhere): back to b, hold;
+//  - the next trial: a further jump while nothing above b measured worse, else the midpoint of
+//    (b, hi); then, once something above b measured worse (the sign of an overshoot), the upper
+//    midpoint of (lo, b), lo being m or the highest profile below b that measured worse (a
+//    bisection on a unimodal rate; without that sign a probe down would only cost throughput);
+//  - nothing left in (lo, hi): hold b. Holding lasts while the core stays saturated: no probing.
 // Every trial narrows (lo, hi), so one saturation episode changes the profile at most
 // (table size + 1) times, each at least measure_periods + 1 periods apart, and never again until
 // it ends; leaving hands the queue back to ModelPolicy at once (its pick, which was updated all
@@ -65,7 +78,7 @@
 namespace dim {
 
 struct SaturationParams {
-  double enter_busy = 0.90;      // X: busy fraction of the period that is pressure
+  double enter_busy = 0.97;      // X: busy fraction of the period that is pressure
   double leave_busy = 0.75;      // Y (< X): projected busy fraction below which the core is free
   uint8_t enter_periods = 2;     // K: pressure periods in a row to enter (>= 1)
   double enter_exhausted = 0.5;  // share of polls that used their whole budget: pressure
@@ -75,6 +88,10 @@ struct SaturationParams {
   uint8_t measure_periods = 1;   // periods measured per profile, after one settling period (>= 1)
   // Completions per interrupt at or below which the queues do not batch (QD~1): no climb.
   double no_batch_ratio = 1.25;
+  // Spread of the pressure periods' rates, (max − min) / max, above which the load moves too
+  // much by itself for a trial to be judged: no climb. Below it a verdict needs a change of
+  // max(climb_gain, 2 × spread).
+  double max_noise = 0.10;
 };
 
 // One period on one core.
@@ -127,7 +144,11 @@ class SaturationPolicy {
   double best_rate_ = 0;
   double acc_completions_ = 0;  // over the pressure streak, then the measuring periods
   double acc_ns_ = 0;
-  double acc_interrupts_ = 0;  // over the pressure streak
+  double acc_interrupts_ = 0;           // over the pressure streak
+  double min_rate_ = 0, max_rate_ = 0;  // the streak's period rates
+  double noise_ = 0;                    // their spread at entry
+  double gain_ = 0;                     // what a trial's verdict needs this episode
+  uint8_t step_ = 1;                    // how far the next jump may go (doubles on each gain)
   uint32_t episodes_ = 0;
   uint8_t streak_ = 0;
   uint8_t count_ = 0;  // periods in the phase

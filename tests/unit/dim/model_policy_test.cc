@@ -301,6 +301,48 @@ TEST(ModelPolicy, BounceCeilingLiftsWhenTheLoadRisesEnough) {
   EXPECT_EQ(m.ceiling_ix(), 0xff);
 }
 
+// A closed loop with a few completions outstanding settles wherever its throttled rate still
+// justifies the profile that throttles it: profile 2 halves its rate to well above threshold 1
+// and 2, so without the throttle guard nothing moves it down again. With it, the move that cost
+// a quarter of the rate is undone at once and held back as a bounce.
+TEST(ModelPolicy, ThrottleGuardUndoesAMoveThatCostTheLoopItsRate) {
+  const ModelTable t = eqe_table();
+  const double fast = t.threshold(2) * 4;  // at profile 0: fast up to 2 or above
+  auto rate_at = [&](uint8_t ix) { return ix == 0 ? fast : fast * 0.55; };
+  ModelPolicy m(t);
+  m.update(t, period(rate_at(0)));
+  const uint8_t up = m.profile_ix();
+  ASSERT_GE(up, 2);
+  ASSERT_GE(rate_at(up), t.threshold(up) * (1 + t.params().up_margin));  // the rate justifies it
+  m.update(t, period(rate_at(up)));
+  EXPECT_EQ(m.profile_ix(), 0) << "the move that throttled the loop stays";
+  EXPECT_EQ(m.ceiling_ix(), up);
+  for (int i = 0; i < 50; ++i) m.update(t, period(rate_at(m.profile_ix())));
+  EXPECT_LT(m.profile_ix(), up);
+  // Off (throttle_drop 1): the throttled profile holds.
+  ModelParams off;
+  off.throttle_drop = 1;
+  const ModelTable t_off = eqe_table(0, 255, off);
+  ModelPolicy m_off(t_off);
+  m_off.update(t_off, period(rate_at(0)));
+  ASSERT_EQ(m_off.profile_ix(), up);
+  for (int i = 0; i < 50; ++i) m_off.update(t_off, period(rate_at(m_off.profile_ix())));
+  EXPECT_EQ(m_off.profile_ix(), up);
+}
+
+// An open loop whose load merely wobbles (±10 %) after a move up keeps the move.
+TEST(ModelPolicy, ThrottleGuardLeavesAMoveWhoseRateHolds) {
+  const ModelTable t = eqe_table();
+  const double r = t.threshold(2) * 4;
+  ModelPolicy m(t);
+  m.update(t, period(r));
+  const uint8_t up = m.profile_ix();
+  ASSERT_GT(up, 0);
+  for (int i = 0; i < 20; ++i) m.update(t, period(r * (i % 2 ? 0.9 : 1.1)));
+  EXPECT_EQ(m.profile_ix(), up);
+  EXPECT_EQ(m.ceiling_ix(), 0xff);
+}
+
 TEST(ModelPolicy, BounceCeilingExpires) {
   const ModelTable t = eqe_table();
   const double th = t.threshold(1);

@@ -245,6 +245,34 @@ TEST(SaturationPolicy, NoClimbWhenEachInterruptCarriesOneCompletion) {
   EXPECT_FALSE(s2.holding());
 }
 
+// A load whose rate moves by itself from period to period (bursts, on/off) cannot judge a 2 %
+// gain on one period: saturated, but no trial.
+TEST(SaturationPolicy, NoClimbWhenTheRateMovesByItself) {
+  const ModelTable t = rdma_table();
+  SaturationPolicy s;
+  int changes = 0;
+  for (int i = 0; i < 100; ++i) {
+    SaturationInput in = busy_period(1.0, 1);
+    in.completions = i % 2 ? 1000 : 850;  // 15 % apart
+    in.interrupts = in.polls = in.completions / 4;
+    const uint8_t before = s.wish(1);
+    s.update(t, {}, in);
+    changes += s.wish(1) != before;
+  }
+  EXPECT_TRUE(s.saturated());
+  EXPECT_EQ(changes, 0);
+  // 5 % apart: steady enough, the climb is tried.
+  SaturationPolicy s2;
+  for (int i = 0; i < 3; ++i) {
+    SaturationInput in = busy_period(1.0, 1);
+    in.completions = i % 2 ? 1000 : 950;
+    in.interrupts = in.polls = in.completions / 4;
+    s2.update(t, {}, in);
+  }
+  EXPECT_TRUE(s2.saturated());
+  EXPECT_FALSE(s2.holding());
+}
+
 // A trial that delays a closed loop throttles it and idles the core; that is the trial's
 // verdict, not headroom: the episode goes on (back to the best) instead of ending and starting
 // again every few periods.
