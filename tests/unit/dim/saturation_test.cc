@@ -149,6 +149,20 @@ int drive(SaturationPolicy& s, const ModelTable& t, const SynthCore& core, int p
   return changes;
 }
 
+// Runs the policy for `periods` on the inputs `input(i, wish)` gives (the wish in force during
+// period i) with the latency objective at `model_ix`; returns the wish changes.
+template <typename Input>
+int drive_inputs(SaturationPolicy& s, const ModelTable& t, int periods, uint8_t model_ix,
+                 Input input) {
+  int changes = 0;
+  for (int i = 0; i < periods; ++i) {
+    const uint8_t before = s.wish(model_ix);
+    s.update(t, {}, input(i, before));
+    changes += s.wish(model_ix) != before;
+  }
+  return changes;
+}
+
 double best_rate(const ModelTable& t, const SynthCore& core) {
   double best = 0;
   for (uint8_t i = t.min_ix(); i <= t.max_ix(); ++i) best = std::max(best, core.rate_at(t, i));
@@ -209,12 +223,7 @@ TEST(SaturationPolicy, NoClimbWhenTheRateDoesNotAnswer) {
   SaturationPolicy s;
   SaturationInput in = busy_period(0.97, 2);
   in.interrupts = in.polls = 500;  // 2 completions per interrupt: the queues batch
-  int changes = 0;
-  for (int i = 0; i < 100; ++i) {
-    const uint8_t before = s.wish(2);
-    s.update(t, {}, in);
-    changes += s.wish(2) != before;
-  }
+  const int changes = drive_inputs(s, t, 100, 2, [&](int, uint8_t) { return in; });
   EXPECT_TRUE(s.saturated());
   EXPECT_EQ(s.profile_ix(), 2);
   EXPECT_EQ(changes, 2);  // one step up, one back
@@ -227,12 +236,7 @@ TEST(SaturationPolicy, NoClimbWhenEachInterruptCarriesOneCompletion) {
   const ModelTable t = rdma_table();
   SaturationPolicy s;
   SaturationInput in = busy_period(1.0, 1);  // completions == interrupts
-  int changes = 0;
-  for (int i = 0; i < 100; ++i) {
-    const uint8_t before = s.wish(1);
-    s.update(t, {}, in);
-    changes += s.wish(1) != before;
-  }
+  const int changes = drive_inputs(s, t, 100, 1, [&](int, uint8_t) { return in; });
   EXPECT_TRUE(s.saturated());
   EXPECT_TRUE(s.holding());
   EXPECT_EQ(changes, 0);
@@ -249,26 +253,21 @@ TEST(SaturationPolicy, NoClimbWhenEachInterruptCarriesOneCompletion) {
 // gain on one period: saturated, but no trial.
 TEST(SaturationPolicy, NoClimbWhenTheRateMovesByItself) {
   const ModelTable t = rdma_table();
+  // Period i's rate alternates between 1000 and `low` completions, 4 per interrupt.
+  auto alternating = [](uint64_t low) {
+    return [low](int i, uint8_t) {
+      SaturationInput in = busy_period(1.0, 1);
+      in.completions = i % 2 ? 1000 : low;
+      in.interrupts = in.polls = in.completions / 4;
+      return in;
+    };
+  };
   SaturationPolicy s;
-  int changes = 0;
-  for (int i = 0; i < 100; ++i) {
-    SaturationInput in = busy_period(1.0, 1);
-    in.completions = i % 2 ? 1000 : 850;  // 15 % apart
-    in.interrupts = in.polls = in.completions / 4;
-    const uint8_t before = s.wish(1);
-    s.update(t, {}, in);
-    changes += s.wish(1) != before;
-  }
+  EXPECT_EQ(drive_inputs(s, t, 100, 1, alternating(850)), 0);  // 15 % apart
   EXPECT_TRUE(s.saturated());
-  EXPECT_EQ(changes, 0);
   // 5 % apart: steady enough, the climb is tried.
   SaturationPolicy s2;
-  for (int i = 0; i < 3; ++i) {
-    SaturationInput in = busy_period(1.0, 1);
-    in.completions = i % 2 ? 1000 : 950;
-    in.interrupts = in.polls = in.completions / 4;
-    s2.update(t, {}, in);
-  }
+  drive_inputs(s2, t, 3, 1, alternating(950));
   EXPECT_TRUE(s2.saturated());
   EXPECT_FALSE(s2.holding());
 }
@@ -279,17 +278,14 @@ TEST(SaturationPolicy, NoClimbWhenTheRateMovesByItself) {
 TEST(SaturationPolicy, ATrialThatIdlesTheCoreDoesNotEndTheEpisode) {
   const ModelTable t = rdma_table();
   SaturationPolicy s;
-  int changes = 0;
-  for (int i = 0; i < 200; ++i) {
-    const uint8_t before = s.wish(0);
-    // At profile 0 the loop saturates the core with 1.5 completions per interrupt; any other
-    // profile halves its rate and the core's busy time.
-    SaturationInput in = busy_period(s.wish(0) == 0 ? 1.0 : 0.5, 0);
-    in.interrupts = in.polls = s.wish(0) == 0 ? 667 : 250;
-    in.completions = s.wish(0) == 0 ? 1000 : 500;
-    s.update(t, {}, in);
-    changes += s.wish(0) != before;
-  }
+  // At profile 0 the loop saturates the core with 1.5 completions per interrupt; any other
+  // profile halves its rate and the core's busy time.
+  const int changes = drive_inputs(s, t, 200, 0, [](int, uint8_t wish) {
+    SaturationInput in = busy_period(wish == 0 ? 1.0 : 0.5, 0);
+    in.interrupts = in.polls = wish == 0 ? 667 : 250;
+    in.completions = wish == 0 ? 1000 : 500;
+    return in;
+  });
   EXPECT_TRUE(s.saturated());
   EXPECT_EQ(s.episodes(), 1u);
   EXPECT_EQ(s.wish(0), 0);
