@@ -115,11 +115,19 @@ window() {
     return 0
   fi
   [ "$name" = qd1 ] && attach_check "$WORK/list-$name.json" "$nlinks"
-  local res
-  if res=$(cmp_window "$name" "$WORK/list-$name.json" "$WORK/hist-$name"); then
-    WIN_RESULT[$name]="PASS|dimctl == tracefs per CQ (polls, completions, events, schedules; less kernel-reported misses): $res; I/O ${io_s}s, window ${ival}s, $(elapsed "$t0")s"
-  else
+  local res cpus nocpu
+  # Every CQ that was polled names the CPU of its latest poll (issue 22: the core its
+  # completions cost), a CPU this guest has.
+  cpus=$(nproc --all)
+  nocpu=$(jq -r --argjson n "$cpus" '[.cqs[] | select(.device == "rxe0" and .polls > 0)
+      | select(.cpu == null or .cpu >= $n) | "cq \(.cq) cpu=\(.cpu)"] | join(", ")' \
+    "$WORK/list-$name.json")
+  if ! res=$(cmp_window "$name" "$WORK/list-$name.json" "$WORK/hist-$name"); then
     WIN_RESULT[$name]="FAIL|$res"
+  elif [ -n "$nocpu" ]; then
+    WIN_RESULT[$name]="FAIL|polled CQs without a CPU in 0..$((cpus - 1)): $nocpu"
+  else
+    WIN_RESULT[$name]="PASS|dimctl == tracefs per CQ (polls, completions, events, schedules; less kernel-reported misses), every polled CQ's CPU reported: $res; I/O ${io_s}s, window ${ival}s, $(elapsed "$t0")s"
   fi
 }
 

@@ -110,13 +110,15 @@ TEST(IntervalReport, JsonUsesTheStateApiKeys) {
   c.kernel_modifies = 7;
   c.kernel_comps = 8;
   c.kernel_usec = 9;
+  c.cpu = 2;
   b.cqs = {c};
   const auto j = nlohmann::json::parse(render_json(make_interval_report(a, b, {})));
   const auto jq = exporters::queue_counters_to_json(q, "va");
   const auto jc = exporters::cq_counters_to_json(c);
   EXPECT_EQ(jq.size(), 14u);
   EXPECT_EQ(j["queues"][0]["cpu"], 1);
-  EXPECT_EQ(jc.size(), 15u);
+  EXPECT_EQ(jc.size(), 16u);
+  EXPECT_EQ(j["cqs"][0]["cpu"], 2);
   for (const auto& [key, value] : jq.items()) EXPECT_EQ(j["queues"][0][key], value) << key;
   for (const auto& [key, value] : jc.items()) EXPECT_EQ(j["cqs"][0][key], value) << key;
   EXPECT_EQ(j["queues"][0]["bytes"].get<uint64_t>(), 1500u);

@@ -98,6 +98,7 @@ inline model::ControllerState every_field_state() {
   cq.counters.kernel_modifies = 61;
   cq.counters.kernel_comps = 62;
   cq.counters.kernel_usec = 63;
+  cq.counters.cpu = 166;
   cq.completions_per_second = 64.5;
   cq.events_per_second = 65.75;
   cq.model_sharers = 3.5;

@@ -126,6 +126,8 @@ void fields(V& v, C& c) {
   v.enumeration("poll_ctx", c.poll_ctx, &poll_context_name, &parse_poll_context);
   v.field("nr_cqe", c.nr_cqe);
   v.field("comp_vector", c.comp_vector);
+  // The CPU of the CQ's latest poll: the core its completions cost (issue 22).
+  v.nullable("cpu", c.cpu, c.cpu != model::QueueCounters::kNoCpu);
   v.field("schedules", c.schedules);
   v.field("reschedules", c.reschedules);
   v.field("events", c.events);
