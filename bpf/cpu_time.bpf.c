@@ -60,9 +60,12 @@ static __always_inline void switched(int prev_pid, int next_pid)
 
 	if (!s)
 		return;
-	s->switches += 1;
-	if (prev_pid != 0 && next_pid != 0)
+	if (prev_pid != 0 && next_pid != 0) {
+		if (!s->seen) /* a load per switch; the store once */
+			s->seen = 1;
 		return;
+	}
+	s->seen = 1;
 	now = bpf_ktime_get_ns();
 	if (prev_pid == 0 && s->idle_start) {
 		s->idle_ns += now - s->idle_start;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* calibrate_irq.bpf.c: EMPTY tp_btf programs on the four tracepoints of cpu_time.bpf.c. Their
+/* calibrate_irq.bpf.c: EMPTY tp_btf programs on the five tracepoints of cpu_time.bpf.c. Their
  * run_time_ns/run_cnt is the floor under dimctl's figures there (dispatch + bpf_stats' clock
  * reads), as calibrate.bpf.c is for napi_poll. Bench only. */
 #include "vmlinux/vmlinux.h"
@@ -29,6 +29,12 @@ int BPF_PROG(empty_softirq_entry, unsigned int vec)
 
 SEC("tp_btf/softirq_exit")
 int BPF_PROG(empty_softirq_exit, unsigned int vec)
+{
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(empty_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	return 0;
 }

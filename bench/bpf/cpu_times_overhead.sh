@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# cpu_times_overhead.sh: cost per event of cpu_time.bpf.c (the irq:irq_handler_* and
-# irq:softirq_* programs) over empty programs on the same tracepoints, under real load, in
-# private network namespaces (never eth0).
+# cpu_times_overhead.sh: cost per event of cpu_time.bpf.c (the irq:irq_handler_*,
+# irq:softirq_* and sched:sched_switch programs) over empty programs on the same tracepoints,
+# under real load, in private network namespaces (never eth0).
 #
 #   bench/bpf/cpu_times_overhead.sh [--probe PATH] [--runs N] [--seconds S] [--raw-tp]
 #                                   [--one-in N] [--ns-prefix P]
@@ -73,7 +73,7 @@ phase() {  # MODE OUT: the probe during the load
 
 median() { python3 -c "import statistics,sys; v=[float(x) for x in sys.argv[1:]]; print(f'{statistics.median(v):.1f}' if v else 'n/a')" "$@"; }
 
-TPS=(irq:irq_handler_entry irq:irq_handler_exit irq:softirq_entry irq:softirq_exit)
+TPS=(irq:irq_handler_entry irq:irq_handler_exit irq:softirq_entry irq:softirq_exit sched:sched_switch)
 echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)  kernel: $(uname -r)  cpus: $(nproc)  load: $(cut -d' ' -f1-3 /proc/loadavg)  probe: $PROBE $RAW ${ONE_IN[*]:-}"
 echo "runs: $RUNS x ${SECONDS_PER_RUN}s"
 printf '%-4s %-22s %10s %9s %9s %11s\n' run tracepoint dimctl_ns empty_ns net_ns events_s

@@ -1,5 +1,6 @@
 // dimctl_bpf_cpu_times MODE SECONDS [--raw-tp] [--one-in N]: the cost per run of the programs on
-// the irq tracepoints, for cpu_times_overhead.sh (needs kernel.bpf_stats_enabled=1).
+// the irq and sched_switch tracepoints, for cpu_times_overhead.sh (needs
+// kernel.bpf_stats_enabled=1).
 //   MODE dimctl: the collector with only enable_cpu_times (cpu_time.bpf.c, as the daemon loads
 //                it; --one-in: cpu_times_time_one_in, default the collector's), sampled at the
 //                start and the end;
@@ -47,6 +48,7 @@ int run_empty(unsigned seconds) {
   print_prog("irq:irq_handler_exit", bpf_program__fd(p.empty_irq_exit));
   print_prog("irq:softirq_entry", bpf_program__fd(p.empty_softirq_entry));
   print_prog("irq:softirq_exit", bpf_program__fd(p.empty_softirq_exit));
+  print_prog("sched:sched_switch", bpf_program__fd(p.empty_sched_switch));
   calibrate_irq_bpf__destroy(skel);
   return 0;
 }

@@ -260,14 +260,16 @@ struct dimctl_cpu_slot {
 	__u64 softirq_hard_ns; /* hardirq.ns at that softirq_entry */
 	struct dimctl_run_times hardirq;
 	struct dimctl_run_times softirq[DIMCTL_SOFTIRQ_COUNTED]; /* DIMCTL_SOFTIRQ_* */
+	__u64 pad0; /* the idle words start the slot's third line: a switch touches that line only */
 	/* Idle time (sched:sched_switch): the CPU's idle task (pid 0) running. idle_ns sums the
 	 * finished idle stretches; idle_start is bpf_ktime_get_ns() when the running stretch began
-	 * (0: not idle, or no switch seen yet); switches counts the switches seen, so that a reader
-	 * knows whether idle_ns means anything (0: the programs have not seen this CPU switch). */
+	 * (0: not idle, or no switch seen yet); seen is set at the first switch the program sees on
+	 * the CPU, so that a reader knows whether idle_ns means anything (a CPU idle since before
+	 * the attach has not switched yet). Written only at idle edges and at the first switch. */
 	__u64 idle_start;
 	__u64 idle_ns;
-	__u64 switches;
-	__u64 pad[6]; /* 192 bytes: a slot never shares a line with another CPU's */
+	__u64 seen;
+	__u64 pad[5]; /* 192 bytes: a slot never shares a line with another CPU's */
 };
 
 /* Map irq_times (BPF_MAP_TYPE_ARRAY, BPF_F_MMAPABLE, DIMCTL_IRQ_SLOTS entries), indexed by IRQ

@@ -33,7 +33,7 @@ dimctl_cpu_slot slot_for(uint64_t base) {
   s.softirq_hard_ns = 0xdead0003;
   s.pad[0] = 0xdead0004;
   s.idle_ns = base + 13;
-  s.switches = base + 14;
+  s.seen = base + 14;
   return s;
 }
 
@@ -92,7 +92,7 @@ TEST(CpuTimesDecode, IdleAddsTheRunningStretchAndNeedsASwitch) {
   slots[0].idle_ns = 5'000;
   slots[0].idle_start = 1'000'000;  // idle since t = 1 ms
   slots[1].idle_ns = 7'000;         // busy now
-  slots[2].switches = 0;            // not seen switching
+  slots[2].seen = 0;                // not seen switching
   slots[2].idle_ns = 0;
   std::vector<model::CpuTimes> out;
   read_cpu_times(words_of(slots), 1'250'000, out);

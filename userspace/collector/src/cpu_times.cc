@@ -10,9 +10,8 @@ static_assert(sizeof(dimctl_run_times) == 24 && offsetof(dimctl_run_times, count
 static_assert(sizeof(dimctl_cpu_slot) == 192 && offsetof(dimctl_cpu_slot, softirq_hard_ns) == 16 &&
               offsetof(dimctl_cpu_slot, hardirq) == 24 &&
               offsetof(dimctl_cpu_slot, softirq) == 48 &&
-              offsetof(dimctl_cpu_slot, idle_start) == 120 &&
-              offsetof(dimctl_cpu_slot, idle_ns) == 128 &&
-              offsetof(dimctl_cpu_slot, switches) == 136);
+              offsetof(dimctl_cpu_slot, idle_start) == 128 &&
+              offsetof(dimctl_cpu_slot, idle_ns) == 136 && offsetof(dimctl_cpu_slot, seen) == 144);
 static_assert(sizeof(dimctl_irq_slot) == 32 && offsetof(dimctl_irq_slot, t) == 0);
 static_assert(DIMCTL_SOFTIRQ_NET_RX == 0 && DIMCTL_SOFTIRQ_BLOCK == 1 &&
               DIMCTL_SOFTIRQ_IRQ_POLL == 2 && DIMCTL_SOFTIRQ_COUNTED == 3);
@@ -64,7 +63,7 @@ void read_cpu_times(std::span<const uint64_t> words, int64_t now_ns,
     if (start != 0 && now_ns > 0 && static_cast<uint64_t>(now_ns) > start) {
       c.idle_ns += static_cast<uint64_t>(now_ns) - start;
     }
-    c.idle_known = w.at(offsetof(dimctl_cpu_slot, switches)) != 0;
+    c.idle_known = w.at(offsetof(dimctl_cpu_slot, seen)) != 0;
   }
 }
 
