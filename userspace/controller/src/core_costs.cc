@@ -208,9 +208,9 @@ void Controller::update_cores(const model::Snapshot& snap) {
   }
 }
 
-template <typename Device, typename Build>
+template <typename Device>
 const std::shared_ptr<const dim::ModelTable>& Controller::cost_table(Device& dev, uint8_t level,
-                                                                     uint16_t bucket, Build build) {
+                                                                     uint16_t bucket) {
   const model::ModelSettings& ms = dev.policy.model;
   if (bucket == CorePick::kNoBucket || !ms.measured_costs ||
       (ms.completion_cost_set && ms.interrupt_cost_set) || dev.model_table == nullptr) {
@@ -229,7 +229,7 @@ const std::shared_ptr<const dim::ModelTable>& Controller::cost_table(Device& dev
     if (!ms.completion_cost_set) p.model.completion_cost_ns = std::llround(ns_of(completion));
     if (!ms.interrupt_cost_set) p.model.interrupt_cost_ns = std::llround(ns_of(interrupt));
     const size_t before = model_tables_->entries.size();
-    t = build(p, kShareLevels[level]);
+    t = device_table(dev, p, kShareLevels[level]);
     cost_tables_built_ += model_tables_->entries.size() - before;
   }
   return t;
@@ -237,19 +237,12 @@ const std::shared_ptr<const dim::ModelTable>& Controller::cost_table(Device& dev
 
 const std::shared_ptr<const dim::ModelTable>& Controller::core_table(NetDevice& dev, uint8_t level,
                                                                      uint16_t bucket) {
-  return cost_table(dev, level, bucket, [&](const model::DevicePolicy& p, double sharers) {
-    return model_table_for(
-        dev.profiles, dim::ProfileCount::kPackets,
-        cqe_table(dev.policy) ? dim::TimerMode::kIdleGap : dim::TimerMode::kRateLimit, p, sharers);
-  });
+  return cost_table(dev, level, bucket);
 }
 
 const std::shared_ptr<const dim::ModelTable>& Controller::core_table(RdmaDevice& dev, uint8_t level,
                                                                      uint16_t bucket) {
-  return cost_table(dev, level, bucket, [this](const model::DevicePolicy& p, double sharers) {
-    return model_table_for(dim::kRdmaProfiles, dim::ProfileCount::kCompletions,
-                           dim::TimerMode::kRateLimit, p, sharers);
-  });
+  return cost_table(dev, level, bucket);
 }
 
 void Controller::finish_cores() {
@@ -261,23 +254,21 @@ void Controller::finish_cores() {
       c.rep_table.reset();
       continue;
     }
-    // Held here too: the next period's rule reads it, whatever a reload does to the device.
-    if (pick.rep_cq) {
-      CqSlot& rep = cqs_[pick.rep_index];
-      if (!rep.model) {
-        c.rep_table.reset();
-        continue;
-      }
-      c.rep_model_ix = rep.model->profile_ix();
+    // The representative's pick and table; the table is held here too: the next period's rule
+    // reads it, whatever a reload does to the device.
+    const auto represent = [&](auto& dev, uint8_t model_ix) {
+      c.rep_model_ix = model_ix;
       const std::shared_ptr<const dim::ModelTable>& t =
-          core_table(*rep.dev, pick.rep_level, pick.bucket);
+          core_table(dev, pick.rep_level, pick.bucket);
       if (c.rep_table != t) c.rep_table = t;
-    } else {
+    };
+    if (!pick.rep_cq) {
       QueueSlot& rep = queues_[pick.rep_index];
-      c.rep_model_ix = rep.model.profile_ix();
-      const std::shared_ptr<const dim::ModelTable>& t =
-          core_table(*rep.dev, pick.rep_level, pick.bucket);
-      if (c.rep_table != t) c.rep_table = t;
+      represent(*rep.dev, rep.model.profile_ix());
+    } else if (const CqSlot& rep = cqs_[pick.rep_index]; rep.model) {
+      represent(*rep.dev, rep.model->profile_ix());
+    } else {
+      c.rep_table.reset();
     }
   }
 }

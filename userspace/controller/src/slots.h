@@ -249,7 +249,7 @@ struct Controller::CqSlot {
   double cps = 0, eps = 0;
   // This period (measure_cq()): the deltas, and whether they are usable (a previous snapshot
   // and no discontinuity); `reset` is a discontinuity or time going backwards.
-  uint64_t d_events = 0, d_comps = 0;
+  uint64_t d_events = 0, d_comps = 0, d_schedules = 0;
   bool fresh = false, reset = false;
   uint8_t share_level = 0;  // kShareLevels index the model judged this period's load with
   std::optional<uint8_t> wanted_ix;
@@ -332,25 +332,31 @@ struct Controller::ModelTableCache {
 
 // Inline: a model queue or CQ asks for its table every period (net_queues.cc, rdma_cqs.cc),
 // and a device's policy refresh for level 0 (devices.cc).
+inline std::shared_ptr<const dim::ModelTable> Controller::device_table(
+    const NetDevice& dev, const model::DevicePolicy& policy, double sharers) {
+  return model_table_for(
+      dev.profiles, dim::ProfileCount::kPackets,
+      cqe_table(dev.policy) ? dim::TimerMode::kIdleGap : dim::TimerMode::kRateLimit, policy,
+      sharers);
+}
+
+inline std::shared_ptr<const dim::ModelTable> Controller::device_table(
+    const RdmaDevice&, const model::DevicePolicy& policy, double sharers) {
+  return model_table_for(dim::kRdmaProfiles, dim::ProfileCount::kCompletions,
+                         dim::TimerMode::kRateLimit, policy, sharers);
+}
+
 inline const std::shared_ptr<const dim::ModelTable>& Controller::shared_table(NetDevice& dev,
                                                                               uint8_t level) {
   std::shared_ptr<const dim::ModelTable>& t = dev.shared_tables[level];
-  if (t == nullptr) {
-    t = model_table_for(
-        dev.profiles, dim::ProfileCount::kPackets,
-        cqe_table(dev.policy) ? dim::TimerMode::kIdleGap : dim::TimerMode::kRateLimit, dev.policy,
-        kShareLevels[level]);
-  }
+  if (t == nullptr) t = device_table(dev, dev.policy, kShareLevels[level]);
   return t;
 }
 
 inline const std::shared_ptr<const dim::ModelTable>& Controller::shared_table(RdmaDevice& dev,
                                                                               uint8_t level) {
   std::shared_ptr<const dim::ModelTable>& t = dev.shared_tables[level];
-  if (t == nullptr) {
-    t = model_table_for(dim::kRdmaProfiles, dim::ProfileCount::kCompletions,
-                        dim::TimerMode::kRateLimit, dev.policy, kShareLevels[level]);
-  }
+  if (t == nullptr) t = device_table(dev, dev.policy, kShareLevels[level]);
   return t;
 }
 

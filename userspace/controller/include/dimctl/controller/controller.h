@@ -202,6 +202,14 @@ class Controller {
   void measure_cq(CqSlot& slot, const model::CqCounters& c, double dt_s);
   // The sharers each model CQ's load is judged with (CqSlot::share_level).
   void share_cq_load(const model::Snapshot& snap);
+  // The device's table (its profiles, count and timer) for `policy` and `sharers`: what every
+  // table of the device is built with, whatever policy values it is given.
+  std::shared_ptr<const dim::ModelTable> device_table(const NetDevice& dev,
+                                                      const model::DevicePolicy& policy,
+                                                      double sharers);
+  std::shared_ptr<const dim::ModelTable> device_table(const RdmaDevice& dev,
+                                                      const model::DevicePolicy& policy,
+                                                      double sharers);
   // The device's model table for share level `level` (kShareLevels), built on first use; level 0
   // is the device's model_table (refresh_policy()).
   const std::shared_ptr<const dim::ModelTable>& shared_table(RdmaDevice& dev, uint8_t level);
@@ -226,9 +234,9 @@ class Controller {
                                                            uint16_t bucket);
   const std::shared_ptr<const dim::ModelTable>& core_table(RdmaDevice& dev, uint8_t level,
                                                            uint16_t bucket);
-  template <typename Device, typename Build>
+  template <typename Device>
   const std::shared_ptr<const dim::ModelTable>& cost_table(Device& dev, uint8_t level,
-                                                           uint16_t bucket, Build build);
+                                                           uint16_t bucket);
   // The CQs' completions and wake-ups on the cores that poll them (CqCounters::cpu), beside the
   // net queues' (add_cpu_load()), before the cores are measured.
   void add_cq_loads(const model::Snapshot& snap);
