@@ -34,18 +34,57 @@ CostEstimator::CostEstimator(const CostParams& defaults)
   est_.interrupt_ns = default_interrupt_ns_;
 }
 
-bool CostEstimator::update(const CoreMeasurement& m) {
+bool CostEstimator::plausible(const CoreMeasurement& m) {
   if (m.dt_ns <= 0 || m.dt_ns > kMaxDtNs) return false;
   if (m.interrupts < kMinInterrupts || m.completions == 0) return false;
   if (m.interrupts > kMaxCount || m.completions > kMaxCount || m.hardirq_ns > kMaxCount * 1000 ||
       m.softirq_ns > kMaxCount * 1000) {
     return false;
   }
+  // A core cannot spend more than the period in IRQ context; twice is room for edge effects.
+  return static_cast<double>(m.hardirq_ns) + static_cast<double>(m.softirq_ns) <=
+         2 * static_cast<double>(m.dt_ns);
+}
+
+bool CostEstimator::observe(const CoreMeasurement& m) {
+  if (!plausible(m)) return false;
+  handler_per_irq_[direct_next_] =
+      static_cast<double>(m.hardirq_ns) / static_cast<double>(m.interrupts);
+  softirq_per_completion_[direct_next_] =
+      static_cast<double>(m.softirq_ns) / static_cast<double>(m.completions);
+  direct_next_ = (direct_next_ + 1) % kDirectPeriods;
+  direct_periods_ = std::min<uint32_t>(direct_periods_ + 1, kDirectPeriods);
+  if (direct_periods_ < kMinDirectPeriods) return true;
+  const auto lower_median = [n = direct_periods_](std::array<double, kDirectPeriods> v) {
+    auto mid = v.begin() + (n - 1) / 2;
+    std::nth_element(v.begin(), mid, v.begin() + n);
+    return *mid;
+  };
+  // Held within the band: a cost that followed every period's batch would move with the model's
+  // own picks.
+  const auto hold = [](double& in_use, double now) {
+    if (in_use == 0 || now > in_use * kDirectBand || now * kDirectBand < in_use) in_use = now;
+  };
+  hold(direct_interrupt_ns_,
+       std::clamp(lower_median(handler_per_irq_), kMinInterruptNs, kMaxInterruptNs));
+  hold(direct_completion_ns_,
+       std::clamp(lower_median(softirq_per_completion_), kMinCompletionNs, kMaxCompletionNs));
+  apply_direct(est_);
+  return true;
+}
+
+void CostEstimator::apply_direct(CostEstimate& e) const {
+  if (e.confidence == CostConfidence::kMeasured || direct_interrupt_ns_ == 0) return;
+  e.completion_ns = direct_completion_ns_;
+  e.interrupt_ns = direct_interrupt_ns_;
+  if (e.confidence == CostConfidence::kDefaults) e.confidence = CostConfidence::kDirect;
+}
+
+bool CostEstimator::update(const CoreMeasurement& m) {
+  if (!plausible(m)) return false;
   const auto dt = static_cast<double>(m.dt_ns);
   const auto hard = static_cast<double>(m.hardirq_ns);
   const auto soft = static_cast<double>(m.softirq_ns);
-  // A core cannot spend more than the period in IRQ context; twice is room for edge effects.
-  if (hard + soft > 2 * dt) return false;
   const double per_s = 1e9 / dt;
   const auto irqs = static_cast<double>(m.interrupts);
   window_[next_] = {irqs * per_s, static_cast<double>(m.completions) * per_s, soft * per_s,
@@ -176,6 +215,7 @@ void CostEstimator::refit() {
     e.completion_ns = default_completion_ns_;
     e.interrupt_ns = default_interrupt_ns_;
   }
+  apply_direct(e);
   est_ = e;
 }
 

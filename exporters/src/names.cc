@@ -17,8 +17,9 @@ constexpr NameTable<model::PollContext, 4> kPollContexts{{{
     {model::PollContext::kWorkqueue, "workqueue"},
     {model::PollContext::kUnboundWorkqueue, "unbound_workqueue"},
 }}};
-constexpr NameTable<dim::CostConfidence, 3> kCostConfidences{{{
+constexpr NameTable<dim::CostConfidence, 4> kCostConfidences{{{
     {dim::CostConfidence::kDefaults, "defaults"},
+    {dim::CostConfidence::kDirect, "direct"},
     {dim::CostConfidence::kCombined, "combined"},
     {dim::CostConfidence::kMeasured, "measured"},
 }}};

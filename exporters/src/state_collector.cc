@@ -172,12 +172,15 @@ const std::vector<MetricSpec>& catalogue() {
       {"dimctl_model_cost_seconds",
        MetricType::Gauge,
        "A core's cost of one interrupt or one completion as its estimator reports it: the "
-       "measurement once confident, the defaults until then (see dimctl_model_cost_confidence).",
+       "measured split once confident, the recent periods' hard-IRQ time per interrupt and "
+       "softirq time per completion until then (see dimctl_model_cost_confidence).",
        {"cpu", "kind"}},
       {"dimctl_model_cost_confidence",
        MetricType::Gauge,
-       "A core's cost estimate: 0 defaults (not enough data), 1 combined (one batch size: the "
-       "model keeps its defaults), 2 measured (rules with model.costs measured use it).",
+       "A core's cost estimate: 0 defaults (no data), 1 direct (the recent periods' hard-IRQ "
+       "time per interrupt and softirq time per completion), 2 combined (one batch size: the "
+       "split is unknown, still the direct costs), 3 measured (the split is measured). Rules with "
+       "model.costs measured use what it reports.",
        {"cpu"}},
       {"dimctl_core_busy_ratio",
        MetricType::Gauge,

@@ -9,6 +9,8 @@
 // Saturation, from one period's measurements on the core:
 //   pressure = busy >= enter_busy (X)  or  exhausted polls >= enter_exhausted of >= min_polls
 //              polls  or  backlog_growing
+// (exhausted polls count only at busy >= leave_busy: on a core with idle time they say the
+// batches outgrew the poll budget, not that the poll loop falls behind)
 //   headroom = busy' < leave_busy (Y < X)  and  exhausted share < leave_exhausted  and  no
 //              backlog growth
 // The core enters after enter_periods (K) pressure periods in a row and leaves in the first
@@ -28,13 +30,13 @@
 // the cost model puts the CPU saving, each confirmed by the measured rate, and a bisection back
 // when one batched too much. The rules, each from a case that went wrong without it (the sweep,
 // docs/benchmarks/sweep.md):
-//  - no trial at all (saturated, held at m) when moderation has nothing to save or the rate
-//    cannot judge it: fewer than min_polls interrupts over the pressure periods (the queues stay
-//    in polling), at most no_batch_ratio (1.25) completions per interrupt (one completion
-//    outstanding per queue: QD~1, which moderation only delays), or the pressure periods' rates
-//    spread by more than max_noise (10 %: bursts, on/off, a moving closed loop, where one
-//    period's rate cannot show a 2 % gain). Otherwise a verdict needs a change of
-//    g = max(climb_gain, 2 × spread);
+//  - no trial at all (saturated, each queue at its latency objective's pick: overrides() is
+//    false) when moderation has nothing to save or the rate cannot judge it: fewer than
+//    min_polls interrupts over the pressure periods (the queues stay in polling), at most
+//    no_batch_ratio (1.25) completions per interrupt (one completion outstanding per queue: QD~1,
+//    which moderation only delays), or the pressure periods' rates spread by more than max_noise
+//    (10 %: bursts, on/off, a moving closed loop, where one period's rate cannot show a 2 %
+//    gain). Otherwise a verdict needs a change of g = max(climb_gain, 2 × spread);
 //  - entering records the completion rate over the K pressure periods (at m) as the best b;
 //  - a jump from b aims at the lowest j in (b, hi) whose predicted CPU per completion
 //    S = C_c + C_irq/B (cost model, at the measured per-queue rate) is within climb_gain of the
@@ -53,7 +55,8 @@
 //      r_j < b's · (1 − g), the core still saturated: more batching cost completions on a core
 //        it should have freed, an open loop whose backlog the trial grew (or noise): back to b,
 //        hold;
-//      otherwise the rate does not answer to moderation (limited elsewhere): back to b, hold;
+//      otherwise the rate does not answer to moderation by more than g (limited elsewhere, or
+//        a gain below what the verdict can tell): hold whichever of b and j measured higher;
 //  - the next trial: a further jump while nothing above b measured worse, else the midpoint of
 //    (b, hi); then, once something above b measured worse (the sign of an overshoot), the upper
 //    midpoint of (lo, b), lo being m or the highest profile below b that measured worse (a
@@ -65,7 +68,7 @@
 // along, is then the wish).
 //
 // The controller keeps one per core beside the queues' ModelPolicy instances, which it still
-// updates every period: while saturated() the wish is profile_ix(), otherwise ModelPolicy's
+// updates every period: while overrides() the wish is profile_ix(), otherwise ModelPolicy's
 // (bit-identical to before when the core never saturates). Pure, deterministic, no allocation,
 // no clock (Δt is an input). One instance per core, driven by one thread.
 #pragma once
@@ -114,12 +117,21 @@ class SaturationPolicy {
   // One period. `cost` is the core's costs (CostEstimator::costs(), with the sharers the model
   // uses). Returns true when saturated() or profile_ix() changed (entering, leaving, a climb step).
   bool update(const ModelTable& table, const CostParams& cost, const SaturationInput& in);
+  // A period on a core whose latency objective is not known yet (the controller learns the
+  // core's representative queue in the period that first shows it): counts toward the pressure
+  // streak, never enters (one period short of K at most). A saturated core from the first
+  // period then enters one period sooner. Periods without completions do not count.
+  void pressure_without_objective(const SaturationInput& in);
 
   bool saturated() const { return saturated_; }
+  // Saturated with a throughput profile of its own: the core's queues take profile_ix(). Not
+  // when the episode found nothing to climb to (too few interrupts, QD~1, a rate too noisy to
+  // judge): there each queue keeps its latency objective's pick.
+  bool overrides() const { return saturated_ && !passive_; }
   // The throughput profile while saturated() (undefined otherwise: use ModelPolicy's).
   uint8_t profile_ix() const { return ix_; }
-  // The wish: profile_ix() while saturated, `model_ix` otherwise.
-  uint8_t wish(uint8_t model_ix) const { return saturated_ ? ix_ : model_ix; }
+  // The wish: profile_ix() while it overrides(), `model_ix` otherwise.
+  uint8_t wish(uint8_t model_ix) const { return overrides() ? ix_ : model_ix; }
   bool holding() const { return phase_ == Phase::kHold; }
   double best_rate() const { return best_rate_; }  // completions/s at the best profile
   uint32_t episodes() const { return episodes_; }  // saturation episodes since construction
@@ -135,6 +147,10 @@ class SaturationPolicy {
   // The next profile to measure (the best when none is left).
   uint8_t next_trial(const ModelTable& t, const CostParams& cost, double rate) const;
   bool step_to(uint8_t j);
+  // The pressure streak: true when this period makes it K long.
+  bool count_pressure(const SaturationInput& in, double busy, double exhausted, double completions,
+                      double dt);
+  double exhausted_share(const SaturationInput& in, double busy) const;
   bool hold_best();  // returns whether the wish changed
   // A period of a trial (settling or measuring), and the decision that ends it.
   bool climb(const ModelTable& t, const CostParams& cost, const SaturationInput& in,
@@ -158,6 +174,7 @@ class SaturationPolicy {
   uint16_t hi_ = 0;  // the lowest profile above the best that measured worse (or above the top)
   uint8_t lo_ = 0;   // the highest below it that measured worse (or the latency objective's)
   bool saturated_ = false;
+  bool passive_ = false;  // this episode found nothing to climb to
   Phase phase_ = Phase::kHold;
 };
 

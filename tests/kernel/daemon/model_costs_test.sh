@@ -105,7 +105,10 @@ else
     c=$(echo "$st" | jq -c ".cores[] | select(.estimate.periods >= 8)" | head -n 1)
     # Bounds: a handler and wake-up of 100 ns..100 us, a completion of 20 ns..100 us (the
     # estimator's), a busy share in [0, 2], and a combined cost per interrupt that is positive.
+    # Until the split is measured, the costs in use are the recent periods' direct ones.
     if ! jq -e '(.estimate.combined_ns > 0) and (.estimate.batch > 0)
+                and (.confidence != "defaults") and (.used_interrupt_ns > 0)
+                and (.used_completion_ns > 0)
                 and (.estimate.interrupt_ns >= 100 and .estimate.interrupt_ns <= 100000)
                 and (.estimate.completion_ns >= 20 and .estimate.completion_ns <= 100000)
                 and (.busy >= 0 and .busy <= 2)' <<<"$c" >/dev/null; then

@@ -36,7 +36,6 @@ struct Host {
   double handler = 700;
   double wakeup = 2300;
   double completion = 450;
-  double extra_softirq_ns = 0;  // unrelated softirq time per period (a busy core)
 };
 
 class CostsTest : public ControllerTest {
@@ -59,8 +58,7 @@ class CostsTest : public ControllerTest {
     model::CpuTimes& t = source.current.cpus[1];
     const auto hard = static_cast<uint64_t>(host.handler * static_cast<double>(events));
     const auto soft = static_cast<uint64_t>(host.wakeup * static_cast<double>(events) +
-                                            host.completion * static_cast<double>(packets) +
-                                            host.extra_softirq_ns);
+                                            host.completion * static_cast<double>(packets));
     t.hardirq_ns += hard;
     t.hardirq_count += events;
     t.hardirq_timed += events;
@@ -116,16 +114,18 @@ TEST_F(CostsTest, CostsAreRecoveredAndTheModelPicksWithThem) {
     ASSERT_TRUE(step().ok());
     const model::CoreView* c = core(1);
     ASSERT_NE(c, nullptr);
-    // The reference judges with what the core published for this period: the defaults until
-    // the estimate is confident, the quantized estimate after.
+    // The reference judges with what the core published for this period: the defaults in the
+    // first period, the scaled defaults until the estimate is confident, the estimate after
+    // (quantized).
     const bool used = c->used_completion_ns > 0;
-    if (used && measured_at < 0) measured_at = p;
+    if (c->confidence == dim::CostConfidence::kMeasured && measured_at < 0) measured_at = p;
     const dim::ModelTable& t =
         used ? table(c->used_completion_ns, c->used_interrupt_ns) : table(1000, 2000);
     if (ref.update(t, {kPeriod, events, packets})) ++changes;
     ASSERT_EQ(queue(key(2, 0))->dim.profile_ix, ref.profile_ix()) << "period " << p;
   }
-  EXPECT_GE(changes, 4) << "the load must exercise the model";
+  EXPECT_GE(changes, 2)
+      << "the load must exercise the model (its picks compared in several states)";
   ASSERT_GE(measured_at, 0) << "the estimate never became confident";
   // 8 entries of a second each (the first staggered by CPU: 1/20 s for CPU 1).
   EXPECT_LE(measured_at, 8 * 20 + 2);
@@ -263,15 +263,17 @@ TEST_F(CostsTest, NoTableRebuildStorm) {
 TEST_F(CostsTest, ASaturatedCoreClimbsAndHandsBackAtOnce) {
   policy.by_name["eth0"] = model_policy(shadow());
   ASSERT_TRUE(step().ok());
-  Host busy;
-  busy.extra_softirq_ns = 0.93 * kPeriod;  // the core is busy with other softirq work
+  // The core is busy with application work: never idle. (Not other softirq work: that is in the
+  // CPU's softirq time, which the direct costs put on the queue's completions.)
+  model::CpuTimes& times = source.current.cpus[1];
+  times.idle_known = true;
   // A closed loop on the saturated core: more batching, more completions (10 % per index).
   const double base = 60'000;
   int entered = -1, climbed = -1;
   for (int p = 0; p < 60; ++p) {
     const uint8_t applied = queue(key(2, 0))->dim.applied_ix;
     const auto packets = static_cast<uint64_t>(base * (1 + 0.1 * applied) * kPeriod / 1e9);
-    period(packets / 8, packets, busy);
+    period(packets / 8, packets, Host{});
     ASSERT_TRUE(step().ok());
     const model::CoreView* c = core(1);
     const auto* q = queue(key(2, 0));
@@ -282,7 +284,8 @@ TEST_F(CostsTest, ASaturatedCoreClimbsAndHandsBackAtOnce) {
     }
   }
   ASSERT_GE(entered, 0);
-  EXPECT_LE(entered, 3) << "K = 2 pressure periods, after the first with a model queue";
+  // K = 2 pressure periods, the first counted before the core knows its model queue.
+  EXPECT_LE(entered, 2);
   ASSERT_GE(climbed, 0) << "the throughput objective never moved above the latency pick";
   EXPECT_EQ(core(1)->saturation_episodes, 1u);
   const uint8_t held = queue(key(2, 0))->dim.applied_ix;
@@ -291,6 +294,7 @@ TEST_F(CostsTest, ASaturatedCoreClimbsAndHandsBackAtOnce) {
   // Headroom: the first period without pressure hands the queue back to the model's pick.
   const auto packets = static_cast<uint64_t>(base * kPeriod / 1e9);
   period(packets / 8, packets, Host{});
+  times.idle_ns += static_cast<uint64_t>(0.9 * kPeriod);
   ASSERT_TRUE(step().ok());
   EXPECT_FALSE(core(1)->saturated);
   EXPECT_EQ(queue(key(2, 0))->dim.applied_ix, queue(key(2, 0))->dim.profile_ix);

@@ -296,11 +296,100 @@ TEST(CostEstimator, FollowsAChangeOfCosts) {
   EXPECT_NEAR(e.estimate().completion_ns, t.completion, 1);
 }
 
+// Direct costs: the recent control periods' hard-IRQ time per interrupt and softirq time per
+// completion, from the second period on, until the split is measured.
+double direct_completion(const Truth& t, double batch) {
+  return t.completion + t.wakeup / batch;
+}
+
+TEST(CostEstimator, DirectCostsFromTheSecondPeriod) {
+  const Truth t;
+  CostEstimator e;
+  EXPECT_TRUE(e.observe(period(t, 3000, 4)));
+  expect_defaults(e);
+  EXPECT_EQ(e.estimate().confidence, CostConfidence::kDefaults);
+  EXPECT_TRUE(e.observe(period(t, 2500, 4)));
+  const CostEstimate& s = e.estimate();
+  EXPECT_EQ(s.confidence, CostConfidence::kDirect);
+  EXPECT_NEAR(s.interrupt_ns, t.handler, 1);
+  EXPECT_NEAR(s.completion_ns, direct_completion(t, 4), 1);
+  // The costs predict the time measured at the batch the core runs.
+  const CostParams p = e.costs({});
+  EXPECT_NEAR(p.interrupt_cost_ns + 4 * p.completion_cost_ns,
+              t.handler + t.wakeup + 4 * t.completion, 5.0);
+  // Held while the periods' costs stay within kDirectBand (here the batch moves C_c by 13 %):
+  // the model's costs do not follow its own picks.
+  const double held = s.completion_ns;
+  for (int i = 0; i < CostEstimator::kDirectPeriods; ++i) e.observe(period(t, 500, 30));
+  EXPECT_EQ(e.estimate().completion_ns, held);
+  // Beyond it, they follow (a host whose costs doubled), once the median moved.
+  const Truth twice{2 * t.handler, 2 * t.wakeup, 2 * t.completion};
+  e.observe(period(twice, 500, 30));
+  e.observe(period(twice, 500, 30));
+  EXPECT_EQ(e.estimate().completion_ns, held);  // 2 of 5
+  e.observe(period(twice, 500, 30));
+  EXPECT_NEAR(e.estimate().completion_ns, direct_completion(twice, 30), 1);
+  EXPECT_NEAR(e.estimate().interrupt_ns, twice.handler, 1);
+}
+
+TEST(CostEstimator, DirectCostsIgnoreOutlierPeriods) {
+  const Truth t;
+  CostEstimator e;
+  for (int i = 0; i < 5; ++i) e.observe(period(t, 100, 8));
+  const double c = e.estimate().completion_ns, h = e.estimate().interrupt_ns;
+  EXPECT_NEAR(c, direct_completion(t, 8), 1);
+  // Two periods of five with 10x the times (plausible at this light load).
+  EXPECT_TRUE(e.observe(period(t, 100, 8, 9, 9)));
+  EXPECT_TRUE(e.observe(period(t, 100, 8, 9, 9)));
+  EXPECT_EQ(e.estimate().completion_ns, c);
+  EXPECT_EQ(e.estimate().interrupt_ns, h);
+  // Of two periods, the lower counts.
+  CostEstimator f;
+  EXPECT_TRUE(f.observe(period(t, 100, 8, 9, 9)));
+  EXPECT_TRUE(f.observe(period(t, 100, 8)));
+  EXPECT_NEAR(f.estimate().completion_ns, c, 1);
+  EXPECT_NEAR(f.estimate().interrupt_ns, h, 1);
+}
+
+TEST(CostEstimator, DirectCostsNeverReplaceAMeasuredSplitAndStayBounded) {
+  const Truth t;
+  CostEstimator e;
+  for (int i = 0; i < 40; ++i) e.update(period(t, 200 + 100 * (i % 7), 2 + (i % 9) * 3));
+  ASSERT_EQ(e.estimate().confidence, CostConfidence::kMeasured);
+  const CostEstimate before = e.estimate();
+  for (int i = 0; i < 5; ++i) e.observe(period(t, 500, 8, 0, 3));
+  EXPECT_EQ(e.estimate().confidence, CostConfidence::kMeasured);
+  EXPECT_EQ(e.estimate().completion_ns, before.completion_ns);
+  EXPECT_EQ(e.estimate().interrupt_ns, before.interrupt_ns);
+  // Idle or implausible periods do not count.
+  CostEstimator g;
+  CoreMeasurement idle = period(t, 500, 8);
+  idle.completions = 0;
+  EXPECT_FALSE(g.observe(idle));
+  CoreMeasurement over = period(t, 500, 8);
+  over.softirq_ns = 3 * kPeriod;
+  EXPECT_FALSE(g.observe(over));
+  EXPECT_EQ(g.estimate().confidence, CostConfidence::kDefaults);
+  // No hard-IRQ time (veth: the NAPI is scheduled by the sender) and next to no softirq time: the
+  // costs' lower bounds, never zero.
+  CoreMeasurement none = period(t, 500, 8);
+  none.hardirq_ns = 0;
+  none.softirq_ns = 1;
+  EXPECT_TRUE(g.observe(none));
+  EXPECT_TRUE(g.observe(none));
+  EXPECT_EQ(g.estimate().confidence, CostConfidence::kDirect);
+  EXPECT_EQ(g.estimate().interrupt_ns, CostEstimator::kMinInterruptNs);
+  EXPECT_EQ(g.estimate().completion_ns, CostEstimator::kMinCompletionNs);
+}
+
 TEST(CostEstimator, NoAllocationPerUpdate) {
   CostEstimator e;
   const Truth t;
   const uint64_t before = dimctl::testing::allocations_so_far();
-  for (int i = 0; i < 1000; ++i) e.update(period(t, 3000, 1 + i % 9));
+  for (int i = 0; i < 1000; ++i) {
+    e.update(period(t, 3000, 1 + i % 9));
+    e.observe(period(t, 3000, 1 + i % 9));
+  }
   EXPECT_EQ(dimctl::testing::allocations_so_far(), before);
 }
 

@@ -111,18 +111,27 @@ TEST(SaturationPolicy, EntersAfterKPeriodsAtXAndLeavesAtOnceBelowY) {
 
 TEST(SaturationPolicy, ExhaustedPollsAndBacklogArePressure) {
   const ModelTable t = rdma_table(0, 0);
+  const SaturationParams p;
   SaturationPolicy s;
-  SaturationInput in = busy_period(0.5);
+  // Exhausted polls on a busy core (between Y and X): pressure.
+  SaturationInput in = busy_period(p.leave_busy + 0.05);
   in.exhausted_polls = in.polls / 2;  // enter_exhausted
   for (int i = 0; i < 3; ++i) s.update(t, {}, in);
   EXPECT_TRUE(s.saturated());
-  in.exhausted_polls = in.polls / 10;  // leave_exhausted: not below it
+  in.exhausted_polls = in.polls / 10;
   s.update(t, {}, in);
   EXPECT_TRUE(s.saturated());
-  in.exhausted_polls = in.polls / 10 - 1;
+  // On a core with idle time, exhausted polls are batches bigger than the budget: they do not
+  // keep it saturated ...
+  in = busy_period(p.leave_busy - 0.01);
+  in.exhausted_polls = in.polls;
   s.update(t, {}, in);
   EXPECT_FALSE(s.saturated());
+  // ... nor make it so.
+  for (int i = 0; i < 10; ++i) s.update(t, {}, in);
+  EXPECT_FALSE(s.saturated());
   // Too few polls say nothing.
+  in = busy_period(p.leave_busy + 0.05);
   in.polls = 15;
   in.exhausted_polls = 15;
   for (int i = 0; i < 10; ++i) s.update(t, {}, in);
@@ -241,12 +250,22 @@ TEST(SaturationPolicy, NoClimbWhenEachInterruptCarriesOneCompletion) {
   EXPECT_TRUE(s.holding());
   EXPECT_EQ(changes, 0);
   EXPECT_EQ(s.episodes(), 1u);
+  // Nothing to climb to: no profile of its own, the latency objective's pick stands wherever it
+  // moves.
+  EXPECT_FALSE(s.overrides());
+  in.model_ix = 4;
+  s.update(t, {}, in);
+  EXPECT_TRUE(s.saturated());
+  EXPECT_EQ(s.wish(4), 4);
+  EXPECT_EQ(s.profile_ix(), 4);
   // 1.3 completions per interrupt: some batching, so the climb is tried.
   SaturationPolicy s2;
   in.interrupts = in.polls = 769;
   for (int i = 0; i < 3; ++i) s2.update(t, {}, in);
   EXPECT_TRUE(s2.saturated());
   EXPECT_FALSE(s2.holding());
+  EXPECT_TRUE(s2.overrides());
+  EXPECT_EQ(s2.wish(1), s2.profile_ix());
 }
 
 // A load whose rate moves by itself from period to period (bursts, on/off) cannot judge a 2 %

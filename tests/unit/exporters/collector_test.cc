@@ -254,7 +254,7 @@ TEST(StateCollector, CoreCostsAndSaturation) {
                    2.5e-6);
   EXPECT_DOUBLE_EQ(*r.get("dimctl_model_cost_seconds", {{"cpu", "3"}, {"kind", "completion"}}),
                    4e-7);
-  EXPECT_EQ(r.get("dimctl_model_cost_confidence", {{"cpu", "3"}}), 2);
+  EXPECT_EQ(r.get("dimctl_model_cost_confidence", {{"cpu", "3"}}), 3);  // measured
   EXPECT_DOUBLE_EQ(*r.get("dimctl_core_busy_ratio", {{"cpu", "3"}}), 0.93);
   EXPECT_EQ(r.get("dimctl_core_saturated", {{"cpu", "3"}}), 1);
   EXPECT_EQ(r.get("dimctl_core_saturation_episodes_total", {{"cpu", "3"}}), 2);

@@ -135,6 +135,7 @@ void Controller::update_cores(const model::Snapshot& snap) {
     m.completions = load.packets;
     c.last = m;
     c.exhausted = load.exhausted;
+    c.est.observe(m);
     c.acc.dt_ns += m.dt_ns;
     c.acc.hardirq_ns += m.hardirq_ns;
     c.acc.softirq_ns += m.softirq_ns;
@@ -149,7 +150,7 @@ void Controller::update_cores(const model::Snapshot& snap) {
 
     // The bucket the model's tables are built for: re-picked only when the estimate leaves it.
     const dim::CostEstimate& e = c.est.estimate();
-    if (e.confidence != dim::CostConfidence::kMeasured) {
+    if (e.confidence == dim::CostConfidence::kDefaults) {
       pick.bucket = CorePick::kNoBucket;
     } else if (pick.bucket == CorePick::kNoBucket ||
                outside(e.completion_ns, cost_buckets_[pick.bucket].first) ||
@@ -165,17 +166,6 @@ void Controller::update_cores(const model::Snapshot& snap) {
     }
 
     // Saturation, judged at the profile the core's busiest model queue had during the period.
-    if (c.rep_table == nullptr) {
-      // No model queue with packets on the core: nothing to hand a profile to. A rule that starts
-      // again starts from the latency objective.
-      if (c.sat.saturated()) {
-        c.episodes_before += c.sat.episodes();
-        c.sat = dim::SaturationPolicy();
-      }
-      pick.saturated_wish = false;
-      continue;
-    }
-    const dim::ModelTable& table = *c.rep_table;
     dim::SaturationInput in;
     in.dt_ns = step_dt_ns_;
     in.busy_ns = static_cast<uint64_t>(std::llround(c.busy * static_cast<double>(step_dt_ns_)));
@@ -185,6 +175,19 @@ void Controller::update_cores(const model::Snapshot& snap) {
     in.exhausted_polls = c.exhausted;
     in.model_ix = c.rep_model_ix;
     in.queues = std::max<double>(pick.model_queues, 1);
+    if (c.rep_table == nullptr) {
+      // No model queue with packets on the core last period: nothing to hand a profile to. A rule
+      // that starts again starts from the latency objective; the pressure of a core whose first
+      // model queue shows up this period counts already.
+      if (c.sat.saturated()) {
+        c.episodes_before += c.sat.episodes();
+        c.sat = dim::SaturationPolicy();
+      }
+      c.sat.pressure_without_objective(in);
+      pick.saturated_wish = false;
+      continue;
+    }
+    const dim::ModelTable& table = *c.rep_table;
     c.sat.update(table, table.params().cost, in);
 
     // The wish follows the rule within the change budget (a token bucket like ModelPolicy's:
@@ -194,7 +197,7 @@ void Controller::update_cores(const model::Snapshot& snap) {
     const double refill = static_cast<double>(b - (b + 1) / 2 + 1) * dim::ModelTable::kOneChange *
                           static_cast<double>(std::min<int64_t>(step_dt_ns_, 1'000'000'000)) / 1e9;
     c.tokens = static_cast<uint32_t>(std::min<double>(cap, c.tokens + refill));
-    if (!c.sat.saturated()) {
+    if (!c.sat.overrides()) {
       pick.saturated_wish = false;
     } else if (!pick.saturated_wish || pick.wish != c.sat.profile_ix()) {
       if (c.tokens >= dim::ModelTable::kOneChange) {

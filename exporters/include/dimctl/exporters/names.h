@@ -31,7 +31,7 @@ std::optional<model::Algorithm> parse_algorithm(std::string_view s);
 std::optional<model::DeviceKind> parse_device_kind(std::string_view s);
 std::optional<model::Method> parse_method(std::string_view s);
 std::optional<model::PollContext> parse_poll_context(std::string_view s);
-// A core's cost estimate: defaults | combined | measured (dim::CostConfidence).
+// A core's cost estimate: defaults | direct | combined | measured (dim::CostConfidence).
 std::string_view cost_confidence_name(dim::CostConfidence c);
 std::optional<dim::CostConfidence> parse_cost_confidence(std::string_view s);
 
