@@ -48,13 +48,28 @@ bool CostEstimator::plausible(const CoreMeasurement& m) {
 
 bool CostEstimator::observe(const CoreMeasurement& m) {
   if (!plausible(m)) return false;
+  if (m.other_known) {
+    other_share_[other_next_] = std::clamp(
+        static_cast<double>(m.other_ns) / static_cast<double>(m.dt_ns), 0.0, kMaxBackground);
+    other_next_ = (other_next_ + 1) % kDirectPeriods;
+    other_periods_ = std::min<uint32_t>(other_periods_ + 1, kDirectPeriods);
+    std::array<double, kDirectPeriods> v = other_share_;
+    auto mid = v.begin() + (other_periods_ - 1) / 2;  // the lower median
+    std::nth_element(v.begin(), mid, v.begin() + other_periods_);
+    if (std::abs(*mid - background_) > kBackgroundBand || (*mid == 0) != (background_ == 0)) {
+      background_ = *mid;
+    }
+  }
   handler_per_irq_[direct_next_] =
       static_cast<double>(m.hardirq_ns) / static_cast<double>(m.interrupts);
   softirq_per_completion_[direct_next_] =
       static_cast<double>(m.softirq_ns) / static_cast<double>(m.completions);
   direct_next_ = (direct_next_ + 1) % kDirectPeriods;
   direct_periods_ = std::min<uint32_t>(direct_periods_ + 1, kDirectPeriods);
-  if (direct_periods_ < kMinDirectPeriods) return true;
+  if (direct_periods_ < kMinDirectPeriods) {
+    apply_direct(est_);
+    return true;
+  }
   const auto lower_median = [n = direct_periods_](std::array<double, kDirectPeriods> v) {
     auto mid = v.begin() + (n - 1) / 2;
     std::nth_element(v.begin(), mid, v.begin() + n);
@@ -74,6 +89,7 @@ bool CostEstimator::observe(const CoreMeasurement& m) {
 }
 
 void CostEstimator::apply_direct(CostEstimate& e) const {
+  e.background = background_;
   if (e.confidence == CostConfidence::kMeasured || direct_interrupt_ns_ == 0) return;
   e.completion_ns = direct_completion_ns_;
   e.interrupt_ns = direct_interrupt_ns_;

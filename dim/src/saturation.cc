@@ -51,7 +51,7 @@ uint8_t SaturationPolicy::jump_from(const ModelTable& t, const CostParams& cost,
 bool SaturationPolicy::step_to(uint8_t j) {
   const bool changed = j != ix_;
   ix_ = j;
-  phase_ = Phase::kSettle;
+  phase_ = p_.settle_periods > 0 ? Phase::kSettle : Phase::kMeasure;
   count_ = 0;
   acc_completions_ = acc_ns_ = 0;
   return changed;
@@ -191,6 +191,7 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
     case Phase::kCheck:
       return false;
     case Phase::kSettle:
+      if (++count_ < p_.settle_periods) return false;
       phase_ = Phase::kMeasure;
       count_ = 0;
       acc_completions_ = acc_ns_ = 0;

@@ -66,6 +66,7 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
 
 #include "dim/cost_model.h"
 
@@ -79,6 +80,10 @@ struct CoreMeasurement {
   uint64_t softirq_ns = 0;   // time in the poll softirqs
   uint64_t polls = 0;        // softirq poll runs (reported, not a regressor: see above)
   uint64_t completions = 0;  // packets / CQEs polled
+  // Time the core was busy outside those two (application work, other interrupts), when the
+  // caller measures the core's idle time (observe() only).
+  uint64_t other_ns = 0;
+  bool other_known = false;
 };
 
 enum class CostConfidence : uint8_t {
@@ -103,6 +108,10 @@ struct CostEstimate {
   double residual_rms = 0;       // rms relative residual of the kept periods
   uint32_t periods = 0;          // active periods in the window
   uint32_t kept = 0;             // of which the fit kept
+  // Share of the core busy with other work (observe(): lower median of the recent periods, held
+  // within kBackgroundBand, at most kMaxBackground; 0 unmeasured). The model's queue runs on what
+  // is left: its costs count 1 / (1 - background) (model_costs()).
+  double background = 0;
 };
 
 class CostEstimator {
@@ -121,6 +130,8 @@ class CostEstimator {
   static constexpr int kDirectPeriods = 5;
   static constexpr uint32_t kMinDirectPeriods = 2;
   static constexpr double kDirectBand = 1.25;
+  static constexpr double kBackgroundBand = 0.05;
+  static constexpr double kMaxBackground = 0.8;
 
   // `defaults` gives the costs reported until the estimate is confident (only its two costs are
   // read).
@@ -134,6 +145,14 @@ class CostEstimator {
   bool observe(const CoreMeasurement& m);
 
   const CostEstimate& estimate() const { return est_; }
+  // The costs the model should judge with: the estimate's, stretched by the core's background
+  // work. A completion served on a core that other work keeps busy a share u of the time is served
+  // at 1 - u of the core's speed: the M/M/1 sojourn S / (1 - ρ) of cost_model.h with S and ρ on
+  // the remaining capacity is the same formula with both costs divided by 1 - u.
+  std::pair<double, double> model_costs() const {  // {completion, interrupt}
+    const double stretch = 1 / (1 - est_.background);
+    return {est_.completion_ns * stretch, est_.interrupt_ns * stretch};
+  }
   // The defaults with the estimate's costs when measured: what ModelTable should be built with.
   CostParams costs(CostParams base) const {
     base.completion_cost_ns = est_.completion_ns;
@@ -164,6 +183,10 @@ class CostEstimator {
   uint32_t direct_periods_ = 0;
   double direct_interrupt_ns_ = 0;
   double direct_completion_ns_ = 0;
+  std::array<double, kDirectPeriods> other_share_{};  // per recent period with other_known
+  uint32_t other_next_ = 0;
+  uint32_t other_periods_ = 0;
+  double background_ = 0;
   CostEstimate est_;
 };
 

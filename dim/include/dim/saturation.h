@@ -45,8 +45,9 @@
 //    there (the cost model knows no closed loop's depth, and a jump past what the loop can
 //    batch costs most of its rate while measured); after a gain the next may go twice as far as
 //    the last step;
-//  - after a change, one period settles (the change applies mid-period), then measure_periods
-//    periods measure the core's completion rate r_j:
+//  - after a change, settle_periods periods settle (0: the controller writes a change in the step
+//    that decides it, so the next period runs at it; a settling period cost W3 a period per
+//    trial), then measure_periods periods measure the core's completion rate r_j:
 //      r_j > b's · (1 + g): j is the new best (the old one bounds the search on its side);
 //      r_j < b's · (1 − g), the core with headroom during the trial: either the trial throttled a
 //        closed loop (its delay cost more than the CPU it saved) or the load left. j bounds the
@@ -63,9 +64,9 @@
 //    bisection on a unimodal rate; without that sign a probe down would only cost throughput);
 //  - nothing left in (lo, hi): hold b. Holding lasts while the core stays saturated: no probing.
 // Every trial narrows (lo, hi), so one saturation episode changes the profile at most
-// (table size + 1) times, each at least measure_periods + 1 periods apart, and never again until
-// it ends; leaving hands the queue back to ModelPolicy at once (its pick, which was updated all
-// along, is then the wish).
+// (table size + 1) times, each at least settle_periods + measure_periods periods apart, and never
+// again until it ends; leaving hands the queue back to ModelPolicy at once (its pick, which was
+// updated all along, is then the wish).
 //
 // The controller keeps one per core beside the queues' ModelPolicy instances, which it still
 // updates every period: while overrides() the wish is profile_ix(), otherwise ModelPolicy's
@@ -88,7 +89,8 @@ struct SaturationParams {
   double leave_exhausted = 0.1;  // ... and below which the core may leave
   uint32_t min_polls = 16;       // fewer polls say nothing about exhaustion
   double climb_gain = 0.02;      // a step must be predicted, and measured, to gain more than this
-  uint8_t measure_periods = 1;   // periods measured per profile, after one settling period (>= 1)
+  uint8_t settle_periods = 0;    // periods ignored after a change (a writer that applies late)
+  uint8_t measure_periods = 1;   // periods measured per profile, after settle_periods (>= 1)
   // Completions per interrupt at or below which the queues do not batch (QD~1): no climb.
   double no_batch_ratio = 1.25;
   // Spread of the pressure periods' rates, (max − min) / max, above which the load moves too

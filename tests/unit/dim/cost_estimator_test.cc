@@ -382,6 +382,39 @@ TEST(CostEstimator, DirectCostsNeverReplaceAMeasuredSplitAndStayBounded) {
   EXPECT_EQ(g.estimate().completion_ns, CostEstimator::kMinCompletionNs);
 }
 
+TEST(CostEstimator, BackgroundWorkStretchesTheModelsCosts) {
+  const Truth t;
+  CostEstimator e;
+  CoreMeasurement m = period(t, 500, 8);
+  EXPECT_TRUE(e.observe(m));
+  EXPECT_TRUE(e.observe(m));
+  EXPECT_EQ(e.estimate().background, 0);  // not measured: no stretch
+  EXPECT_EQ(e.model_costs().first, e.estimate().completion_ns);
+  // The application keeps the core busy 40 % of the time.
+  m.other_known = true;
+  m.other_ns = static_cast<uint64_t>(0.4 * kPeriod);
+  EXPECT_TRUE(e.observe(m));
+  EXPECT_NEAR(e.estimate().background, 0.4, 1e-9);
+  EXPECT_NEAR(e.model_costs().first, e.estimate().completion_ns / 0.6, 1e-6);
+  EXPECT_NEAR(e.model_costs().second, e.estimate().interrupt_ns / 0.6, 1e-6);
+  // Held within the band; an outlier period does not move it; a real change does.
+  m.other_ns = static_cast<uint64_t>(0.43 * kPeriod);
+  for (int i = 0; i < CostEstimator::kDirectPeriods; ++i) e.observe(m);
+  EXPECT_NEAR(e.estimate().background, 0.4, 1e-9);
+  m.other_ns = static_cast<uint64_t>(0.2 * kPeriod);
+  for (int i = 0; i < CostEstimator::kDirectPeriods; ++i) e.observe(m);
+  EXPECT_NEAR(e.estimate().background, 0.2, 1e-9);
+  CoreMeasurement spike = m;
+  spike.other_ns = static_cast<uint64_t>(kPeriod);
+  e.observe(spike);
+  EXPECT_NEAR(e.estimate().background, 0.2, 1e-9);
+  // A core never idle: at most kMaxBackground (costs at most 5x).
+  m.other_ns = static_cast<uint64_t>(kPeriod);
+  for (int i = 0; i < CostEstimator::kDirectPeriods; ++i) e.observe(m);
+  EXPECT_EQ(e.estimate().background, CostEstimator::kMaxBackground);
+  EXPECT_NEAR(e.model_costs().first, 5 * e.estimate().completion_ns, 1e-6);
+}
+
 TEST(CostEstimator, NoAllocationPerUpdate) {
   CostEstimator e;
   const Truth t;

@@ -261,9 +261,9 @@ TEST(SaturationPolicy, NoClimbWhenEachInterruptCarriesOneCompletion) {
   // 1.3 completions per interrupt: some batching, so the climb is tried.
   SaturationPolicy s2;
   in.interrupts = in.polls = 769;
-  for (int i = 0; i < 3; ++i) s2.update(t, {}, in);
+  for (int i = 0; i < SaturationParams{}.enter_periods; ++i) s2.update(t, {}, in);
   EXPECT_TRUE(s2.saturated());
-  EXPECT_FALSE(s2.holding());
+  EXPECT_FALSE(s2.holding());  // a trial is running
   EXPECT_TRUE(s2.overrides());
   EXPECT_EQ(s2.wish(1), s2.profile_ix());
 }
@@ -286,9 +286,9 @@ TEST(SaturationPolicy, NoClimbWhenTheRateMovesByItself) {
   EXPECT_TRUE(s.saturated());
   // 5 % apart: steady enough, the climb is tried.
   SaturationPolicy s2;
-  drive_inputs(s2, t, 3, 1, alternating(950));
+  drive_inputs(s2, t, SaturationParams{}.enter_periods, 1, alternating(950));
   EXPECT_TRUE(s2.saturated());
-  EXPECT_FALSE(s2.holding());
+  EXPECT_FALSE(s2.holding());  // a trial is running
 }
 
 // A trial that delays a closed loop throttles it and idles the core; that is the trial's
@@ -370,6 +370,27 @@ TEST(SaturationPolicy, PropertyNoLimitCycleOnPeriodicLoad) {
     }
     EXPECT_EQ(s.episodes(), static_cast<uint32_t>(phases)) << trial;
     EXPECT_LE(changes, phases * (t.size() + 3)) << trial;
+  }
+}
+
+TEST(SaturationPolicy, ATrialIsMeasuredInThePeriodAfterTheChangeOrAfterSettling) {
+  // A rate that does not answer to moderation: each trial ends as soon as it is measured.
+  const ModelTable t = rdma_table();
+  SaturationInput in = busy_period(1.0, 0);
+  in.interrupts = in.polls = 500;  // 2 completions per interrupt
+  for (const uint8_t settle : {uint8_t{0}, uint8_t{1}, uint8_t{2}}) {
+    SaturationParams p;
+    p.settle_periods = settle;
+    SaturationPolicy s(p);
+    for (int i = 0; i < p.enter_periods; ++i) s.update(t, {}, in);
+    ASSERT_TRUE(s.saturated());
+    ASSERT_FALSE(s.holding()) << "settle " << int{settle};
+    for (int i = 0; i < settle; ++i) {
+      s.update(t, {}, in);
+      EXPECT_FALSE(s.holding()) << "settling period " << i;
+    }
+    s.update(t, {}, in);  // the measuring period decides
+    EXPECT_TRUE(s.holding()) << "settle " << int{settle};
   }
 }
 

@@ -163,6 +163,7 @@ inline model::ControllerState every_field_state() {
   c.estimate.residual_rms = 0.375;
   c.estimate.periods = 108;
   c.estimate.kept = 109;
+  c.estimate.background = 0.4375;
   c.busy = 0.625;
   c.interrupts_per_s = 110.5;
   c.completions_per_s = 111.5;

@@ -99,14 +99,14 @@ TEST(SimPolicy, TheDaemonsControllerDecidesAndItsWritesReachTheQueue) {
   EXPECT_LE(r.total.changes_per_s(), 50.0);
 }
 
-TEST(SimPolicy, TheModelToldTheHostsCostsBatchesWhereItsDefaultsSeeALightLoad) {
+TEST(SimPolicy, TheModelBatchesWhereItsDefaultsWouldSeeALightLoad) {
   // W2-open's 200k/s phase: one RDMA CQ, idle-gap timer, 3.5 us per completion and 2.3 us per
-  // interrupt and poll (cost 4k), 60-70 % busy. The host's costs put the model's first threshold
-  // near 100k/s. The default config judges with the costs it measures directly until the split is
-  // measured (CostEstimator::observe): the handler per interrupt (40 % of the 2.3 us here) and
-  // the softirq per completion, the wake-up's share folded in; interrupts look cheaper than they
-  // are, so it batches later than the told model, whose p99 is the lower. (The side it errs on:
-  // latency before CPU.)
+  // interrupt and poll (cost 4k) plus 2 us of application work per completion, 60-70 % busy. The
+  // defaults (1 + 2 us) put the model's first threshold near 170k/s, the host's costs near
+  // 100k/s: with the defaults only the told model batched. The default config judges with the
+  // costs it measures (CostEstimator::observe: the handler per interrupt, the softirq per
+  // completion) stretched by the core's background work (the application's share of the core):
+  // it batches as the told model does.
   Workload w = open_queue(2e5, ProfileTable::kRdma);
   w.stages[0].service = Dist::constant(5'000);
   w.stages[0].timer = TimerMode::kIdleGap;
@@ -114,9 +114,10 @@ TEST(SimPolicy, TheModelToldTheHostsCostsBatchesWhereItsDefaultsSeeALightLoad) {
   w.stages[0].cpu = CostModel{"4k", 2000, 1500, 300, 2000};
   const RunResult told = run_policy(w, "dimctl-model-host");
   const RunResult dflt = run_policy(w, "dimctl-model");
-  EXPECT_GT(told.windows.back().profile_ix, dflt.windows.back().profile_ix);
-  EXPECT_LT(told.total.latency.quantile(0.99), dflt.total.latency.quantile(0.99));
-  EXPECT_LT(told.total.cpu_per_completion_ns(), dflt.total.cpu_per_completion_ns());
+  EXPECT_GT(told.windows.back().profile_ix, 0);
+  EXPECT_EQ(dflt.windows.back().profile_ix, told.windows.back().profile_ix);
+  EXPECT_LE(dflt.total.latency.quantile(0.99), 1.10 * told.total.latency.quantile(0.99));
+  EXPECT_LE(dflt.total.cpu_per_completion_ns(), 1.02 * told.total.cpu_per_completion_ns());
 }
 
 TEST(SimPolicy, KernelRdmaDimDecidesPerSixtyFourEventsAndSawtoothsAtQueueDepthOne) {

@@ -121,6 +121,7 @@ void Controller::update_cores(const model::Snapshot& snap) {
         delta_ns(t.softirq_irq_poll_ns, p.softirq_irq_poll_ns, t.softirq_irq_poll_timed,
                  p.softirq_irq_poll_timed, t.softirq_irq_poll_count, p.softirq_irq_poll_count);
     c.busy = busy_fraction(t, p, hard + soft, step_dt_ns_);
+    const bool idle_known = t.idle_known && p.idle_known;
     c.prev = t;
     // The queues polled on this core this period (feed_queue(): a sum is this step's when its
     // stamp is).
@@ -133,6 +134,11 @@ void Controller::update_cores(const model::Snapshot& snap) {
     m.interrupts = load.events;
     m.polls = load.polls;
     m.completions = load.packets;
+    if (idle_known) {
+      m.other_known = true;
+      m.other_ns = static_cast<uint64_t>(
+          std::llround(std::max(0.0, c.busy * static_cast<double>(step_dt_ns_) - hard - soft)));
+    }
     c.last = m;
     c.exhausted = load.exhausted;
     c.est.observe(m);
@@ -149,13 +155,15 @@ void Controller::update_cores(const model::Snapshot& snap) {
     }
 
     // The bucket the model's tables are built for: re-picked only when the estimate leaves it.
+    // The model's costs are the estimate's stretched by the core's background work.
     const dim::CostEstimate& e = c.est.estimate();
+    const auto [completion_ns, interrupt_ns] = c.est.model_costs();
     if (e.confidence == dim::CostConfidence::kDefaults) {
       pick.bucket = CorePick::kNoBucket;
     } else if (pick.bucket == CorePick::kNoBucket ||
-               outside(e.completion_ns, cost_buckets_[pick.bucket].first) ||
-               outside(e.interrupt_ns, cost_buckets_[pick.bucket].second)) {
-      const std::pair<int16_t, int16_t> b{bucket_of(e.completion_ns), bucket_of(e.interrupt_ns)};
+               outside(completion_ns, cost_buckets_[pick.bucket].first) ||
+               outside(interrupt_ns, cost_buckets_[pick.bucket].second)) {
+      const std::pair<int16_t, int16_t> b{bucket_of(completion_ns), bucket_of(interrupt_ns)};
       auto it = std::find(cost_buckets_.begin(), cost_buckets_.end(), b);
       if (it != cost_buckets_.end()) {
         pick.bucket = static_cast<uint16_t>(it - cost_buckets_.begin());

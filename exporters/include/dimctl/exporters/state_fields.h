@@ -223,6 +223,7 @@ void fields(V& v, C& c) {
     o.field("residual_rms", c.estimate.residual_rms);
     o.field("periods", c.estimate.periods);
     o.field("kept", c.estimate.kept);
+    o.field("background", c.estimate.background);
   });
   v.field("busy", c.busy);
   v.field("interrupts_per_second", c.interrupts_per_s);
