@@ -57,10 +57,25 @@ bool SaturationPolicy::step_to(uint8_t j) {
   return changed;
 }
 
-bool SaturationPolicy::count_pressure(const SaturationInput& in, double busy, double exhausted,
-                                      double completions, double dt) {
+SaturationPolicy::Period SaturationPolicy::period_of(const SaturationInput& in) const {
+  Period m;
+  m.dt = static_cast<double>(std::min(in.dt_ns, kMaxDtNs));
+  m.completions = static_cast<double>(in.completions);
+  m.busy = static_cast<double>(in.busy_ns) / m.dt;
+  // Exhausted polls say the poll loop falls behind only on a busy core: with idle time left they
+  // say the batches outgrew the budget (a long timer, a burst), which a core that is a quarter
+  // busy absorbs (sweep-2-254: 256-packet batches on a 64 budget read as saturation at busy 0.3,
+  // and the rule held the batching it should have left).
+  if (in.polls >= p_.min_polls && m.busy >= p_.leave_busy) {
+    m.exhausted =
+        static_cast<double>(std::min(in.exhausted_polls, in.polls)) / static_cast<double>(in.polls);
+  }
+  return m;
+}
+
+bool SaturationPolicy::count_pressure(const SaturationInput& in, const Period& m) {
   const bool pressure =
-      busy >= p_.enter_busy || exhausted >= p_.enter_exhausted || in.backlog_growing;
+      m.busy >= p_.enter_busy || m.exhausted >= p_.enter_exhausted || in.backlog_growing;
   if (!pressure) {
     streak_ = 0;
     acc_completions_ = acc_ns_ = 0;
@@ -71,47 +86,29 @@ bool SaturationPolicy::count_pressure(const SaturationInput& in, double busy, do
     min_rate_ = std::numeric_limits<double>::infinity();
     max_rate_ = 0;
   }
-  const double period_rate = completions * 1e9 / dt;
+  const double period_rate = m.completions * 1e9 / m.dt;
   min_rate_ = std::min(min_rate_, period_rate);
   max_rate_ = std::max(max_rate_, period_rate);
-  acc_completions_ += completions;
+  acc_completions_ += m.completions;
   acc_interrupts_ += static_cast<double>(in.interrupts);
-  acc_ns_ += dt;
+  acc_ns_ += m.dt;
   return ++streak_ >= p_.enter_periods;
-}
-
-double SaturationPolicy::exhausted_share(const SaturationInput& in, double busy) const {
-  // Exhausted polls say the poll loop falls behind only on a busy core: with idle time left they
-  // say the batches outgrew the budget (a long timer, a burst), which a core that is a quarter
-  // busy absorbs (sweep-2-254: 256-packet batches on a 64 budget read as saturation at busy 0.3,
-  // and the rule held the batching it should have left).
-  if (in.polls < p_.min_polls || busy < p_.leave_busy) return 0;
-  return static_cast<double>(std::min(in.exhausted_polls, in.polls)) /
-         static_cast<double>(in.polls);
 }
 
 void SaturationPolicy::pressure_without_objective(const SaturationInput& in) {
   if (saturated_ || in.dt_ns <= 0 || in.completions == 0) return;
-  const auto dt = static_cast<double>(std::min(in.dt_ns, kMaxDtNs));
-  const double busy = static_cast<double>(in.busy_ns) / dt;
   // Never enters here: entering needs the objective's table. The streak stops one short.
-  if (count_pressure(in, busy, exhausted_share(in, busy), static_cast<double>(in.completions),
-                     dt)) {
-    --streak_;
-  }
+  if (count_pressure(in, period_of(in))) --streak_;
 }
 
 bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
                               const SaturationInput& in) {
   if (in.dt_ns <= 0) return false;
-  const auto dt = static_cast<double>(std::min(in.dt_ns, kMaxDtNs));
-  const auto completions = static_cast<double>(in.completions);
-  const double busy = static_cast<double>(in.busy_ns) / dt;
-  const double exhausted = exhausted_share(in, busy);
+  const Period m = period_of(in);
   const uint8_t model_ix = std::clamp(in.model_ix, t.min_ix(), t.max_ix());
 
   if (!saturated_) {
-    if (!count_pressure(in, busy, exhausted, completions, dt)) return false;
+    if (!count_pressure(in, m)) return false;
     // Enter: the pressure periods measured the latency objective's profile.
     saturated_ = true;
     streak_ = 0;
@@ -156,21 +153,22 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
   // judged at the best profile only. A trial's periods say how the trial does, not whether the
   // load left: a trial that delays a closed loop idles the core by throttling it, and leaving
   // then would hand back to the profile that saturates, enter again and cycle. The trial ends
-  // within measure_periods + 1 periods anyway.
+  // within settle_periods + measure_periods periods anyway.
   if (phase_ == Phase::kSettle || phase_ == Phase::kMeasure) {
-    return climb(t, cost, in, completions, dt);
+    return climb(t, cost, in, m);
   }
-  double projected = busy;
-  if (model_ix != ix_ && in.interrupts > 0 && completions > 0) {
-    const double rate = per_queue_rate(completions, dt, in.queues);
-    const Profile& m = t.profile(model_ix);
-    const double b_model = predict(t.params().timer, m.usec, t.count(model_ix), rate, cost).batch;
-    const double b_now = completions / static_cast<double>(in.interrupts);
+  double projected = m.busy;
+  if (model_ix != ix_ && in.interrupts > 0 && m.completions > 0) {
+    const double rate = per_queue_rate(m.completions, m.dt, in.queues);
+    const Profile& pick = t.profile(model_ix);
+    const double b_model =
+        predict(t.params().timer, pick.usec, t.count(model_ix), rate, cost).batch;
+    const double b_now = m.completions / static_cast<double>(in.interrupts);
     const double c_irq = std::max(0.0, cost.interrupt_cost_ns);
-    projected += completions * c_irq * (1 / b_model - 1 / b_now) / dt;
+    projected += m.completions * c_irq * (1 / b_model - 1 / b_now) / m.dt;
   }
   const bool headroom =
-      projected < p_.leave_busy && exhausted < p_.leave_exhausted && !in.backlog_growing;
+      projected < p_.leave_busy && m.exhausted < p_.leave_exhausted && !in.backlog_growing;
   if (headroom) {
     saturated_ = false;
     phase_ = Phase::kHold;
@@ -180,12 +178,12 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
   // kCheck: back at the best after a settling period and still saturated: the trial was worse
   // on its own account. The search goes on.
   if (++count_ < 2) return false;
-  const uint8_t j = next_trial(t, cost, per_queue_rate(completions, dt, in.queues));
+  const uint8_t j = next_trial(t, cost, per_queue_rate(m.completions, m.dt, in.queues));
   return j != best_ix_ ? step_to(j) : hold_best();
 }
 
 bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const SaturationInput& in,
-                             double completions, double dt) {
+                             const Period& m) {
   switch (phase_) {
     case Phase::kHold:
     case Phase::kCheck:
@@ -197,8 +195,8 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
       acc_completions_ = acc_ns_ = 0;
       return false;
     case Phase::kMeasure:
-      acc_completions_ += completions;
-      acc_ns_ += dt;
+      acc_completions_ += m.completions;
+      acc_ns_ += m.dt;
       if (++count_ < p_.measure_periods) return false;
       break;
   }
@@ -222,7 +220,7 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
     // Worse, and the core has headroom: either the trial throttled a closed loop (back at the
     // best the core saturates again) or the load left. Back to the best to tell which: the
     // check periods judge leaving there, and resume the search if the core is still saturated.
-    if (static_cast<double>(in.busy_ns) / dt < p_.leave_busy) {
+    if (m.busy < p_.leave_busy) {
       const bool changed = hold_best();
       phase_ = Phase::kCheck;
       count_ = 0;

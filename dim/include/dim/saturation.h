@@ -149,14 +149,20 @@ class SaturationPolicy {
   // The next profile to measure (the best when none is left).
   uint8_t next_trial(const ModelTable& t, const CostParams& cost, double rate) const;
   bool step_to(uint8_t j);
+  // One period's measures, derived from the input once (in.dt_ns > 0).
+  struct Period {
+    double dt = 0;  // ns, bounded
+    double completions = 0;
+    double busy = 0;       // fraction of dt
+    double exhausted = 0;  // share of polls that used their budget, 0 where it says nothing
+  };
+  Period period_of(const SaturationInput& in) const;
   // The pressure streak: true when this period makes it K long.
-  bool count_pressure(const SaturationInput& in, double busy, double exhausted, double completions,
-                      double dt);
-  double exhausted_share(const SaturationInput& in, double busy) const;
+  bool count_pressure(const SaturationInput& in, const Period& m);
   bool hold_best();  // returns whether the wish changed
   // A period of a trial (settling or measuring), and the decision that ends it.
   bool climb(const ModelTable& t, const CostParams& cost, const SaturationInput& in,
-             double completions, double dt);
+             const Period& m);
 
   SaturationParams p_;
   double best_rate_ = 0;
