@@ -46,44 +46,43 @@ bool CostEstimator::plausible(const CoreMeasurement& m) {
          2 * static_cast<double>(m.dt_ns);
 }
 
+void CostEstimator::Recent::push(double x) {
+  v[next] = x;
+  next = (next + 1) % kDirectPeriods;
+  n = std::min<uint32_t>(n + 1, kDirectPeriods);
+}
+
+double CostEstimator::Recent::lower_median() const {
+  std::array<double, kDirectPeriods> w = v;
+  auto mid = w.begin() + (n - 1) / 2;
+  std::nth_element(w.begin(), mid, w.begin() + n);
+  return *mid;
+}
+
 bool CostEstimator::observe(const CoreMeasurement& m) {
   if (!plausible(m)) return false;
   if (m.other_known) {
-    other_share_[other_next_] = std::clamp(
-        static_cast<double>(m.other_ns) / static_cast<double>(m.dt_ns), 0.0, kMaxBackground);
-    other_next_ = (other_next_ + 1) % kDirectPeriods;
-    other_periods_ = std::min<uint32_t>(other_periods_ + 1, kDirectPeriods);
-    std::array<double, kDirectPeriods> v = other_share_;
-    auto mid = v.begin() + (other_periods_ - 1) / 2;  // the lower median
-    std::nth_element(v.begin(), mid, v.begin() + other_periods_);
-    if (std::abs(*mid - background_) > kBackgroundBand || (*mid == 0) != (background_ == 0)) {
-      background_ = *mid;
+    other_share_.push(std::clamp(static_cast<double>(m.other_ns) / static_cast<double>(m.dt_ns),
+                                 0.0, kMaxBackground));
+    const double now = other_share_.lower_median();
+    if (std::abs(now - background_) > kBackgroundBand || (now == 0) != (background_ == 0)) {
+      background_ = now;
     }
   }
-  handler_per_irq_[direct_next_] =
-      static_cast<double>(m.hardirq_ns) / static_cast<double>(m.interrupts);
-  softirq_per_completion_[direct_next_] =
-      static_cast<double>(m.softirq_ns) / static_cast<double>(m.completions);
-  direct_next_ = (direct_next_ + 1) % kDirectPeriods;
-  direct_periods_ = std::min<uint32_t>(direct_periods_ + 1, kDirectPeriods);
-  if (direct_periods_ < kMinDirectPeriods) {
-    apply_direct(est_);
-    return true;
+  handler_per_irq_.push(static_cast<double>(m.hardirq_ns) / static_cast<double>(m.interrupts));
+  softirq_per_completion_.push(static_cast<double>(m.softirq_ns) /
+                               static_cast<double>(m.completions));
+  if (handler_per_irq_.n >= kMinDirectPeriods) {
+    // Held within the band: a cost that followed every period's batch would move with the
+    // model's own picks.
+    const auto hold = [](double& in_use, double now) {
+      if (in_use == 0 || now > in_use * kDirectBand || now * kDirectBand < in_use) in_use = now;
+    };
+    hold(direct_interrupt_ns_,
+         std::clamp(handler_per_irq_.lower_median(), kMinInterruptNs, kMaxInterruptNs));
+    hold(direct_completion_ns_,
+         std::clamp(softirq_per_completion_.lower_median(), kMinCompletionNs, kMaxCompletionNs));
   }
-  const auto lower_median = [n = direct_periods_](std::array<double, kDirectPeriods> v) {
-    auto mid = v.begin() + (n - 1) / 2;
-    std::nth_element(v.begin(), mid, v.begin() + n);
-    return *mid;
-  };
-  // Held within the band: a cost that followed every period's batch would move with the model's
-  // own picks.
-  const auto hold = [](double& in_use, double now) {
-    if (in_use == 0 || now > in_use * kDirectBand || now * kDirectBand < in_use) in_use = now;
-  };
-  hold(direct_interrupt_ns_,
-       std::clamp(lower_median(handler_per_irq_), kMinInterruptNs, kMaxInterruptNs));
-  hold(direct_completion_ns_,
-       std::clamp(lower_median(softirq_per_completion_), kMinCompletionNs, kMaxCompletionNs));
   apply_direct(est_);
   return true;
 }

@@ -177,15 +177,19 @@ class CostEstimator {
   uint32_t size_ = 0;
   double default_completion_ns_;
   double default_interrupt_ns_;
+  // One per-period quantity over the last kDirectPeriods periods.
+  struct Recent {
+    std::array<double, kDirectPeriods> v{};
+    uint32_t next = 0;
+    uint32_t n = 0;
+    void push(double x);
+    double lower_median() const;  // of the n held (n >= 1)
+  };
   // Per recent period: H / I and P / Q; the costs in use from them (0: none yet).
-  std::array<double, kDirectPeriods> handler_per_irq_{}, softirq_per_completion_{};
-  uint32_t direct_next_ = 0;
-  uint32_t direct_periods_ = 0;
+  Recent handler_per_irq_, softirq_per_completion_;
   double direct_interrupt_ns_ = 0;
   double direct_completion_ns_ = 0;
-  std::array<double, kDirectPeriods> other_share_{};  // per recent period with other_known
-  uint32_t other_next_ = 0;
-  uint32_t other_periods_ = 0;
+  Recent other_share_;  // per recent period with other_known
   double background_ = 0;
   CostEstimate est_;
 };
