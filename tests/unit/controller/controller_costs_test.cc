@@ -115,7 +115,7 @@ TEST_F(CostsTest, CostsAreRecoveredAndTheModelPicksWithThem) {
     const model::CoreView* c = core(1);
     ASSERT_NE(c, nullptr);
     // The reference judges with what the core published for this period: the defaults in the
-    // first period, the scaled defaults until the estimate is confident, the estimate after
+    // first period, the direct costs until the estimate is confident, the estimate after
     // (quantized).
     const bool used = c->used_completion_ns > 0;
     if (c->confidence == dim::CostConfidence::kMeasured && measured_at < 0) measured_at = p;
