@@ -599,7 +599,11 @@ Result<RunResult> Engine::run(const RunOptions& opt) {
   mod_log_.emplace_back(0, cqs_[first_cq_].mod);
   if (p_.kind == PolicySpec::Kind::kController) {
     bridge_ = std::make_unique<ControllerBridge>(*this, p_, w_);
-    push(p_.period_ns, Ev::kControl, 0, 0);
+    // The first step at the start, as the daemon's loop (cmd_run.cc) steps once when it starts:
+    // a daemon already running when the load arrives holds its queues' counters from before
+    // it, so the load's first period is already a delta. Stepping first at one period (as
+    // before 2026-12-04) simulated a daemon that started one period after the load.
+    push(0, Ev::kControl, 0, 0);
   }
   for (uint32_t i = 0; i < phase_start_.size(); ++i) push(phase_start_[i], Ev::kPhase, i, 0);
 
