@@ -151,6 +151,18 @@ void ControllerBridge::add_cpu_times(model::Snapshot& out, uint32_t stage, uint3
   }
 }
 
+std::vector<ModelCore> ControllerBridge::model_cores() const {
+  std::vector<ModelCore> out;
+  const auto st = controller_->state();
+  if (!st) return out;
+  for (const model::CoreView& c : st->cores) {
+    out.push_back({c.cpu, static_cast<uint8_t>(c.confidence), c.used_completion_ns,
+                   c.used_interrupt_ns, c.estimate.background, c.saturated, c.saturation_profile,
+                   c.saturation_episodes});
+  }
+  return out;
+}
+
 void ControllerBridge::step() {
   (void)controller_->step();  // a failed step is the controller's to count; never here
   if (!rdma_) return;

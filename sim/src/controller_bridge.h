@@ -21,6 +21,7 @@
 #include "dimctl/model/net_actuator.h"
 #include "dimctl/model/originals_store.h"
 #include "dimctl/model/policy.h"
+#include "dimctl/sim/metrics.h"
 #include "dimctl/sim/policy.h"
 #include "dimctl/sim/workload.h"
 
@@ -41,6 +42,8 @@ class ControllerBridge final : public model::CounterSource,
   void step();
   // What the controller published after its latest period (tests: the per-core costs).
   std::shared_ptr<const model::ControllerState> state() const { return controller_->state(); }
+  // The per-core costs and saturation state of the latest period, for the run's result.
+  std::vector<ModelCore> model_cores() const;
 
   // model::CounterSource
   Result<model::Snapshot> sample() override;

@@ -715,6 +715,7 @@ Result<RunResult> Engine::run(const RunOptions& opt) {
     result_.cost_model += s.cpu.name;
   }
   result_.total = sum_phases(result_.phases);
+  if (bridge_) result_.model_cores = bridge_->model_cores();
   result_.simulated_events = events_;
   result_.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();

@@ -385,6 +385,9 @@ json controller_json(const PolicySpec& s) {
   if (model::is_model(s.algorithm)) {
     const model::ModelSettings m;
     j["max_changes_per_s"] = m.max_changes_per_s;
+    // Told: the workload's cost model; measured: the estimate once it is more than the defaults
+    // (the run's model_cores), these defaults before.
+    j["costs"] = s.host_costs ? "told" : "measured";
     if (!s.host_costs) {
       j["completion_cost_ns"] = m.completion_cost_ns;
       j["interrupt_cost_ns"] = m.interrupt_cost_ns;
@@ -405,6 +408,23 @@ json run_json(const RunResult& r, const PolicySpec& s, bool timeline) {
             {"total", phase_json(r.total)},
             {"phases", std::move(phases)}};
   if (s.kind == PolicySpec::Kind::kController) j["controller"] = controller_json(s);
+  if (!r.model_cores.empty()) {
+    // What each core's model judged with at the end, and its saturation rule: the report explains
+    // a decision with these, not with the defaults.
+    json cores = json::array();
+    for (const ModelCore& c : r.model_cores) {
+      cores.push_back(
+          {{"cpu", c.cpu},
+           {"confidence", c.confidence},  // 0 defaults, 1 direct, 2 combined, 3 measured
+           {"completion_cost_ns", std::round(c.completion_ns)},
+           {"interrupt_cost_ns", std::round(c.interrupt_ns)},
+           {"background", std::round(c.background * 1000) / 1000},
+           {"saturated", c.saturated},
+           {"saturation_profile", c.saturation_profile},
+           {"saturation_episodes", c.saturation_episodes}});
+    }
+    j["model_cores"] = std::move(cores);
+  }
   if (timeline) j["windows"] = windows_json(r.windows);
   return j;
 }

@@ -271,12 +271,31 @@ def section_targets(runs, ctl):
 
 
 def model_costs_us(run, policy, ctl):
-    """(per completion, per interrupt) in us the model policy is told: the defaults, or for
-    dimctl-model-host the moderated stage's cost model (completion + app, irq + poll)."""
+    """(per completion, per interrupt) in us the model policy judged with at the end of the run,
+    and where they come from: for dimctl-model-host the moderated stage's cost model (completion
+    + app, irq + poll); for the default config the costs its cores measured (the run's
+    `model_cores`, the first core that has an estimate), the defaults while none had one."""
     if policy.startswith("dimctl-model-host"):
         c = run.w["stages"][0]["cost"]
-        return ((c["completion_ns"] + c["app_ns"]) / 1e3, (c["irq_ns"] + c["poll_ns"]) / 1e3)
-    return ctl.model_costs_us
+        return ((c["completion_ns"] + c["app_ns"]) / 1e3, (c["irq_ns"] + c["poll_ns"]) / 1e3,
+                "told")
+    for core in run.by_policy[policy].get("model_cores") or []:
+        if core["confidence"] > 0 and core["completion_cost_ns"] > 0:
+            return (round(core["completion_cost_ns"] / 1e3, 2),
+                    round(core["interrupt_cost_ns"] / 1e3, 2), "measured, at the run's end")
+    cc, ci = ctl.model_costs_us
+    return cc, ci, "defaults"
+
+
+def last_change(run, policy):
+    """(profile, t_ns) of queue 0's last profile change in the windows (t of the first window
+    at the profile it ends at)."""
+    win = run.by_policy[policy].get("windows") or {}
+    last, since = None, 0
+    for t, p in zip(win.get("t_ns", []), win.get("profile", [])):
+        if p != last:
+            last, since = p, t
+    return last, since
 
 
 def one_queue_per_core(runs, r, name):
@@ -311,15 +330,29 @@ def target_summary(runs, rows, ctl):
             st = r.w["stages"][0]
             held = sorted(set((r.by_policy[name].get("windows") or {}).get("profile", [])))
             m = r.phase(name)
-            cc, ci = model_costs_us(r, name, ctl)
+            cc, ci, src = model_costs_us(r, name, ctl)
             if r.w["queues"] <= st["cores"]:
                 best = best_static(r)
-                last = profile_at(r, name, phase_bounds(r)[r.phase_names()[-1]][1] - 1)
+                last, since = last_change(r, name)
                 c = st["cost"]
-                out += [f"- Why `{r.id}`: here each queue has a core of its own and `{name}` "
-                        f"moves (profiles {held}, {last} at the end) but reaches "
+                cands = [p for p in r.policies if p.startswith("static:")]
+                top = max(cands, key=lambda p: r.phase(p)["throughput"]) if cands else None
+                lead = (f"- Why `{r.id}`: here each queue has a core of its own and `{name}` "
+                        f"moves (profiles {held}, at {last} from {since / 1e6:g} ms) but reaches "
                         f"{count(m['throughput'])} = {100 * m['throughput'] / best:.1f} % of the "
-                        f"best static profile: the profile its cost model ({cc:g} µs per "
+                        "best static profile")
+                top_ix = int(top.split(":")[1]) if top else None
+                if top_ix is not None and last == top_ix:
+                    out += [lead + f": it ends at that profile (`{top}`), late in the run.", ""]
+                    continue
+                if top_ix is not None and last is not None and last > top_ix:
+                    out += [lead + f": it ends above the best static profile (`{top}`, "
+                            f"{r.phase(top)['completions_per_interrupt']:.1f} completions per "
+                            f"interrupt), batching more than the load fills ("
+                            f"{m['completions_per_interrupt']:.1f} per interrupt, the core "
+                            f"{100 * m['cpu_utilisation']:.0f} % busy).", ""]
+                    continue
+                out += [lead + f": the profile its cost model ({src}: {cc:g} µs per "
                         f"completion, {ci:g} µs per interrupt; the workload's "
                         f"{(c['completion_ns'] + c['app_ns']) / 1e3:g} + "
                         f"{(c['irq_ns'] + c['poll_ns']) / 1e3:g} µs) predicts best at this load "
@@ -332,8 +365,8 @@ def target_summary(runs, rows, ctl):
             lead = (f"- Why `{r.id}`: `{name}` judges each CQ's load as its core's ({k:g} CQs "
                     f"on each completion vector, so {k:g} sharers)")
             if held == [0]:
-                out += [lead + f" and, with its costs ({cc:g} µs per completion, {ci:g} µs per "
-                        f"interrupt), predicts about {100 * per_core * (cc + ci) * 1e-6:.0f} % "
+                out += [lead + f" and, with its costs ({src}: {cc:g} µs per completion, {ci:g} µs "
+                        f"per interrupt), predicts about {100 * per_core * (cc + ci) * 1e-6:.0f} % "
                         f"utilisation unmoderated at {count(per_core)}/s per core: too light for "
                         "batching to pay by those costs, so it holds profile 0. The host spends "
                         f"{us(m['cpu_per_completion_ns'])} µs per completion (CPU "
@@ -343,6 +376,24 @@ def target_summary(runs, rows, ctl):
                 continue
             cands = [p for p in r.policies if p.startswith("static:") or p == "oracle"]
             top = max(cands, key=lambda p: r.phase(p)["throughput"])
+            cores = r.by_policy[name].get("model_cores") or []
+            if cores and all(c["saturated"] for c in cores):
+                # The saturation rule's climb decided, not the latency objective.
+                last, since = last_change(r, name)
+                k_name = next((p for p in r.policies if p.startswith("kernel-")), None)
+                kt = (f"; kernel DIM, which decides every 64 events, carries "
+                      f"{count(r.phase(k_name)['throughput'])}" if k_name else "")
+                out += [lead + f", finds its cores saturated and climbs (profiles {held}, at "
+                        f"{last} from {since / 1e6:g} ms; the measured window starts at "
+                        f"{r.w['warmup_ns'] / 1e6:g} ms): "
+                        f"{m['completions_per_interrupt']:.1f} completions per interrupt where the "
+                        f"best static profile (`{top}`) has "
+                        f"{r.phase(top)['completions_per_interrupt']:.1f}. The climb takes a period "
+                        "per trial and stops where its costs ("
+                        f"{src}: {cc:g} µs per completion, {ci:g} µs per interrupt) predict the "
+                        "next profile saves less CPU than the rule's least gain (`climb_gain`, "
+                        f"docs/CONTROLLER.md){kt}." + one_queue_per_core(runs, r, name), ""]
+                continue
             out += [lead + f" and batches (profiles {held}, "
                     f"{m['completions_per_interrupt']:.1f} completions per interrupt), but less "
                     f"than the best static profile (`{top}`, "
@@ -356,12 +407,12 @@ def target_summary(runs, rows, ctl):
                 continue
             ph = t.split("phase ")[1].split(";")[0]
             m, o = r.phase(name, ph), r.phase("oracle", ph)
-            cc, ci = model_costs_us(r, name, ctl)
+            cc, ci, src = model_costs_us(r, name, ctl)
             out += [f"- Why `{r.id}` phase {ph}: `{name}` settles at once but on profile "
                     f"{profile_at(r, name, phase_bounds(r)[ph][1] - 1)} (p99 "
                     f"{quant(m['latency'], 'p99')} us) where the oracle takes "
                     f"{o.get('oracle_choice', '?')} (p99 {quant(o['latency'], 'p99')} us). At "
-                    f"{count(m['throughput'])}/s and its costs ({cc:g} + {ci:g} µs) it predicts "
+                    f"{count(m['throughput'])}/s and its costs ({src}: {cc:g} + {ci:g} µs) it predicts "
                     f"about {100 * m['throughput'] * (cc + ci) * 1e-6:.0f} % utilisation "
                     "unmoderated and too little gain from batching to move (its thresholds and "
                     "their up margin); the core is "

@@ -254,7 +254,7 @@ TEST_F(SimCli, JsonIsOneDocumentWithEveryPolicyAndPhase) {
 TEST_F(SimCli, JsonCarriesWhatTheControllerRanWith) {
   CmdResult r = run("--workload " + tiny() +
                     " --policy none,kernel-net-eqe,dimctl-net-eqe@5ms,dimctl-model,"
-                    "dimctl-model-host --json --duration 40ms");
+                    "dimctl-model-host --json --duration 100ms");
   ASSERT_EQ(r.rc, 0) << r.err;
   const json doc = json::parse(r.out);
   ASSERT_EQ(doc["runs"].size(), 5u);
@@ -274,6 +274,21 @@ TEST_F(SimCli, JsonCarriesWhatTheControllerRanWith) {
   EXPECT_EQ(host.at("max_changes_per_s"), 10);
   EXPECT_FALSE(host.contains("completion_cost_ns")) << "told the stage's costs, not the defaults";
   EXPECT_FALSE(host.contains("interrupt_cost_ns"));
+  EXPECT_EQ(model.at("costs"), "measured");
+  EXPECT_EQ(host.at("costs"), "told");
+  // What each core's model judged with at the end: the measured costs (the simulator reports
+  // CPU times, so the estimate leaves the defaults from the second period of traffic).
+  const json& cores = doc["runs"][3].at("model_cores");
+  ASSERT_FALSE(cores.empty());
+  for (const json& c : cores) {
+    EXPECT_GE(c.at("confidence").get<int>(), 1) << c.dump();
+    EXPECT_GT(c.at("completion_cost_ns").get<double>(), 0) << c.dump();
+    EXPECT_GT(c.at("interrupt_cost_ns").get<double>(), 0) << c.dump();
+    EXPECT_GE(c.at("background").get<double>(), 0);
+    EXPECT_LE(c.at("background").get<double>(), 0.8) << "the estimator's bound";
+    EXPECT_TRUE(c.at("saturated").is_boolean());
+  }
+  EXPECT_FALSE(doc["runs"][0].contains("model_cores")) << "none runs no controller";
 }
 
 TEST_F(SimCli, TimelineAndOverridesInJson) {

@@ -82,6 +82,20 @@ struct Window {
   }
 };
 
+// One core as the daemon's Controller saw it at the end of a dimctl-model run: the costs its
+// model used there and the saturation rule's state (model::CoreView, for reports that explain a
+// decision with the figures it was made with).
+struct ModelCore {
+  uint32_t cpu = 0;
+  uint8_t confidence = 0;    // dim::CostConfidence: 0 defaults .. 3 measured
+  double completion_ns = 0;  // C_c the model used (0: the rule's own values)
+  double interrupt_ns = 0;   // C_irq the model used (0: the rule's own values)
+  double background = 0;     // the core's busy share outside the queues' interrupt paths
+  bool saturated = false;
+  uint8_t saturation_profile = 0;
+  uint32_t saturation_episodes = 0;
+};
+
 struct RunResult {
   std::string workload;
   std::string policy;
@@ -90,6 +104,7 @@ struct RunResult {
   std::vector<PhaseMetrics> phases;
   PhaseMetrics total;  // the whole measured run
   std::vector<Window> windows;
+  std::vector<ModelCore> model_cores;  // dimctl-* policies with CPU times: each core at the end
   uint64_t simulated_completions = 0;  // including warm-up
   uint64_t simulated_events = 0;       // engine events processed
   double wall_seconds = 0;
