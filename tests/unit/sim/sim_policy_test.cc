@@ -126,6 +126,33 @@ TEST(SimPolicy, TheModelBatchesWhereItsDefaultsWouldSeeALightLoad) {
   EXPECT_LE(dflt.total.cpu_per_completion_ns(), 1.02 * told.total.cpu_per_completion_ns());
 }
 
+TEST(SimPolicy, TheControllerStepsAtTheStartAsTheDaemonDoes) {
+  // The daemon's loop steps once when it starts, so a load that starts with it is a delta one
+  // period later, and a move that needs two agreeing periods (ModelPolicy's up_periods) is
+  // written at the second period's step. Told the host's costs, the model wants profile 4 for
+  // this load from its first delta: the change lands at 40 ms, not 60 ms (a first step one
+  // period in, which the simulator did before 2026-12-04, is a daemon started a period late).
+  Workload w = open_queue(2e5, ProfileTable::kRdma);
+  w.stages[0].service = Dist::constant(5'000);
+  w.stages[0].timer = TimerMode::kIdleGap;
+  w.stages[0].poll_budget = 256;
+  w.stages[0].cpu = CostModel{"4k", 2000, 1500, 300, 2000};
+  w.warmup_ns = 0;
+  const RunResult r = run_policy(w, "dimctl-model-host");
+  ASSERT_FALSE(r.windows.empty());
+  EXPECT_EQ(r.windows.front().profile_ix, 0);
+  int64_t first_change_ns = -1;
+  for (const Window& win : r.windows) {
+    if (win.profile_ix != r.windows.front().profile_ix) {
+      first_change_ns = win.t_ns;
+      break;
+    }
+  }
+  // The window that holds the 40 ms step, or the next one (the write lands after its delay).
+  EXPECT_GE(first_change_ns, 39 * kMs);
+  EXPECT_LE(first_change_ns, 41 * kMs);
+}
+
 TEST(SimPolicy, KernelRdmaDimDecidesPerSixtyFourEventsAndSawtoothsAtQueueDepthOne) {
   Workload w = open_queue(0, ProfileTable::kRdma);
   w.sources[0].kind = SourceSpec::Kind::kClosed;
