@@ -70,6 +70,17 @@ Workload open_queue(double rate, ProfileTable table) {
   return w;
 }
 
+// W2-open's 200k/s phase: one RDMA CQ, idle-gap timer, cost 4k (3.5 us per completion with its
+// 2 us of application work, 2.3 us per interrupt and poll).
+Workload w2_open_200k() {
+  Workload w = open_queue(2e5, ProfileTable::kRdma);
+  w.stages[0].service = Dist::constant(5'000);
+  w.stages[0].timer = TimerMode::kIdleGap;
+  w.stages[0].poll_budget = 256;
+  w.stages[0].cpu = CostModel{"4k", 2000, 1500, 300, 2000};
+  return w;
+}
+
 RunResult run_policy(const Workload& w, const std::string& name) {
   auto p = parse_policy(name);
   EXPECT_TRUE(p);
@@ -112,11 +123,7 @@ TEST(SimPolicy, TheModelBatchesWhereItsDefaultsWouldSeeALightLoad) {
   // cost is spread over two completions, and lands one profile above the told model's (5, not
   // 4), where the hysteresis keeps it; its p99 is then 1.11x the told model's, most of it the
   // window's first 10 ms, still unmoderated.
-  Workload w = open_queue(2e5, ProfileTable::kRdma);
-  w.stages[0].service = Dist::constant(5'000);
-  w.stages[0].timer = TimerMode::kIdleGap;
-  w.stages[0].poll_budget = 256;
-  w.stages[0].cpu = CostModel{"4k", 2000, 1500, 300, 2000};
+  Workload w = w2_open_200k();
   const RunResult told = run_policy(w, "dimctl-model-host");
   const RunResult dflt = run_policy(w, "dimctl-model");
   EXPECT_GT(told.windows.back().profile_ix, 0);
@@ -132,11 +139,7 @@ TEST(SimPolicy, TheControllerStepsAtTheStartAsTheDaemonDoes) {
   // written at the second period's step. Told the host's costs, the model wants profile 4 for
   // this load from its first delta: the change lands at 40 ms, not 60 ms (a first step one
   // period in, which the simulator did before 2026-12-04, is a daemon started a period late).
-  Workload w = open_queue(2e5, ProfileTable::kRdma);
-  w.stages[0].service = Dist::constant(5'000);
-  w.stages[0].timer = TimerMode::kIdleGap;
-  w.stages[0].poll_budget = 256;
-  w.stages[0].cpu = CostModel{"4k", 2000, 1500, 300, 2000};
+  Workload w = w2_open_200k();
   w.warmup_ns = 0;
   const RunResult r = run_policy(w, "dimctl-model-host");
   ASSERT_FALSE(r.windows.empty());
