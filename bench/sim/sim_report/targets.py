@@ -55,11 +55,18 @@ def excess_cell(run, policy, q, phase=None):
     return f"{d / 1e3:+.2f} us ({rel:+.1f} %){sig}", ok
 
 
+def best_static_column(run, phase=None, oracle=True):
+    """The static column (the oracle counts as one per phase unless `oracle` is false) that
+    completed the most, or None without one."""
+    cands = [p for p in run.policies if p.startswith("static:") or (oracle and p == "oracle")]
+    return max(cands, key=lambda p: run.phase(p, phase)["throughput"]) if cands else None
+
+
 def best_static(run, phase=None):
     """The best static profile's throughput: the most any static column (the oracle is one per
     phase) completed."""
-    cands = [p for p in run.policies if p.startswith("static:") or p == "oracle"]
-    return max(run.phase(p, phase)["throughput"] for p in cands) if cands else 0.0
+    top = best_static_column(run, phase)
+    return run.phase(top, phase)["throughput"] if top else 0.0
 
 
 def profile_series(run, policy, start_ns, end_ns):
@@ -335,8 +342,7 @@ def target_summary(runs, rows, ctl):
                 best = best_static(r)
                 last, since = last_change(r, name)
                 c = st["cost"]
-                cands = [p for p in r.policies if p.startswith("static:")]
-                top = max(cands, key=lambda p: r.phase(p)["throughput"]) if cands else None
+                top = best_static_column(r, oracle=False)
                 lead = (f"- Why `{r.id}`: here each queue has a core of its own and `{name}` "
                         f"moves (profiles {held}, at {last} from {since / 1e6:g} ms) but reaches "
                         f"{count(m['throughput'])} = {100 * m['throughput'] / best:.1f} % of the "
@@ -374,8 +380,7 @@ def target_summary(runs, rows, ctl):
                         "for it, which is what `model:` costs (`dimctl-model-host`) are for."
                         + one_queue_per_core(runs, r, name), ""]
                 continue
-            cands = [p for p in r.policies if p.startswith("static:") or p == "oracle"]
-            top = max(cands, key=lambda p: r.phase(p)["throughput"])
+            top = best_static_column(r)
             cores = r.by_policy[name].get("model_cores") or []
             if cores and all(c["saturated"] for c in cores):
                 # The saturation rule's climb decided, not the latency objective.
