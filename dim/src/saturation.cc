@@ -23,6 +23,9 @@ SaturationPolicy::SaturationPolicy(const SaturationParams& params) : p_(params) 
   p_.leave_exhausted = std::clamp(p_.leave_exhausted, 0.0, p_.enter_exhausted);
   p_.climb_gain = std::clamp(p_.climb_gain, 0.0, 10.0);
   p_.measure_periods = std::max<uint8_t>(p_.measure_periods, 1);
+  p_.qd1_judge_batch = std::clamp(p_.qd1_judge_batch, 0.0, 1e6);  // NaN: never probes
+  p_.qd1_retry_ms = std::min<uint32_t>(p_.qd1_retry_ms, 3'600'000);
+  p_.qd1_probe_gain = std::clamp(p_.qd1_probe_gain, 0.0, 1.0);
 }
 
 uint8_t SaturationPolicy::jump_from(const ModelTable& t, const CostParams& cost, uint8_t from,
@@ -48,12 +51,37 @@ uint8_t SaturationPolicy::jump_from(const ModelTable& t, const CostParams& cost,
   return from;
 }
 
+uint8_t SaturationPolicy::qd1_probe(const ModelTable& t, const CostParams& cost, uint8_t from,
+                                    double rate) const {
+  const ModelParams& mp = t.params();
+  const double s_from =
+      predict(mp.timer, t.profile(from).usec, t.count(from), rate, cost).cpu_per_completion_ns;
+  for (uint16_t k = from + 1; k <= t.max_ix(); ++k) {
+    const auto ix = static_cast<uint8_t>(k);
+    const Prediction pr = predict(mp.timer, t.profile(ix).usec, t.count(ix), rate, cost);
+    if (pr.batch < p_.qd1_judge_batch) continue;
+    // The first profile whose batch can tell a QD~1 loop from a batching one; a QD~1 loop pays
+    // its delay for the period measured, so only where the saving predicted is worth that.
+    return pr.cpu_per_completion_ns <= s_from * (1 - p_.qd1_probe_gain) ? ix : from;
+  }
+  return from;
+}
+
+double SaturationPolicy::interrupts_per_completion() const {
+  return acc_completions_ > 0 && acc_interrupts_ > 0 ? acc_interrupts_ / acc_completions_ : 0;
+}
+
+double SaturationPolicy::cpu_per_completion(const CostParams& cost, double ipc) {
+  return std::max(0.0, cost.completion_cost_ns) + std::max(0.0, cost.interrupt_cost_ns) * ipc;
+}
+
 bool SaturationPolicy::step_to(uint8_t j) {
   const bool changed = j != ix_;
   ix_ = j;
   phase_ = p_.settle_periods > 0 ? Phase::kSettle : Phase::kMeasure;
   count_ = 0;
-  acc_completions_ = acc_ns_ = 0;
+  acc_completions_ = acc_ns_ = acc_interrupts_ = acc_busy_ns_ = 0;
+  acc_probe_events_ = acc_probe_completions_ = 0;
   return changed;
 }
 
@@ -82,7 +110,7 @@ bool SaturationPolicy::count_pressure(const SaturationInput& in, const Period& m
     return false;
   }
   if (streak_ == 0) {
-    acc_completions_ = acc_ns_ = acc_interrupts_ = 0;
+    acc_completions_ = acc_ns_ = acc_interrupts_ = acc_busy_ns_ = 0;
     min_rate_ = std::numeric_limits<double>::infinity();
     max_rate_ = 0;
   }
@@ -91,6 +119,7 @@ bool SaturationPolicy::count_pressure(const SaturationInput& in, const Period& m
   max_rate_ = std::max(max_rate_, period_rate);
   acc_completions_ += m.completions;
   acc_interrupts_ += static_cast<double>(in.interrupts);
+  acc_busy_ns_ += m.busy * m.dt;
   acc_ns_ += m.dt;
   return ++streak_ >= p_.enter_periods;
 }
@@ -106,6 +135,8 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
   if (in.dt_ns <= 0) return false;
   const Period m = period_of(in);
   const uint8_t model_ix = std::clamp(in.model_ix, t.min_ix(), t.max_ix());
+  const auto dt_us = static_cast<uint64_t>(m.dt / 1000);
+  qd1_wait_us_ = dt_us >= qd1_wait_us_ ? 0 : qd1_wait_us_ - static_cast<uint32_t>(dt_us);
 
   if (!saturated_) {
     if (!count_pressure(in, m)) return false;
@@ -122,8 +153,17 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
     // completion outstanding at a time (a QD~1 closed loop), which no moderation batches, only
     // delays. Either way saturated, but nothing to climb to (ModelPolicy's QD~1 rule, per core);
     // a trial would only lose rate, which an overloaded open loop never wins back.
-    const bool batches =
-        acc_interrupts_ >= p_.min_polls && acc_completions_ > p_.no_batch_ratio * acc_interrupts_;
+    // At most no_batch_ratio at a profile the cost model predicts to batch less than
+    // qd1_judge_batch says nothing (a Poisson stream of 25k/s batches 1.03 at a 1 us timer).
+    const double rate = per_queue_rate(acc_completions_, acc_ns_, in.queues);
+    const bool ratio_batches = acc_completions_ > p_.no_batch_ratio * acc_interrupts_;
+    const bool qd1_unknown =
+        !ratio_batches && qd1_wait_us_ == 0 &&
+        predict(t.params().timer, t.profile(ix_).usec, t.count(ix_), rate, cost).batch <
+            p_.qd1_judge_batch;
+    const bool batches = acc_interrupts_ >= p_.min_polls && (ratio_batches || qd1_unknown);
+    best_ipc_ = interrupts_per_completion();
+    best_busy_ = acc_busy_ns_ / acc_ns_;
     // A trial is judged on one period's rate against the best's: the rate must hold still
     // enough between periods for a gain of climb_gain to show (bursts, on/off sources and
     // closed loops whose depth moves do not). The spread of the pressure periods' rates says how
@@ -132,11 +172,12 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
     gain_ = std::max(p_.climb_gain, 2 * noise_);
     const bool steady = noise_ <= p_.max_noise;
     step_ = 0;  // the first jump: halfway
-    const uint8_t j =
-        batches && steady
-            ? jump_from(t, cost, ix_, per_queue_rate(acc_completions_, acc_ns_, in.queues))
-            : ix_;
+    uint8_t j = ratio_batches && batches && steady ? jump_from(t, cost, ix_, rate) : ix_;
+    // Unless the profile in force could not batch anyway: then the ratio says nothing, and a
+    // probe on one queue tells (probing()).
+    if (!ratio_batches && batches && steady) j = qd1_probe(t, cost, ix_, rate);
     passive_ = j == ix_;
+    probe_ = !passive_ && !ratio_batches;
     if (passive_) {
       phase_ = Phase::kHold;
       return true;  // saturated, with nothing to climb to: the latency objective's pick stands
@@ -192,15 +233,42 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
       if (++count_ < p_.settle_periods) return false;
       phase_ = Phase::kMeasure;
       count_ = 0;
-      acc_completions_ = acc_ns_ = 0;
+      acc_completions_ = acc_ns_ = acc_interrupts_ = acc_busy_ns_ = 0;
+      acc_probe_events_ = acc_probe_completions_ = 0;
       return false;
     case Phase::kMeasure:
       acc_completions_ += m.completions;
+      acc_busy_ns_ += m.busy * m.dt;
+      acc_interrupts_ += static_cast<double>(in.interrupts);
+      acc_probe_events_ += static_cast<double>(in.probe_events);
+      acc_probe_completions_ += static_cast<double>(in.probe_completions);
       acc_ns_ += m.dt;
       if (++count_ < p_.measure_periods) return false;
       break;
   }
+  if (probe_) {
+    // The probe queue's batch at the probe's profile (the core's other queues stayed at the
+    // latency objective's pick: the core's own rate says nothing about it).
+    probe_ = false;
+    const double q_rate = per_queue_rate(acc_completions_, acc_ns_, in.queues);
+    const uint8_t j = jump_from(t, cost, best_ix_, q_rate);
+    if (acc_probe_completions_ > p_.no_batch_ratio * acc_probe_events_ && j != best_ix_) {
+      // It batches: the climb proper, every queue, from the entry's profile.
+      step_to(j);
+      return true;
+    }
+    // One completion per interrupt at a timer the cost model predicts to batch (or nothing
+    // measured): QD~1, which moderation only delays. Nothing to climb to, and no probe on this
+    // core for a while.
+    qd1_wait_us_ = p_.qd1_retry_ms * 1000;
+    passive_ = true;
+    ix_ = best_ix_;
+    phase_ = Phase::kHold;
+    return true;
+  }
   const double rate = acc_completions_ * 1e9 / acc_ns_;
+  const double ipc = interrupts_per_completion();
+  const double busy = acc_busy_ns_ / acc_ns_;
   const bool up = ix_ > best_ix_;
   if (rate > best_rate_ * (1 + gain_)) {
     if (up) {
@@ -210,6 +278,8 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
     }
     best_ix_ = ix_;
     best_rate_ = rate;
+    best_ipc_ = ipc;
+    best_busy_ = busy;
     if (up) step_ = static_cast<uint8_t>(std::min(2 * (ix_ - lo_), 128));
   } else if (rate < best_rate_ * (1 - gain_)) {
     if (up) {
@@ -230,6 +300,18 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
     // have freed. Not a closed loop's overshoot (that idles the core), but an open loop whose
     // backlog the trial grew, or noise: another trial would only grow it more. Back and hold.
     if (up) return hold_best();
+  } else if (up && best_busy_ >= p_.overload_busy && best_ipc_ > 0 && ipc > 0 &&
+             cpu_per_completion(cost, ipc) < cpu_per_completion(cost, best_ipc_) * (1 - gain_)) {
+    // The rate held and the interrupts cost less per completion: the CPU freed went to the work
+    // they starved (an open loop polled at its offered rate on a livelocked core). A gain; the
+    // best rate stays the highest measured, so a closed loop losing a little rate at each such
+    // step stops within g of its best.
+    lo_ = best_ix_;
+    best_ix_ = ix_;
+    best_rate_ = std::max(best_rate_, rate);
+    best_ipc_ = ipc;
+    best_busy_ = busy;
+    step_ = static_cast<uint8_t>(std::min(2 * (ix_ - lo_), 128));
   } else {
     // The rate does not answer to moderation by more than the noise: limited elsewhere, or the
     // gain is smaller than the verdict can tell. Hold whichever measured the higher rate: the
@@ -239,6 +321,8 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
     if (rate > best_rate_) {
       best_ix_ = ix_;
       best_rate_ = rate;
+      best_ipc_ = ipc;
+      best_busy_ = busy;
     }
     return hold_best();
   }

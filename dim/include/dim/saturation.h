@@ -33,10 +33,22 @@
 //  - no trial at all (saturated, each queue at its latency objective's pick: overrides() is
 //    false) when moderation has nothing to save or the rate cannot judge it: fewer than
 //    min_polls interrupts over the pressure periods (the queues stay in polling), at most
-//    no_batch_ratio (1.25) completions per interrupt (one completion outstanding per queue: QD~1,
-//    which moderation only delays), or the pressure periods' rates spread by more than max_noise
+//    no_batch_ratio (1.25) completions per interrupt at a profile the cost model predicts to
+//    batch at least qd1_judge_batch (1.5) (one completion outstanding per queue: QD~1, which
+//    moderation only delays), or the pressure periods' rates spread by more than max_noise
 //    (10 %: bursts, on/off, a moving closed loop, where one period's rate cannot show a 2 %
 //    gain). Otherwise a verdict needs a change of g = max(climb_gain, 2 × spread);
+//  - at most no_batch_ratio completions per interrupt at a profile predicted to batch less than
+//    qd1_judge_batch says nothing: a Poisson stream of 25k/s per queue batches 1.03 at a 1 µs
+//    timer and 4 at 128 µs, a QD~1 loop 1 at both (sweep-1-080: 30 queues on 4 cores, the core
+//    livelocked at 1 completion per interrupt, p99 150 ms where kernel DIM's was 0.3 ms). A
+//    probe tells, on one queue (probing(): the caller's busiest; a probe of every queue cost
+//    QD~1 loops of 20-50 queues per core 1-3 % of their rate in the sweep's 0.5 s runs): for
+//    one period that queue takes the lowest profile predicted to batch qd1_judge_batch, if that
+//    profile is predicted to save qd1_probe_gain (10 %) of the CPU per completion (else no
+//    probe, no trial). At most no_batch_ratio per interrupt there too is QD~1: no trial, and no
+//    probe on this core for qd1_retry_ms. More: a batching load, and the climb starts, every
+//    queue, with the jump below from the entry's profile;
 //  - entering records the completion rate over the K pressure periods (at m) as the best b;
 //  - a jump from b aims at the lowest j in (b, hi) whose predicted CPU per completion
 //    S = C_c + C_irq/B (cost model, at the measured per-queue rate) is within climb_gain of the
@@ -56,6 +68,17 @@
 //      r_j < b's · (1 − g), the core still saturated: more batching cost completions on a core
 //        it should have freed, an open loop whose backlog the trial grew (or noise): back to b,
 //        hold;
+//      otherwise, on a core the best left no idle at all (busy >= overload_busy, 0.995: an
+//        overload) with the trial's CPU per completion, its measured batch priced at the core's
+//        costs (C_c + C_irq · interrupts / completions), below b's · (1 − g): j is the new
+//        best, as for a rate gain. An open loop polled at its offered rate shows the gain only
+//        there: the polled rate cannot rise, the CPU freed goes to the application the
+//        interrupts starved, whose backlog the daemon does not see (sweep-1-080, sweep-1-084).
+//        The measured time per completion is no verdict: sampled one run in 8, it moves by
+//        10-20 % between periods where the batch moves by 1 %. Not on a core with idle left
+//        (sweep-1-151, busy 0.98 at the best: the CPU freed went idle, and the batching cost
+//        p99 7×). The best rate stays the highest measured, so a closed loop that loses a
+//        little rate at each such step stops within g of its best;
 //      otherwise the rate does not answer to moderation by more than g (limited elsewhere, or
 //        a gain below what the verdict can tell): hold whichever of b and j measured higher;
 //  - the next trial: a further jump while nothing above b measured worse, else the midpoint of
@@ -97,12 +120,28 @@ struct SaturationParams {
   // much by itself for a trial to be judged: no climb. Below it a verdict needs a change of
   // max(climb_gain, 2 × spread).
   double max_noise = 0.10;
+  // The batch the cost model must predict at the entry's profile (at the measured per-queue
+  // rate) for at most no_batch_ratio completions per interrupt there to say QD~1; below it the
+  // first trial tells.
+  double qd1_judge_batch = 1.5;
+  // Busy fraction at the best profile from which the core is overloaded (never idle): a trial
+  // that measured the same rate with fewer interrupts per completion then gains (the polled
+  // rate cannot show what the backlog gains).
+  double overload_busy = 0.995;
+  // ... and the probe, that profile, must be predicted to save at least this share of the CPU
+  // per completion: a QD~1 loop pays the probe's delay for the period it is measured.
+  double qd1_probe_gain = 0.10;
+  // After a trial showed QD~1, no such probe on this core for this long (the hold of a bounce).
+  uint32_t qd1_retry_ms = 10'000;
 };
 
 // One period on one core.
 struct SaturationInput {
-  int64_t dt_ns = 0;             // <= 0 decides nothing
-  uint64_t busy_ns = 0;          // hard-IRQ + softirq (+ application if known) time
+  int64_t dt_ns = 0;     // <= 0 decides nothing
+  uint64_t busy_ns = 0;  // hard-IRQ + softirq (+ application if known) time
+  // While probing(): the probe queue's interrupts and completions this period.
+  uint64_t probe_events = 0;
+  uint64_t probe_completions = 0;
   uint64_t interrupts = 0;       // hard-IRQ handler runs
   uint64_t completions = 0;      // packets / CQEs polled on the core, all its queues
   uint64_t polls = 0;            // softirq polls
@@ -129,7 +168,11 @@ class SaturationPolicy {
   // Saturated with a throughput profile of its own: the core's queues take profile_ix(). Not
   // when the episode found nothing to climb to (too few interrupts, QD~1, a rate too noisy to
   // judge): there each queue keeps its latency objective's pick.
-  bool overrides() const { return saturated_ && !passive_; }
+  bool overrides() const { return saturated_ && !passive_ && !probe_; }
+  // The QD~1 probe runs: one queue of the core (the caller's choice, its busiest) takes
+  // profile_ix(), the others keep their latency objective's pick, and the caller reports that
+  // queue's counts (SaturationInput::probe_*).
+  bool probing() const { return saturated_ && probe_; }
   // The throughput profile while saturated() (undefined otherwise: use ModelPolicy's).
   uint8_t profile_ix() const { return ix_; }
   // The wish: profile_ix() while it overrides(), `model_ix` otherwise.
@@ -146,6 +189,8 @@ class SaturationPolicy {
   enum class Phase : uint8_t { kSettle, kMeasure, kHold, kCheck };
   // The jump's profile above `from` (below hi_), or `from` when none is predicted to pay.
   uint8_t jump_from(const ModelTable& t, const CostParams& cost, uint8_t from, double rate) const;
+  // The QD~1 probe's profile above `from`, or `from` when none can tell or is worth it.
+  uint8_t qd1_probe(const ModelTable& t, const CostParams& cost, uint8_t from, double rate) const;
   // The next profile to measure (the best when none is left).
   uint8_t next_trial(const ModelTable& t, const CostParams& cost, double rate) const;
   bool step_to(uint8_t j);
@@ -160,6 +205,10 @@ class SaturationPolicy {
   // The pressure streak: true when this period makes it K long.
   bool count_pressure(const SaturationInput& in, const Period& m);
   bool hold_best();  // returns whether the wish changed
+  // Interrupts per completion over the accumulated periods (0: none), and the CPU per completion
+  // they cost at `cost`: C_c + C_irq · ipc (the measured batch, priced at the core's costs).
+  double interrupts_per_completion() const;
+  static double cpu_per_completion(const CostParams& cost, double ipc);
   // A period of a trial (settling or measuring), and the decision that ends it.
   bool climb(const ModelTable& t, const CostParams& cost, const SaturationInput& in,
              const Period& m);
@@ -168,11 +217,15 @@ class SaturationPolicy {
   double best_rate_ = 0;
   double acc_completions_ = 0;  // over the pressure streak, then the measuring periods
   double acc_ns_ = 0;
-  double acc_interrupts_ = 0;           // over the pressure streak
-  double min_rate_ = 0, max_rate_ = 0;  // the streak's period rates
-  double noise_ = 0;                    // their spread at entry
-  double gain_ = 0;                     // what a trial's verdict needs this episode
-  uint8_t step_ = 1;                    // how far the next jump may go (doubles on each gain)
+  double acc_interrupts_ = 0;  // over the pressure streak, then the measuring periods
+  double best_ipc_ = 0;        // interrupts per completion measured at the best (0: none)
+  double acc_busy_ns_ = 0;     // busy time over the pressure streak, then the measuring periods
+  double best_busy_ = 0;       // the busy fraction measured at the best
+  double acc_probe_events_ = 0, acc_probe_completions_ = 0;  // the probe queue's
+  double min_rate_ = 0, max_rate_ = 0;                       // the streak's period rates
+  double noise_ = 0;                                         // their spread at entry
+  double gain_ = 0;   // what a trial's verdict needs this episode
+  uint8_t step_ = 1;  // how far the next jump may go (doubles on each gain)
   uint32_t episodes_ = 0;
   uint8_t streak_ = 0;
   uint8_t count_ = 0;  // periods in the phase
@@ -182,7 +235,9 @@ class SaturationPolicy {
   uint16_t hi_ = 0;  // the lowest profile above the best that measured worse (or above the top)
   uint8_t lo_ = 0;   // the highest below it that measured worse (or the latency objective's)
   bool saturated_ = false;
-  bool passive_ = false;  // this episode found nothing to climb to
+  bool passive_ = false;      // this episode found nothing to climb to
+  bool probe_ = false;        // the running trial must also show batching (QD~1 not ruled out)
+  uint32_t qd1_wait_us_ = 0;  // time left without a QD~1 probe
   Phase phase_ = Phase::kHold;
 };
 

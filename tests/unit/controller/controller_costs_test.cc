@@ -335,6 +335,73 @@ TEST_F(CostsTest, ApplicationWorkSaturatesTheCoreOnlyWhenIdleIsMeasured) {
   EXPECT_FALSE(c->saturated);
 }
 
+// Eight queues on one never-idle core, each at one completion per interrupt at the latency
+// profile, where no timer batches (25k/s each): the saturation rule's QD~1 probe runs on the
+// busiest queue alone, the others keep their model's pick; a probe queue that batches starts the
+// climb on every queue, one that does not leaves them all at their picks.
+TEST_F(CostsTest, TheQd1ProbeRunsOnTheBusiestQueueAlone) {
+  constexpr int kQueues = 8;
+  add_device("eth1", 3, kQueues, fakes::RecordingNetActuator::full_coalesce(), true);
+  for (int i = 0; i < kQueues; ++i) source.queue(key(3, i))->cpu = 1;
+  policy.by_name["eth1"] = model_policy(shadow());
+  ASSERT_TRUE(step().ok());
+  source.current.cpus[1].idle_known = true;  // and never idle
+  // One period: queue i at 25k/s (queue 0 a little busier: the core's representative), one
+  // completion per interrupt unless its profile is above its model's pick and `batches`.
+  auto run = [&](bool batches) {
+    for (int i = 0; i < kQueues; ++i) {
+      const auto* v = queue(key(3, i));
+      const uint64_t packets = i == 0 ? 1300 : 1250;
+      const bool probed = v->dim.applied_ix > v->dim.profile_ix;
+      traffic(key(3, i), probed && batches ? packets / 3 : packets, packets, packets * 100);
+    }
+    EXPECT_TRUE(step().ok());
+  };
+  auto probed_queues = [&] {
+    std::vector<int> out;
+    for (int i = 0; i < kQueues; ++i) {
+      const auto* v = queue(key(3, i));
+      if (v->dim.applied_ix != v->dim.profile_ix) out.push_back(i);
+    }
+    return out;
+  };
+  for (const bool batches : {true, false}) {
+    SCOPED_TRACE(batches ? "a batching load" : "QD~1");
+    int probe_period = -1;
+    for (int p = 0; p < 10 && probe_period < 0; ++p) {
+      run(batches);
+      if (!probed_queues().empty()) probe_period = p;
+    }
+    ASSERT_GE(probe_period, 0) << "no probe";
+    ASSERT_TRUE(core(1)->saturated);
+    EXPECT_EQ(probed_queues(), std::vector<int>{0});
+    run(batches);
+    if (batches) {
+      // The climb: every queue at the core's throughput profile.
+      EXPECT_EQ(probed_queues().size(), size_t{kQueues});
+      EXPECT_GT(core(1)->saturation_profile, 0);
+      for (int i = 0; i < kQueues; ++i) {
+        EXPECT_EQ(queue(key(3, i))->dim.applied_ix, core(1)->saturation_profile) << i;
+      }
+      // Headroom hands back once the trial running is judged; the next case starts from a free
+      // core.
+      for (int p = 0; p < 4 && core(1)->saturated; ++p) {
+        source.current.cpus[1].idle_ns += kPeriod;
+        run(false);
+      }
+      ASSERT_FALSE(core(1)->saturated);
+      EXPECT_TRUE(probed_queues().empty());
+    } else {
+      // QD~1: every queue at its pick, and no probe again for qd1_retry_ms (10 s: 200 periods).
+      for (int p = 0; p < 40; ++p) {
+        run(false);
+        EXPECT_TRUE(probed_queues().empty()) << "period " << p;
+      }
+      EXPECT_TRUE(core(1)->saturated);
+    }
+  }
+}
+
 // A model CQ on a saturated core: its completions count on the core (CqCounters::cpu), and its
 // wish follows the core's throughput profile; a CQ whose poll context has no core (an unbound
 // workqueue) is left to its model.

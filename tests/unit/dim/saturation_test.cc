@@ -394,6 +394,162 @@ TEST(SaturationPolicy, ATrialIsMeasuredInThePeriodAfterTheChangeOrAfterSettling)
   }
 }
 
+// Many queues per core, each at a rate whose batch at the latency profile's 1 us timer is 1.03:
+// one completion per interrupt there says nothing about QD~1 (sweep-1-080: 30 queues on 4 cores,
+// a livelocked core held at profile 0, p99 150 ms). The net EQE table, 20 queues of 25k/s each.
+struct ManyQueues {
+  static constexpr double kQueues = 20;
+  static constexpr double kRate = 25'000;  // per queue
+  const ModelTable t{dim::kNetRxEqeProfiles, ProfileCount::kPackets, ModelParams{}};
+  CostParams cost;  // the defaults: C_c 1 us, C_irq 2 us
+
+  double batch(uint8_t ix) const {
+    return predict(TimerMode::kRateLimit, t.profile(ix).usec, t.count(ix), kRate, cost).batch;
+  }
+  // The lowest profile predicted to batch 1.5: where a probe can tell.
+  uint8_t judging_ix() const {
+    uint8_t ix = 0;
+    while (batch(ix) < SaturationParams{}.qd1_judge_batch) ++ix;
+    return ix;
+  }
+  // A period of the core with every queue at `ix` (the batch the cost model predicts), never
+  // idle; the probe queue's counts at `probe_batch` completions per interrupt.
+  SaturationInput period(uint8_t ix, double probe_batch = 0) const {
+    SaturationInput in;
+    in.dt_ns = kPeriod;
+    in.busy_ns = kPeriod;
+    in.completions = static_cast<uint64_t>(kQueues * kRate * kPeriod * 1e-9);
+    in.interrupts = in.polls =
+        static_cast<uint64_t>(static_cast<double>(in.completions) / batch(ix));
+    in.queues = kQueues;
+    if (probe_batch > 0) {
+      in.probe_completions = static_cast<uint64_t>(kRate * kPeriod * 1e-9);
+      in.probe_events =
+          static_cast<uint64_t>(static_cast<double>(in.probe_completions) / probe_batch);
+    }
+    return in;
+  }
+};
+
+TEST(SaturationPolicy, OneCompletionPerInterruptWhereNoTimerBatchesIsProbedOnOneQueue) {
+  const ManyQueues q;
+  ASSERT_LT(q.batch(0), 1.25);
+  const uint8_t judge = q.judging_ix();
+  ASSERT_GT(judge, 0);
+  ASSERT_LT(judge, q.t.max_ix());
+  SaturationPolicy s;
+  const SaturationParams p;
+  for (int i = 0; i < p.enter_periods; ++i) s.update(q.t, q.cost, q.period(0));
+  ASSERT_TRUE(s.saturated());
+  // The probe: one queue at the lowest profile that can tell, the others at the model's pick.
+  EXPECT_TRUE(s.probing());
+  EXPECT_FALSE(s.overrides());
+  EXPECT_EQ(s.profile_ix(), judge);
+  EXPECT_EQ(s.wish(0), 0);
+  // The probe queue batches as predicted: a batching load. The climb starts, every queue.
+  EXPECT_TRUE(s.update(q.t, q.cost, q.period(0, q.batch(judge))));
+  EXPECT_FALSE(s.probing());
+  EXPECT_TRUE(s.overrides());
+  EXPECT_GT(s.profile_ix(), 0);
+  EXPECT_FALSE(s.holding());  // the first trial runs
+  EXPECT_EQ(s.wish(0), s.profile_ix());
+}
+
+TEST(SaturationPolicy, AProbeThatFindsQd1StopsTheCoresClimbsForAWhile) {
+  const ManyQueues q;
+  const SaturationParams p;
+  SaturationPolicy s;
+  auto enter = [&] {
+    for (int i = 0; i < p.enter_periods; ++i) s.update(q.t, q.cost, q.period(0));
+    return s.saturated();
+  };
+  ASSERT_TRUE(enter());
+  ASSERT_TRUE(s.probing());
+  // One completion per interrupt at the probe's profile too: QD~1.
+  EXPECT_TRUE(s.update(q.t, q.cost, q.period(0, 1.0)));
+  EXPECT_TRUE(s.saturated());
+  EXPECT_FALSE(s.probing());
+  EXPECT_FALSE(s.overrides());
+  EXPECT_TRUE(s.holding());
+  EXPECT_EQ(s.wish(0), 0);
+  EXPECT_EQ(s.wish(3), 3);  // the latency objective's pick, wherever it moves
+  // Headroom ends the episode; saturated again within qd1_retry_ms: no probe, no trial.
+  SaturationInput idle = q.period(0);
+  idle.busy_ns = kPeriod / 4;
+  const int64_t wait_periods = int64_t{p.qd1_retry_ms} * 1'000'000 / kPeriod;
+  int64_t periods = 1 + p.enter_periods;
+  while (periods + 1 + p.enter_periods < wait_periods) {
+    s.update(q.t, q.cost, idle);
+    ASSERT_FALSE(s.saturated());
+    ASSERT_TRUE(enter());
+    EXPECT_FALSE(s.probing()) << "period " << periods;
+    EXPECT_FALSE(s.overrides());
+    periods += 1 + p.enter_periods;
+  }
+  // After it, one probe again.
+  for (; periods < wait_periods + 1; ++periods) s.update(q.t, q.cost, idle);
+  ASSERT_TRUE(enter());
+  EXPECT_TRUE(s.probing());
+  // Nothing measured on the probe queue (it went quiet): no evidence of batching, no climb.
+  s.update(q.t, q.cost, q.period(0));
+  EXPECT_FALSE(s.probing());
+  EXPECT_FALSE(s.overrides());
+}
+
+TEST(SaturationPolicy, NoProbeWhereTheTimerThatCouldTellSavesLittle) {
+  ManyQueues q;
+  // Interrupts cheap against completions: batching saves under qd1_probe_gain (10 %).
+  q.cost.completion_cost_ns = 5000;
+  q.cost.interrupt_cost_ns = 300;
+  SaturationPolicy s;
+  for (int i = 0; i < SaturationParams{}.enter_periods; ++i) s.update(q.t, q.cost, q.period(0));
+  ASSERT_TRUE(s.saturated());
+  EXPECT_FALSE(s.probing());
+  EXPECT_FALSE(s.overrides());
+  // And the probe's profile at the measured batch (> 1.5 predicted at the latency profile) is
+  // QD~1 itself: no probe either.
+  ManyQueues fast;
+  SaturationPolicy s2;
+  SaturationInput in = fast.period(fast.judging_ix());
+  in.interrupts = in.polls = in.completions;  // one per interrupt where 1.5 was predicted
+  SaturationParams p;
+  for (int i = 0; i < p.enter_periods; ++i) {
+    in.model_ix = fast.judging_ix();
+    s2.update(fast.t, fast.cost, in);
+  }
+  ASSERT_TRUE(s2.saturated());
+  EXPECT_FALSE(s2.probing());
+  EXPECT_FALSE(s2.overrides());
+}
+
+// An open loop polled at its offered rate on a core its interrupts keep busy: the polled rate
+// cannot rise with batching (every completion is polled already), what the CPU freed does is
+// serve the application the interrupts starved. With the core never idle at the best, the
+// trial's CPU per completion (its measured batch at the core's costs) is the verdict.
+TEST(SaturationPolicy, AnOverloadedCoreClimbsOnTheCpuItsInterruptsFree) {
+  const ModelTable t = rdma_table();
+  auto climb_with_busy = [&](double busy_at_best) {
+    SaturationPolicy s;
+    const int changes = drive_inputs(s, t, 40, 0, [&](int, uint8_t wish) {
+      SaturationInput in = busy_period(wish == 0 ? busy_at_best : 1.0, 0);
+      in.completions = 1000;
+      in.interrupts = in.polls = 1000 / (2 + 4 * uint64_t{wish});  // batching answers
+      return in;
+    });
+    EXPECT_TRUE(s.saturated());
+    EXPECT_TRUE(s.holding());
+    EXPECT_LE(changes, t.size() + 1);
+    return s.profile_ix();
+  };
+  // Never idle at profile 0: each trial frees CPU at the same rate and is a gain, until the cost
+  // model predicts no more saving.
+  const uint8_t overloaded = climb_with_busy(1.0);
+  EXPECT_GE(overloaded, 4);
+  // Idle left at profile 0 (busy 0.98: saturated, not overloaded): what the trial frees goes
+  // idle, no gain; the trial measured no more rate, so the best (0) holds.
+  EXPECT_EQ(climb_with_busy(0.98), 0);
+}
+
 TEST(SaturationPolicy, NonPositivePeriodDecidesNothing) {
   const ModelTable t = rdma_table();
   SaturationPolicy s;

@@ -339,6 +339,10 @@ void Controller::model_pass(const model::Snapshot& snap, int64_t now_ns) {
         const dim::ModelTable& t = *core_table(dev, slot.share_level, core->bucket);
         slot.wanted = std::clamp(core->wish, t.min_ix(), t.max_ix());
       }
+      if (core->probe && !core->probe_cq && core->probe_index == w.index) [[unlikely]] {
+        const dim::ModelTable& t = *core_table(dev, slot.share_level, core->bucket);
+        slot.wanted = std::clamp(core->probe_wish, t.min_ix(), t.max_ix());
+      }
     }
     if (dev.per_queue) {
       per_queue_slots_.push_back(w.index);

@@ -183,6 +183,10 @@ void Controller::feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_
       }
       if (core->saturated_wish) [[unlikely]]
         slot.wanted_ix = std::clamp(core->wish, table->min_ix(), table->max_ix());
+      if (core->probe && core->probe_cq &&
+          core->probe_index == static_cast<uint32_t>(&slot - cqs_.data())) [[unlikely]] {
+        slot.wanted_ix = std::clamp(core->probe_wish, table->min_ix(), table->max_ix());
+      }
     }
   } else if (slot.dim && !slot.model_primary) {
     slot.wanted_ix = slot.dim->profile_ix();

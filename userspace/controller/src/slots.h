@@ -273,6 +273,12 @@ struct Controller::CorePick {
   uint8_t wish = 0;             // the throughput profile the queues follow while saturated_wish
   bool saturated_wish = false;  // the queues' wish is `wish` (saturated and in budget)
   bool rep_cq = false;          // rep_index is a CQ slot (Controller::cqs_), not a queue slot
+  // The saturation rule's QD~1 probe (dim::SaturationPolicy::probing()): this period, the one
+  // queue or CQ probe_index takes probe_wish.
+  bool probe = false;
+  bool probe_cq = false;
+  uint8_t probe_wish = 0;
+  uint32_t probe_index = 0;
 
   // A model queue or CQ with `count` completions this pass: the busiest speaks for the core.
   void offer(uint32_t step, uint64_t count, uint32_t index, uint8_t level, bool cq) {
@@ -308,6 +314,10 @@ struct Controller::CoreState {
   uint8_t rep_model_ix = 0;   // the busiest model queue's pick after the last model pass
   std::shared_ptr<const dim::ModelTable> rep_table;  // its table (null: no model queue)
   uint32_t episodes_before = 0;  // saturation episodes of SaturationPolicy instances replaced
+  // The QD~1 probe's queue (or CQ) while the rule probes: the core's busiest when it started.
+  uint32_t probe_index = 0;
+  bool probe_cq = false;
+  bool probing = false;
   // Change budget of the saturation wish (millionths of a change), as ModelPolicy's: full at
   // the start (clamped to the table's cap at the first period).
   uint32_t tokens = UINT32_MAX;

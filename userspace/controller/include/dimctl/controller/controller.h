@@ -56,6 +56,10 @@
 #include "dimctl/model/policy.h"
 #include "dimctl/model/rdma_actuator.h"
 
+namespace dim {
+struct SaturationInput;
+}  // namespace dim
+
 namespace dimctl::controller {
 
 // No loop period among them: step() takes its rates from the snapshots' time deltas, and the
@@ -228,6 +232,8 @@ class Controller {
   // Per core, once per step before the model pass (core_costs.cc): the period's CPU times and
   // the queues' counts fed to the core's CostEstimator and SaturationPolicy.
   void update_cores(const model::Snapshot& snap);
+  // The saturation rule's QD~1 probe queue's counts this period (update_cores()).
+  void probe_counts(const CoreState& c, dim::SaturationInput& in) const;
   // The table a model queue on `core` is judged with: the device's for its share level, with the
   // core's measured costs where the policy takes them (model.costs: measured).
   const std::shared_ptr<const dim::ModelTable>& core_table(NetDevice& dev, uint8_t level,
