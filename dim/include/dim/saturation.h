@@ -78,7 +78,10 @@
 //        10-20 % between periods where the batch moves by 1 %. Not on a core with idle left
 //        (sweep-1-151, busy 0.98 at the best: the CPU freed went idle, and the batching cost
 //        p99 7×). The best rate stays the highest measured, so a closed loop that loses a
-//        little rate at each such step stops within g of its best;
+//        little rate at each such step stops within g of its best. Where the two measures
+//        disagree (the CPU per completion gains, the rate fell by more than g, the core still
+//        saturated), the trial measures one period more and the rate over both decides: one
+//        period of a heavy-tailed load (sweep-2-224) held a core at the livelocked profile;
 //      otherwise the rate does not answer to moderation by more than g (limited elsewhere, or
 //        a gain below what the verdict can tell): hold whichever of b and j measured higher;
 //  - the next trial: a further jump while nothing above b measured worse, else the midpoint of
@@ -236,6 +239,7 @@ class SaturationPolicy {
   uint8_t lo_ = 0;   // the highest below it that measured worse (or the latency objective's)
   bool saturated_ = false;
   bool passive_ = false;      // this episode found nothing to climb to
+  bool extended_ = false;     // the running trial measures one period more
   bool probe_ = false;        // the running trial must also show batching (QD~1 not ruled out)
   uint32_t qd1_wait_us_ = 0;  // time left without a QD~1 probe
   Phase phase_ = Phase::kHold;

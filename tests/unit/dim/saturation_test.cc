@@ -550,6 +550,39 @@ TEST(SaturationPolicy, AnOverloadedCoreClimbsOnTheCpuItsInterruptsFree) {
   EXPECT_EQ(climb_with_busy(0.98), 0);
 }
 
+// On an overloaded core a trial that cuts the CPU per completion but measures less rate in its
+// one period is measured one period more: the rate over both decides.
+TEST(SaturationPolicy, LessRateWithLessCpuOnAnOverloadedCoreIsMeasuredTwice) {
+  const ModelTable t = rdma_table();
+  auto period = [](uint64_t completions, uint8_t ix) {
+    SaturationInput in = busy_period(1.0, 0);
+    in.completions = completions;
+    in.interrupts = in.polls = completions / (2 + 4 * uint64_t{ix});
+    return in;
+  };
+  for (const uint64_t second : {uint64_t{1030}, uint64_t{950}}) {
+    SCOPED_TRACE(second);
+    SaturationPolicy s;
+    for (int i = 0; i < SaturationParams{}.enter_periods; ++i) s.update(t, {}, period(1000, 0));
+    ASSERT_TRUE(s.saturated());
+    const uint8_t j = s.profile_ix();
+    ASSERT_GT(j, 0);
+    // 5 % less rate, CPU per completion down by a third: one period more.
+    EXPECT_FALSE(s.update(t, {}, period(950, j)));
+    EXPECT_FALSE(s.holding());
+    EXPECT_EQ(s.profile_ix(), j);
+    s.update(t, {}, period(second, j));
+    if (second == 1030) {
+      // 1 % less over the two periods: within g, the CPU verdict holds, j is the best.
+      EXPECT_GE(s.wish(0), j);
+    } else {
+      // 5 % less over both: worse on a saturated core, back to the best and hold.
+      EXPECT_TRUE(s.holding());
+      EXPECT_EQ(s.wish(0), 0);
+    }
+  }
+}
+
 TEST(SaturationPolicy, NonPositivePeriodDecidesNothing) {
   const ModelTable t = rdma_table();
   SaturationPolicy s;
