@@ -255,6 +255,7 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
     const uint8_t j = jump_from(t, cost, best_ix_, q_rate);
     if (acc_probe_completions_ > p_.no_batch_ratio * acc_probe_events_ && j != best_ix_) {
       // It batches: the climb proper, every queue, from the entry's profile.
+      ++probes_.batching;
       step_to(j);
       return true;
     }
@@ -262,6 +263,7 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
     // measured): QD~1, which moderation only delays. Nothing to climb to, and no probe on this
     // core for a while.
     qd1_wait_us_ = p_.qd1_retry_ms * 1000;
+    ++probes_.qd1;
     passive_ = true;
     ix_ = best_ix_;
     phase_ = Phase::kHold;

@@ -47,6 +47,7 @@ enum M : std::size_t {
   kCoreBusy,
   kCoreSaturated,
   kCoreSaturationEpisodes,
+  kCoreQd1Probes,
   kModelCostTablesBuilt,
   // per queue
   kQueueInfo,
@@ -195,6 +196,11 @@ const std::vector<MetricSpec>& catalogue() {
        MetricType::Counter,
        "Times the core entered saturation.",
        {"cpu"}},
+      {"dimctl_core_qd1_probes_total",
+       MetricType::Counter,
+       "QD~1 probes of the saturation rule (one queue, one period, where the profile in force "
+       "could not batch), by verdict: qd1 (no climb) or batching (the climb started).",
+       {"cpu", "verdict"}},
       {"dimctl_model_cost_tables_built_total",
        MetricType::Counter,
        "Cost-model tables built for measured costs (one per cost bucket, device table and share "
@@ -659,6 +665,8 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
       out.add(kCoreBusy, {cpu}, c.busy);
       out.add(kCoreSaturated, {cpu}, b(c.saturated));
       out.add(kCoreSaturationEpisodes, {cpu}, d(c.saturation_episodes));
+      out.add(kCoreQd1Probes, {cpu, "qd1"}, d(c.qd1_probes_qd1));
+      out.add(kCoreQd1Probes, {cpu, "batching"}, d(c.qd1_probes_batching));
     }
 
     // Queues.

@@ -183,6 +183,12 @@ class SaturationPolicy {
   bool holding() const { return phase_ == Phase::kHold; }
   double best_rate() const { return best_rate_; }  // completions/s at the best profile
   uint32_t episodes() const { return episodes_; }  // saturation episodes since construction
+  // QD~1 probes since construction, by verdict.
+  struct Probes {
+    uint32_t qd1 = 0;       // one completion per interrupt there too: no climb
+    uint32_t batching = 0;  // the probe queue batched: the climb started
+  };
+  const Probes& probes() const { return probes_; }
   const SaturationParams& params() const { return p_; }
 
  private:
@@ -230,6 +236,7 @@ class SaturationPolicy {
   double gain_ = 0;   // what a trial's verdict needs this episode
   uint8_t step_ = 1;  // how far the next jump may go (doubles on each gain)
   uint32_t episodes_ = 0;
+  Probes probes_;
   uint8_t streak_ = 0;
   uint8_t count_ = 0;  // periods in the phase
   uint8_t ix_ = 0;

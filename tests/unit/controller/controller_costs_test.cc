@@ -383,6 +383,8 @@ TEST_F(CostsTest, TheQd1ProbeRunsOnTheBusiestQueueAlone) {
       for (int i = 0; i < kQueues; ++i) {
         EXPECT_EQ(queue(key(3, i))->dim.applied_ix, core(1)->saturation_profile) << i;
       }
+      EXPECT_EQ(core(1)->qd1_probes_batching, 1u);
+      EXPECT_EQ(core(1)->qd1_probes_qd1, 0u);
       // Headroom hands back once the trial running is judged; the next case starts from a free
       // core.
       for (int p = 0; p < 4 && core(1)->saturated; ++p) {
@@ -398,6 +400,8 @@ TEST_F(CostsTest, TheQd1ProbeRunsOnTheBusiestQueueAlone) {
         EXPECT_TRUE(probed_queues().empty()) << "period " << p;
       }
       EXPECT_TRUE(core(1)->saturated);
+      EXPECT_EQ(core(1)->qd1_probes_qd1, 1u);
+      EXPECT_EQ(core(1)->qd1_probes_batching, 1u);
     }
   }
 }

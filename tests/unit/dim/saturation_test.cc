@@ -453,6 +453,8 @@ TEST(SaturationPolicy, OneCompletionPerInterruptWhereNoTimerBatchesIsProbedOnOne
   EXPECT_GT(s.profile_ix(), 0);
   EXPECT_FALSE(s.holding());  // the first trial runs
   EXPECT_EQ(s.wish(0), s.profile_ix());
+  EXPECT_EQ(s.probes().batching, 1u);
+  EXPECT_EQ(s.probes().qd1, 0u);
 }
 
 TEST(SaturationPolicy, AProbeThatFindsQd1StopsTheCoresClimbsForAWhile) {
@@ -473,6 +475,7 @@ TEST(SaturationPolicy, AProbeThatFindsQd1StopsTheCoresClimbsForAWhile) {
   EXPECT_TRUE(s.holding());
   EXPECT_EQ(s.wish(0), 0);
   EXPECT_EQ(s.wish(3), 3);  // the latency objective's pick, wherever it moves
+  EXPECT_EQ(s.probes().qd1, 1u);
   // Headroom ends the episode; saturated again within qd1_retry_ms: no probe, no trial.
   SaturationInput idle = q.period(0);
   idle.busy_ns = kPeriod / 4;
@@ -494,6 +497,8 @@ TEST(SaturationPolicy, AProbeThatFindsQd1StopsTheCoresClimbsForAWhile) {
   s.update(q.t, q.cost, q.period(0));
   EXPECT_FALSE(s.probing());
   EXPECT_FALSE(s.overrides());
+  EXPECT_EQ(s.probes().qd1, 2u);
+  EXPECT_EQ(s.probes().batching, 0u);
 }
 
 TEST(SaturationPolicy, NoProbeWhereTheTimerThatCouldTellSavesLittle) {

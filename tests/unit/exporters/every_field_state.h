@@ -173,6 +173,8 @@ inline model::ControllerState every_field_state() {
   c.saturation_episodes = 113;
   c.saturation_budget_waits = 114;
   c.model_queues = 115;
+  c.qd1_probes_qd1 = 117;
+  c.qd1_probes_batching = 118;
   s.cores = {c};
   s.model_cost_tables_built_total = 116;
   return s;

@@ -172,6 +172,8 @@ inline model::ControllerState full_fake_state() {
   core.saturated = true;
   core.saturation_profile = 3;
   core.saturation_episodes = 2;
+  core.qd1_probes_qd1 = 3;
+  core.qd1_probes_batching = 1;
   core.model_queues = 4;
   s.cores = {core};
   s.model_cost_tables_built_total = 5;

@@ -190,6 +190,8 @@ void Controller::update_cores(const model::Snapshot& snap) {
       // model queue shows up this period counts already.
       if (c.sat.saturated()) {
         c.episodes_before += c.sat.episodes();
+        c.probes_before.qd1 += c.sat.probes().qd1;
+        c.probes_before.batching += c.sat.probes().batching;
         c.sat = dim::SaturationPolicy();
       }
       c.sat.pressure_without_objective(in);
@@ -344,6 +346,8 @@ void Controller::fill_core_views(model::ControllerState& st) const {
     v.saturated = c.sat.saturated();
     v.saturation_profile = pick.wish;
     v.saturation_episodes = c.episodes_before + c.sat.episodes();
+    v.qd1_probes_qd1 = c.probes_before.qd1 + c.sat.probes().qd1;
+    v.qd1_probes_batching = c.probes_before.batching + c.sat.probes().batching;
     v.saturation_budget_waits = c.budget_waits;
     v.model_queues = c.rep_table != nullptr ? pick.model_queues : 0;
   }

@@ -314,6 +314,7 @@ struct Controller::CoreState {
   uint8_t rep_model_ix = 0;   // the busiest model queue's pick after the last model pass
   std::shared_ptr<const dim::ModelTable> rep_table;  // its table (null: no model queue)
   uint32_t episodes_before = 0;  // saturation episodes of SaturationPolicy instances replaced
+  dim::SaturationPolicy::Probes probes_before;  // and their QD~1 probes
   // The QD~1 probe's queue (or CQ) while the rule probes: the core's busiest when it started.
   uint32_t probe_index = 0;
   bool probe_cq = false;

@@ -233,6 +233,8 @@ void fields(V& v, C& c) {
   v.field("saturation_profile", c.saturation_profile);
   v.field("saturation_episodes_total", c.saturation_episodes);
   v.field("saturation_budget_waits_total", c.saturation_budget_waits);
+  v.field("qd1_probes_qd1_total", c.qd1_probes_qd1);
+  v.field("qd1_probes_batching_total", c.qd1_probes_batching);
   v.field("model_queues", c.model_queues);
 }
 

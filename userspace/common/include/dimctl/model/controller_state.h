@@ -149,7 +149,11 @@ struct CoreView {
   uint8_t saturation_profile = 0;  // the queues' profile while saturated
   uint32_t saturation_episodes = 0;
   uint64_t saturation_budget_waits = 0;  // throughput steps held back by the change budget
-  uint32_t model_queues = 0;             // model queues with packets on the core
+  // The saturation rule's QD~1 probes (one queue, one period, where the profile in force could
+  // not batch), by verdict: QD~1 (no climb) or batching (the climb started).
+  uint32_t qd1_probes_qd1 = 0;
+  uint32_t qd1_probes_batching = 0;
+  uint32_t model_queues = 0;  // model queues with packets on the core
 };
 
 struct ControllerState {
