@@ -79,11 +79,15 @@ bool SaturationPolicy::step_to(uint8_t j) {
   const bool changed = j != ix_;
   ix_ = j;
   phase_ = p_.settle_periods > 0 ? Phase::kSettle : Phase::kMeasure;
-  count_ = 0;
   extended_ = false;
+  start_measuring();
+  return changed;
+}
+
+void SaturationPolicy::start_measuring() {
+  count_ = 0;
   acc_completions_ = acc_ns_ = acc_interrupts_ = acc_busy_ns_ = 0;
   acc_probe_events_ = acc_probe_completions_ = 0;
-  return changed;
 }
 
 SaturationPolicy::Period SaturationPolicy::period_of(const SaturationInput& in) const {
@@ -173,10 +177,12 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
     gain_ = std::max(p_.climb_gain, 2 * noise_);
     const bool steady = noise_ <= p_.max_noise;
     step_ = 0;  // the first jump: halfway
-    uint8_t j = ratio_batches && batches && steady ? jump_from(t, cost, ix_, rate) : ix_;
-    // Unless the profile in force could not batch anyway: then the ratio says nothing, and a
-    // probe on one queue tells (probing()).
-    if (!ratio_batches && batches && steady) j = qd1_probe(t, cost, ix_, rate);
+    // Where the ratio said nothing (the profile in force could not batch anyway), a probe on one
+    // queue tells first (probing()).
+    uint8_t j = ix_;
+    if (batches && steady) {
+      j = ratio_batches ? jump_from(t, cost, ix_, rate) : qd1_probe(t, cost, ix_, rate);
+    }
     passive_ = j == ix_;
     probe_ = !passive_ && !ratio_batches;
     if (passive_) {
@@ -233,9 +239,7 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
     case Phase::kSettle:
       if (++count_ < p_.settle_periods) return false;
       phase_ = Phase::kMeasure;
-      count_ = 0;
-      acc_completions_ = acc_ns_ = acc_interrupts_ = acc_busy_ns_ = 0;
-      acc_probe_events_ = acc_probe_completions_ = 0;
+      start_measuring();
       return false;
     case Phase::kMeasure:
       acc_completions_ += m.completions;

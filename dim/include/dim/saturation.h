@@ -124,27 +124,24 @@ struct SaturationParams {
   // max(climb_gain, 2 × spread).
   double max_noise = 0.10;
   // The batch the cost model must predict at the entry's profile (at the measured per-queue
-  // rate) for at most no_batch_ratio completions per interrupt there to say QD~1; below it the
-  // first trial tells.
+  // rate) for at most no_batch_ratio completions per interrupt there to say QD~1; below it a
+  // probe on one queue tells, at the lowest profile predicted to batch this much ...
   double qd1_judge_batch = 1.5;
+  // ... if that profile is predicted to save at least this share of the CPU per completion: a
+  // QD~1 loop pays the probe's delay for the period it is measured.
+  double qd1_probe_gain = 0.10;
+  // After a probe showed QD~1, no probe on this core for this long (the hold of a bounce).
+  uint32_t qd1_retry_ms = 10'000;
   // Busy fraction at the best profile from which the core is overloaded (never idle): a trial
   // that measured the same rate with fewer interrupts per completion then gains (the polled
   // rate cannot show what the backlog gains).
   double overload_busy = 0.995;
-  // ... and the probe, that profile, must be predicted to save at least this share of the CPU
-  // per completion: a QD~1 loop pays the probe's delay for the period it is measured.
-  double qd1_probe_gain = 0.10;
-  // After a trial showed QD~1, no such probe on this core for this long (the hold of a bounce).
-  uint32_t qd1_retry_ms = 10'000;
 };
 
 // One period on one core.
 struct SaturationInput {
-  int64_t dt_ns = 0;     // <= 0 decides nothing
-  uint64_t busy_ns = 0;  // hard-IRQ + softirq (+ application if known) time
-  // While probing(): the probe queue's interrupts and completions this period.
-  uint64_t probe_events = 0;
-  uint64_t probe_completions = 0;
+  int64_t dt_ns = 0;             // <= 0 decides nothing
+  uint64_t busy_ns = 0;          // hard-IRQ + softirq (+ application if known) time
   uint64_t interrupts = 0;       // hard-IRQ handler runs
   uint64_t completions = 0;      // packets / CQEs polled on the core, all its queues
   uint64_t polls = 0;            // softirq polls
@@ -152,6 +149,9 @@ struct SaturationInput {
   bool backlog_growing = false;  // a backlog the caller measures grew (none measured: false)
   uint8_t model_ix = 0;          // ModelPolicy's current pick (the latency objective)
   double queues = 1;             // queues of this table sharing the core (per-queue rate)
+  // While probing(): the probe queue's interrupts and completions this period.
+  uint64_t probe_events = 0;
+  uint64_t probe_completions = 0;
 };
 
 class SaturationPolicy {
@@ -203,6 +203,7 @@ class SaturationPolicy {
   // The next profile to measure (the best when none is left).
   uint8_t next_trial(const ModelTable& t, const CostParams& cost, double rate) const;
   bool step_to(uint8_t j);
+  void start_measuring();  // a trial's counts from zero
   // One period's measures, derived from the input once (in.dt_ns > 0).
   struct Period {
     double dt = 0;  // ns, bounded
@@ -247,7 +248,7 @@ class SaturationPolicy {
   bool saturated_ = false;
   bool passive_ = false;      // this episode found nothing to climb to
   bool extended_ = false;     // the running trial measures one period more
-  bool probe_ = false;        // the running trial must also show batching (QD~1 not ruled out)
+  bool probe_ = false;        // the running trial is the QD~1 probe (one queue)
   uint32_t qd1_wait_us_ = 0;  // time left without a QD~1 probe
   Phase phase_ = Phase::kHold;
 };

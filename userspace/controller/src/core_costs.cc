@@ -183,7 +183,7 @@ void Controller::update_cores(const model::Snapshot& snap) {
     in.exhausted_polls = c.exhausted;
     in.model_ix = c.rep_model_ix;
     in.queues = std::max<double>(pick.model_queues, 1);
-    if (c.probing) probe_counts(c, in);
+    if (pick.probe) probe_counts(pick, in);
     if (c.rep_table == nullptr) {
       // No model queue with packets on the core last period: nothing to hand a profile to. A rule
       // that starts again starts from the latency objective; the pressure of a core whose first
@@ -196,20 +196,17 @@ void Controller::update_cores(const model::Snapshot& snap) {
       }
       c.sat.pressure_without_objective(in);
       pick.saturated_wish = false;
-      pick.probe = c.probing = false;
+      pick.probe = false;
       continue;
     }
     const dim::ModelTable& table = *c.rep_table;
     c.sat.update(table, table.params().cost, in);
     // A probe starts on the queue that spoke for the core last period (its busiest).
-    if (c.sat.probing() && !c.probing) {
-      c.probe_index = pick.rep_index;
-      c.probe_cq = pick.rep_cq;
+    if (c.sat.probing() && !pick.probe) {
+      pick.probe_index = pick.rep_index;
+      pick.probe_cq = pick.rep_cq;
     }
-    c.probing = c.sat.probing();
-    pick.probe = c.probing;
-    pick.probe_cq = c.probe_cq;
-    pick.probe_index = c.probe_index;
+    pick.probe = c.sat.probing();
     pick.probe_wish = c.sat.profile_ix();
 
     // The wish follows the rule within the change budget (a token bucket like ModelPolicy's:
@@ -272,16 +269,16 @@ const std::shared_ptr<const dim::ModelTable>& Controller::core_table(RdmaDevice&
 
 // The probe queue's counts this period: a net queue's from the model pass's work list (filled by
 // the feed, before the model pass), a CQ's from its slot (measured first in the step).
-void Controller::probe_counts(const CoreState& c, dim::SaturationInput& in) const {
-  if (c.probe_cq) {
-    if (c.probe_index < cqs_.size() && cqs_[c.probe_index].fresh) {
-      in.probe_events = cqs_[c.probe_index].d_schedules;  // its interrupts, as the core's
-      in.probe_completions = cqs_[c.probe_index].d_comps;
+void Controller::probe_counts(const CorePick& pick, dim::SaturationInput& in) const {
+  if (pick.probe_cq) {
+    if (pick.probe_index < cqs_.size() && cqs_[pick.probe_index].fresh) {
+      in.probe_events = cqs_[pick.probe_index].d_schedules;  // its interrupts, as the core's
+      in.probe_completions = cqs_[pick.probe_index].d_comps;
     }
     return;
   }
   for (const ModelWork& w : model_work_) {
-    if (w.index == c.probe_index) {
+    if (w.index == pick.probe_index) {
       if (!w.reset) {
         in.probe_events = w.d_events;
         in.probe_completions = w.d_packets;

@@ -274,7 +274,7 @@ struct Controller::CorePick {
   bool saturated_wish = false;  // the queues' wish is `wish` (saturated and in budget)
   bool rep_cq = false;          // rep_index is a CQ slot (Controller::cqs_), not a queue slot
   // The saturation rule's QD~1 probe (dim::SaturationPolicy::probing()): this period, the one
-  // queue or CQ probe_index takes probe_wish.
+  // queue or CQ probe_index (the core's busiest when the probe started) takes probe_wish.
   bool probe = false;
   bool probe_cq = false;
   uint8_t probe_wish = 0;
@@ -315,10 +315,6 @@ struct Controller::CoreState {
   std::shared_ptr<const dim::ModelTable> rep_table;  // its table (null: no model queue)
   uint32_t episodes_before = 0;  // saturation episodes of SaturationPolicy instances replaced
   dim::SaturationPolicy::Probes probes_before;  // and their QD~1 probes
-  // The QD~1 probe's queue (or CQ) while the rule probes: the core's busiest when it started.
-  uint32_t probe_index = 0;
-  bool probe_cq = false;
-  bool probing = false;
   // Change budget of the saturation wish (millionths of a change), as ModelPolicy's: full at
   // the start (clamped to the table's cap at the first period).
   uint32_t tokens = UINT32_MAX;

@@ -233,7 +233,7 @@ class Controller {
   // the queues' counts fed to the core's CostEstimator and SaturationPolicy.
   void update_cores(const model::Snapshot& snap);
   // The saturation rule's QD~1 probe queue's counts this period (update_cores()).
-  void probe_counts(const CoreState& c, dim::SaturationInput& in) const;
+  void probe_counts(const CorePick& pick, dim::SaturationInput& in) const;
   // The table a model queue on `core` is judged with: the device's for its share level, with the
   // core's measured costs where the policy takes them (model.costs: measured).
   const std::shared_ptr<const dim::ModelTable>& core_table(NetDevice& dev, uint8_t level,
