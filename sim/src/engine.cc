@@ -76,7 +76,8 @@ Engine::Engine(const Workload& w, const PolicySpec& p)
           cq.mod = Moderation{1, 0};
           break;
         case K::kStatic:
-          cq.mod = moderation_of(table_, p.static_index);
+          cq.mod = moderation_of(table_,
+                                 p.phase_static.empty() ? p.static_index : p.phase_static.front());
           break;
         case K::kKernelNet:
           cq.net = std::make_unique<dim::NetDim>(
@@ -536,6 +537,14 @@ void Engine::apply(uint32_t id) {
 void Engine::enter_phase(uint32_t phase) {
   phase_ = phase;
   const Phase& ph = w_.phases[phase];
+  if (p_.kind == PolicySpec::Kind::kStatic && phase > 0 && phase < p_.phase_static.size()) {
+    const Moderation m = moderation_of(table_, p_.phase_static[phase]);
+    for (uint32_t id = 0; id < cqs_.size(); ++id) {
+      if (!cqs_[id].moderated) continue;
+      cqs_[id].pending_mod = m;
+      apply(id);
+    }
+  }
   for (uint32_t s = 0; s < sources_.size(); ++s) {
     SourceState& st = sources_[s];
     for (uint32_t q = 0; q < w_.queues; ++q) {
@@ -613,7 +622,7 @@ Result<RunResult> Engine::run(const RunOptions& opt) {
     const Event e{n.t, static_cast<uint32_t>(n.payload >> 32),
                   static_cast<uint32_t>((n.payload >> 4) & kBMask),
                   static_cast<Ev>(n.payload & 15)};
-    if (e.t >= end_ns_) break;
+    if (e.t >= end_ns_ || (opt.stop_ns > 0 && e.t >= opt.stop_ns)) break;
     now_ = e.t;
     ++events_;
     switch (e.type) {

@@ -95,16 +95,23 @@ Result<RunResult> run(const Workload& w, const PolicySpec& policy, const RunOpti
     return DIMCTL_FAIL(0, "policy {}: the table has {} profiles (0..{})", policy.name,
                        table_size(policy.table(w.table)), table_size(policy.table(w.table)) - 1);
   }
+  for (size_t ph = 0; ph < policy.phase_static.size(); ++ph) {
+    if (policy.phase_static[ph] >= table_size(policy.table(w.table))) {
+      return DIMCTL_FAIL(0, "policy {}: phase {}'s profile {} is not in the table (0..{})",
+                         policy.name, ph, policy.phase_static[ph],
+                         table_size(policy.table(w.table)) - 1);
+    }
+  }
   Engine e(w, policy);
   return e.run(opt);
 }
 
 namespace {
 
-// True when `a` did better than `b` in a phase: throughput within 1 % of the best static's
+// True when `a` did better than `b` in a phase: throughput within 1 % of the best candidate's
 // (`best_tput`), or within 100 completions over the phase (a low-rate phase's throughput is its
-// demand; what a profile carries over from the previous phase is not a difference), then the
-// lower p99, then the least CPU per completion.
+// demand; the last requests of the phase, still in flight at its end, are not a difference),
+// then the lower p99, then the least CPU per completion.
 bool better(const PhaseMetrics& a, const PhaseMetrics& b, double best_tput) {
   const double slack = std::max(0.01 * best_tput, a.seconds() > 0 ? 100 / a.seconds() : 0.0);
   const bool a_ok = a.throughput() >= best_tput - slack;
@@ -120,50 +127,59 @@ bool better(const PhaseMetrics& a, const PhaseMetrics& b, double best_tput) {
 Result<RunResult> run_oracle(const Workload& w, ProfileTable table, const RunOptions& opt) {
   if (auto v = validate(w); !v) return fail(std::move(v).error());
   const int n = table_size(table);
-  std::vector<RunResult> runs;
-  for (int ix = 0; ix < n; ++ix) {
-    PolicySpec p;
-    p.kind = PolicySpec::Kind::kStatic;
-    p.static_index = static_cast<uint8_t>(ix);
-    p.name = "static:" + std::to_string(ix);
-    RunOptions sub;
-    if (opt.progress) {
-      sub.progress = [&, ix](double f) { opt.progress((ix + f) / n); };
+  const size_t phases = w.phases.size();
+  // Each phase's candidates run until that phase's end: the work is n runs of the whole
+  // duration times (sum of the phases' end times) / duration.
+  std::vector<int64_t> ends;
+  int64_t t = 0;
+  for (const Phase& p : w.phases) ends.push_back(t += p.duration_ns);
+  double work = 0, done = 0;
+  for (int64_t e : ends) work += static_cast<double>(e) * n;
+  std::vector<uint8_t> schedule;
+  double wall = 0;
+  uint64_t completions = 0, events = 0;
+  RunResult out;
+  for (size_t ph = 0; ph < phases; ++ph) {
+    const bool last = ph + 1 == phases;
+    std::vector<RunResult> runs;
+    for (int ix = 0; ix < n; ++ix) {
+      PolicySpec p;
+      p.kind = PolicySpec::Kind::kStatic;
+      p.phase_static = schedule;
+      p.phase_static.push_back(static_cast<uint8_t>(ix));
+      p.static_index = p.phase_static.front();
+      p.name = "static:" + std::to_string(ix);
+      RunOptions sub;
+      sub.stop_ns = last ? 0 : ends[ph];
+      if (opt.progress) {
+        const double span = static_cast<double>(ends[ph]);
+        sub.progress = [&, span](double f) { opt.progress((done + f * span) / work); };
+      }
+      Engine e(w, p);
+      auto r = e.run(sub);
+      if (!r) return fail(std::move(r).error());
+      done += static_cast<double>(ends[ph]);
+      wall += r->wall_seconds;
+      completions += r->simulated_completions;
+      events += r->simulated_events;
+      runs.push_back(std::move(*r));
     }
-    Engine e(w, p);
-    auto r = e.run(sub);
-    if (!r) return fail(std::move(r).error());
-    runs.push_back(std::move(*r));
-  }
-  RunResult out = runs.front();
-  out.policy = "oracle";
-  out.wall_seconds = 0;
-  out.simulated_completions = out.simulated_events = 0;
-  for (const RunResult& r : runs) {
-    out.wall_seconds += r.wall_seconds;
-    out.simulated_completions += r.simulated_completions;
-    out.simulated_events += r.simulated_events;
-  }
-  std::vector<size_t> choice(out.phases.size(), 0);
-  for (size_t ph = 0; ph < out.phases.size(); ++ph) {
     double best_tput = 0;
     for (const RunResult& r : runs) best_tput = std::max(best_tput, r.phases[ph].throughput());
+    size_t choice = 0;
     for (size_t i = 1; i < runs.size(); ++i) {
-      if (better(runs[i].phases[ph], runs[choice[ph]].phases[ph], best_tput)) choice[ph] = i;
+      if (better(runs[i].phases[ph], runs[choice].phases[ph], best_tput)) choice = i;
     }
-    out.phases[ph] = runs[choice[ph]].phases[ph];
-    out.phases[ph].oracle_choice = "static:" + std::to_string(choice[ph]);
+    schedule.push_back(static_cast<uint8_t>(choice));
+    if (last) out = std::move(runs[choice]);
   }
-  // Windows follow the phase that contains their start.
-  int64_t phase_end = 0;
-  size_t ph = 0;
-  std::vector<int64_t> ends;
-  for (const Phase& p : w.phases) ends.push_back(phase_end += p.duration_ns);
-  for (size_t i = 0; i < out.windows.size(); ++i) {
-    while (ph + 1 < ends.size() && out.windows[i].t_ns >= ends[ph]) ++ph;
-    out.windows[i] = runs[choice[ph]].windows[i];
+  out.policy = "oracle";
+  out.wall_seconds = wall;
+  out.simulated_completions = completions;
+  out.simulated_events = events;
+  for (size_t ph = 0; ph < phases; ++ph) {
+    out.phases[ph].oracle_choice = "static:" + std::to_string(schedule[ph]);
   }
-  out.total = sum_phases(out.phases);
   return out;
 }
 

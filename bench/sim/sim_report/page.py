@@ -31,7 +31,7 @@ def policy_text(name, table, ctl):
         return ("dimctl's daemon Controller running DIM on sampled counters every "
                 f"{ctl.period_of[name] / 1e6:g} ms")
     if name == "oracle":
-        return "best static profile per phase in hindsight (throughput within 1 %, then p99, then CPU)"
+        return "best static profile per phase in hindsight, phase by phase on one run (throughput within 1 %, then p99, then CPU)"
     return ""
 
 

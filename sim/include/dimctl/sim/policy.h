@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dimctl/common/control_period.h"
 #include "dimctl/common/result.h"
@@ -28,6 +29,9 @@ struct PolicySpec {
   Kind kind = Kind::kNone;
   std::string name = "none";  // as written: "none", "static:3", "kernel-net-eqe", ...
   uint8_t static_index = 0;
+  // kStatic only: a profile per phase, applied at each phase's start (the oracle's schedule; the
+  // phases past its end keep the last). Empty: `static_index` throughout.
+  std::vector<uint8_t> phase_static;
   bool cqe = false;  // kKernelNet / kController net: the CQE table and idle-gap timer
   model::Algorithm algorithm = model::Algorithm::kNetEqe;
   int64_t period_ns = kDefaultControlPeriodNs;

@@ -3,6 +3,7 @@
 // random numbers, paired comparisons).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -16,6 +17,9 @@ namespace dimctl::sim {
 struct RunOptions {
   // Called now and then with the fraction of simulated time done (progress bars).
   std::function<void(double)> progress;
+  // Simulated time to stop at (0: the workload's end). The phases and windows after it stay
+  // empty; the oracle stops a candidate at the end of the phase it is judged on.
+  int64_t stop_ns = 0;
 };
 
 // Checks what the YAML schema cannot: positive durations, at least one phase/stage/source,
@@ -26,10 +30,12 @@ Result<void> validate(const Workload& w);
 // that does not open).
 Result<RunResult> run(const Workload& w, const PolicySpec& policy, const RunOptions& opt = {});
 
-// The oracle: runs every static profile of the table and keeps, per phase, the one that did best
-// (throughput within 1 % of the best static's, or 100 completions over the phase, then the lowest
-// p99, then the least CPU per completion); its phases are those runs' phases, its windows follow
-// the choice per phase.
+// The oracle: the best static profile per phase, in hindsight, chosen phase by phase on one
+// consistent run. For phase k it runs every static profile of the table in phase k after the
+// profiles already chosen for phases 0..k-1, and keeps the one that did best there (throughput
+// within 1 % of the best candidate's, or 100 completions over the phase, then the lowest p99,
+// then the least CPU per completion). Its result is the run of the whole schedule: a phase never
+// gets credit for a backlog another profile built in an earlier phase.
 Result<RunResult> run_oracle(const Workload& w, ProfileTable table, const RunOptions& opt = {});
 
 // Fills each phase's convergence_ns of `run` against the reference (the oracle): the time from
