@@ -26,6 +26,7 @@ SaturationPolicy::SaturationPolicy(const SaturationParams& params) : p_(params) 
   p_.qd1_judge_batch = std::clamp(p_.qd1_judge_batch, 0.0, 1e6);  // NaN: never probes
   p_.qd1_retry_ms = std::min<uint32_t>(p_.qd1_retry_ms, 3'600'000);
   p_.qd1_probe_gain = std::clamp(p_.qd1_probe_gain, 0.0, 1.0);
+  p_.overload_sigmas = std::clamp(p_.overload_sigmas, 0.0, 100.0);  // NaN: 0, the gain alone
 }
 
 uint8_t SaturationPolicy::jump_from(const ModelTable& t, const CostParams& cost, uint8_t from,
@@ -169,6 +170,7 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
     const bool batches = acc_interrupts_ >= p_.min_polls && (ratio_batches || qd1_unknown);
     best_ipc_ = interrupts_per_completion();
     best_busy_ = acc_busy_ns_ / acc_ns_;
+    best_completions_ = acc_completions_;
     // A trial is judged on one period's rate against the best's: the rate must hold still
     // enough between periods for a gain of climb_gain to show (bursts, on/off sources and
     // closed loops whose depth moves do not). The spread of the pressure periods' rates says how
@@ -280,10 +282,19 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
   const bool cpu_gain =
       up && best_busy_ >= p_.overload_busy && best_ipc_ > 0 && ipc > 0 &&
       cpu_per_completion(cost, ipc) < cpu_per_completion(cost, best_ipc_) * (1 - gain_);
+  // On an overloaded core the rate is worse only beyond its counting noise (overload_sigmas):
+  // a trial at 2 measured 3.3 % below a best at 0 whose two pressure periods had drawn 2 % above
+  // the offered rate, and the core held 0, never idle, its application's backlog growing for
+  // the rest of the run (sweep-1-003: p99 220x the oracle's).
+  const double worse =
+      cpu_gain
+          ? std::max(gain_, p_.overload_sigmas * std::sqrt(1 / std::max(acc_completions_, 1.0) +
+                                                           1 / std::max(best_completions_, 1.0)))
+          : gain_;
   // The two measures disagree on an overloaded core: less rate, less CPU per completion. One
   // period of a noisy load says little about the rate (sweep-2-224, cv 2.4: 4.7 % less in one
   // period, a core held at the livelocked profile for good); one more period decides.
-  if (cpu_gain && !extended_ && rate < best_rate_ * (1 - gain_) && m.busy >= p_.leave_busy) {
+  if (cpu_gain && !extended_ && rate < best_rate_ * (1 - worse) && m.busy >= p_.leave_busy) {
     extended_ = true;
     --count_;
     return false;
@@ -298,8 +309,9 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
     best_rate_ = rate;
     best_ipc_ = ipc;
     best_busy_ = busy;
+    best_completions_ = acc_completions_;
     if (up) step_ = static_cast<uint8_t>(std::min(2 * (ix_ - lo_), 128));
-  } else if (rate < best_rate_ * (1 - gain_)) {
+  } else if (rate < best_rate_ * (1 - worse)) {
     if (up) {
       hi_ = ix_;
     } else {
@@ -325,7 +337,10 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
     // step stops within g of its best.
     lo_ = best_ix_;
     best_ix_ = ix_;
-    best_rate_ = std::max(best_rate_, rate);
+    if (rate > best_rate_) {
+      best_rate_ = rate;
+      best_completions_ = acc_completions_;
+    }
     best_ipc_ = ipc;
     best_busy_ = busy;
     step_ = static_cast<uint8_t>(std::min(2 * (ix_ - lo_), 128));
@@ -334,12 +349,18 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
     // gain is smaller than the verdict can tell. Hold whichever measured the higher rate: the
     // trial was predicted to save CPU, and within the noise it cost nothing (W3 4k: 0 -> 4 gained
     // 21 %, 4 -> 7 another 2.1 %, under a verdict needing 2.2 %; going back to 4 held 3 % below
-    // the best static profile for good).
-    if (rate > best_rate_) {
+    // the best static profile for good). On a core the best left never idle, both rates are the
+    // offered rate within its noise: whichever costs less CPU per completion, the CPU freed
+    // going to the work the interrupts starved (sweep-2-021: a trial at 4 measured 1.7 % less,
+    // the core went back to 0 and stayed never idle for the rest of the run, p99 620x).
+    const bool by_cpu = up && best_busy_ >= p_.overload_busy && best_ipc_ > 0 && ipc > 0;
+    if (by_cpu ? cpu_per_completion(cost, ipc) < cpu_per_completion(cost, best_ipc_)
+               : rate > best_rate_) {
       best_ix_ = ix_;
-      best_rate_ = rate;
+      best_rate_ = std::max(best_rate_, rate);
       best_ipc_ = ipc;
       best_busy_ = busy;
+      best_completions_ = acc_completions_;
     }
     return hold_best();
   }

@@ -81,9 +81,18 @@
 //        little rate at each such step stops within g of its best. Where the two measures
 //        disagree (the CPU per completion gains, the rate fell by more than g, the core still
 //        saturated), the trial measures one period more and the rate over both decides: one
-//        period of a heavy-tailed load (sweep-2-224) held a core at the livelocked profile;
+//        period of a heavy-tailed load (sweep-2-224) held a core at the livelocked profile.
+//        On such a core "the rate fell" means by more than max(g, overload_sigmas (2) standard
+//        deviations of the difference of the two rates' completion counts, as Poisson counts:
+//        sqrt(1/n_j + 1/n_b)): the polled rate of an overloaded open loop is its offered rate
+//        whatever the profile, and 4,500 completions a period move it by 1.5 % by themselves
+//        (sweep-1-003: a trial 3.3 % below a best whose pressure periods had drawn 2 % high held
+//        a core at 0, never idle, for the rest of the run);
 //      otherwise the rate does not answer to moderation by more than g (limited elsewhere, or
-//        a gain below what the verdict can tell): hold whichever of b and j measured higher;
+//        a gain below what the verdict can tell): hold whichever of b and j measured higher, or,
+//        on a core b left no idle at all, whichever costs less CPU per completion (both rates
+//        are the offered rate within its noise there; sweep-2-021: a trial 1.7 % below held a
+//        core at 0, never idle, p99 620× the oracle's);
 //  - the next trial: a further jump while nothing above b measured worse, else the midpoint of
 //    (b, hi); then, once something above b measured worse (the sign of an overshoot), the upper
 //    midpoint of (lo, b), lo being m or the highest profile below b that measured worse (a
@@ -136,6 +145,12 @@ struct SaturationParams {
   // that measured the same rate with fewer interrupts per completion then gains (the polled
   // rate cannot show what the backlog gains).
   double overload_busy = 0.995;
+  // On such a core, a trial that measured fewer interrupts per completion is worse on its rate
+  // only if the rate fell by more than this many standard deviations of the difference of the
+  // two rates' completion counts (as Poisson counts: sqrt(1/n_trial + 1/n_best)): the polled
+  // rate of an overloaded open loop is its offered rate, whatever the profile, so its change
+  // between periods is counting noise.
+  double overload_sigmas = 2.0;
 };
 
 // One period on one core.
@@ -227,10 +242,11 @@ class SaturationPolicy {
   double best_rate_ = 0;
   double acc_completions_ = 0;  // over the pressure streak, then the measuring periods
   double acc_ns_ = 0;
-  double acc_interrupts_ = 0;  // over the pressure streak, then the measuring periods
-  double best_ipc_ = 0;        // interrupts per completion measured at the best (0: none)
-  double acc_busy_ns_ = 0;     // busy time over the pressure streak, then the measuring periods
-  double best_busy_ = 0;       // the busy fraction measured at the best
+  double acc_interrupts_ = 0;    // over the pressure streak, then the measuring periods
+  double best_ipc_ = 0;          // interrupts per completion measured at the best (0: none)
+  double acc_busy_ns_ = 0;       // busy time over the pressure streak, then the measuring periods
+  double best_busy_ = 0;         // the busy fraction measured at the best
+  double best_completions_ = 0;  // the completions behind best_rate_ (its counting noise)
   double acc_probe_events_ = 0, acc_probe_completions_ = 0;  // the probe queue's
   double min_rate_ = 0, max_rate_ = 0;                       // the streak's period rates
   double noise_ = 0;                                         // their spread at entry
