@@ -279,9 +279,12 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
   const double ipc = interrupts_per_completion();
   const double busy = acc_busy_ns_ / acc_ns_;
   const bool up = ix_ > best_ix_;
-  const bool cpu_gain =
-      up && best_busy_ >= p_.overload_busy && best_ipc_ > 0 && ipc > 0 &&
-      cpu_per_completion(cost, ipc) < cpu_per_completion(cost, best_ipc_) * (1 - gain_);
+  // A trial above a best that left the core never idle (an overload): its CPU per completion,
+  // the measured batch priced at the core's costs, against the best's.
+  const bool overloaded = up && best_busy_ >= p_.overload_busy && best_ipc_ > 0 && ipc > 0;
+  const double cpu_ratio =
+      overloaded ? cpu_per_completion(cost, ipc) / cpu_per_completion(cost, best_ipc_) : 1;
+  const bool cpu_gain = overloaded && cpu_ratio < 1 - gain_;
   // On an overloaded core the rate is worse only beyond its counting noise (overload_sigmas):
   // a trial at 2 measured 3.3 % below a best at 0 whose two pressure periods had drawn 2 % above
   // the offered rate, and the core held 0, never idle, its application's backlog growing for
@@ -330,11 +333,15 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
     // have freed. Not a closed loop's overshoot (that idles the core), but an open loop whose
     // backlog the trial grew, or noise: another trial would only grow it more. Back and hold.
     if (up) return hold_best();
-  } else if (cpu_gain) {
-    // The rate held and the interrupts cost less per completion: the CPU freed went to the work
-    // they starved (an open loop polled at its offered rate on a livelocked core). A gain; the
-    // best rate stays the highest measured, so a closed loop losing a little rate at each such
-    // step stops within g of its best.
+  } else if (overloaded && cpu_ratio < 1) {
+    // The rate held (within the noise on an overloaded core, where both rates are the offered
+    // rate) and the interrupts cost less per completion, by however little: the CPU freed went
+    // to the work they starved (an open loop polled at its offered rate on a livelocked core). A
+    // gain, and the climb goes on from it (sweep-2-021: a trial at 4 measured 1.7 % less rate,
+    // the core went back to 0 and stayed never idle, p99 620x the oracle's; sweep-2-195 held 1
+    // at 81 % of the oracle's throughput, climbing on reaches 102 %). The best rate stays the
+    // highest measured, so a closed loop losing a little rate at each such step stops within g
+    // of its best.
     lo_ = best_ix_;
     best_ix_ = ix_;
     if (rate > best_rate_) {
@@ -349,15 +356,11 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
     // gain is smaller than the verdict can tell. Hold whichever measured the higher rate: the
     // trial was predicted to save CPU, and within the noise it cost nothing (W3 4k: 0 -> 4 gained
     // 21 %, 4 -> 7 another 2.1 %, under a verdict needing 2.2 %; going back to 4 held 3 % below
-    // the best static profile for good). On a core the best left never idle, both rates are the
-    // offered rate within its noise: whichever costs less CPU per completion, the CPU freed
-    // going to the work the interrupts starved (sweep-2-021: a trial at 4 measured 1.7 % less,
-    // the core went back to 0 and stayed never idle for the rest of the run, p99 620x).
-    const bool by_cpu = up && best_busy_ >= p_.overload_busy && best_ipc_ > 0 && ipc > 0;
-    if (by_cpu ? cpu_per_completion(cost, ipc) < cpu_per_completion(cost, best_ipc_)
-               : rate > best_rate_) {
+    // the best static profile for good). On an overloaded core, a trial that costs no less CPU
+    // per completion: the best.
+    if (!overloaded && rate > best_rate_) {
       best_ix_ = ix_;
-      best_rate_ = std::max(best_rate_, rate);
+      best_rate_ = rate;
       best_ipc_ = ipc;
       best_busy_ = busy;
       best_completions_ = acc_completions_;

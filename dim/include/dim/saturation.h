@@ -89,10 +89,11 @@
 //        (sweep-1-003: a trial 3.3 % below a best whose pressure periods had drawn 2 % high held
 //        a core at 0, never idle, for the rest of the run);
 //      otherwise the rate does not answer to moderation by more than g (limited elsewhere, or
-//        a gain below what the verdict can tell): hold whichever of b and j measured higher, or,
-//        on a core b left no idle at all, whichever costs less CPU per completion (both rates
-//        are the offered rate within its noise there; sweep-2-021: a trial 1.7 % below held a
-//        core at 0, never idle, p99 620× the oracle's);
+//        a gain below what the verdict can tell): hold whichever of b and j measured higher. On
+//        a core b left no idle at all both rates are the offered rate within its noise, and the
+//        CPU per completion decides: j costing less, by however little, is a gain as above (the
+//        climb goes on), else back to b and hold (sweep-2-021: a trial 1.7 % below held a core
+//        at 0, never idle, p99 620× the oracle's);
 //  - the next trial: a further jump while nothing above b measured worse, else the midpoint of
 //    (b, hi); then, once something above b measured worse (the sign of an overshoot), the upper
 //    midpoint of (lo, b), lo being m or the highest profile below b that measured worse (a
