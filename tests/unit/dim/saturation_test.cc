@@ -31,6 +31,14 @@ SaturationInput busy_period(double busy, uint8_t model_ix = 0) {
   return in;
 }
 
+// A period on a core never idle at profile ix of the RDMA table, batching more the higher ix.
+SaturationInput overloaded_period(uint64_t completions, uint8_t ix) {
+  SaturationInput in = busy_period(1.0, 0);
+  in.completions = completions;
+  in.interrupts = in.polls = completions / (2 + 4 * uint64_t{ix});
+  return in;
+}
+
 // A synthetic core serving one queue: CPU per completion S and batch B from the cost model at the
 // rate it serves. Open loop (`offered` completions/s, capped by the core's capacity) or closed
 // loop (`depth` completions outstanding, each taking base_ns + the moderation delay + S).
@@ -560,24 +568,19 @@ TEST(SaturationPolicy, AnOverloadedCoreClimbsOnTheCpuItsInterruptsFree) {
 // the counting noise, 2 sigma of 0.4 %, is below g.)
 TEST(SaturationPolicy, LessRateWithLessCpuOnAnOverloadedCoreIsMeasuredTwice) {
   const ModelTable t = rdma_table();
-  auto period = [](uint64_t completions, uint8_t ix) {
-    SaturationInput in = busy_period(1.0, 0);
-    in.completions = completions;
-    in.interrupts = in.polls = completions / (2 + 4 * uint64_t{ix});
-    return in;
-  };
   for (const uint64_t second : {uint64_t{103'000}, uint64_t{95'000}}) {
     SCOPED_TRACE(second);
     SaturationPolicy s;
-    for (int i = 0; i < SaturationParams{}.enter_periods; ++i) s.update(t, {}, period(100'000, 0));
+    for (int i = 0; i < SaturationParams{}.enter_periods; ++i)
+      s.update(t, {}, overloaded_period(100'000, 0));
     ASSERT_TRUE(s.saturated());
     const uint8_t j = s.profile_ix();
     ASSERT_GT(j, 0);
     // 5 % less rate, CPU per completion down by a third: one period more.
-    EXPECT_FALSE(s.update(t, {}, period(95'000, j)));
+    EXPECT_FALSE(s.update(t, {}, overloaded_period(95'000, j)));
     EXPECT_FALSE(s.holding());
     EXPECT_EQ(s.profile_ix(), j);
-    s.update(t, {}, period(second, j));
+    s.update(t, {}, overloaded_period(second, j));
     if (second == 103'000) {
       // 1 % less over the two periods: within g, the CPU verdict holds, j is the best.
       EXPECT_GE(s.wish(0), j);
@@ -596,23 +599,17 @@ TEST(SaturationPolicy, LessRateWithLessCpuOnAnOverloadedCoreIsMeasuredTwice) {
 // (sweep-1-003).
 TEST(SaturationPolicy, AnOverloadedCoresRateDipWithinItsCountingNoiseIsNoLoss) {
   const ModelTable t = rdma_table();
-  auto period = [](uint64_t completions, uint8_t ix) {
-    SaturationInput in = busy_period(1.0, 0);
-    in.completions = completions;
-    in.interrupts = in.polls = completions / (2 + 4 * uint64_t{ix});
-    return in;
-  };
   for (const double sigmas : {2.0, 0.0}) {
     SCOPED_TRACE(sigmas);
     SaturationParams p;
     p.overload_sigmas = sigmas;
     SaturationPolicy s(p);
-    for (int i = 0; i < p.enter_periods; ++i) s.update(t, {}, period(4'600, 0));
+    for (int i = 0; i < p.enter_periods; ++i) s.update(t, {}, overloaded_period(4'600, 0));
     ASSERT_TRUE(s.saturated());
     const uint8_t j = s.profile_ix();
     ASSERT_GT(j, 0);
     for (int i = 0; i < 2 && s.profile_ix() == j && !s.holding(); ++i) {
-      s.update(t, {}, period(4'450, j));
+      s.update(t, {}, overloaded_period(4'450, j));
     }
     if (sigmas > 0) {
       EXPECT_GE(s.wish(0), j);  // a gain: j is the best, the climb goes on from it
