@@ -308,11 +308,7 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
     } else {
       hi_ = best_ix_;
     }
-    best_ix_ = ix_;
-    best_rate_ = rate;
-    best_ipc_ = ipc;
-    best_busy_ = busy;
-    best_completions_ = acc_completions_;
+    take_best(rate, ipc, busy);
     if (up) step_ = static_cast<uint8_t>(std::min(2 * (ix_ - lo_), 128));
   } else if (rate < best_rate_ * (1 - worse)) {
     if (up) {
@@ -343,13 +339,7 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
     // highest measured, so a closed loop losing a little rate at each such step stops within g
     // of its best.
     lo_ = best_ix_;
-    best_ix_ = ix_;
-    if (rate > best_rate_) {
-      best_rate_ = rate;
-      best_completions_ = acc_completions_;
-    }
-    best_ipc_ = ipc;
-    best_busy_ = busy;
+    take_best(rate, ipc, busy);
     step_ = static_cast<uint8_t>(std::min(2 * (ix_ - lo_), 128));
   } else {
     // The rate does not answer to moderation by more than the noise: limited elsewhere, or the
@@ -358,13 +348,7 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
     // 21 %, 4 -> 7 another 2.1 %, under a verdict needing 2.2 %; going back to 4 held 3 % below
     // the best static profile for good). On an overloaded core, a trial that costs no less CPU
     // per completion: the best.
-    if (!overloaded && rate > best_rate_) {
-      best_ix_ = ix_;
-      best_rate_ = rate;
-      best_ipc_ = ipc;
-      best_busy_ = busy;
-      best_completions_ = acc_completions_;
-    }
+    if (!overloaded && rate > best_rate_) take_best(rate, ipc, busy);
     return hold_best();
   }
   const uint8_t j = next_trial(t, cost, per_queue_rate(acc_completions_, acc_ns_, in.queues));
@@ -388,6 +372,16 @@ uint8_t SaturationPolicy::next_trial(const ModelTable& t, const CostParams& cost
     return static_cast<uint8_t>(best_ix_ - (best_ix_ - lo_) / 2);
   }
   return best_ix_;
+}
+
+void SaturationPolicy::take_best(double rate, double ipc, double busy) {
+  best_ix_ = ix_;
+  if (rate > best_rate_) {
+    best_rate_ = rate;
+    best_completions_ = acc_completions_;
+  }
+  best_ipc_ = ipc;
+  best_busy_ = busy;
 }
 
 bool SaturationPolicy::hold_best() {

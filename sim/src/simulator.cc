@@ -147,7 +147,6 @@ Result<RunResult> run_oracle(const Workload& w, ProfileTable table, const RunOpt
       p.kind = PolicySpec::Kind::kStatic;
       p.phase_static = schedule;
       p.phase_static.push_back(static_cast<uint8_t>(ix));
-      p.static_index = p.phase_static.front();
       p.name = "static:" + std::to_string(ix);
       RunOptions sub;
       sub.stop_ns = last ? 0 : ends[ph];

@@ -219,6 +219,9 @@ class SaturationPolicy {
   // The next profile to measure (the best when none is left).
   uint8_t next_trial(const ModelTable& t, const CostParams& cost, double rate) const;
   bool step_to(uint8_t j);
+  // The trial in force becomes the best, with its measures; the best rate stays the highest
+  // measured (a CPU gain at a lower rate keeps it), with the completions behind it.
+  void take_best(double rate, double ipc, double busy);
   void start_measuring();  // a trial's counts from zero
   // One period's measures, derived from the input once (in.dt_ns > 0).
   struct Period {
