@@ -82,6 +82,11 @@
 //        disagree (the CPU per completion gains, the rate fell by more than g, the core still
 //        saturated), the trial measures one period more and the rate over both decides: one
 //        period of a heavy-tailed load (sweep-2-224) held a core at the livelocked profile.
+//        Unless the extra period left the core idle time (busy < overload_busy) at a rate not
+//        worse than b's: then it alone decides, a gain. Raising an open loop's moderation holds
+//        back its rate times the added delay once, in the first period; the next polls the
+//        offered rate again with CPU to spare (sweep-1-044: 9.5 % less, then b's rate at busy
+//        0.75; judged on both, the core went back to 0, never idle, p99 166x the oracle's).
 //        On such a core "the rate fell" means by more than max(g, overload_sigmas (2) standard
 //        deviations of the difference of the two rates' completion counts, as Poisson counts:
 //        sqrt(1/n_j + 1/n_b)): the polled rate of an overloaded open loop is its offered rate

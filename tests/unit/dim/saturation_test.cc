@@ -592,6 +592,43 @@ TEST(SaturationPolicy, LessRateWithLessCpuOnAnOverloadedCoreIsMeasuredTwice) {
   }
 }
 
+// Raising the moderation of an open loop holds back its rate times the added delay once: the
+// trial's first period dips, the extra period polls the offered rate again. When that period left
+// the core idle time, it alone decides, and the trial is a gain; judged over both periods, the
+// core went back to the livelocked profile and stayed never idle (sweep-1-044).
+TEST(SaturationPolicy, AnOverloadedCoreJudgesTheExtraPeriodAloneWhenItLeftIdleTime) {
+  const ModelTable t = rdma_table();
+  struct Case {
+    double busy;      // the extra period's
+    uint64_t second;  // its completions (100k at the best)
+    bool gain;
+  };
+  for (const Case c :
+       {Case{0.8, 99'000, true}, Case{1.0, 99'000, false}, Case{0.8, 90'000, false}}) {
+    SCOPED_TRACE(testing::Message() << c.busy << " " << c.second);
+    SaturationPolicy s;
+    for (int i = 0; i < SaturationParams{}.enter_periods; ++i)
+      s.update(t, {}, overloaded_period(100'000, 0));
+    ASSERT_TRUE(s.saturated());
+    const uint8_t j = s.profile_ix();
+    ASSERT_GT(j, 0);
+    // 10 % less in the first period, with a third less CPU per completion: one period more.
+    EXPECT_FALSE(s.update(t, {}, overloaded_period(90'000, j)));
+    SaturationInput extra = overloaded_period(c.second, j);
+    extra.busy_ns = static_cast<uint64_t>(c.busy * kPeriod);
+    s.update(t, {}, extra);
+    if (c.gain) {
+      EXPECT_GE(s.wish(0), j);
+      EXPECT_FALSE(s.holding());  // the climb goes on from j
+    } else {
+      // Never idle (the rate over both periods, 5.5 % less, decides) or 10 % less again: worse
+      // on a core still saturated, back to the best and hold.
+      EXPECT_TRUE(s.holding());
+      EXPECT_EQ(s.wish(0), 0);
+    }
+  }
+}
+
 // An overloaded open loop is polled at its offered rate whatever the profile, so the rate of a
 // period moves by its counting noise alone: 4,500 completions a period move it by 1.5 % (one
 // sigma). A trial 3.3 % below a best whose pressure periods drew high is no loss there; with no
