@@ -39,6 +39,15 @@ SaturationInput overloaded_period(uint64_t completions, uint8_t ix) {
   return in;
 }
 
+// Enters saturation on a core never idle at profile 0 (100k completions a period): the first
+// trial's profile, 0 when it did not enter or found nothing to climb to.
+uint8_t enter_overloaded(SaturationPolicy& s, const ModelTable& t) {
+  for (int i = 0; i < SaturationParams{}.enter_periods; ++i) {
+    s.update(t, {}, overloaded_period(100'000, 0));
+  }
+  return s.saturated() ? s.profile_ix() : 0;
+}
+
 // A synthetic core serving one queue: CPU per completion S and batch B from the cost model at the
 // rate it serves. Open loop (`offered` completions/s, capped by the core's capacity) or closed
 // loop (`depth` completions outstanding, each taking base_ns + the moderation delay + S).
@@ -571,10 +580,7 @@ TEST(SaturationPolicy, LessRateWithLessCpuOnAnOverloadedCoreIsMeasuredTwice) {
   for (const uint64_t second : {uint64_t{103'000}, uint64_t{95'000}}) {
     SCOPED_TRACE(second);
     SaturationPolicy s;
-    for (int i = 0; i < SaturationParams{}.enter_periods; ++i)
-      s.update(t, {}, overloaded_period(100'000, 0));
-    ASSERT_TRUE(s.saturated());
-    const uint8_t j = s.profile_ix();
+    const uint8_t j = enter_overloaded(s, t);
     ASSERT_GT(j, 0);
     // 5 % less rate, CPU per completion down by a third: one period more.
     EXPECT_FALSE(s.update(t, {}, overloaded_period(95'000, j)));
@@ -607,10 +613,7 @@ TEST(SaturationPolicy, AnOverloadedCoreJudgesTheExtraPeriodAloneWhenItLeftIdleTi
        {Case{0.8, 99'000, true}, Case{1.0, 99'000, false}, Case{0.8, 90'000, false}}) {
     SCOPED_TRACE(testing::Message() << c.busy << " " << c.second);
     SaturationPolicy s;
-    for (int i = 0; i < SaturationParams{}.enter_periods; ++i)
-      s.update(t, {}, overloaded_period(100'000, 0));
-    ASSERT_TRUE(s.saturated());
-    const uint8_t j = s.profile_ix();
+    const uint8_t j = enter_overloaded(s, t);
     ASSERT_GT(j, 0);
     // 10 % less in the first period, with a third less CPU per completion: one period more.
     EXPECT_FALSE(s.update(t, {}, overloaded_period(90'000, j)));
