@@ -90,16 +90,15 @@ Result<void> validate(const Workload& w) {
 Result<RunResult> run(const Workload& w, const PolicySpec& policy, const RunOptions& opt) {
   if (auto v = validate(w); !v) return fail(std::move(v).error());
   if (policy.kind == PolicySpec::Kind::kOracle) return run_oracle(w, w.table, opt);
-  if (policy.kind == PolicySpec::Kind::kStatic &&
-      policy.static_index >= table_size(policy.table(w.table))) {
-    return DIMCTL_FAIL(0, "policy {}: the table has {} profiles (0..{})", policy.name,
-                       table_size(policy.table(w.table)), table_size(policy.table(w.table)) - 1);
+  const int size = table_size(policy.table(w.table));
+  if (policy.kind == PolicySpec::Kind::kStatic && policy.static_index >= size) {
+    return DIMCTL_FAIL(0, "policy {}: the table has {} profiles (0..{})", policy.name, size,
+                       size - 1);
   }
   for (size_t ph = 0; ph < policy.phase_static.size(); ++ph) {
-    if (policy.phase_static[ph] >= table_size(policy.table(w.table))) {
+    if (policy.phase_static[ph] >= size) {
       return DIMCTL_FAIL(0, "policy {}: phase {}'s profile {} is not in the table (0..{})",
-                         policy.name, ph, policy.phase_static[ph],
-                         table_size(policy.table(w.table)) - 1);
+                         policy.name, ph, policy.phase_static[ph], size - 1);
     }
   }
   Engine e(w, policy);

@@ -39,11 +39,11 @@ SaturationInput overloaded_period(uint64_t completions, uint8_t ix) {
   return in;
 }
 
-// Enters saturation on a core never idle at profile 0 (100k completions a period): the first
+// Enters saturation on a core never idle at profile 0 (`completions` a period): the first
 // trial's profile, 0 when it did not enter or found nothing to climb to.
-uint8_t enter_overloaded(SaturationPolicy& s, const ModelTable& t) {
+uint8_t enter_overloaded(SaturationPolicy& s, const ModelTable& t, uint64_t completions = 100'000) {
   for (int i = 0; i < SaturationParams{}.enter_periods; ++i) {
-    s.update(t, {}, overloaded_period(100'000, 0));
+    s.update(t, {}, overloaded_period(completions, 0));
   }
   return s.saturated() ? s.profile_ix() : 0;
 }
@@ -644,9 +644,8 @@ TEST(SaturationPolicy, AnOverloadedCoresRateDipWithinItsCountingNoiseIsNoLoss) {
     SaturationParams p;
     p.overload_sigmas = sigmas;
     SaturationPolicy s(p);
-    for (int i = 0; i < p.enter_periods; ++i) s.update(t, {}, overloaded_period(4'600, 0));
+    const uint8_t j = enter_overloaded(s, t, 4'600);
     ASSERT_TRUE(s.saturated());
-    const uint8_t j = s.profile_ix();
     ASSERT_GT(j, 0);
     for (int i = 0; i < 2 && s.profile_ix() == j && !s.holding(); ++i) {
       s.update(t, {}, overloaded_period(4'450, j));
