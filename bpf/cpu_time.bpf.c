@@ -52,11 +52,24 @@ static __always_inline struct dimctl_cpu_slot *this_cpu_slot(void)
 const volatile __u64 targ_time_mask = 0;
 
 /* Idle time: a context switch to or from the CPU's idle task (pid 0 on every CPU). Switches
- * between two other tasks only count; the clock is read at the edges of an idle stretch. */
-static __always_inline void switched(int prev_pid, int next_pid)
+ * between two other tasks only count. No clock read at an edge: the scheduler has just stamped
+ * both tasks with this switch's rq clock_task (se.exec_start: the task leaving by update_curr()
+ * in its dequeue or put_prev_task(), the task coming by set_next_task()), so an idle stretch is
+ * the next task's stamp at the exit minus the leaving task's stamp at the entry (dimctl_bpf.h:
+ * what clock_task leaves out). One entry in targ_time_mask + 1 also reads the monotonic clock
+ * beside its stamp, the reader's calibration for a stretch still running. `raw`, a constant at
+ * each call: CO-RE reads (raw_tp) instead of direct loads (tp_btf). */
+static __always_inline __u64 task_stamp(struct task_struct *t, bool raw)
+{
+	return raw ? BPF_CORE_READ(t, se.exec_start) : t->se.exec_start;
+}
+
+static __always_inline void switched(struct task_struct *prev, struct task_struct *next, bool raw)
 {
 	struct dimctl_cpu_slot *s = this_cpu_slot();
-	__u64 now;
+	int prev_pid = raw ? BPF_CORE_READ(prev, pid) : prev->pid;
+	int next_pid = raw ? BPF_CORE_READ(next, pid) : next->pid;
+	__u64 stamp;
 
 	if (!s)
 		return;
@@ -66,13 +79,20 @@ static __always_inline void switched(int prev_pid, int next_pid)
 		return;
 	}
 	s->seen = 1;
-	now = bpf_ktime_get_ns();
-	if (prev_pid == 0 && s->idle_start) {
-		s->idle_ns += now - s->idle_start;
+	if (prev_pid == 0) {
+		stamp = task_stamp(next, raw);
+		if (s->idle_start && stamp > s->idle_start)
+			s->idle_ns += stamp - s->idle_start;
 		s->idle_start = 0;
 	}
-	if (next_pid == 0)
-		s->idle_start = now;
+	if (next_pid == 0) {
+		stamp = task_stamp(prev, raw);
+		if ((s->idle_entries++ & targ_time_mask) == 0) {
+			s->idle_cal_mono = bpf_ktime_get_ns();
+			s->idle_cal_stamp = stamp;
+		}
+		s->idle_start = stamp;
+	}
 }
 
 /* A hardirq is timed when its turn comes, or when it preempts a timed softirq (whose nested
@@ -228,7 +248,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(dimctl_sched_switch_btf, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	switched(prev->pid, next->pid);
+	switched(prev, next, false);
 	return 0;
 }
 
@@ -236,6 +256,6 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(dimctl_sched_switch_raw, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	switched(BPF_CORE_READ(prev, pid), BPF_CORE_READ(next, pid));
+	switched(prev, next, true);
 	return 0;
 }

@@ -3,7 +3,7 @@
 # The RDMA lab: boots the pinned Debian 6.1 kernel under qemu (TCG) with soft-RoCE (rxe) and
 # NVMe-oF over RDMA, runs the guest scenarios against the dimctl build in BUILD and prints
 # tests/lab/out/lab-report.txt. Exit status 1 when any line is FAIL (or the guest did not
-# finish). Usage: tests/lab/run.sh [BUILD [SCENARIOS]]   SCENARIOS: all (default) | a,b,c,d,e
+# finish). Usage: tests/lab/run.sh [BUILD [SCENARIOS]]   SCENARIOS: all (default) | a,b,c,d,e,i
 # See docs/LAB.md.
 set -uo pipefail
 . "$(dirname "$0")/lab.conf.sh"

@@ -219,12 +219,20 @@ struct dimctl_cq_event {
  *    hardirq handler time of that CPU in between (a hard interrupt may preempt a softirq; softirqs
  *    never nest on a CPU), so hardirq and softirq times add up without double counting.
  *  - idle: from a sched_switch to the CPU's idle task (pid 0) to the switch away from it; every
- *    stretch is timed (two clock reads per idle stretch, not per event). Interrupts taken while
- *    idle run on the idle task and count as idle here (they are in hardirq/softirq): a reader
- *    takes busy = max(period - idle, hardirq + softirq). A stretch still running is in
- *    idle_start only: the reader adds now - idle_start (CLOCK_MONOTONIC, bpf_ktime_get_ns's
- *    clock). The sum of the two can step back by a few ns when a stretch ends between the
- *    reader's loads; consumers clamp a period's idle to [0, period].
+ *    stretch is timed, in the CPU's rq clock_task, which the scheduler stamps on both tasks of
+ *    a switch (se.exec_start) before the tracepoint: no clock read per edge. clock_task is
+ *    sched_clock() less the time in interrupts (CONFIG_IRQ_TIME_ACCOUNTING) and stolen by a
+ *    hypervisor (CONFIG_PARAVIRT_TIME_ACCOUNTING); a halted vCPU is not stolen from, so the
+ *    second does not touch idle stretches, and the first, where built, leaves interrupts taken
+ *    while idle out of idle. Where it is not built they count as idle (they run on the idle
+ *    task): a reader takes busy = max(period - idle, hardirq + softirq) either way. A stretch
+ *    still running is in idle_start only, a clock_task stamp: the reader turns it into
+ *    CLOCK_MONOTONIC (bpf_ktime_get_ns's clock) with the latest calibration pair
+ *    (idle_cal_mono, idle_cal_stamp: both clocks read at one idle entry in targ_time_mask + 1)
+ *    and adds now - that. Their offset moves only by the interrupt and stolen time between the
+ *    calibration and the stretch's start (a few idle stretches), and sched_clock's drift
+ *    against the monotonic clock (ppm). The sum can step back when a stretch ends between the
+ *    reader's loads (given back next period); consumers clamp a period's idle to [0, period].
  *  - a slot's state words (hardirq_start ...) are the programs' own; readers ignore them, except
  *    idle_start (above). An exit without its entry (the programs attached in between) is not
  *    counted.
@@ -262,14 +270,20 @@ struct dimctl_cpu_slot {
 	struct dimctl_run_times softirq[DIMCTL_SOFTIRQ_COUNTED]; /* DIMCTL_SOFTIRQ_* */
 	__u64 pad0; /* the idle words start the slot's third line: a switch touches that line only */
 	/* Idle time (sched:sched_switch): the CPU's idle task (pid 0) running. idle_ns sums the
-	 * finished idle stretches; idle_start is bpf_ktime_get_ns() when the running stretch began
-	 * (0: not idle, or no switch seen yet); seen is set at the first switch the program sees on
-	 * the CPU, so that a reader knows whether idle_ns means anything (a CPU idle since before
-	 * the attach has not switched yet). Written only at idle edges and at the first switch. */
+	 * finished idle stretches; idle_start is the clock_task stamp at which the running stretch
+	 * began (0: not idle, or no switch seen yet); seen is set at the first switch the program
+	 * sees on the CPU, so that a reader knows whether idle_ns means anything (a CPU idle since
+	 * before the attach has not switched yet). idle_entries counts idle entries (it picks the
+	 * calibrated ones); idle_cal_mono / idle_cal_stamp are bpf_ktime_get_ns() and the clock_task
+	 * stamp of the latest calibrated entry (0: none yet). Written only at idle edges and at the
+	 * first switch. */
 	__u64 idle_start;
 	__u64 idle_ns;
 	__u64 seen;
-	__u64 pad[5]; /* 192 bytes: a slot never shares a line with another CPU's */
+	__u64 idle_entries;
+	__u64 idle_cal_mono;
+	__u64 idle_cal_stamp;
+	__u64 pad[2]; /* 192 bytes: a slot never shares a line with another CPU's */
 };
 
 /* Map irq_times (BPF_MAP_TYPE_ARRAY, BPF_F_MMAPABLE, DIMCTL_IRQ_SLOTS entries), indexed by IRQ

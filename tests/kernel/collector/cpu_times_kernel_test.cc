@@ -298,9 +298,29 @@ std::vector<double> proc_stat_idle_ns() {
   return out;
 }
 
+// cpuidle's residency per CPU (the sum of /sys/devices/system/cpu/cpuN/cpuidle/state*/time,
+// us), in ns; -1 for a CPU without a cpuidle driver. The time in the idle states only: the idle
+// loop around them and interrupts taken on wake-up are outside it, so idle stretches hold it.
+std::vector<double> cpuidle_ns(size_t cpus) {
+  std::vector<double> out(cpus, -1);
+  for (size_t cpu = 0; cpu < cpus; ++cpu) {
+    for (int state = 0;; ++state) {
+      std::ifstream f("/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/cpuidle/state" +
+                      std::to_string(state) + "/time");
+      uint64_t us = 0;
+      if (!(f >> us)) break;
+      out[cpu] = (out[cpu] < 0 ? 0 : out[cpu]) + static_cast<double>(us) * 1e3;
+    }
+  }
+  return out;
+}
+
 // A thread spinning on CPU 0 leaves it no idle time; every CPU's idle time agrees with the
 // kernel's own accounting (/proc/stat: 10 ms ticks, and interrupts taken while idle are idle
-// here but not there, hence the tolerance).
+// here but not there, hence the tolerance). Never more idle than wall time, within 1 ms and
+// 0.5 %: the stretches are in sched_clock's nanoseconds (the scheduler's clock_task stamps),
+// the wall in CLOCK_MONOTONIC's, and the two run at rates apart by NTP's slew on a host and by
+// more under emulation (the 6.1 lab under TCG: 1009.1 ms of idle in 1007.7 ms).
 void idle_follows_the_cpus(bool raw_tp) {
   auto c = CpuTimesKernelTest::open(raw_tp);
   ASSERT_NE(c, nullptr);
@@ -317,6 +337,7 @@ void idle_follows_the_cpus(bool raw_tp) {
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   const auto before = CpuTimesKernelTest::sample(*c);
   const auto stat0 = proc_stat_idle_ns();
+  const auto residency0 = cpuidle_ns(before.cpus.size());
   const auto t0 = Clock::now();
   std::thread spin([&] {
     cpu_set_t set;
@@ -329,6 +350,7 @@ void idle_follows_the_cpus(bool raw_tp) {
   std::this_thread::sleep_for(std::chrono::seconds(1));
   const auto after = CpuTimesKernelTest::sample(*c);
   const auto stat1 = proc_stat_idle_ns();
+  const auto residency1 = cpuidle_ns(after.cpus.size());
   const double wall_ns = secs(Clock::now() - t0) * 1e9;
   stop = true;
   spin.join();
@@ -339,11 +361,16 @@ void idle_follows_the_cpus(bool raw_tp) {
     if (!after.cpus[cpu].idle_known || !before.cpus[cpu].idle_known) continue;  // offline
     const double ours = static_cast<double>(after.cpus[cpu].idle_ns) -
                         static_cast<double>(before.cpus[cpu].idle_ns);
-    std::printf("cpu %zu: idle %.1f ms of %.1f ms; /proc/stat %.1f ms\n", cpu, ours / 1e6,
-                wall_ns / 1e6,
-                cpu < stat1.size() && cpu < stat0.size() ? (stat1[cpu] - stat0[cpu]) / 1e6 : -1);
+    const double residency =
+        residency0[cpu] >= 0 && residency1[cpu] >= 0 ? residency1[cpu] - residency0[cpu] : -1;
+    char resid[32] = "none";
+    if (residency >= 0) std::snprintf(resid, sizeof resid, "%.1f ms", residency / 1e6);
+    std::printf("cpu %zu: idle %.1f ms of %.1f ms; /proc/stat %.1f ms; cpuidle %s\n", cpu,
+                ours / 1e6, wall_ns / 1e6,
+                cpu < stat1.size() && cpu < stat0.size() ? (stat1[cpu] - stat0[cpu]) / 1e6 : -1,
+                resid);
     EXPECT_GE(ours, -1e6) << "cpu " << cpu;
-    EXPECT_LE(ours, wall_ns + 1e6) << "cpu " << cpu;
+    EXPECT_LE(ours, 1.005 * wall_ns + 1e6) << "cpu " << cpu;
     if (cpu < stat1.size() && cpu < stat0.size() && stat0[cpu] >= 0) {
       EXPECT_NEAR(ours, stat1[cpu] - stat0[cpu], 40e6 + 0.1 * wall_ns) << "cpu " << cpu;
     }

@@ -60,8 +60,9 @@ if [ $platform_ok -eq 1 ]; then
 fi
 export platform_ok
 
-declare -A SC=([a]=sc-a-rdma.sh [b]=sc-b-napi.sh [c]=sc-c-shadow.sh [d]=sc-d-netlink.sh [e]=sc-e-verbs.sh [p]=sc-p-patching.sh)
-declare -A SC_BOUND=([a]=240 [b]=120 [c]=150 [d]=120 [e]=60 [p]=200)
-run_scenarios a,b,c,d,e
+declare -A SC=([a]=sc-a-rdma.sh [b]=sc-b-napi.sh [c]=sc-c-shadow.sh [d]=sc-d-netlink.sh [e]=sc-e-verbs.sh [i]=sc-i-idle.sh
+  [p]=sc-p-patching.sh)
+declare -A SC_BOUND=([a]=240 [b]=120 [c]=150 [d]=120 [e]=60 [i]=60 [p]=200)
+run_scenarios a,b,c,d,e,i
 note "time guest-total $(elapsed "$t_all")s"
 echo "# END" >>"$REPORT"

@@ -32,6 +32,7 @@ dimctl_cpu_slot slot_for(uint64_t base) {
   s.softirq_start = 0xdead0002;
   s.softirq_hard_ns = 0xdead0003;
   s.pad[0] = 0xdead0004;
+  s.idle_entries = 0xdead0005;
   s.idle_ns = base + 13;
   s.seen = base + 14;
   return s;
@@ -85,24 +86,40 @@ TEST(CpuTimesDecode, ReadsInPlaceWithoutAllocatingWhileTheCpuCountStays) {
   EXPECT_EQ(out[1].hardirq_ns, 11u);
 }
 
-// A CPU idle now has its running stretch in idle_start only: the reader ends it at now_ns. A
-// CPU whose switches the programs never saw says nothing about idle.
+// A CPU idle now has its running stretch in idle_start only, a clock_task stamp: the reader
+// maps it to the monotonic clock with the CPU's calibration pair and ends it at now_ns. A CPU
+// whose switches the programs never saw says nothing about idle.
 TEST(CpuTimesDecode, IdleAddsTheRunningStretchAndNeedsASwitch) {
-  std::vector<dimctl_cpu_slot> slots{slot_for(0), slot_for(0), slot_for(0)};
+  constexpr uint64_t kBehind = 3'000'000'000;  // clock_task runs 3 s behind CLOCK_MONOTONIC
+  std::vector<dimctl_cpu_slot> slots{slot_for(0), slot_for(0), slot_for(0), slot_for(0)};
   slots[0].idle_ns = 5'000;
-  slots[0].idle_start = 1'000'000;  // idle since t = 1 ms
-  slots[1].idle_ns = 7'000;         // busy now
-  slots[2].seen = 0;                // not seen switching
+  slots[0].idle_start = 1'000'000;  // idle since stamp 1 ms, calibrated at an earlier entry
+  slots[0].idle_cal_stamp = 900'000;
+  slots[0].idle_cal_mono = 900'000 + kBehind;
+  slots[1].idle_ns = 7'000;  // busy now
+  slots[1].idle_cal_stamp = 200;
+  slots[1].idle_cal_mono = 200 + kBehind;
+  slots[2].seen = 0;  // not seen switching
   slots[2].idle_ns = 0;
+  slots[3].idle_ns = 9'000;
+  slots[3].idle_start = 1'000'000;  // idle, but no calibration yet: the stretch waits its end
   std::vector<model::CpuTimes> out;
-  read_cpu_times(words_of(slots), 1'250'000, out);
-  ASSERT_EQ(out.size(), 3u);
+  read_cpu_times(words_of(slots), 1'250'000 + kBehind, out);
+  ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(out[0].idle_ns, 5'000u + 250'000u);
   EXPECT_TRUE(out[0].idle_known);
   EXPECT_EQ(out[1].idle_ns, 7'000u);
   EXPECT_FALSE(out[2].idle_known);
-  // A stretch that started after the reader's clock (loads out of order): nothing added.
-  read_cpu_times(words_of(slots), 900'000, out);
+  EXPECT_EQ(out[3].idle_ns, 9'000u);
+  // A calibration newer than the stretch's start (taken at a later entry) maps it as well.
+  slots[0].idle_cal_stamp = 1'200'000;
+  slots[0].idle_cal_mono = 1'200'000 + kBehind;
+  read_cpu_times(words_of(slots), 1'250'000 + kBehind, out);
+  EXPECT_EQ(out[0].idle_ns, 5'000u + 250'000u);
+  // Read against the stamps' own clock, the stretch would be 3 s long: the mapping is what
+  // keeps it at 250 us. A stretch that started after the reader's clock (loads out of order):
+  // nothing added.
+  read_cpu_times(words_of(slots), 900'000 + kBehind, out);
   EXPECT_EQ(out[0].idle_ns, 5'000u);
 }
 

@@ -11,7 +11,9 @@ static_assert(sizeof(dimctl_cpu_slot) == 192 && offsetof(dimctl_cpu_slot, softir
               offsetof(dimctl_cpu_slot, hardirq) == 24 &&
               offsetof(dimctl_cpu_slot, softirq) == 48 &&
               offsetof(dimctl_cpu_slot, idle_start) == 128 &&
-              offsetof(dimctl_cpu_slot, idle_ns) == 136 && offsetof(dimctl_cpu_slot, seen) == 144);
+              offsetof(dimctl_cpu_slot, idle_ns) == 136 && offsetof(dimctl_cpu_slot, seen) == 144 &&
+              offsetof(dimctl_cpu_slot, idle_cal_mono) == 160 &&
+              offsetof(dimctl_cpu_slot, idle_cal_stamp) == 168);
 static_assert(sizeof(dimctl_irq_slot) == 32 && offsetof(dimctl_irq_slot, t) == 0);
 static_assert(DIMCTL_SOFTIRQ_NET_RX == 0 && DIMCTL_SOFTIRQ_BLOCK == 1 &&
               DIMCTL_SOFTIRQ_IRQ_POLL == 2 && DIMCTL_SOFTIRQ_COUNTED == 3);
@@ -57,11 +59,18 @@ void read_cpu_times(std::span<const uint64_t> words, int64_t now_ns,
     w.runs(softirq_at(DIMCTL_SOFTIRQ_IRQ_POLL), c.softirq_irq_poll_ns, c.softirq_irq_poll_count,
            c.softirq_irq_poll_timed);
     // The running stretch first: if it ends between the two loads, its time is counted in both
-    // (a few ns ahead, given back next period) rather than in neither.
+    // (ahead, given back next period) rather than in neither. Its start is a clock_task stamp;
+    // the calibration pair maps it to CLOCK_MONOTONIC (dimctl_bpf.h). Any pair of this CPU
+    // will do, an older or a newer one than the stretch's own: the two clocks' offset moves
+    // only by the interrupt and stolen time in between.
     const uint64_t start = w.at(offsetof(dimctl_cpu_slot, idle_start));
     c.idle_ns = w.at(offsetof(dimctl_cpu_slot, idle_ns));
-    if (start != 0 && now_ns > 0 && static_cast<uint64_t>(now_ns) > start) {
-      c.idle_ns += static_cast<uint64_t>(now_ns) - start;
+    const uint64_t cal_mono = w.at(offsetof(dimctl_cpu_slot, idle_cal_mono));
+    const uint64_t cal_stamp = w.at(offsetof(dimctl_cpu_slot, idle_cal_stamp));
+    if (start != 0 && cal_mono != 0 && now_ns > 0) {
+      const int64_t began = static_cast<int64_t>(cal_mono) +
+                            (static_cast<int64_t>(start) - static_cast<int64_t>(cal_stamp));
+      if (now_ns > began) c.idle_ns += static_cast<uint64_t>(now_ns - began);
     }
     c.idle_known = w.at(offsetof(dimctl_cpu_slot, seen)) != 0;
   }

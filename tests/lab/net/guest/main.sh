@@ -31,8 +31,8 @@ ethtool -l "$RX"; ethtool -c "$RX"
 export platform_ok
 
 declare -A SC=([m]=sc-m-napi-counts.sh [q]=sc-q-mapping.sh [r]=sc-r-rss.sh [e]=sc-e-ethtool.sh
-  [n]=sc-n-napi-set.sh [c]=sc-c-costs.sh)
-declare -A SC_BOUND=([m]=90 [q]=60 [r]=90 [e]=150 [n]=120 [c]=90)
-run_scenarios m,q,r,e,n,c 1
+  [n]=sc-n-napi-set.sh [c]=sc-c-costs.sh [i]=../../guest/sc-i-idle.sh)
+declare -A SC_BOUND=([m]=90 [q]=60 [r]=90 [e]=150 [n]=120 [c]=90 [i]=60)
+run_scenarios m,q,r,e,n,c,i 1
 note "time guest-total $(elapsed "$t_all")s"
 echo "# END" >>"$REPORT"
