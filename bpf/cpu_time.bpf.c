@@ -52,15 +52,23 @@ static __always_inline struct dimctl_cpu_slot *this_cpu_slot(void)
 const volatile __u64 targ_time_mask = 0;
 
 /* Idle time: a context switch to or from the CPU's idle task (pid 0 on every CPU). Switches
- * between two other tasks only count. No clock read at an edge: the scheduler has just stamped
- * both tasks with this switch's rq clock_task (se.exec_start: the task leaving by update_curr()
- * in its dequeue or put_prev_task(), the task coming by set_next_task()), so an idle stretch is
- * the next task's stamp at the exit minus the leaving task's stamp at the entry (dimctl_bpf.h:
- * what clock_task leaves out). One entry in targ_time_mask + 1 also reads the monotonic clock
- * beside its stamp, the reader's calibration for a stretch still running. `raw`, a constant at
- * each call: CO-RE reads (raw_tp) instead of direct loads (tp_btf). */
+ * between two other tasks only count. No clock read at an edge: __schedule() has just updated
+ * the CPU's rq clock (update_rq_clock(), sched_clock), and the stretch is its value at the switch
+ * out of idle minus its value at the switch in. The program reaches the rq through the non-idle
+ * task of the switch (se.cfs_rq->rq, CONFIG_FAIR_GROUP_SCHED, which every distribution kernel
+ * builds); without that link, the task's se.exec_start, which the scheduler has just set to the
+ * rq's clock_task (the leaving task in update_curr(), the coming one in set_next_task()):
+ * clock_task leaves out interrupt and stolen time (dimctl_bpf.h). One entry in
+ * targ_time_mask + 1 also reads the monotonic clock beside its stamp, the reader's calibration
+ * for a stretch still running. `raw`, a constant at each call: CO-RE reads (raw_tp) instead of
+ * direct loads (tp_btf). */
 static __always_inline __u64 task_stamp(struct task_struct *t, bool raw)
 {
+	if (bpf_core_field_exists(struct cfs_rq, rq)) {
+		if (raw)
+			return BPF_CORE_READ(t, se.cfs_rq, rq, clock);
+		return t->se.cfs_rq->rq->clock;
+	}
 	return raw ? BPF_CORE_READ(t, se.exec_start) : t->se.exec_start;
 }
 

@@ -219,20 +219,20 @@ struct dimctl_cq_event {
  *    hardirq handler time of that CPU in between (a hard interrupt may preempt a softirq; softirqs
  *    never nest on a CPU), so hardirq and softirq times add up without double counting.
  *  - idle: from a sched_switch to the CPU's idle task (pid 0) to the switch away from it; every
- *    stretch is timed, in the CPU's rq clock_task, which the scheduler stamps on both tasks of
- *    a switch (se.exec_start) before the tracepoint: no clock read per edge. clock_task is
- *    sched_clock() less the time in interrupts (CONFIG_IRQ_TIME_ACCOUNTING) and stolen by a
- *    hypervisor (CONFIG_PARAVIRT_TIME_ACCOUNTING); a halted vCPU is not stolen from, so the
- *    second does not touch idle stretches, and the first, where built, leaves interrupts taken
- *    while idle out of idle. Where it is not built they count as idle (they run on the idle
- *    task): a reader takes busy = max(period - idle, hardirq + softirq) either way. A stretch
- *    still running is in idle_start only, a clock_task stamp: the reader turns it into
- *    CLOCK_MONOTONIC (bpf_ktime_get_ns's clock) with the latest calibration pair
- *    (idle_cal_mono, idle_cal_stamp: both clocks read at one idle entry in targ_time_mask + 1)
- *    and adds now - that. Their offset moves only by the interrupt and stolen time between the
- *    calibration and the stretch's start (a few idle stretches), and sched_clock's drift
- *    against the monotonic clock (ppm). The sum can step back when a stretch ends between the
- *    reader's loads (given back next period); consumers clamp a period's idle to [0, period].
+ *    stretch is timed by the CPU's rq clock (sched_clock), which __schedule() has just updated
+ *    and the program reads through the switch's non-idle task (se.cfs_rq->rq,
+ *    CONFIG_FAIR_GROUP_SCHED): no clock read per edge. Without that link, se.exec_start, the
+ *    rq's clock_task, which leaves out interrupt time (CONFIG_IRQ_TIME_ACCOUNTING) and time
+ *    stolen by the hypervisor (CONFIG_PARAVIRT_TIME_ACCOUNTING: a woken vCPU waiting for its
+ *    host). Interrupts taken while idle run on the idle task and count as idle here (they are
+ *    in hardirq/softirq): a reader takes busy = max(period - idle, hardirq + softirq). A stretch
+ *    still running is in idle_start only, a stamp: the reader turns it into CLOCK_MONOTONIC
+ *    (bpf_ktime_get_ns's clock) with the latest calibration pair (idle_cal_mono,
+ *    idle_cal_stamp: both clocks read at one idle entry in targ_time_mask + 1) and adds now -
+ *    that. Their offset moves only by sched_clock's drift against the monotonic clock (and, for
+ *    clock_task stamps, the interrupt and stolen time between the pair and the stretch). The
+ *    sum can step back when a stretch ends between the reader's loads (given back next
+ *    period); consumers clamp a period's idle to [0, period].
  *  - a slot's state words (hardirq_start ...) are the programs' own; readers ignore them, except
  *    idle_start (above). An exit without its entry (the programs attached in between) is not
  *    counted.
@@ -270,12 +270,12 @@ struct dimctl_cpu_slot {
 	struct dimctl_run_times softirq[DIMCTL_SOFTIRQ_COUNTED]; /* DIMCTL_SOFTIRQ_* */
 	__u64 pad0; /* the idle words start the slot's third line: a switch touches that line only */
 	/* Idle time (sched:sched_switch): the CPU's idle task (pid 0) running. idle_ns sums the
-	 * finished idle stretches; idle_start is the clock_task stamp at which the running stretch
+	 * finished idle stretches; idle_start is the stamp (rq clock) at which the running stretch
 	 * began (0: not idle, or no switch seen yet); seen is set at the first switch the program
 	 * sees on the CPU, so that a reader knows whether idle_ns means anything (a CPU idle since
 	 * before the attach has not switched yet). idle_entries counts idle entries (it picks the
-	 * calibrated ones); idle_cal_mono / idle_cal_stamp are bpf_ktime_get_ns() and the clock_task
-	 * stamp of the latest calibrated entry (0: none yet). Written only at idle edges and at the
+	 * calibrated ones); idle_cal_mono / idle_cal_stamp are bpf_ktime_get_ns() and the stamp of
+	 * the latest calibrated entry (0: none yet). Written only at idle edges and at the
 	 * first switch. */
 	__u64 idle_start;
 	__u64 idle_ns;

@@ -318,7 +318,7 @@ std::vector<double> cpuidle_ns(size_t cpus) {
 // A thread spinning on CPU 0 leaves it no idle time; every CPU's idle time agrees with the
 // kernel's own accounting (/proc/stat: 10 ms ticks, and interrupts taken while idle are idle
 // here but not there, hence the tolerance). Never more idle than wall time, within 1 ms and
-// 0.5 %: the stretches are in sched_clock's nanoseconds (the scheduler's clock_task stamps),
+// 0.5 %: the stretches are in sched_clock's nanoseconds (the rq clock's stamps),
 // the wall in CLOCK_MONOTONIC's, and the two run at rates apart by NTP's slew on a host and by
 // more under emulation (the 6.1 lab under TCG: 1009.1 ms of idle in 1007.7 ms).
 void idle_follows_the_cpus(bool raw_tp) {

@@ -1,11 +1,11 @@
 #!/bin/bash
 # Scenario i (both labs: Debian's 6.1 and the net lab's newer kernel): the sched_switch
-# program's idle time, which takes each idle stretch from the scheduler's own stamps
-# (se.exec_start of the two tasks of a switch, cpu_time.bpf.c) instead of reading a clock, holds
+# program's idle time, which takes each idle stretch from the rq clock the scheduler has just
+# updated (read through the switch's task, cpu_time.bpf.c) instead of reading a clock, holds
 # on this kernel: CpuTimesKernelTest's IdleTimeFollowsTheCpus* cases (tp_btf and raw_tp) run
 # here as they do on the host. A thread spins on CPU 0 for 1 s: no idle there; every CPU's idle
-# time agrees with /proc/stat's. Stamps the kernel did not set at the switch would show as idle
-# above the wall time (a stale entry stamp) or far below /proc/stat's (a stale exit stamp).
+# time agrees with /proc/stat's. A stamp the kernel had not updated at the switch would show as
+# idle above the wall time (a stale entry stamp) or far below /proc/stat's (a stale exit stamp).
 set -uo pipefail
 . "$LAB_REPO/tests/lab/guest/lib.sh"
 t0=$(now)

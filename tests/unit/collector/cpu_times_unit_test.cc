@@ -86,11 +86,11 @@ TEST(CpuTimesDecode, ReadsInPlaceWithoutAllocatingWhileTheCpuCountStays) {
   EXPECT_EQ(out[1].hardirq_ns, 11u);
 }
 
-// A CPU idle now has its running stretch in idle_start only, a clock_task stamp: the reader
+// A CPU idle now has its running stretch in idle_start only, an rq clock stamp: the reader
 // maps it to the monotonic clock with the CPU's calibration pair and ends it at now_ns. A CPU
 // whose switches the programs never saw says nothing about idle.
 TEST(CpuTimesDecode, IdleAddsTheRunningStretchAndNeedsASwitch) {
-  constexpr uint64_t kBehind = 3'000'000'000;  // clock_task runs 3 s behind CLOCK_MONOTONIC
+  constexpr uint64_t kBehind = 3'000'000'000;  // the stamps run 3 s behind CLOCK_MONOTONIC
   std::vector<dimctl_cpu_slot> slots{slot_for(0), slot_for(0), slot_for(0), slot_for(0)};
   slots[0].idle_ns = 5'000;
   slots[0].idle_start = 1'000'000;  // idle since stamp 1 ms, calibrated at an earlier entry

@@ -59,10 +59,10 @@ void read_cpu_times(std::span<const uint64_t> words, int64_t now_ns,
     w.runs(softirq_at(DIMCTL_SOFTIRQ_IRQ_POLL), c.softirq_irq_poll_ns, c.softirq_irq_poll_count,
            c.softirq_irq_poll_timed);
     // The running stretch first: if it ends between the two loads, its time is counted in both
-    // (ahead, given back next period) rather than in neither. Its start is a clock_task stamp;
-    // the calibration pair maps it to CLOCK_MONOTONIC (dimctl_bpf.h). Any pair of this CPU
-    // will do, an older or a newer one than the stretch's own: the two clocks' offset moves
-    // only by the interrupt and stolen time in between.
+    // (ahead, given back next period) rather than in neither. Its start is a stamp of the rq
+    // clock; the calibration pair maps it to CLOCK_MONOTONIC (dimctl_bpf.h). Any pair of this
+    // CPU will do, an older or a newer one than the stretch's own: the two clocks' offset
+    // hardly moves in between.
     const uint64_t start = w.at(offsetof(dimctl_cpu_slot, idle_start));
     c.idle_ns = w.at(offsetof(dimctl_cpu_slot, idle_ns));
     const uint64_t cal_mono = w.at(offsetof(dimctl_cpu_slot, idle_cal_mono));
