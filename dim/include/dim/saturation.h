@@ -103,11 +103,15 @@
 //    (b, hi); then, once something above b measured worse (the sign of an overshoot), the upper
 //    midpoint of (lo, b), lo being m or the highest profile below b that measured worse (a
 //    bisection on a unimodal rate; without that sign a probe down would only cost throughput);
+//  - where the cost model predicts no saving above b (no jump) and the episode measured a gain
+//    (b above the entry's profile): b + 1, once an episode (edge_step), judged as any trial. The
+//    Poisson model does not see a closed loop's batches: W3 512B batches 16 at (32 us, 16) and
+//    21.3 at (32 us, 32), predicted alike, and the climb held 7, 1 % below 8 and kernel DIM;
 //  - nothing left in (lo, hi): hold b. Holding lasts while the core stays saturated: no probing.
 // Every trial narrows (lo, hi), so one saturation episode changes the profile at most
-// (table size + 1) times, each at least settle_periods + measure_periods periods apart, and never
-// again until it ends; leaving hands the queue back to ModelPolicy at once (its pick, which was
-// updated all along, is then the wish).
+// (table size + 2) times (the edge step's two included), each at least settle_periods +
+// measure_periods periods apart, and never again until it ends; leaving hands the queue back to
+// ModelPolicy at once (its pick, which was updated all along, is then the wish).
 //
 // The controller keeps one per core beside the queues' ModelPolicy instances, which it still
 // updates every period: while overrides() the wish is profile_ix(), otherwise ModelPolicy's
@@ -157,6 +161,9 @@ struct SaturationParams {
   // rate of an overloaded open loop is its offered rate, whatever the profile, so its change
   // between periods is counting noise.
   double overload_sigmas = 2.0;
+  // Once an episode, after a measured gain, the profile above the best where the cost model
+  // predicts no saving is measured anyway (false: never).
+  bool edge_step = true;
 };
 
 // One period on one core.
@@ -221,8 +228,8 @@ class SaturationPolicy {
   uint8_t jump_from(const ModelTable& t, const CostParams& cost, uint8_t from, double rate) const;
   // The QD~1 probe's profile above `from`, or `from` when none can tell or is worth it.
   uint8_t qd1_probe(const ModelTable& t, const CostParams& cost, uint8_t from, double rate) const;
-  // The next profile to measure (the best when none is left).
-  uint8_t next_trial(const ModelTable& t, const CostParams& cost, double rate) const;
+  // The next profile to measure (the best when none is left). Marks the episode's edge step.
+  uint8_t next_trial(const ModelTable& t, const CostParams& cost, double rate);
   bool step_to(uint8_t j);
   // The trial in force becomes the best, with its measures; the best rate stays the highest
   // measured (a CPU gain at a lower rate keeps it), with the completions behind it.
@@ -270,7 +277,9 @@ class SaturationPolicy {
   // The search's bracket: the profiles between lo_ and hi_ (both excluded) may beat the best.
   uint16_t hi_ = 0;  // the lowest profile above the best that measured worse (or above the top)
   uint8_t lo_ = 0;   // the highest below it that measured worse (or the latency objective's)
+  uint8_t entry_ix_ = 0;  // the latency objective's profile at the episode's entry
   bool saturated_ = false;
+  bool edge_tried_ = false;   // this episode measured the step above where the model saw nothing
   bool passive_ = false;      // this episode found nothing to climb to
   bool extended_ = false;     // the running trial measures one period more
   bool probe_ = false;        // the running trial is the QD~1 probe (one queue)

@@ -242,6 +242,70 @@ TEST(SaturationPolicy, ClosedLoopClimbStopsAtTheThroughputBest) {
   EXPECT_EQ(drive(s, t, core, 300), 0);
 }
 
+// A period on a core busy 0.98 (saturated, idle left) at profile ix whose rate answers to
+// moderation as rate(ix) says, batching more the higher ix (the inputs the cost model cannot
+// predict: a closed loop's batches).
+template <typename Rate>
+SaturationInput answering_period(uint8_t ix, Rate rate) {
+  SaturationInput in = busy_period(0.98, 0);
+  in.completions = static_cast<uint64_t>(rate(ix) * kPeriod * 1e-9);
+  in.interrupts = in.polls = in.completions / (2 + 4 * uint64_t{ix});
+  return in;
+}
+
+// Where the cost model predicts no saving above the best, after a measured gain: the step above
+// is measured once an episode (W3 512B held 7, 1 % below 8 and below kernel DIM).
+TEST(SaturationPolicy, TheStepAboveWhereTheModelSeesNothingIsMeasuredOnce) {
+  const ModelTable t = rdma_table();
+  // Without the edge step: where the climb ends on its own.
+  const auto gains = [](uint8_t ix) { return 100'000.0 * (1 + 0.2 * ix); };
+  SaturationParams off;
+  off.edge_step = false;
+  SaturationPolicy base(off);
+  drive_inputs(base, t, 60, 0, [&](int, uint8_t w) { return answering_period(w, gains); });
+  ASSERT_TRUE(base.saturated());
+  ASSERT_TRUE(base.holding());
+  const uint8_t b = base.profile_ix();
+  ASSERT_GT(b, 0) << "the climb must have measured a gain";
+  ASSERT_LT(b, t.max_ix()) << "the cost model must see nothing above some best";
+  // A 1 % gain above b (below the verdict's 2 %, so "hold whichever measured higher"): taken.
+  const auto edge_gains = [&](uint8_t ix) {
+    return ix <= b ? gains(ix) : gains(b) * (ix == b + 1 ? 1.01 : 0.9);
+  };
+  SaturationPolicy s;
+  const int changes =
+      drive_inputs(s, t, 200, 0, [&](int, uint8_t w) { return answering_period(w, edge_gains); });
+  EXPECT_TRUE(s.holding());
+  EXPECT_EQ(s.profile_ix(), b + 1);
+  SaturationPolicy s_base(off);
+  const int base_changes = drive_inputs(
+      s_base, t, 200, 0, [&](int, uint8_t w) { return answering_period(w, edge_gains); });
+  EXPECT_EQ(s_base.profile_ix(), b);
+  EXPECT_EQ(changes, base_changes + 1) << "one step more, taken, and nothing after it";
+  // The step above worse: back to b and hold, one step up and one back.
+  const auto edge_loses = [&](uint8_t ix) { return ix <= b ? gains(ix) : gains(b) * 0.9; };
+  SaturationPolicy l;
+  const int l_changes =
+      drive_inputs(l, t, 200, 0, [&](int, uint8_t w) { return answering_period(w, edge_loses); });
+  EXPECT_TRUE(l.holding());
+  EXPECT_EQ(l.profile_ix(), b);
+  EXPECT_EQ(l_changes, base_changes + 2);
+  EXPECT_EQ(l.episodes(), 1u);
+}
+
+// No gain measured this episode (the first trial lost): no step above.
+TEST(SaturationPolicy, NoStepAboveWithoutAMeasuredGain) {
+  const ModelTable t = rdma_table();
+  const auto loses = [](uint8_t ix) { return ix == 0 ? 100'000.0 : 80'000.0; };
+  SaturationPolicy s;
+  const int changes =
+      drive_inputs(s, t, 100, 0, [&](int, uint8_t w) { return answering_period(w, loses); });
+  EXPECT_TRUE(s.saturated());
+  EXPECT_TRUE(s.holding());
+  EXPECT_EQ(s.profile_ix(), 0);
+  EXPECT_EQ(changes, 2);  // the first trial up, back: nothing more
+}
+
 TEST(SaturationPolicy, NoClimbWhenTheRateDoesNotAnswer) {
   // Busy with application work; the queue's rate is what is offered whatever the profile: the
   // one step tried does not pay, so it goes back to the model's pick and holds.
