@@ -221,7 +221,8 @@ struct dimctl_cq_event {
  *  - idle: from a sched_switch to the CPU's idle task (pid 0) to the switch away from it; every
  *    stretch is timed by the CPU's rq clock (sched_clock), which __schedule() has just updated
  *    and the program reads through the switch's non-idle task (se.cfs_rq->rq,
- *    CONFIG_FAIR_GROUP_SCHED): no clock read per edge. Without that link, se.exec_start, the
+ *    CONFIG_FAIR_GROUP_SCHED): no clock read per edge (the raw_tp twin reads the monotonic clock:
+ *    a probe read per pointer would cost more). Without that link, se.exec_start, the
  *    rq's clock_task, which leaves out interrupt time (CONFIG_IRQ_TIME_ACCOUNTING) and time
  *    stolen by the hypervisor (CONFIG_PARAVIRT_TIME_ACCOUNTING: a woken vCPU waiting for its
  *    host). Interrupts taken while idle run on the idle task and count as idle here (they are
