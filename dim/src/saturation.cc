@@ -150,7 +150,7 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
     saturated_ = true;
     streak_ = 0;
     ++episodes_;
-    best_ix_ = ix_ = lo_ = entry_ix_ = model_ix;
+    best_ix_ = ix_ = lo_ = model_ix;
     hi_ = uint16_t{t.max_ix()} + 1;
     edge_tried_ = false;
     best_rate_ = acc_completions_ * 1e9 / acc_ns_;
@@ -371,11 +371,12 @@ uint8_t SaturationPolicy::next_trial(const ModelTable& t, const CostParams& cost
   if (hi_ > t.max_ix()) {
     const uint8_t j = jump_from(t, cost, best_ix_, rate);
     if (j != best_ix_) return j;
-    // Nothing above is predicted to pay, on a core where batching already measured a gain: the
-    // step above, once an episode. The Poisson model does not see a closed loop's batches (W3
-    // 512B: 16 at (32 us, 16), 21.3 at (32 us, 32), predicted alike; the climb held 7, 1 % below
-    // the best static profile and kernel DIM).
-    if (p_.edge_step && !edge_tried_ && best_ix_ > entry_ix_ && best_ix_ < t.max_ix()) {
+    // Nothing above is predicted to pay: the step above, once an episode. The Poisson model does
+    // not see a closed loop's batches (W3 512B: 16 at (32 us, 16), 21.3 at (32 us, 32), predicted
+    // alike; the climb held 7, 1 % below the best static profile and kernel DIM). Only a gain
+    // leads here with nothing above measured worse (a trial up that did not gain set hi_ or held),
+    // so batching has already paid on this core.
+    if (p_.edge_step && !edge_tried_ && best_ix_ < t.max_ix()) {
       edge_tried_ = true;
       return static_cast<uint8_t>(best_ix_ + 1);
     }

@@ -103,9 +103,9 @@
 //    (b, hi); then, once something above b measured worse (the sign of an overshoot), the upper
 //    midpoint of (lo, b), lo being m or the highest profile below b that measured worse (a
 //    bisection on a unimodal rate; without that sign a probe down would only cost throughput);
-//  - where the cost model predicts no saving above b (no jump) and the episode measured a gain
-//    (b above the entry's profile): b + 1, once an episode (edge_step), judged as any trial. The
-//    Poisson model does not see a closed loop's batches: W3 512B batches 16 at (32 us, 16) and
+//  - where the cost model predicts no saving above b (no jump) after a gain (the only way there
+//    with nothing above b measured worse): b + 1, once an episode (edge_step), judged as any trial.
+//    The Poisson model does not see a closed loop's batches: W3 512B batches 16 at (32 us, 16) and
 //    21.3 at (32 us, 32), predicted alike, and the climb held 7, 1 % below 8 and kernel DIM;
 //  - nothing left in (lo, hi): hold b. Holding lasts while the core stays saturated: no probing.
 // Every trial narrows (lo, hi), so one saturation episode changes the profile at most
@@ -277,7 +277,6 @@ class SaturationPolicy {
   // The search's bracket: the profiles between lo_ and hi_ (both excluded) may beat the best.
   uint16_t hi_ = 0;  // the lowest profile above the best that measured worse (or above the top)
   uint8_t lo_ = 0;   // the highest below it that measured worse (or the latency objective's)
-  uint8_t entry_ix_ = 0;  // the latency objective's profile at the episode's entry
   bool saturated_ = false;
   bool edge_tried_ = false;   // this episode measured the step above where the model saw nothing
   bool passive_ = false;      // this episode found nothing to climb to

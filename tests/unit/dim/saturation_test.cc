@@ -247,9 +247,8 @@ TEST(SaturationPolicy, ClosedLoopClimbStopsAtTheThroughputBest) {
 // predict: a closed loop's batches).
 template <typename Rate>
 SaturationInput answering_period(uint8_t ix, Rate rate) {
-  SaturationInput in = busy_period(0.98, 0);
-  in.completions = static_cast<uint64_t>(rate(ix) * kPeriod * 1e-9);
-  in.interrupts = in.polls = in.completions / (2 + 4 * uint64_t{ix});
+  SaturationInput in = overloaded_period(static_cast<uint64_t>(rate(ix) * kPeriod * 1e-9), ix);
+  in.busy_ns = static_cast<uint64_t>(0.98 * kPeriod);
   return in;
 }
 
