@@ -229,12 +229,20 @@ static __always_inline int on_process(struct ib_cq___dimctl *cq)
 {
 	struct dimctl_cq_slot *s = cq_slot(cq);
 
-	if (s)
-		__sync_fetch_and_add(&s->events, 1);
+	if (!s)
+		return 0;
+	__sync_fetch_and_add(&s->events, 1);
+	/* The previous pass ended on a poll that returned all it requested: at its budget
+	 * (dimctl_bpf.h). Read and cleared without an atomic exchange (kernels before 5.12 have
+	 * none): only two passes of one CQ starting at once on two CPUs could count one twice. */
+	if (s->last_poll_full) {
+		s->last_poll_full = 0;
+		__sync_fetch_and_add(&s->exhausted, 1);
+	}
 	return 0;
 }
 
-static __always_inline int on_poll(struct ib_cq___dimctl *cq, int rc)
+static __always_inline int on_poll(struct ib_cq___dimctl *cq, int requested, int rc)
 {
 	struct dimctl_cq_slot *s = cq_slot(cq);
 
@@ -242,6 +250,7 @@ static __always_inline int on_poll(struct ib_cq___dimctl *cq, int rc)
 		return 0;
 	__sync_fetch_and_add(&s->polls, 1);
 	s->cpu = bpf_get_smp_processor_id() + 1;
+	s->last_poll_full = rc > 0 && rc == requested;
 	if (rc > 0)
 		__sync_fetch_and_add(&s->completions, (__u64)rc);
 	else if (rc < 0)
@@ -297,6 +306,8 @@ static __always_inline int on_alloc(struct ib_cq___dimctl *cq, __u64 nr_cqe, __s
 		s->poll_errors = 0;
 		s->modifies = 0;
 		s->last_modify = 0;
+		s->exhausted = 0;
+		s->last_poll_full = 0;
 		s->cpu = 0;
 		s->info = e.info;
 		__sync_fetch_and_add(&s->seq, 1);
@@ -351,7 +362,7 @@ int BPF_PROG(dimctl_cq_process_btf, struct ib_cq___dimctl *cq)
 SEC("tp_btf/cq_poll")
 int BPF_PROG(dimctl_cq_poll_btf, struct ib_cq___dimctl *cq, int requested, int rc)
 {
-	return on_poll(cq, rc);
+	return on_poll(cq, requested, rc);
 }
 
 SEC("tp_btf/cq_modify")
@@ -396,7 +407,7 @@ int BPF_PROG(dimctl_cq_process_raw, struct ib_cq___dimctl *cq)
 SEC("raw_tp/cq_poll")
 int BPF_PROG(dimctl_cq_poll_raw, struct ib_cq___dimctl *cq, int requested, int rc)
 {
-	return on_poll(cq, rc);
+	return on_poll(cq, requested, rc);
 }
 
 SEC("raw_tp/cq_modify")

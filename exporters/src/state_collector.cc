@@ -93,6 +93,7 @@ enum M : std::size_t {
   kCqSchedules,
   kCqReschedules,
   kCqPollErrors,
+  kCqBudgetExhausted,
   kCqKernelModifies,
   kCqKernelUsecs,
   kCqKernelComps,
@@ -357,9 +358,13 @@ const std::vector<MetricSpec>& catalogue() {
        {C}},
       {"dimctl_rdma_cq_reschedules_total",
        MetricType::Counter,
-       "CQ reschedules (poll budget used up).",
+       "CQ passes re-queued because re-arming found completions (rdma_core:cq_reschedule).",
        {C}},
       {"dimctl_rdma_cq_poll_errors_total", MetricType::Counter, "CQ polls that failed.", {C}},
+      {"dimctl_rdma_cq_budget_exhausted_total",
+       MetricType::Counter,
+       "CQ poll passes that used their whole budget (the CQ stayed scheduled).",
+       {C}},
       {"dimctl_rdma_cq_kernel_modifies_total",
        MetricType::Counter,
        "Moderation changes made by the in-kernel RDMA DIM (rdma_core:cq_modify).",
@@ -740,6 +745,7 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
       out.add(kCqSchedules, {dev, cq}, d(c.schedules));
       out.add(kCqReschedules, {dev, cq}, d(c.reschedules));
       out.add(kCqPollErrors, {dev, cq}, d(c.poll_errors));
+      out.add(kCqBudgetExhausted, {dev, cq}, d(c.budget_exhausted));
       out.add(kCqKernelModifies, {dev, cq}, d(c.kernel_modifies));
       // Before the first cq_modify the kernel values are unknown, not 0.
       if (c.kernel_modifies > 0) {

@@ -84,6 +84,7 @@ Result<void> ControllerBridge::sample_into(model::Snapshot& out) {
         cq.events = c.polls;
         cq.polls = c.polls;
         cq.completions = c.completions;
+        cq.budget_exhausted = c.budget_exhausted;               // a poll here is one pass
         cq.cpu = static_cast<uint16_t>(core_base + q % cores);  // the core that polls it
         out.cqs.push_back(std::move(cq));
       } else {

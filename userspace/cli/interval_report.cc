@@ -64,6 +64,7 @@ IntervalReport make_interval_report(const model::Snapshot& before, const model::
         d.polls = a.polls - b.polls;
         d.completions = sub(a.completions, b.completions);
         d.poll_errors = sub(a.poll_errors, b.poll_errors);
+        d.budget_exhausted = sub(a.budget_exhausted, b.budget_exhausted);
         d.kernel_modifies = sub(a.kernel_modifies, b.kernel_modifies);
       }
     }

@@ -126,6 +126,7 @@ struct dimctl_cq_value {
 	__u32 last_usec;      /* usec of this CPU's last cq_modify */
 	__u32 cpu;            /* dimctl_cq_slot.cpu (0: unknown; the per-CPU map path leaves it 0) */
 	__u32 pad;
+	__u64 exhausted;      /* poll passes that used their whole budget (dimctl_cq_slot) */
 };
 
 /* Stable dimctl encoding of enum ib_poll_context (== dimctl::model::PollContext). The kernel
@@ -185,8 +186,18 @@ struct dimctl_cq_slot {
 	__u64 poll_errors;
 	__u64 modifies;
 	__u64 last_modify; /* comps | (__u64)usec << 32 of the latest cq_modify */
-	struct dimctl_cq_info info;
-	__u64 pad1[2]; /* 192 bytes: three cache lines */
+	/* Poll passes that used their whole budget (ib_poll_handler's 256, the work item's 65536).
+	 * __ib_process_cq ends a pass on a poll that returned fewer than IB_POLL_BATCH, or once
+	 * the completions reach the budget; the request is min(batch, budget - completed), so a
+	 * pass whose last cq_poll returned all it requested ended at its budget. Which poll was the
+	 * last shows only when the next pass starts: cq_poll stores last_poll_full (1: returned all
+	 * it requested), cq_process counts a set flag here and clears it. An exhausted pass is
+	 * always followed by one (irq_poll keeps the CQ scheduled, the work item requeues itself),
+	 * so the count lags by microseconds. A DIRECT CQ polled with budget -1 never counts. */
+	__u64 exhausted;
+	__u32 last_poll_full;
+	__u32 pad1;
+	struct dimctl_cq_info info; /* 192 bytes in all: three cache lines */
 };
 
 #define DIMCTL_CQ_EVENT_ALLOC 1

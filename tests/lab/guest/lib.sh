@@ -119,8 +119,9 @@ hist_stop() {
   echo "!$HIST_SCHED" >>"$T/events/rdma_core/cq_schedule/trigger" 2>/dev/null
   true
 }
-# hist_dump OUT : writes "cq_id polls completions events schedules" per CQ, and fails when
-# the kernel dropped histogram entries.
+# hist_dump OUT : writes "cq_id polls completions events schedules poll_errors full_polls" per CQ
+# (full_polls: polls that returned a whole IB_POLL_BATCH of 16), and fails when the kernel
+# dropped histogram entries.
 hist_dump() {
   local out=$1 d
   for d in poll proc sched; do
@@ -140,11 +141,14 @@ hist_dump() {
         else if ($i == "hitcount") hc = $(i+1)
       }
       ids[id] = 1
-      if (f == 1) { polls[id] += hc; if (rc > 0) comps[id] += rc * hc; if (rc < 0) errs[id] += hc }
+      if (f == 1) {
+        polls[id] += hc; if (rc > 0) comps[id] += rc * hc; if (rc < 0) errs[id] += hc
+        if (rc == 16) full[id] += hc
+      }
       else if (f == 2) events[id] += hc
       else sched[id] += hc
     }
-    END { for (id in ids) printf "%s %d %d %d %d %d\n", id, polls[id], comps[id], events[id], sched[id], errs[id] }
+    END { for (id in ids) printf "%s %d %d %d %d %d %d\n", id, polls[id], comps[id], events[id], sched[id], errs[id], full[id] }
   ' "$out.poll" "$out.proc" "$out.sched" >"$out"
 }
 

@@ -38,9 +38,11 @@ TEST(IntervalReport, DeltasRatesAndJson) {
   c0.ibdev = "rxe0";
   c0.events = 10;
   c0.completions = 40;
+  c0.budget_exhausted = 3;
   model::CqCounters c1 = c0;
   c1.events = 30;
   c1.completions = 120;
+  c1.budget_exhausted = 7;
   c1.kernel_modifies = 2;
   a.cqs = {c0};
   b.cqs = {c1};
@@ -57,6 +59,7 @@ TEST(IntervalReport, DeltasRatesAndJson) {
   ASSERT_EQ(r.cqs.size(), 1u);
   EXPECT_EQ(r.cqs[0].events, 20u);
   EXPECT_EQ(r.cqs[0].completions, 80u);
+  EXPECT_EQ(r.cqs[0].budget_exhausted, 4u);
 
   const auto j = nlohmann::json::parse(render_json(r));
   EXPECT_DOUBLE_EQ(j["interval_s"].get<double>(), 2.0);
@@ -68,6 +71,7 @@ TEST(IntervalReport, DeltasRatesAndJson) {
   EXPECT_TRUE(j["queues"][0]["bytes"].is_null());  // unknown, not 0
   EXPECT_FALSE(j["queues"][0].contains("bytes_per_second"));
   EXPECT_EQ(j["cqs"][0]["completions"].get<uint64_t>(), 80u);
+  EXPECT_EQ(j["cqs"][0]["budget_exhausted"].get<uint64_t>(), 4u);
   EXPECT_DOUBLE_EQ(j["cqs"][0]["completions_per_event"].get<double>(), 4.0);
   EXPECT_EQ(j["cqs"][0]["poll_ctx"], "direct");
   EXPECT_EQ(j["cqs"][0]["device"], "rxe0");
@@ -107,6 +111,7 @@ TEST(IntervalReport, JsonUsesTheStateApiKeys) {
   c.polls = 4;
   c.completions = 5;
   c.poll_errors = 6;
+  c.budget_exhausted = 10;
   c.kernel_modifies = 7;
   c.kernel_comps = 8;
   c.kernel_usec = 9;
@@ -117,7 +122,7 @@ TEST(IntervalReport, JsonUsesTheStateApiKeys) {
   const auto jc = exporters::cq_counters_to_json(c);
   EXPECT_EQ(jq.size(), 14u);
   EXPECT_EQ(j["queues"][0]["cpu"], 1);
-  EXPECT_EQ(jc.size(), 16u);
+  EXPECT_EQ(jc.size(), 17u);
   EXPECT_EQ(j["cqs"][0]["cpu"], 2);
   for (const auto& [key, value] : jq.items()) EXPECT_EQ(j["queues"][0][key], value) << key;
   for (const auto& [key, value] : jc.items()) EXPECT_EQ(j["cqs"][0][key], value) << key;

@@ -102,10 +102,13 @@ TEST(SumPerCpu, CqLastModifyComesFromTheMostRecentCpu) {
   b.last_usec = 16;
   b.completions = 10;
   a.completions = 5;
+  a.exhausted = 2;
+  b.exhausted = 1;
   const std::vector<dimctl_cq_value> v{a, b, dimctl_cq_value{}};
   const auto s = sum_per_cpu(v);
   EXPECT_EQ(s.modifies, 3u);
   EXPECT_EQ(s.completions, 15u);
+  EXPECT_EQ(s.exhausted, 3u);
   EXPECT_EQ(s.last_comps, 64u);
   EXPECT_EQ(s.last_usec, 16u);
 }

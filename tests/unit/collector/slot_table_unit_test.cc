@@ -433,6 +433,8 @@ TEST_F(CqTableFixture, LiveSlotsAreLabelledFromTheirInfo) {
   dimctl_cq_slot s = mem.get(b);
   s.modifies = 2;
   s.last_modify = 64 | (uint64_t{16} << 32);  // comps 64, usec 16
+  s.exhausted = 3;
+  s.last_poll_full = 1;  // BPF's own state until the next pass: not a counter
   mem.put(b, s);
   dimctl_cq_slot retired{};
   retired.state = DIMCTL_SLOT_RETIRED;
@@ -447,6 +449,8 @@ TEST_F(CqTableFixture, LiveSlotsAreLabelledFromTheirInfo) {
   EXPECT_EQ(out[0].kernel_modifies, 2u);
   EXPECT_EQ(out[0].kernel_comps, 64u);
   EXPECT_EQ(out[0].kernel_usec, 16u);
+  EXPECT_EQ(out[0].budget_exhausted, 3u);
+  EXPECT_EQ(out[1].budget_exhausted, 0u);
   EXPECT_EQ(out[1].key, (model::CqKey{1, 5}));
   EXPECT_EQ(out[1].events, 5u);
   EXPECT_EQ(out[1].completions, 10u);
@@ -519,7 +523,7 @@ TEST_F(CqTableFixture, ReadersNeverMixTwoIncarnationsOfASlot) {
   auto image = [&](uint64_t v, const char* name) {
     dimctl_cq_slot x = mem.get(a);
     x.schedules = x.reschedules = x.events = x.polls = x.completions = x.poll_errors = x.modifies =
-        x.last_modify = v;
+        x.last_modify = x.exhausted = v;
     std::snprintf(x.info.ibdev, sizeof(x.info.ibdev), "%s", name);
     std::vector<uint64_t> words(kCqSlotWords);
     std::memcpy(words.data(), &x, sizeof(x));
@@ -559,7 +563,7 @@ TEST_F(CqTableFixture, ReadersNeverMixTwoIncarnationsOfASlot) {
     const dimctl_cq_value& v = stats[0].value;
     const uint64_t c = v.schedules;
     if (v.reschedules != c || v.events != c || v.polls != c || v.completions != c ||
-        v.poll_errors != c || v.modifies != c) {
+        v.poll_errors != c || v.modifies != c || v.exhausted != c) {
       ++mixed;
     }
     const std::string name = infos[0].value.ibdev;

@@ -476,5 +476,70 @@ TEST_F(CostsTest, CqsCountOnTheCoreThatPollsThemAndFollowItsThroughputProfile) {
   EXPECT_GT(c->saturation_profile, 0) << "the throughput objective never left profile 0";
 }
 
+// A CQ's exhausted poll passes (CqCounters::budget_exhausted) are its core's exhausted polls, as a
+// NAPI's are: on a core busy above leave_busy and below enter_busy, half the passes at their
+// budget is pressure, and the core saturates; the same load without them does not. An unbound
+// workqueue CQ's passes are not the core's, and a counter that went back is a discontinuity
+// (no delta that period).
+class CqExhaustionTest : public CostsTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(CqExhaustionTest, ExhaustedCqPassesArePressureOnTheirCore) {
+  const bool exhaust = GetParam();
+  auto add_cq = [&](uint32_t id, model::PollContext ctx) {
+    model::CqCounters c;
+    c.key = {0, id};
+    c.ibdev = "mlx5_0";
+    c.poll_ctx = ctx;
+    c.comp_vector = 0;
+    c.cpu = 1;
+    source.current.cqs.push_back(c);
+  };
+  add_cq(7, model::PollContext::kSoftirq);
+  add_cq(8, model::PollContext::kUnboundWorkqueue);
+  policy.by_name["mlx5_0"] = model_policy(shadow());
+  ASSERT_TRUE(step().ok());
+  model::CpuTimes& t = source.current.cpus[1];
+  t.idle_known = true;
+  // 85 % busy: above leave_busy, below enter_busy.
+  auto core_times = [&](uint64_t passes) {
+    t.idle_ns += static_cast<uint64_t>(0.15 * kPeriod);
+    t.softirq_irq_poll_ns += static_cast<uint64_t>(0.5 * kPeriod);
+    t.softirq_irq_poll_count += passes;
+    t.softirq_irq_poll_timed += passes;
+  };
+  const uint64_t passes = 400, comps = 40 * passes;
+  bool saturated = false;
+  for (int p = 0; p < 6; ++p) {
+    for (uint32_t id : {7u, 8u}) {
+      auto* c = source.cq({0, id});
+      c->schedules += passes / 2;
+      c->events += passes;
+      c->polls += passes * 3;
+      c->completions += comps;
+      // The unbound CQ exhausts every pass: none of it may count on core 1.
+      if (id == 8) c->budget_exhausted += passes;
+      if (id == 7 && exhaust) c->budget_exhausted += passes / 2;
+    }
+    core_times(passes);
+    ASSERT_TRUE(step().ok());
+    const model::CoreView* c = core(1);
+    ASSERT_NE(c, nullptr);
+    EXPECT_DOUBLE_EQ(c->exhausted_share, exhaust ? 0.5 : 0.0) << "period " << p;
+    saturated |= c->saturated;
+  }
+  EXPECT_EQ(saturated, exhaust);
+  // A CQ recreated under the same key: its counters start again (budget_exhausted went back), and
+  // the period says nothing.
+  auto* c7 = source.cq({0, 7});
+  c7->schedules = c7->events = c7->polls = c7->completions = 0;
+  c7->budget_exhausted = 0;
+  core_times(0);
+  ASSERT_TRUE(step().ok());
+  EXPECT_DOUBLE_EQ(core(1)->exhausted_share, 0.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cq, CqExhaustionTest, ::testing::Bool(),
+                         [](const auto& p) { return p.param ? "Exhausting" : "NotExhausting"; });
+
 }  // namespace
 }  // namespace dimctl::controller::testing

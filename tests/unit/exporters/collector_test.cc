@@ -166,6 +166,7 @@ TEST(StateCollector, PerCqSeries) {
   EXPECT_EQ(r.get("dimctl_rdma_cq_schedules_total", kCq), 400);
   EXPECT_EQ(r.get("dimctl_rdma_cq_reschedules_total", kCq), 4);
   EXPECT_EQ(r.get("dimctl_rdma_cq_poll_errors_total", kCq), 1);
+  EXPECT_EQ(r.get("dimctl_rdma_cq_budget_exhausted_total", kCq), 2);
   EXPECT_EQ(r.get("dimctl_rdma_cq_kernel_modifies_total", kCq), 3);
   EXPECT_EQ(r.get("dimctl_rdma_cq_kernel_usecs", kCq), 8);
   EXPECT_EQ(r.get("dimctl_rdma_cq_kernel_comps", kCq), 32);

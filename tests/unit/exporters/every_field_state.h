@@ -95,6 +95,7 @@ inline model::ControllerState every_field_state() {
   cq.counters.polls = 58;
   cq.counters.completions = 59;
   cq.counters.poll_errors = 60;
+  cq.counters.budget_exhausted = 119;
   cq.counters.kernel_modifies = 61;
   cq.counters.kernel_comps = 62;
   cq.counters.kernel_usec = 63;

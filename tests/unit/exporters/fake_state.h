@@ -93,6 +93,7 @@ inline model::ControllerState full_fake_state() {
   cq.counters.polls = 800;
   cq.counters.completions = 6400;
   cq.counters.poll_errors = 1;
+  cq.counters.budget_exhausted = 2;
   cq.counters.kernel_modifies = 3;
   cq.counters.kernel_comps = 32;
   cq.counters.kernel_usec = 8;

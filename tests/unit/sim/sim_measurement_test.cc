@@ -121,6 +121,15 @@ TEST(SimMeasurement, RdmaStagesReportTheirPollsInIrqPoll) {
     EXPECT_EQ(t.softirq_irq_poll_ns, m.cores[c].softirq_charged_ns);
     EXPECT_EQ(t.hardirq_ns, m.cores[c].hardirq_charged_ns);
   }
+  // A CQ's poll passes that used their budget are counted as rdma.bpf.c counts them (a pass here
+  // is one poll call, so never more than its events).
+  ASSERT_EQ(m.snap.cqs.size(), w.queues);
+  uint64_t exhausted = 0;
+  for (const model::CqCounters& c : m.snap.cqs) {
+    EXPECT_LE(c.budget_exhausted, c.events);
+    exhausted += c.budget_exhausted;
+  }
+  EXPECT_GT(exhausted, 0u);
 }
 
 TEST(SimMeasurement, OneRunInEightIsTimedAndScalesToTheCharged) {

@@ -342,6 +342,7 @@ Result<void> CounterAggregator::cqs(CqStatsMap& stats, CqInfoMap& info_map,
     c.polls = sum.polls;
     c.completions = sum.completions;
     c.poll_errors = sum.poll_errors;
+    c.budget_exhausted = sum.exhausted;
     c.kernel_modifies = sum.modifies;
     c.cpu = sum.cpu != 0 && sum.cpu - 1 < model::QueueCounters::kNoCpu
                 ? static_cast<uint16_t>(sum.cpu - 1)

@@ -36,10 +36,12 @@ static_assert(sizeof(dimctl_cq_slot) == 192 && offsetof(dimctl_cq_slot, state) =
               offsetof(dimctl_cq_slot, cpu) == 12 && offsetof(dimctl_cq_slot, key) == 16 &&
               offsetof(dimctl_cq_slot, schedules) == 24 &&
               offsetof(dimctl_cq_slot, modifies) == 72 &&
-              offsetof(dimctl_cq_slot, last_modify) == 80 && offsetof(dimctl_cq_slot, info) == 88);
+              offsetof(dimctl_cq_slot, last_modify) == 80 &&
+              offsetof(dimctl_cq_slot, exhausted) == 88 && offsetof(dimctl_cq_slot, info) == 104);
 static_assert(DIMCTL_SKB_BYTES_MAX_DEVICES > 0);
 static_assert(sizeof(dimctl_cq_key) == 8 && offsetof(dimctl_cq_key, cq_id) == 4);
-static_assert(sizeof(dimctl_cq_value) == 80 && offsetof(dimctl_cq_value, cpu) == 72 &&
+static_assert(sizeof(dimctl_cq_value) == 88 && offsetof(dimctl_cq_value, cpu) == 72 &&
+              offsetof(dimctl_cq_value, exhausted) == 80 &&
               offsetof(dimctl_cq_value, modifies) == 48 &&
               offsetof(dimctl_cq_value, last_modify_ns) == 56 &&
               offsetof(dimctl_cq_value, last_comps) == 64 &&

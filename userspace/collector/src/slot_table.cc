@@ -214,6 +214,7 @@ Result<void> CqSlotTable::Stats::read(std::vector<CqEntry>& out) {
     e.value.polls = s.polls;
     e.value.completions = s.completions;
     e.value.poll_errors = s.poll_errors;
+    e.value.exhausted = s.exhausted;
     e.value.modifies = s.modifies;
     e.value.last_modify_ns = 0;
     e.value.last_comps = static_cast<uint32_t>(s.last_modify);

@@ -4,7 +4,8 @@ namespace dimctl::controller {
 
 bool is_discontinuity(const model::CqCounters& prev, const model::CqCounters& cur) {
   if (cur.events < prev.events || cur.completions < prev.completions ||
-      cur.schedules < prev.schedules || cur.polls < prev.polls) {
+      cur.schedules < prev.schedules || cur.polls < prev.polls ||
+      cur.budget_exhausted < prev.budget_exhausted) {
     return true;
   }
   return cur.ibdev != prev.ibdev || cur.nr_cqe != prev.nr_cqe ||

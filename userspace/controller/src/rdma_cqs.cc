@@ -64,11 +64,12 @@ void Controller::measure_cq(CqSlot& slot, const model::CqCounters& c, double dt_
   slot.reset = dt_s < 0 || (prev != nullptr && is_discontinuity(*prev, c));
   slot.fresh = prev != nullptr && !slot.reset;
   slot.cps = slot.eps = 0;
-  slot.d_events = slot.d_comps = slot.d_schedules = 0;
+  slot.d_events = slot.d_comps = slot.d_schedules = slot.d_exhausted = 0;
   if (slot.fresh) {
     slot.d_events = c.events - prev->events;
     slot.d_comps = c.completions - prev->completions;
     slot.d_schedules = c.schedules - prev->schedules;
+    slot.d_exhausted = c.budget_exhausted - prev->budget_exhausted;
     slot.eps = per_second(slot.d_events, dt_s);
     slot.cps = per_second(slot.d_comps, dt_s);
   }
@@ -96,9 +97,9 @@ void Controller::add_cq_loads(const model::Snapshot& snap) {
     const CqSlot& slot = cqs_[i];
     const model::CqCounters& c = snap.cqs[i];
     if (!slot.fresh || c.cpu == model::QueueCounters::kNoCpu || !shares_core(c)) continue;
-    // Wake-ups are the completion interrupts (cq_schedule); polls the poll passes. Budget
-    // exhaustion is not measured for CQs.
-    add_cpu_load(c.cpu, slot.d_comps, slot.d_schedules, slot.d_events, 0);
+    // Wake-ups are the completion interrupts (cq_schedule); polls the poll passes, of which
+    // d_exhausted used their whole budget (a NAPI poll's budget_exhausted).
+    add_cpu_load(c.cpu, slot.d_comps, slot.d_schedules, slot.d_events, slot.d_exhausted);
   }
 }
 

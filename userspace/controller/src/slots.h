@@ -249,7 +249,7 @@ struct Controller::CqSlot {
   double cps = 0, eps = 0;
   // This period (measure_cq()): the deltas, and whether they are usable (a previous snapshot
   // and no discontinuity); `reset` is a discontinuity or time going backwards.
-  uint64_t d_events = 0, d_comps = 0, d_schedules = 0;
+  uint64_t d_events = 0, d_comps = 0, d_schedules = 0, d_exhausted = 0;
   bool fresh = false, reset = false;
   uint8_t share_level = 0;  // kShareLevels index the model judged this period's load with
   std::optional<uint8_t> wanted_ix;

@@ -3,7 +3,8 @@
 // counter has the same key in both documents. Identities use the Prometheus label names
 // (`device`, `queue`, `cq`; docs/METRICS.md); counters keep the model's names, which are the
 // kernel's (napi_poll budget/work, rdma_core:cq_* tracepoints: `schedules`, `reschedules`,
-// `events`, `polls`, `completions`, `poll_errors`, `kernel_modifies`, `kernel_comps`,
+// `events`, `polls`, `completions`, `poll_errors`, `budget_exhausted`, `kernel_modifies`,
+// `kernel_comps`,
 // `kernel_usec`). Callers add their own fields (rates, DIM state) to the returned object. The
 // keys are those of the queue and CQ counters' field tables (state_fields.h), which
 // state_from_json reads back.
@@ -26,7 +27,8 @@ namespace dimctl::exporters {
 nlohmann::json queue_counters_to_json(const model::QueueCounters& c, const std::string& device);
 
 // device (IB device), dev_index, cq, poll_ctx, nr_cqe, comp_vector, schedules, reschedules,
-// events, polls, completions, poll_errors, kernel_modifies, kernel_comps, kernel_usec.
+// events, polls, completions, poll_errors, budget_exhausted, kernel_modifies, kernel_comps,
+// kernel_usec.
 nlohmann::json cq_counters_to_json(const model::CqCounters& c);
 
 }  // namespace dimctl::exporters

@@ -134,6 +134,7 @@ void fields(V& v, C& c) {
   v.field("polls", c.polls);
   v.field("completions", c.completions);
   v.field("poll_errors", c.poll_errors);
+  v.field("budget_exhausted", c.budget_exhausted);
   v.field("kernel_modifies", c.kernel_modifies);
   v.field("kernel_comps", c.kernel_comps);
   v.field("kernel_usec", c.kernel_usec);

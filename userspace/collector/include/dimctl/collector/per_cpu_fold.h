@@ -41,6 +41,7 @@ inline void add_cpu(dimctl_cq_value& to, const dimctl_cq_value& v) {
   to.polls += v.polls;
   to.completions += v.completions;
   to.poll_errors += v.poll_errors;
+  to.exhausted += v.exhausted;
   to.modifies += v.modifies;
   if (v.modifies > 0 && v.last_modify_ns >= to.last_modify_ns) {
     to.last_modify_ns = v.last_modify_ns;

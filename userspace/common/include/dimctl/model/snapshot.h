@@ -79,6 +79,9 @@ struct CqCounters {
   uint64_t polls = 0;        // cq_poll batches
   uint64_t completions = 0;  // sum of cq_poll rc > 0
   uint64_t poll_errors = 0;  // cq_poll rc < 0
+  // Poll passes that used their whole budget (counted when the next pass starts): the CQ's
+  // poll loop falls behind, as a NAPI's budget_exhausted.
+  uint64_t budget_exhausted = 0;
   // Ground truth from the in-kernel RDMA DIM worker (rdma_core:cq_modify).
   uint64_t kernel_modifies = 0;
   uint16_t kernel_comps = 0;  // last cq_modify comps (cq_count)
