@@ -66,6 +66,21 @@ class CostsTest : public ControllerTest {
     t.softirq_net_rx_count += events;
     t.softirq_net_rx_timed += events;
   }
+  // mlx5_0 on the model: CQ 7 polled in softirq and CQ 8 on an unbound workqueue, both last polled
+  // on CPU 1 (vector 0).
+  void two_cqs_on_core_1() {
+    for (const auto& [id, ctx] : {std::pair{7u, model::PollContext::kSoftirq},
+                                  std::pair{8u, model::PollContext::kUnboundWorkqueue}}) {
+      model::CqCounters c;
+      c.key = {0, id};
+      c.ibdev = "mlx5_0";
+      c.poll_ctx = ctx;
+      c.comp_vector = 0;
+      c.cpu = 1;
+      source.current.cqs.push_back(c);
+    }
+    policy.by_name["mlx5_0"] = model_policy(shadow());
+  }
   const model::CoreView* core(uint32_t cpu) {
     hold_ = st();
     for (const auto& c : hold_->cores) {
@@ -410,18 +425,7 @@ TEST_F(CostsTest, TheQd1ProbeRunsOnTheBusiestQueueAlone) {
 // wish follows the core's throughput profile; a CQ whose poll context has no core (an unbound
 // workqueue) is left to its model.
 TEST_F(CostsTest, CqsCountOnTheCoreThatPollsThemAndFollowItsThroughputProfile) {
-  auto add_cq = [&](uint32_t id, model::PollContext ctx) {
-    model::CqCounters c;
-    c.key = {0, id};
-    c.ibdev = "mlx5_0";
-    c.poll_ctx = ctx;
-    c.comp_vector = 0;
-    c.cpu = 1;
-    source.current.cqs.push_back(c);
-  };
-  add_cq(7, model::PollContext::kSoftirq);
-  add_cq(8, model::PollContext::kUnboundWorkqueue);
-  policy.by_name["mlx5_0"] = model_policy(shadow());
+  two_cqs_on_core_1();
   ASSERT_TRUE(step().ok());
   hold_ = st();
   // A closed loop on the core: more batching, more completions (10 % per profile index, up to
@@ -485,18 +489,7 @@ class CqExhaustionTest : public CostsTest, public ::testing::WithParamInterface<
 
 TEST_P(CqExhaustionTest, ExhaustedCqPassesArePressureOnTheirCore) {
   const bool exhaust = GetParam();
-  auto add_cq = [&](uint32_t id, model::PollContext ctx) {
-    model::CqCounters c;
-    c.key = {0, id};
-    c.ibdev = "mlx5_0";
-    c.poll_ctx = ctx;
-    c.comp_vector = 0;
-    c.cpu = 1;
-    source.current.cqs.push_back(c);
-  };
-  add_cq(7, model::PollContext::kSoftirq);
-  add_cq(8, model::PollContext::kUnboundWorkqueue);
-  policy.by_name["mlx5_0"] = model_policy(shadow());
+  two_cqs_on_core_1();
   ASSERT_TRUE(step().ok());
   model::CpuTimes& t = source.current.cpus[1];
   t.idle_known = true;
