@@ -4,9 +4,8 @@
 // (`device`, `queue`, `cq`; docs/METRICS.md); counters keep the model's names, which are the
 // kernel's (napi_poll budget/work, rdma_core:cq_* tracepoints: `schedules`, `reschedules`,
 // `events`, `polls`, `completions`, `poll_errors`, `budget_exhausted`, `kernel_modifies`,
-// `kernel_comps`,
-// `kernel_usec`). Callers add their own fields (rates, DIM state) to the returned object. The
-// keys are those of the queue and CQ counters' field tables (state_fields.h), which
+// `kernel_comps`, `kernel_usec`). Callers add their own fields (rates, DIM state) to the returned
+// object. The keys are those of the queue and CQ counters' field tables (state_fields.h), which
 // state_from_json reads back.
 //
 // Lives in dimctl::counters_json (model + nlohmann only, with names.h and state_fields.h) so that
