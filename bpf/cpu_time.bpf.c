@@ -76,7 +76,9 @@ static __always_inline __u64 task_stamp(struct task_struct *t, bool raw)
 static __always_inline void switched(struct task_struct *prev, struct task_struct *next, bool raw)
 {
 	struct dimctl_cpu_slot *s = this_cpu_slot();
-	int prev_pid = raw ? BPF_CORE_READ(prev, pid) : prev->pid;
+	/* The tracepoint fires in __schedule() before context_switch(): prev is still current, and
+	 * the helper's low word is its pid without a probe read (the raw_tp twin's dearest part). */
+	int prev_pid = raw ? (int)(__u32)bpf_get_current_pid_tgid() : prev->pid;
 	int next_pid = raw ? BPF_CORE_READ(next, pid) : next->pid;
 	__u64 stamp;
 
