@@ -42,6 +42,7 @@ struct RecordArgs {
   std::vector<std::string> devices;
   bool count_bytes = false;
   bool all_netns = false;
+  bool no_cpu_times = false;
 };
 
 // "4096", "512K", "64M", "1G" (binary multiples).
@@ -118,6 +119,7 @@ std::string command_line(const RecordArgs& a, const Validated& v) {
   if (!a.devices.empty()) s += fmt::format(" --devices {}", fmt::join(a.devices, ","));
   if (a.count_bytes) s += " --count-bytes";
   if (a.all_netns) s += " --all-netns";
+  if (a.no_cpu_times) s += " --no-cpu-times";
   return s;
 }
 
@@ -136,6 +138,9 @@ int run_record(const RecordArgs& a) {
   collector::CollectorOptions copts;
   copts.count_bytes = a.count_bytes;
   copts.own_netns_only = !a.all_netns;
+  // The per-CPU interrupt, softirq and idle times (format 2): what a replay or `trace show` needs
+  // for the host's costs and busy time, as the daemon measures them for the model policy.
+  copts.enable_cpu_times = !a.no_cpu_times;
   auto col = collector::BpfCollector::open(copts);
   if (!col) {
     std::cerr << "dimctl record: BPF collector: " << col.error().message() << "\n";
@@ -243,6 +248,9 @@ const Registrar kRegisterRecord{
                     "Attach the per-packet byte counter (devices without netdev qstats)");
       sub->add_flag("--all-netns", a->all_netns,
                     "Count NAPIs of every network namespace (names resolve in this one only)");
+      sub->add_flag("--no-cpu-times", a->no_cpu_times,
+                    "Do not attach the per-CPU interrupt/softirq/idle time programs (recorded by "
+                    "default: the host's costs)");
       run = [a] { return run_record(*a); };
       return sub;
     }};

@@ -9,6 +9,8 @@
 #   rotation_set_exact     record for --duration with a small --max-bytes: files rotate, each
 #                          stays within the bound, and the rotation set read oldest-first adds
 #                          up to exactly the datagrams sent
+#   cpu_times_recorded     that recording (format 2) names the CPU the NAPI was polled on, and
+#                          that CPU's softirq runs and busy share; --no-cpu-times records none
 #   sim_replays_recording  `dimctl sim --trace` on that recording: every policy (none, kernel net
 #                          DIM, the daemon's controller) is offered the recorded packets, and
 #                          delivers them (at most the last interval's few lost to the run's end)
@@ -88,6 +90,42 @@ if start_record --output "$WORK/a.dtr" --interval 20ms; then
 else
   fail sigint_exact_total "recorder did not start"
   [ -n "$REC_PID" ] && stop_record KILL
+fi
+
+# --- cpu_times_recorded: the recording above carries format 2's per-core measurements: the CPU
+# rec-r's NAPI was polled on, and that CPU's softirq runs and busy time; --no-cpu-times leaves
+# them out.
+if [ -s "$WORK/a.txt" ]; then
+  version=$(sed -n 's/^file .*format version \([0-9]*\))$/\1/p' "$WORK/a.txt" | head -n 1)
+  poll_cpu=$(awk '$1 == "rec-r" && $(NF-1) == "cpu" {print $NF}' "$WORK/a.txt" | sort | uniq -c | sort -rn | awk 'NR == 1 {print $2}')
+  "$DIMCTL" trace show --summary "$WORK/a.dtr" >"$WORK/a.sum" 2>&1
+  # The summary's CPU table: CPU FRAMES HARDIRQS/s HARDIRQ% SOFTIRQS/s SOFTIRQ% BUSY% MEASURED.
+  row=$(awk -v c="${poll_cpu:--}" 'f && $1 == c {print; exit} $1 == "CPU" && $2 == "FRAMES" {f = 1}' "$WORK/a.sum")
+  softirqs=$(awk '{print $5}' <<<"$row")
+  busy=$(awk '{print $7}' <<<"$row")
+  ncpus=$(awk 'f && $1 ~ /^[0-9]+$/ {n++} $1 == "CPU" && $2 == "FRAMES" {f = 1} END {print n + 0}' "$WORK/a.sum")
+  "$DIMCTL" record --output "$WORK/d.dtr" --interval 20ms --duration 200ms --no-cpu-times >/dev/null 2>"$WORK/d.err"; d_rc=$?
+  d_cpus=$("$DIMCTL" trace show "$WORK/d.dtr" 2>&1 | sed -n 's/^frame 0 .* \([0-9]*\) CPUs,.*/\1/p')
+  if [ "$version" != 2 ]; then
+    fail cpu_times_recorded "trace format version '$version', expected 2"
+  elif [ -z "$poll_cpu" ]; then
+    fail cpu_times_recorded "no rec-r frame line names the CPU its NAPI was polled on"
+    grep rec-r "$WORK/a.txt" | head -n 5 | sed 's/^/    /'
+  elif [ -z "$row" ] || [ "$ncpus" -lt 1 ]; then
+    fail cpu_times_recorded "no CPU table row for CPU $poll_cpu in the summary"
+    sed 's/^/    /' "$WORK/a.sum" | tail -n 12
+  elif ! awk -v x="$softirqs" 'BEGIN {exit !(x > 0)}'; then
+    fail cpu_times_recorded "CPU $poll_cpu polled rec-r but recorded no softirq run: $row"
+  elif ! awk -v x="$busy" 'BEGIN {exit !(x ~ /^[0-9.]+$/ && x > 0 && x <= 100)}'; then
+    fail cpu_times_recorded "CPU $poll_cpu busy '$busy' is not a share in (0, 100]: $row"
+  elif [ "$d_rc" -ne 0 ] || [ "$d_cpus" != 0 ]; then
+    fail cpu_times_recorded "--no-cpu-times: exit $d_rc, baseline frame lists '${d_cpus}' CPUs (expected 0): $(head -c 300 "$WORK/d.err")"
+  else
+    pass cpu_times_recorded
+    echo "    rec-r polled on CPU $poll_cpu; $ncpus CPUs recorded; that CPU: $softirqs softirqs/s, $busy % busy"
+  fi
+else
+  fail cpu_times_recorded "no trace show output from sigint_exact_total"
 fi
 
 # --- sim_replays_recording: the recording above, replayed by the simulator under three policies.

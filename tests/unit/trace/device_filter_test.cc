@@ -22,6 +22,9 @@ TEST(DeviceFilter, KeepsMatchingQueuesAndCqsAndRenumbersTheDeviceTable) {
   c1.ibdev = "rxe0";
   c2.ibdev = "mlx5_0";
   in.cqs = {c1, c2};
+  in.cpus.resize(2);
+  in.cpus[1].hardirq_ns = 7;
+  in.irqs = {{40, 1, 2, 1}, {41, 3, 4, 4}};
 
   model::Snapshot out;
   out.devices = {"stale", "stale", "stale", "stale", "stale"};  // storage reused, resized
@@ -37,6 +40,9 @@ TEST(DeviceFilter, KeepsMatchingQueuesAndCqsAndRenumbersTheDeviceTable) {
   EXPECT_EQ(out.device_of(out.queues[2]), "dimdemo1");
   ASSERT_EQ(out.cqs.size(), 1u);
   EXPECT_EQ(out.cqs[0].ibdev, "rxe0");
+  // CPU times are per CPU, not per device: all of them stay.
+  EXPECT_EQ(out.cpus, in.cpus);
+  EXPECT_EQ(out.irqs, in.irqs);
 
   // Anchored globs: "dimdemo" alone matches nothing.
   keep_devices(in, {"dimdemo"}, out);

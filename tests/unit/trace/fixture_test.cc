@@ -17,7 +17,8 @@ TEST(VethDemoFixture, HeaderAndDemoQueueRateArePlausible) {
   auto r = TraceReader::open(DIMCTL_TRACE_FIXTURE);
   ASSERT_TRUE(r.ok()) << r.error().message();
   const TraceHeader& h = r->header();
-  EXPECT_EQ(h.version, kFormatVersion);
+  // Recorded before format version 2: reading it is the check that version 1 still reads.
+  EXPECT_EQ(h.version, 1);
   EXPECT_FALSE(h.host.empty());
   EXPECT_FALSE(h.kernel_release.empty());
   EXPECT_THAT(h.recorder_version, StartsWith("dimctl "));
@@ -52,6 +53,10 @@ TEST(VethDemoFixture, HeaderAndDemoQueueRateArePlausible) {
                           [&](const auto& c) { return s.device_of(c) == "dimdemo0"; });
     ASSERT_NE(q, s.queues.end()) << "frame " << i << " has no dimdemo0 queue";
     EXPECT_LE(q->events(), q->polls);
+    // Version 1 recorded no per-core measurements: none is invented.
+    EXPECT_EQ(q->cpu, model::QueueCounters::kNoCpu);
+    EXPECT_TRUE(s.cpus.empty());
+    EXPECT_TRUE(s.irqs.empty());
     if (i == 0) {
       first = last = q->packets;
       continue;
@@ -78,6 +83,63 @@ TEST(VethDemoFixture, HeaderAndDemoQueueRateArePlausible) {
   // demo-traffic.sh sends bursts and pauses: the trace shows both (what the simulator replays).
   EXPECT_GT(busy, frames.size() / 10);
   EXPECT_GT(idle, 0u);
+}
+
+// A format 1 file with CQs, written by format 1's writer (tests/fixtures/trace-formats/README.md):
+// every field comes back as written, and the fields format 1 did not record keep their defaults.
+TEST(FormatOneFixture, QueuesAndCqsReadExactly) {
+  auto r = TraceReader::open(DIMCTL_TRACE_V1_FIXTURE);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->header().version, 1);
+  std::vector<model::Snapshot> frames;
+  for (;;) {
+    auto f = r->next();
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    if (!f->has_value()) break;
+    frames.push_back(std::move(**f));
+  }
+  ASSERT_EQ(frames.size(), 3u);
+  EXPECT_FALSE(r->warning().has_value());
+  for (size_t i = 0; i < frames.size(); ++i) {
+    SCOPED_TRACE(::testing::Message() << "frame " << i);
+    const model::Snapshot& s = frames[i];
+    EXPECT_EQ(s.time_ns, 5'000'000'000 + 20'000'000 * static_cast<int64_t>(i));
+    ASSERT_EQ(s.devices, std::vector<std::string>{"eth9"});
+    ASSERT_EQ(s.queues.size(), 1u);
+    const model::QueueCounters& q = s.queues[0];
+    EXPECT_EQ(q.key, (model::QueueKey{4, 8200}));
+    EXPECT_EQ(q.queue, 3);
+    EXPECT_EQ(q.irq, 77);
+    EXPECT_EQ(q.polls, 100 + 10 * i);
+    EXPECT_EQ(q.packets, 1000 + 120 * i);
+    EXPECT_EQ(q.budget_exhausted, 2u);
+    EXPECT_EQ(q.empty_polls, 5u);
+    EXPECT_EQ(q.cpu, model::QueueCounters::kNoCpu);
+    ASSERT_EQ(s.cqs.size(), 2u);
+    const model::CqCounters& a = s.cqs[0];
+    EXPECT_EQ(a.key, (model::CqKey{0, 12}));
+    EXPECT_EQ(a.ibdev, "rxe0");
+    EXPECT_EQ(a.poll_ctx, model::PollContext::kSoftirq);
+    EXPECT_EQ(a.nr_cqe, 256u);
+    EXPECT_EQ(a.comp_vector, 1);
+    EXPECT_EQ(a.schedules, 10u);
+    EXPECT_EQ(a.reschedules, 1u);
+    EXPECT_EQ(a.events, 11 + 4 * i);
+    EXPECT_EQ(a.polls, 30u);
+    EXPECT_EQ(a.completions, 400 + 50 * i);
+    EXPECT_EQ(a.kernel_modifies, 3u);
+    EXPECT_EQ(a.kernel_comps, 32);
+    EXPECT_EQ(a.kernel_usec, i == 0 ? 8 : 16);
+    EXPECT_EQ(a.budget_exhausted, 0u);
+    EXPECT_EQ(a.cpu, model::QueueCounters::kNoCpu);
+    const model::CqCounters& b = s.cqs[1];
+    EXPECT_EQ(b.key, (model::CqKey{0, 13}));
+    EXPECT_EQ(b.poll_ctx, model::PollContext::kWorkqueue);
+    EXPECT_EQ(b.completions, i == 0 ? 9u : i == 1 ? 2u : 3u);  // frame 1 went back: absolute
+    EXPECT_EQ(b.events, 11u);
+    EXPECT_TRUE(s.cpus.empty());
+    EXPECT_TRUE(s.irqs.empty());
+  }
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ inline ::testing::AssertionResult same_snapshot(const model::Snapshot& a,
     if (x.key != y.key || x.queue != y.queue || x.irq != y.irq || x.polls != y.polls ||
         x.packets != y.packets || x.budget_exhausted != y.budget_exhausted ||
         x.empty_polls != y.empty_polls || x.bytes != y.bytes || x.device_ix != y.device_ix ||
-        x.has_bytes != y.has_bytes) {
+        x.has_bytes != y.has_bytes || x.cpu != y.cpu) {
       return bad("queue ", i, " differs (ifindex ", x.key.ifindex, " napi ", x.key.napi_id,
                  ": packets ", x.packets, " vs ", y.packets, ", polls ", x.polls, " vs ", y.polls,
                  ", device_ix ", x.device_ix, " vs ", y.device_ix, ")");
@@ -46,10 +46,16 @@ inline ::testing::AssertionResult same_snapshot(const model::Snapshot& a,
         x.reschedules != y.reschedules || x.events != y.events || x.polls != y.polls ||
         x.completions != y.completions || x.poll_errors != y.poll_errors ||
         x.kernel_modifies != y.kernel_modifies || x.kernel_comps != y.kernel_comps ||
-        x.kernel_usec != y.kernel_usec) {
+        x.kernel_usec != y.kernel_usec || x.budget_exhausted != y.budget_exhausted ||
+        x.cpu != y.cpu) {
       return bad("CQ ", i, " differs (dev ", x.key.dev_index, " cq ", x.key.cq_id, ")");
     }
   }
+  if (a.cpus.size() != b.cpus.size()) return bad("CPU counts differ");
+  for (size_t i = 0; i < a.cpus.size(); ++i) {
+    if (a.cpus[i] != b.cpus[i]) return bad("CPU ", i, " times differ");
+  }
+  if (a.irqs != b.irqs) return bad("IRQ times differ");
   return ::testing::AssertionSuccess();
 }
 
@@ -135,6 +141,35 @@ class SnapshotGen {
     }
     std::sort(cqs.begin(), cqs.end(), [](auto& a, auto& b) { return a.key < b.key; });
     s.cqs = std::move(cqs);
+
+    // CPU times: usually every possible CPU, all rising; sometimes the source stops or starts
+    // measuring (none), or the CPU count changes.
+    if (chance(0.03)) {
+      s.cpus.clear();
+    } else if (s.cpus.empty() || chance(0.03)) {
+      s.cpus.resize(static_cast<size_t>(pick(1, 9)));
+    }
+    for (auto& t : s.cpus) bump(t);
+    // IRQs: appear (in IRQ order, as the collector lists them, rarely not), rise, sometimes go.
+    std::vector<model::IrqTimes> irqs;
+    for (auto t : s.irqs) {
+      if (chance(0.03)) continue;
+      t.ns = step(t.ns);
+      t.count = step(t.count);
+      t.timed = step(t.timed);
+      irqs.push_back(t);
+    }
+    if (chance(0.1)) {
+      model::IrqTimes t;
+      t.irq =
+          chance(0.05) ? std::numeric_limits<uint32_t>::max() : static_cast<uint32_t>(pick(0, 300));
+      t.count = small();
+      irqs.push_back(t);
+    }
+    if (chance(0.9)) {
+      std::sort(irqs.begin(), irqs.end(), [](auto& a, auto& b) { return a.irq < b.irq; });
+    }
+    s.irqs = std::move(irqs);
     last_ = s;
     return s;
   }
@@ -149,6 +184,7 @@ class SnapshotGen {
   bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
   int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
   uint32_t pick_ix(size_t n) { return static_cast<uint32_t>(pick(0, static_cast<int>(n) - 1)); }
+  uint16_t pick_u16(int lo, int hi) { return static_cast<uint16_t>(pick(lo, hi)); }
   uint64_t small() { return static_cast<uint64_t>(pick(0, 100)); }
   uint64_t big() { return std::uniform_int_distribution<uint64_t>()(rng_); }
   std::string name(const char* prefix, int n) { return prefix + std::to_string(n); }
@@ -178,6 +214,16 @@ class SnapshotGen {
     if (chance(0.02)) q.has_bytes = !q.has_bytes;
     if (chance(0.02)) q.queue = pick(-1, 63);
     if (chance(0.02)) q.irq = pick(-1, 300);
+    if (chance(0.05)) q.cpu = chance(0.1) ? model::QueueCounters::kNoCpu : pick_u16(0, 511);
+  }
+  void bump(model::CpuTimes& t) {
+    for (uint64_t* v : {&t.hardirq_ns, &t.hardirq_count, &t.hardirq_timed, &t.softirq_net_rx_ns,
+                        &t.softirq_net_rx_count, &t.softirq_net_rx_timed, &t.softirq_block_ns,
+                        &t.softirq_block_count, &t.softirq_block_timed, &t.softirq_irq_poll_ns,
+                        &t.softirq_irq_poll_count, &t.softirq_irq_poll_timed, &t.idle_ns}) {
+      *v = step(*v);
+    }
+    if (chance(0.05)) t.idle_known = !t.idle_known;
   }
   void bump(model::CqCounters& c) {
     c.schedules = step(c.schedules);
@@ -195,6 +241,8 @@ class SnapshotGen {
     if (chance(0.02)) c.poll_ctx = static_cast<model::PollContext>(pick(0, 3));
     if (chance(0.02)) c.comp_vector = pick(-1, 16);
     if (chance(0.02)) c.nr_cqe = static_cast<uint32_t>(pick(0, 1 << 20));
+    c.budget_exhausted = step(c.budget_exhausted);
+    if (chance(0.05)) c.cpu = chance(0.1) ? model::QueueCounters::kNoCpu : pick_u16(0, 511);
   }
 
   std::mt19937_64 rng_;

@@ -108,13 +108,27 @@ TEST_F(TraceTest, ExtremeValuesRoundTrip) {
   c.nr_cqe = std::numeric_limits<uint32_t>::max();
   c.comp_vector = std::numeric_limits<int32_t>::min();
   c.poll_ctx = model::PollContext::kUnboundWorkqueue;
+  c.budget_exhausted = kMax;
+  c.cpu = 0xfffe;
   a.cqs = {c};
+  a.queues[0].cpu = 0;
+  model::CpuTimes t;
+  t.hardirq_ns = kMax;
+  t.idle_ns = kMax - 1;
+  t.softirq_irq_poll_timed = kMax;
+  t.idle_known = true;
+  a.cpus = {t, model::CpuTimes{}, t};
+  a.irqs = {{0, kMax, 1, kMax}, {std::numeric_limits<uint32_t>::max(), 0, kMax, 0}};
   model::Snapshot b = a;  // every counter wraps to a small value, time to the other extreme
   b.time_ns = std::numeric_limits<int64_t>::max();
   b.queues[0].polls = 3;
   b.queues[0].packets = kMax;
   b.queues[0].bytes = 0;
   b.cqs[0].completions = 1;
+  b.cqs[0].budget_exhausted = 0;
+  b.cpus[0].hardirq_ns = 2;
+  b.cpus[2].idle_known = false;
+  b.irqs[0].ns = 0;
   model::Snapshot c2 = a;  // and back up
   const std::vector<model::Snapshot> frames{a, b, c2, model::Snapshot{}, a};
   write_all(frames);
@@ -239,13 +253,13 @@ TEST_F(TraceTest, BadHeadersAreErrorsNamingTheFile) {
   };
   std::string magic = bytes, version = bytes, crc = bytes;
   magic[0] = 'X';
-  version[8] = 2;
+  version[8] = 3;
   crc[20] = static_cast<char>(crc[20] ^ 1);
   const Case cases[] = {
       {"", "empty file"},
       {magic, "not a dimctl trace (bad magic"},
       {"hello world, this is text", "not a dimctl trace (bad magic"},
-      {version, "trace format version 2 at byte 8; this dimctl reads version 1"},
+      {version, "trace format version 3 at byte 8; this dimctl reads versions 1 to 2"},
       {crc, "header checksum mismatch"},
       {bytes.substr(0, 12), "truncated header"},
       {bytes.substr(0, 30), "truncated header"},
@@ -487,6 +501,44 @@ TEST_F(TraceTest, SteadyHundredQueueTraceIsAFewBytesPerQueuePerFrame) {
   RecordProperty("busy_bytes_per_queue_frame", std::to_string(busy));
   EXPECT_LT(idle, 1.25);  // 1 byte per queue + the frame's own ~18 bytes
   EXPECT_LT(busy, 6.0);
+}
+
+// Format 2's CPU times on a 64-CPU host whose every CPU takes interrupts and polls each frame
+// (one queue IRQ per CPU): what they add to every frame, per CPU.
+TEST_F(TraceTest, BusyCpuTimesAreAFewBytesPerCpuPerFrame) {
+  constexpr int kCpus = 64, kFrames = 500;
+  std::mt19937_64 rng(2);
+  model::Snapshot s;
+  s.cpus.resize(kCpus);
+  for (auto& t : s.cpus) t.idle_known = true;
+  for (int i = 0; i < kCpus; ++i) s.irqs.push_back({static_cast<uint32_t>(100 + i), 0, 0, 0});
+  auto w = TraceWriter::open(path());
+  ASSERT_TRUE(w.ok());
+  const uint64_t start = w->file_bytes();
+  for (int f = 0; f < kFrames; ++f) {
+    s.time_ns += 20'000'000;
+    for (int i = 0; i < kCpus; ++i) {  // ~50k interrupts/s and ~40k softirqs/s per CPU
+      auto& t = s.cpus[static_cast<size_t>(i)];
+      const uint64_t irqs = 900 + rng() % 200, rx = 700 + rng() % 200;
+      t.hardirq_count += irqs;
+      t.hardirq_timed += irqs / 8;
+      t.hardirq_ns += irqs / 8 * (1'000 + rng() % 500);
+      t.softirq_net_rx_count += rx;
+      t.softirq_net_rx_timed += rx / 8;
+      t.softirq_net_rx_ns += rx / 8 * (3'000 + rng() % 2'000);
+      t.idle_ns += 10'000'000 + rng() % 5'000'000;
+      auto& q = s.irqs[static_cast<size_t>(i)];
+      q.count += irqs;
+      q.timed += irqs / 8;
+      q.ns += irqs / 8 * 1'200;
+    }
+    ASSERT_TRUE(w->write(s).ok());
+  }
+  const double per_cpu = static_cast<double>(w->file_bytes() - start) / kFrames / kCpus;
+  EXPECT_TRUE(w->close().ok());
+  std::printf("bytes per busy CPU (and its IRQ) per frame, 64 CPUs: %.2f\n", per_cpu);
+  RecordProperty("busy_bytes_per_cpu_frame", std::to_string(per_cpu));
+  EXPECT_LT(per_cpu, 32.0);  // nanosecond deltas of ~0.1-10 ms: 3-4 bytes each
 }
 
 }  // namespace

@@ -30,6 +30,11 @@ void keep_devices(const model::Snapshot& in, const std::vector<std::string>& glo
   for (const auto& c : in.cqs) {
     if (matches_any_glob(globs, c.ibdev)) out.cqs.push_back(c);
   }
+  // A CPU's times are the whole CPU's, whichever device made them: the cost estimate of a kept
+  // queue's core needs all of it (its other work is the background), and the IRQ list is what
+  // maps a kept queue's irq to its handler time.
+  out.cpus = in.cpus;
+  out.irqs = in.irqs;
 }
 
 }  // namespace dimctl::trace

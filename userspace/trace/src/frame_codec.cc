@@ -19,6 +19,8 @@ using model::Snapshot;
 // new queue costs its non-default fields only.
 const QueueCounters kNewQueue{};
 const CqCounters kNewCq{};
+const model::CpuTimes kNewCpu{};
+const model::IrqTimes kNewIrq{};
 
 std::array<uint64_t, kQueueCounters> counters(const QueueCounters& q) {
   return {q.polls, q.packets, q.budget_exhausted, q.empty_polls, q.bytes};
@@ -30,11 +32,11 @@ void set_counters(QueueCounters& q, const std::array<uint64_t, kQueueCounters>& 
   q.empty_polls = v[3];
   q.bytes = v[4];
 }
-std::array<uint64_t, kCqCounters> counters(const CqCounters& c) {
-  return {c.schedules,   c.reschedules, c.events,         c.polls,
-          c.completions, c.poll_errors, c.kernel_modifies};
+std::array<uint64_t, kCqCountersMax> counters(const CqCounters& c) {
+  return {c.schedules,   c.reschedules, c.events,          c.polls,
+          c.completions, c.poll_errors, c.kernel_modifies, c.budget_exhausted};
 }
-void set_counters(CqCounters& c, const std::array<uint64_t, kCqCounters>& v) {
+void set_counters(CqCounters& c, const std::array<uint64_t, kCqCountersMax>& v) {
   c.schedules = v[0];
   c.reschedules = v[1];
   c.events = v[2];
@@ -42,6 +44,45 @@ void set_counters(CqCounters& c, const std::array<uint64_t, kCqCounters>& v) {
   c.completions = v[4];
   c.poll_errors = v[5];
   c.kernel_modifies = v[6];
+  c.budget_exhausted = v[7];
+}
+std::array<uint64_t, kCpuCounters> counters(const model::CpuTimes& t) {
+  return {t.hardirq_ns,
+          t.hardirq_count,
+          t.hardirq_timed,
+          t.softirq_net_rx_ns,
+          t.softirq_net_rx_count,
+          t.softirq_net_rx_timed,
+          t.softirq_block_ns,
+          t.softirq_block_count,
+          t.softirq_block_timed,
+          t.softirq_irq_poll_ns,
+          t.softirq_irq_poll_count,
+          t.softirq_irq_poll_timed,
+          t.idle_ns};
+}
+void set_counters(model::CpuTimes& t, const std::array<uint64_t, kCpuCounters>& v) {
+  t.hardirq_ns = v[0];
+  t.hardirq_count = v[1];
+  t.hardirq_timed = v[2];
+  t.softirq_net_rx_ns = v[3];
+  t.softirq_net_rx_count = v[4];
+  t.softirq_net_rx_timed = v[5];
+  t.softirq_block_ns = v[6];
+  t.softirq_block_count = v[7];
+  t.softirq_block_timed = v[8];
+  t.softirq_irq_poll_ns = v[9];
+  t.softirq_irq_poll_count = v[10];
+  t.softirq_irq_poll_timed = v[11];
+  t.idle_ns = v[12];
+}
+std::array<uint64_t, kIrqCounters> counters(const model::IrqTimes& t) {
+  return {t.ns, t.count, t.timed};
+}
+void set_counters(model::IrqTimes& t, const std::array<uint64_t, kIrqCounters>& v) {
+  t.ns = v[0];
+  t.count = v[1];
+  t.timed = v[2];
 }
 
 // Counters are deltas against the baseline while none went backwards; a counter that did (a
@@ -62,11 +103,13 @@ uint64_t put_counters(uint64_t abs_bit, const std::array<uint64_t, N>& cur,
   return mask;
 }
 
+// Counters from n on (not in this version) keep their baseline's values.
 template <size_t N>
 bool get_counters(ByteCursor& c, uint64_t mask, uint64_t abs_bit,
-                  const std::array<uint64_t, N>& base, std::array<uint64_t, N>& cur) {
+                  const std::array<uint64_t, N>& base, std::array<uint64_t, N>& cur, size_t n = N) {
   const bool absolute = (mask & abs_bit) != 0;
-  for (size_t i = 0; i < N; ++i) {
+  cur = base;
+  for (size_t i = 0; i < std::min(n, N); ++i) {
     uint64_t v = 0;
     if ((mask & (uint64_t{1} << i)) != 0 && !c.varint(v)) return false;
     cur[i] = absolute ? v : base[i] + v;
@@ -81,6 +124,8 @@ void put_queue(std::string& out, const QueueCounters& q, const QueueCounters& b,
   const bool meta = q.queue != b.queue || q.irq != b.irq || q.device_ix != b.device_ix ||
                     q.has_bytes != b.has_bytes;
   if (meta) mask |= kQueueMeta;
+  const bool cpu = q.cpu != b.cpu;
+  if (cpu) mask |= kQueueCpu;
   put_varint(out, mask);
   if (meta) {
     put_varint(out, zigzag(q.queue));
@@ -88,17 +133,21 @@ void put_queue(std::string& out, const QueueCounters& q, const QueueCounters& b,
     put_varint(out, q.device_ix);
     out.push_back(q.has_bytes ? 1 : 0);
   }
+  if (cpu) put_varint(out, q.cpu);
   out += scratch;
 }
 
 void put_cq(std::string& out, const CqCounters& q, const CqCounters& b, std::string& scratch) {
   scratch.clear();
-  uint64_t mask = put_counters(kCqAbs, counters(q), counters(b), scratch);
+  constexpr CqMask m = kCqMaskV2;
+  uint64_t mask = put_counters(m.abs, counters(q), counters(b), scratch);
   const bool meta = q.ibdev != b.ibdev || q.poll_ctx != b.poll_ctx || q.nr_cqe != b.nr_cqe ||
                     q.comp_vector != b.comp_vector;
   const bool kernel = q.kernel_comps != b.kernel_comps || q.kernel_usec != b.kernel_usec;
-  if (meta) mask |= kCqMeta;
-  if (kernel) mask |= kCqKernel;
+  const bool cpu = q.cpu != b.cpu;
+  if (meta) mask |= m.meta;
+  if (kernel) mask |= m.kernel;
+  if (cpu) mask |= m.cpu;
   put_varint(out, mask);
   if (meta) {
     put_string(out, q.ibdev);
@@ -110,7 +159,37 @@ void put_cq(std::string& out, const CqCounters& q, const CqCounters& b, std::str
     put_varint(out, q.kernel_comps);
     put_varint(out, q.kernel_usec);
   }
+  if (cpu) put_varint(out, q.cpu);
   out += scratch;
+}
+
+// Version 2: every CPU against the previous frame's entry of the same CPU number (a fresh one
+// past its end), then every IRQ keyed by its number (as a delta from the entry before it) and
+// encoded against the previous frame's entry of that IRQ.
+void put_cpu_times(std::string& out, const Snapshot& s, const Snapshot& p,
+                   const std::unordered_map<uint32_t, uint32_t>& irq_ix, std::string& scratch) {
+  put_varint(out, s.cpus.size());
+  for (size_t i = 0; i < s.cpus.size(); ++i) {
+    const model::CpuTimes& t = s.cpus[i];
+    scratch.clear();
+    uint64_t mask = put_counters(kCpuAbs, counters(t),
+                                 counters(i < p.cpus.size() ? p.cpus[i] : kNewCpu), scratch);
+    if (t.idle_known) mask |= kCpuIdleKnown;
+    put_varint(out, mask);
+    out += scratch;
+  }
+  put_varint(out, s.irqs.size());
+  uint32_t last = 0;
+  for (const model::IrqTimes& t : s.irqs) {
+    put_varint(out, zigzag(int64_t{t.irq} - int64_t{last}));
+    last = t.irq;
+    auto it = irq_ix.find(t.irq);
+    scratch.clear();
+    put_varint(out,
+               put_counters(kIrqAbs, counters(t),
+                            counters(it == irq_ix.end() ? kNewIrq : p.irqs[it->second]), scratch));
+    out += scratch;
+  }
 }
 
 template <typename Entry>
@@ -166,11 +245,13 @@ Result<void> check_snapshot(const model::Snapshot& s) {
 
 namespace dimctl::trace::detail {
 
-void FrameState::reset(int64_t time_base_ns) {
+void FrameState::reset(int64_t time_base_ns, uint16_t format_version) {
   prev = Snapshot{};
   prev.time_ns = time_base_ns;
   queue_ix.clear();
   cq_ix.clear();
+  irq_ix.clear();
+  version = format_version;
 }
 
 void FrameState::advance(const Snapshot& s, bool queue_keys_changed, bool cq_keys_changed) {
@@ -184,6 +265,9 @@ void FrameState::advance(const Snapshot& s, bool queue_keys_changed, bool cq_key
     cq_ix.clear();
     for (uint32_t i = 0; i < s.cqs.size(); ++i) cq_ix.emplace(model::packed(s.cqs[i].key), i);
   }
+  // A handful of entries per frame (the IRQs that ran): rebuilt every time.
+  irq_ix.clear();
+  for (uint32_t i = 0; i < s.irqs.size(); ++i) irq_ix.emplace(s.irqs[i].irq, i);
 }
 
 Result<void> FrameEncoder::encode(const Snapshot& s, std::string& out) {
@@ -218,6 +302,7 @@ Result<void> FrameEncoder::encode(const Snapshot& s, std::string& out) {
     put_cq(out, s.cqs[i], baseline(s.cqs[i].key, i, !cq_keys, p.cqs, state_.cq_ix, kNewCq),
            scratch);
   }
+  put_cpu_times(out, s, p, state_.irq_ix, scratch);
   state_.advance(s, queue_keys, cq_keys);
   return ok();
 }
@@ -267,8 +352,8 @@ Result<void> FrameDecoder::decode(std::string_view payload, Snapshot& out) {
     const model::QueueKey key = queue_keys ? q.key : p.queues[i].key;
     const QueueCounters& b = baseline(key, i, !queue_keys, p.queues, state_.queue_ix, kNewQueue);
     uint64_t mask = 0;
-    if (!c.varint(mask) || mask >= (kQueueMeta << 1))
-      return bad(fmt::format("bad queue {} mask", i));
+    const uint64_t queue_limit = state_.version >= 2 ? kQueueCpu << 1 : kQueueMeta << 1;
+    if (!c.varint(mask) || mask >= queue_limit) return bad(fmt::format("bad queue {} mask", i));
     q = b;
     q.key = key;
     if ((mask & kQueueMeta) != 0) {
@@ -284,6 +369,11 @@ Result<void> FrameDecoder::decode(std::string_view payload, Snapshot& out) {
       q.device_ix = static_cast<uint32_t>(dev);
       q.has_bytes = has_bytes != 0;
     }
+    if ((mask & kQueueCpu) != 0) {
+      uint64_t cpu = 0;
+      if (!c.varint(cpu) || cpu > 0xffff) return bad(fmt::format("bad queue {} cpu", i));
+      q.cpu = static_cast<uint16_t>(cpu);
+    }
     std::array<uint64_t, kQueueCounters> v{};
     if (!get_counters(c, mask, kQueueAbs, counters(b), v)) {
       return bad(fmt::format("truncated queue {} counters", i));
@@ -296,6 +386,7 @@ Result<void> FrameDecoder::decode(std::string_view payload, Snapshot& out) {
   }
 
   // CQs.
+  const CqMask m = state_.version >= 2 ? kCqMaskV2 : kCqMaskV1;
   const bool cq_keys = (flags & kFlagCqKeys) != 0;
   uint64_t ncq = 0;
   if (!c.varint(ncq) || ncq > payload.size()) return bad("bad CQ count");
@@ -317,10 +408,11 @@ Result<void> FrameDecoder::decode(std::string_view payload, Snapshot& out) {
     const model::CqKey key = cq_keys ? q.key : p.cqs[i].key;
     const CqCounters& b = baseline(key, i, !cq_keys, p.cqs, state_.cq_ix, kNewCq);
     uint64_t mask = 0;
-    if (!c.varint(mask) || mask >= (kCqKernel << 1)) return bad(fmt::format("bad CQ {} mask", i));
+    const uint64_t cq_limit = (m.cpu != 0 ? m.cpu : m.kernel) << 1;
+    if (!c.varint(mask) || mask >= cq_limit) return bad(fmt::format("bad CQ {} mask", i));
     q = b;
     q.key = key;
-    if ((mask & kCqMeta) != 0) {
+    if ((mask & m.meta) != 0) {
       uint8_t ctx = 0;
       uint64_t nr = 0, vec = 0;
       if (!c.string(q.ibdev) || !c.byte(ctx) || !c.varint(nr) || !c.varint(vec) ||
@@ -331,7 +423,7 @@ Result<void> FrameDecoder::decode(std::string_view payload, Snapshot& out) {
       q.nr_cqe = static_cast<uint32_t>(nr);
       q.comp_vector = static_cast<int32_t>(unzigzag(vec));
     }
-    if ((mask & kCqKernel) != 0) {
+    if ((mask & m.kernel) != 0) {
       uint64_t comps = 0, usec = 0;
       if (!c.varint(comps) || !c.varint(usec) || comps > 0xffff || usec > 0xffff) {
         return bad(fmt::format("bad CQ {} kernel moderation", i));
@@ -339,11 +431,59 @@ Result<void> FrameDecoder::decode(std::string_view payload, Snapshot& out) {
       q.kernel_comps = static_cast<uint16_t>(comps);
       q.kernel_usec = static_cast<uint16_t>(usec);
     }
-    std::array<uint64_t, kCqCounters> v{};
-    if (!get_counters(c, mask, kCqAbs, counters(b), v)) {
+    if (m.cpu != 0 && (mask & m.cpu) != 0) {
+      uint64_t cpu = 0;
+      if (!c.varint(cpu) || cpu > 0xffff) return bad(fmt::format("bad CQ {} cpu", i));
+      q.cpu = static_cast<uint16_t>(cpu);
+    }
+    std::array<uint64_t, kCqCountersMax> v{};
+    if (!get_counters(c, mask, m.abs, counters(b), v, static_cast<size_t>(m.counters))) {
       return bad(fmt::format("truncated CQ {} counters", i));
     }
     set_counters(q, v);
+  }
+
+  // CPU and IRQ times (version 2).
+  out.cpus.clear();
+  out.irqs.clear();
+  if (state_.version >= 2) {
+    uint64_t ncpu = 0;
+    if (!c.varint(ncpu) || ncpu > payload.size()) return bad("bad CPU count");
+    out.cpus.resize(ncpu);
+    for (size_t i = 0; i < ncpu; ++i) {
+      uint64_t mask = 0;
+      if (!c.varint(mask) || mask >= (kCpuIdleKnown << 1)) {
+        return bad(fmt::format("bad CPU {} mask", i));
+      }
+      std::array<uint64_t, kCpuCounters> v{};
+      if (!get_counters(c, mask, kCpuAbs, counters(i < p.cpus.size() ? p.cpus[i] : kNewCpu), v)) {
+        return bad(fmt::format("truncated CPU {} times", i));
+      }
+      set_counters(out.cpus[i], v);
+      out.cpus[i].idle_known = (mask & kCpuIdleKnown) != 0;
+    }
+    uint64_t nirq = 0;
+    if (!c.varint(nirq) || nirq > payload.size()) return bad("bad IRQ count");
+    out.irqs.resize(nirq);
+    int64_t last = 0;
+    for (size_t i = 0; i < nirq; ++i) {
+      uint64_t d = 0, mask = 0;
+      if (!c.varint(d)) return bad(fmt::format("truncated IRQ {} number", i));
+      const int64_t irq = last + unzigzag(d);
+      if (irq < 0 || irq > std::numeric_limits<uint32_t>::max()) {
+        return bad(fmt::format("IRQ {} number {} out of range", i, irq));
+      }
+      last = irq;
+      out.irqs[i].irq = static_cast<uint32_t>(irq);
+      if (!c.varint(mask) || mask >= (kIrqAbs << 1)) return bad(fmt::format("bad IRQ {} mask", i));
+      auto it = state_.irq_ix.find(out.irqs[i].irq);
+      std::array<uint64_t, kIrqCounters> v{};
+      if (!get_counters(c, mask, kIrqAbs,
+                        counters(it == state_.irq_ix.end() ? kNewIrq : p.irqs[it->second]), v)) {
+        return bad(fmt::format("truncated IRQ {} times", i));
+      }
+      set_counters(out.irqs[i], v);
+    }
   }
   if (!c.at_end())
     return bad(fmt::format("{} unexpected trailing bytes", payload.size() - c.pos()));

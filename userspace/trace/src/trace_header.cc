@@ -56,9 +56,10 @@ Result<TraceHeader> decode_header(std::string_view bytes, const std::string& nam
   }
   TraceHeader h;
   h.version = get_u16(bytes.data() + 8);
-  if (h.version != kFormatVersion) {
-    return DIMCTL_FAIL(0, "{}: trace format version {} at byte 8; this dimctl reads version {}",
-                       name, h.version, kFormatVersion);
+  if (h.version < kOldestFormatVersion || h.version > kFormatVersion) {
+    return DIMCTL_FAIL(0,
+                       "{}: trace format version {} at byte 8; this dimctl reads versions {} to {}",
+                       name, h.version, kOldestFormatVersion, kFormatVersion);
   }
   const uint32_t body_len = get_u32(bytes.data() + 12);
   if (body_len > kMaxHeaderBody) {

@@ -105,7 +105,7 @@ Result<TraceReader> TraceReader::from_bytes(std::string bytes, std::string name)
   if (!h) return fail(std::move(h).error());
   impl->header = std::move(*h);
   impl->pos = header_bytes;
-  impl->decoder.reset(impl->header.start_monotonic_ns);
+  impl->decoder.reset(impl->header.start_monotonic_ns, impl->header.version);
   return TraceReader(std::move(impl));
 }
 

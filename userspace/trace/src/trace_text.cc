@@ -2,6 +2,10 @@
 
 #include <time.h>
 
+#include <algorithm>
+#include <array>
+#include <optional>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -53,6 +57,60 @@ QueueDelta delta(const model::QueueCounters& c, const model::QueueCounters* p) {
           c.bytes - p->bytes,
           false,
           false};
+}
+
+std::string cpu_text(uint16_t cpu) {
+  return cpu == model::QueueCounters::kNoCpu ? std::string() : fmt::format(" cpu {}", cpu);
+}
+
+// One CPU's work between two frames (all of `c` when `p` is null or a counter went back).
+struct CpuDelta {
+  uint64_t hardirqs = 0, softirqs = 0;
+  double hardirq_ns = 0, softirq_ns = 0;
+  std::optional<int64_t> idle_ns;  // when known at both ends and not reset
+  bool reset = false;
+  bool zero() const { return hardirqs == 0 && softirqs == 0 && (!idle_ns || *idle_ns == 0); }
+};
+
+CpuDelta delta(const model::CpuTimes& c, const model::CpuTimes* p) {
+  const model::CpuTimes zero{};
+  const model::CpuTimes& b = p == nullptr ? zero : *p;
+  const std::array<std::pair<uint64_t, uint64_t>, 13> fields{{
+      {c.hardirq_ns, b.hardirq_ns},
+      {c.hardirq_count, b.hardirq_count},
+      {c.hardirq_timed, b.hardirq_timed},
+      {c.softirq_net_rx_ns, b.softirq_net_rx_ns},
+      {c.softirq_net_rx_count, b.softirq_net_rx_count},
+      {c.softirq_net_rx_timed, b.softirq_net_rx_timed},
+      {c.softirq_block_ns, b.softirq_block_ns},
+      {c.softirq_block_count, b.softirq_block_count},
+      {c.softirq_block_timed, b.softirq_block_timed},
+      {c.softirq_irq_poll_ns, b.softirq_irq_poll_ns},
+      {c.softirq_irq_poll_count, b.softirq_irq_poll_count},
+      {c.softirq_irq_poll_timed, b.softirq_irq_poll_timed},
+      {c.idle_ns, b.idle_ns},
+  }};
+  CpuDelta d;
+  for (const auto& [cur, base] : fields) d.reset |= cur < base;
+  const bool whole = p == nullptr || d.reset;
+  auto dd = [&](uint64_t cur, uint64_t base) { return whole ? cur : cur - base; };
+  d.hardirqs = dd(c.hardirq_count, b.hardirq_count);
+  d.hardirq_ns = model::estimated_ns(dd(c.hardirq_ns, b.hardirq_ns),
+                                     dd(c.hardirq_timed, b.hardirq_timed), d.hardirqs);
+  const uint64_t rx = dd(c.softirq_net_rx_count, b.softirq_net_rx_count);
+  const uint64_t blk = dd(c.softirq_block_count, b.softirq_block_count);
+  const uint64_t ip = dd(c.softirq_irq_poll_count, b.softirq_irq_poll_count);
+  d.softirqs = rx + blk + ip;
+  d.softirq_ns = model::estimated_ns(dd(c.softirq_net_rx_ns, b.softirq_net_rx_ns),
+                                     dd(c.softirq_net_rx_timed, b.softirq_net_rx_timed), rx) +
+                 model::estimated_ns(dd(c.softirq_block_ns, b.softirq_block_ns),
+                                     dd(c.softirq_block_timed, b.softirq_block_timed), blk) +
+                 model::estimated_ns(dd(c.softirq_irq_poll_ns, b.softirq_irq_poll_ns),
+                                     dd(c.softirq_irq_poll_timed, b.softirq_irq_poll_timed), ip);
+  if (!whole && c.idle_known && b.idle_known) {
+    d.idle_ns = static_cast<int64_t>(c.idle_ns - b.idle_ns);
+  }
+  return d;
 }
 
 }  // namespace
@@ -107,9 +165,10 @@ void TraceShow::frame(const model::Snapshot& s, std::string& out) {
     }
     lines += fmt::format(
         "  {:<15} napi {:<6} q {:<3} irq {:<4} polls +{} packets +{} events +{} exhausted +{} "
-        "empty +{}{}{}\n",
+        "empty +{}{}{}{}\n",
         s.device_of(q), q.key.napi_id, q.queue, q.irq, d.polls, d.packets, d.events,
         d.budget_exhausted, d.empty_polls, q.has_bytes ? fmt::format(" bytes +{}", d.bytes) : "",
+        cpu_text(q.cpu),
         d.fresh   ? " (new)"
         : d.reset ? " (reset: counted from 0)"
                   : "");
@@ -135,27 +194,32 @@ void TraceShow::frame(const model::Snapshot& s, std::string& out) {
     if (baseline) continue;
     const model::CqCounters* p = it == prev_cqs_.end() ? nullptr : &it->second;
     const bool reset = p != nullptr && (c.events < p->events || c.completions < p->completions ||
-                                        c.schedules < p->schedules || c.polls < p->polls);
+                                        c.schedules < p->schedules || c.polls < p->polls ||
+                                        c.budget_exhausted < p->budget_exhausted);
     const bool whole = p == nullptr || reset;
     const uint64_t ev = whole ? c.events : c.events - p->events;
     const uint64_t comp = whole ? c.completions : c.completions - p->completions;
     const uint64_t sched = whole ? c.schedules : c.schedules - p->schedules;
     const uint64_t polls = whole ? c.polls : c.polls - p->polls;
+    const uint64_t exhausted =
+        whole ? c.budget_exhausted : c.budget_exhausted - p->budget_exhausted;
+    t.budget_exhausted += exhausted;
     t.events += ev;
     t.completions += comp;
     t.schedules += sched;
     t.polls += polls;
     t.resets += reset ? 1 : 0;
     if (!opts_.frames) continue;
-    if (ev == 0 && comp == 0 && sched == 0 && polls == 0 && !whole) {
+    if (ev == 0 && comp == 0 && sched == 0 && polls == 0 && exhausted == 0 && !whole) {
       ++quiet;
       continue;
     }
     lines += fmt::format(
-        "  cq {:<12} {:<6} events +{} completions +{} schedules +{} polls +{} moderation "
-        "{}/{}us{}\n",
+        "  cq {:<12} {:<6} events +{} completions +{} schedules +{} polls +{}{} moderation "
+        "{}/{}us{}{}\n",
         c.ibdev.empty() ? fmt::format("dev{}", c.key.dev_index) : c.ibdev, c.key.cq_id, ev, comp,
-        sched, polls, c.kernel_comps, c.kernel_usec,
+        sched, polls, exhausted > 0 ? fmt::format(" exhausted +{}", exhausted) : "", c.kernel_comps,
+        c.kernel_usec, cpu_text(c.cpu),
         p == nullptr ? " (new)"
         : reset      ? " (reset: counted from 0)"
                      : "");
@@ -167,11 +231,42 @@ void TraceShow::frame(const model::Snapshot& s, std::string& out) {
   }
   prev_cqs_ = std::move(cqs_now);
 
+  for (size_t i = 0; i < s.cpus.size(); ++i) {
+    const auto cpu = static_cast<uint32_t>(i);
+    CpuTotals& t = cpus_[cpu];
+    t.cpu = cpu;
+    ++t.frames;
+    if (baseline) continue;
+    const CpuDelta d = delta(s.cpus[i], i < prev_cpus_.size() ? &prev_cpus_[i] : nullptr);
+    t.hardirqs += d.hardirqs;
+    t.softirqs += d.softirqs;
+    t.hardirq_ns += d.hardirq_ns;
+    t.softirq_ns += d.softirq_ns;
+    t.resets += d.reset ? 1 : 0;
+    std::string busy;
+    if (d.idle_ns && dt > 0) {
+      const double b = std::max(static_cast<double>(dt - *d.idle_ns), d.hardirq_ns + d.softirq_ns);
+      t.idle_span_ns += dt;
+      t.busy_ns += b;
+      busy = fmt::format(" busy {:.1f}%", 100.0 * b / static_cast<double>(dt));
+    }
+    if (!opts_.frames) continue;
+    if (d.zero() && !d.reset) {
+      ++quiet;
+      continue;
+    }
+    lines += fmt::format("  cpu {:<4} hardirq +{} ({}) softirq +{} ({}){}{}\n", cpu, d.hardirqs,
+                         ms(static_cast<int64_t>(d.hardirq_ns)), d.softirqs,
+                         ms(static_cast<int64_t>(d.softirq_ns)), busy,
+                         d.reset ? " (reset: counted from 0)" : "");
+  }
+  prev_cpus_ = s.cpus;
+
   if (!opts_.frames) return;
   if (baseline) {
-    out += fmt::format("frame {} t={:.6f}s baseline: {} queues, {} CQs, devices [{}]\n",
+    out += fmt::format("frame {} t={:.6f}s baseline: {} queues, {} CQs, {} CPUs, devices [{}]\n",
                        frames_ - 1, static_cast<double>(s.time_ns) / 1e9, s.queues.size(),
-                       s.cqs.size(), fmt::join(s.devices, ", "));
+                       s.cqs.size(), s.cpus.size(), fmt::join(s.devices, ", "));
     return;
   }
   out += fmt::format("frame {} t=+{:.6f}s dt={} queues {} cqs {}{}\n", frames_ - 1,
@@ -197,16 +292,33 @@ std::string TraceShow::summary() const {
     }
   }
   if (!cqs_.empty()) {
-    s += fmt::format("{:<15} {:>7} {:>7} {:>12} {:>14} {:>12} {:>14}\n", "IBDEV", "CQ", "FRAMES",
-                     "EVENTS", "COMPLETIONS", "EVENTS/s", "COMPLETIONS/s");
+    s += fmt::format("{:<15} {:>7} {:>7} {:>12} {:>14} {:>10} {:>12} {:>14}\n", "IBDEV", "CQ",
+                     "FRAMES", "EVENTS", "COMPLETIONS", "EXHAUSTED", "EVENTS/s", "COMPLETIONS/s");
     for (const auto& [k, t] : cqs_) {
-      s += fmt::format("{:<15} {:>7} {:>7} {:>12} {:>14} {:>12.1f} {:>14.1f}{}\n", t.ibdev,
-                       t.key.cq_id, t.frames, t.events, t.completions, per_second(t.events, span),
-                       per_second(t.completions, span),
+      s += fmt::format("{:<15} {:>7} {:>7} {:>12} {:>14} {:>10} {:>12.1f} {:>14.1f}{}\n", t.ibdev,
+                       t.key.cq_id, t.frames, t.events, t.completions, t.budget_exhausted,
+                       per_second(t.events, span), per_second(t.completions, span),
                        t.resets > 0 ? fmt::format(" ({} resets)", t.resets) : "");
     }
   }
   if (queues_.empty() && cqs_.empty()) s += "(no queue or CQ in the trace)\n";
+  if (!cpus_.empty()) {
+    // Shares of the time from the first frame to the last; busy over the frames where it is known.
+    s += fmt::format("{:<5} {:>7} {:>12} {:>10} {:>12} {:>10} {:>8} {:>8}\n", "CPU", "FRAMES",
+                     "HARDIRQS/s", "HARDIRQ%", "SOFTIRQS/s", "SOFTIRQ%", "BUSY%", "MEASURED");
+    for (const auto& [c, t] : cpus_) {
+      const double share = span > 0 ? 100.0 / static_cast<double>(span) : 0.0;
+      s += fmt::format(
+          "{:<5} {:>7} {:>12.1f} {:>10.2f} {:>12.1f} {:>10.2f} {:>8} {:>8}{}\n", c, t.frames,
+          per_second(t.hardirqs, span), t.hardirq_ns * share, per_second(t.softirqs, span),
+          t.softirq_ns * share,
+          t.idle_span_ns > 0
+              ? fmt::format("{:.1f}", 100.0 * t.busy_ns / static_cast<double>(t.idle_span_ns))
+              : "-",
+          t.idle_span_ns > 0 ? ms(t.idle_span_ns) : "-",
+          t.resets > 0 ? fmt::format(" ({} resets)", t.resets) : "");
+    }
+  }
   return s;
 }
 

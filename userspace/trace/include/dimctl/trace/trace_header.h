@@ -9,9 +9,12 @@ namespace dimctl::trace {
 
 // The first 8 bytes of every trace file.
 inline constexpr std::string_view kMagic{"DIMTRACE", 8};
-// The one format version this code writes and reads. A reader refuses any other: a frame layout
-// it does not know cannot be skipped safely (deltas chain from frame to frame).
-inline constexpr uint16_t kFormatVersion = 1;
+// The format version this code writes, and the oldest it reads. A reader refuses any other: a
+// frame layout it does not know cannot be skipped safely (deltas chain from frame to frame).
+// Version 2 added issue 22's per-core measurements (docs/TRACE.md); version 1 files read as
+// snapshots without them.
+inline constexpr uint16_t kFormatVersion = 2;
+inline constexpr uint16_t kOldestFormatVersion = 1;
 
 struct TraceHeader {
   uint16_t version = kFormatVersion;

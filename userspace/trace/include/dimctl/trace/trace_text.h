@@ -1,5 +1,5 @@
 // TraceShow: the text of `dimctl trace show` — a header block per file, per-frame per-queue
-// deltas, and totals per queue and CQ over the whole trace.
+// deltas, and totals per queue, CQ and CPU over the whole trace.
 //
 // Deltas are against the previous frame shown (files given in order continue one another, so a
 // rotation set read oldest-first adds up exactly). The first frame is the baseline: nothing is
@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "dimctl/model/snapshot.h"
 #include "dimctl/trace/trace_header.h"
@@ -31,7 +32,21 @@ struct CqTotals {
   model::CqKey key;
   std::string ibdev;
   uint64_t frames = 0;
-  uint64_t events = 0, completions = 0, schedules = 0, polls = 0;
+  uint64_t events = 0, completions = 0, schedules = 0, polls = 0, budget_exhausted = 0;
+  uint64_t resets = 0;
+};
+
+// One CPU's interrupt and softirq work over the trace (format 2; CpuTimes). Times are estimated
+// from the sampled runs (model::estimated_ns). Busy time is counted only over the frames whose
+// CPU had a known idle time at both ends (idle_span_ns of them): max(dt − idle, hardirq +
+// softirq), as the controller counts it.
+struct CpuTotals {
+  uint32_t cpu = 0;
+  uint64_t frames = 0;
+  uint64_t hardirqs = 0, softirqs = 0;  // handler runs; NET_RX + BLOCK + IRQ_POLL runs
+  double hardirq_ns = 0, softirq_ns = 0;
+  int64_t idle_span_ns = 0;
+  double busy_ns = 0;
   uint64_t resets = 0;
 };
 
@@ -52,6 +67,7 @@ class TraceShow {
 
   const std::map<uint64_t, QueueTotals>& queue_totals() const { return queues_; }
   const std::map<uint64_t, CqTotals>& cq_totals() const { return cqs_; }
+  const std::map<uint32_t, CpuTotals>& cpu_totals() const { return cpus_; }
   uint64_t frames() const { return frames_; }
   int64_t span_ns() const { return frames_ == 0 ? 0 : last_ns_ - first_ns_; }
 
@@ -63,6 +79,8 @@ class TraceShow {
   std::unordered_map<uint64_t, model::CqCounters> prev_cqs_;
   std::map<uint64_t, QueueTotals> queues_;
   std::map<uint64_t, CqTotals> cqs_;
+  std::vector<model::CpuTimes> prev_cpus_;
+  std::map<uint32_t, CpuTotals> cpus_;
 };
 
 }  // namespace dimctl::trace
