@@ -10,7 +10,8 @@
 #                          stays within the bound, and the rotation set read oldest-first adds
 #                          up to exactly the datagrams sent
 #   cpu_times_recorded     that recording (format 2) names the CPU the NAPI was polled on, and
-#                          that CPU's softirq runs and busy share; --no-cpu-times records none
+#                          that CPU's softirq runs and busy share; `trace costs` measures that
+#                          CPU's costs from it; --no-cpu-times records none
 #   sim_replays_recording  `dimctl sim --trace` on that recording: every policy (none, kernel net
 #                          DIM, the daemon's controller) is offered the recorded packets, and
 #                          delivers them (at most the last interval's few lost to the run's end)
@@ -104,6 +105,10 @@ if [ -s "$WORK/a.txt" ]; then
   softirqs=$(awk '{print $5}' <<<"$row")
   busy=$(awk '{print $7}' <<<"$row")
   ncpus=$(awk 'f && $1 ~ /^[0-9]+$/ {n++} $1 == "CPU" && $2 == "FRAMES" {f = 1} END {print n + 0}' "$WORK/a.sum")
+  # trace costs: the daemon's controller over the recording measures the polling CPU's costs.
+  "$DIMCTL" trace costs --json "$WORK/a.dtr" >"$WORK/costs.json" 2>"$WORK/costs.err"; costs_rc=$?
+  costs=$(jq -r --argjson c "${poll_cpu:-0}" '.cores[] | select(.cpu == $c) | "\(.confidence) \(.estimate.completion_ns) \(.estimate.interrupt_ns)"' "$WORK/costs.json" 2>/dev/null)
+  read -r confidence completion_ns interrupt_ns <<<"$costs"
   "$DIMCTL" record --output "$WORK/d.dtr" --interval 20ms --duration 200ms --no-cpu-times >/dev/null 2>"$WORK/d.err"; d_rc=$?
   d_cpus=$("$DIMCTL" trace show "$WORK/d.dtr" 2>&1 | sed -n 's/^frame 0 .* \([0-9]*\) CPUs,.*/\1/p')
   if [ "$version" != 2 ]; then
@@ -118,11 +123,15 @@ if [ -s "$WORK/a.txt" ]; then
     fail cpu_times_recorded "CPU $poll_cpu polled rec-r but recorded no softirq run: $row"
   elif ! awk -v x="$busy" 'BEGIN {exit !(x ~ /^[0-9.]+$/ && x > 0 && x <= 100)}'; then
     fail cpu_times_recorded "CPU $poll_cpu busy '$busy' is not a share in (0, 100]: $row"
+  elif [ "$costs_rc" -ne 0 ] || [ -z "$costs" ]; then
+    fail cpu_times_recorded "trace costs exited $costs_rc, no costs for CPU $poll_cpu: $(head -c 300 "$WORK/costs.err")"
+  elif [ "$confidence" = defaults ] || ! awk -v x="$completion_ns" 'BEGIN {exit !(x > 0 && x < 100000)}'; then
+    fail cpu_times_recorded "trace costs: CPU $poll_cpu still at the defaults or out of bounds: $costs"
   elif [ "$d_rc" -ne 0 ] || [ "$d_cpus" != 0 ]; then
     fail cpu_times_recorded "--no-cpu-times: exit $d_rc, baseline frame lists '${d_cpus}' CPUs (expected 0): $(head -c 300 "$WORK/d.err")"
   else
     pass cpu_times_recorded
-    echo "    rec-r polled on CPU $poll_cpu; $ncpus CPUs recorded; that CPU: $softirqs softirqs/s, $busy % busy"
+    echo "    rec-r polled on CPU $poll_cpu; $ncpus CPUs recorded; that CPU: $softirqs softirqs/s, $busy % busy; trace costs: $confidence, completion ${completion_ns} ns, interrupt ${interrupt_ns} ns"
   fi
 else
   fail cpu_times_recorded "no trace show output from sigint_exact_total"

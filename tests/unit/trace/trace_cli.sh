@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `dimctl trace show` and `dimctl record`'s flag checks as an operator meets them: exit codes
+# `dimctl trace show`, `dimctl trace costs`' errors and `dimctl record`'s flag checks as an operator meets them: exit codes
 # 0/2 and the text printed (no root: record's flags are checked before anything is attached).
 # usage: trace_cli.sh DIMCTL FIXTURE
 set -uo pipefail
@@ -67,5 +67,15 @@ cp "$FIXTURE" "$TMP/set.dtr"
 run set 0 trace show --summary --rotation-set "$TMP/set.dtr"
 expect_in set out "file      $TMP/set.dtr.1 ("
 expect_in set out "summary: 400 frames"
+
+# trace costs: the fixture (format 1) has no CPU times; bad flags and files are usage errors.
+run costs_v1 2 trace costs "$FIXTURE"
+expect_in costs_v1 err "the trace has no CPU times (format 1, or recorded with --no-cpu-times)"
+run costs_every 2 trace costs --every soon "$FIXTURE"
+expect_in costs_every err "--every 'soon' is not a positive duration"
+run costs_missing 2 trace costs "$TMP/none.dtr"
+expect_in costs_missing err "cannot open $TMP/none.dtr"
+run costs_text 2 trace costs "$TMP/text.dtr"
+expect_in costs_text err "not a dimctl trace (bad magic at byte 0)"
 
 cli_checks_done "trace CLI"

@@ -1,0 +1,63 @@
+#include "dimctl/trace_costs/shadow_replay.h"
+
+#include <cerrno>
+
+#include "dimctl/controller/controller.h"
+
+namespace dimctl::trace_costs {
+
+ShadowReplay::ShadowReplay()
+    : controller_(
+          std::make_unique<controller::Controller>(*this, *this, nullptr, *this, *this, *this)) {}
+
+ShadowReplay::~ShadowReplay() = default;
+
+Result<void> ShadowReplay::feed(const model::Snapshot& frame) {
+  frame_ = &frame;
+  auto r = controller_->step();
+  frame_ = nullptr;
+  return r;
+}
+
+std::shared_ptr<const model::ControllerState> ShadowReplay::state() const {
+  return controller_->state();
+}
+
+Result<model::Snapshot> ShadowReplay::sample() {
+  if (frame_ == nullptr) return DIMCTL_FAIL(ENODATA, "no trace frame to replay");
+  return *frame_;
+}
+
+Result<void> ShadowReplay::sample_into(model::Snapshot& out) {
+  if (frame_ == nullptr) return DIMCTL_FAIL(ENODATA, "no trace frame to replay");
+  out = *frame_;
+  return ok();
+}
+
+Result<model::Coalesce> ShadowReplay::get(const std::string& dev) {
+  return DIMCTL_FAIL(ENODATA, "{}: a trace does not record coalescing settings", dev);
+}
+
+Result<model::Coalesce> ShadowReplay::set(const std::string& dev, const model::Coalesce&) {
+  return DIMCTL_FAIL(EPERM, "{}: a trace replay writes nothing", dev);
+}
+
+Result<model::Coalesce> ShadowReplay::get_queue(const std::string& dev, uint32_t queue) {
+  return DIMCTL_FAIL(ENODATA, "{} queue {}: a trace does not record coalescing settings", dev,
+                     queue);
+}
+
+Result<model::Coalesce> ShadowReplay::set_queue(const std::string& dev, uint32_t queue,
+                                                const model::Coalesce&) {
+  return DIMCTL_FAIL(EPERM, "{} queue {}: a trace replay writes nothing", dev, queue);
+}
+
+model::DevicePolicy ShadowReplay::policy_for(const model::DeviceInfo&) const {
+  model::DevicePolicy p;
+  p.mode = model::Mode::kShadow;
+  p.algorithm = model::Algorithm::kModel;
+  p.rule = "trace costs";
+  return p;
+}
+
+}  // namespace dimctl::trace_costs
