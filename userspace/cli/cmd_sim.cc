@@ -30,6 +30,10 @@
 #include "dimctl/sim/simulator.h"
 #include "dimctl/sim/trace_source.h"
 #include "dimctl/sim/workload_yaml.h"
+#if __has_include("dimctl/trace_costs/host_costs.h")
+#include "dimctl/trace_costs/host_costs.h"
+#define DIMCTL_HAVE_TRACE_COSTS 1
+#endif
 
 namespace dimctl::cli {
 namespace {
@@ -130,12 +134,31 @@ Result<Workload> trace_workload(const SimArgs& a, TraceInfo& info) {
   return w;
 }
 
+// `--cost trace`: the costs the daemon's estimator measures from the replayed trace itself.
+constexpr std::string_view kTraceCost = "trace";
+
 // Applies the override flags; "" on success, else what is wrong.
 std::string apply_overrides(const SimArgs& a, Workload& w) {
   if (a.seed) w.seed = *a.seed;
   if (a.queues) w.queues = *a.queues;
   if (!a.table.empty()) w.table = *parse_table(a.table);  // checked by CLI11
-  if (!a.cost.empty()) {
+  if (a.cost == kTraceCost) {
+#ifdef DIMCTL_HAVE_TRACE_COSTS
+    if (a.trace.empty()) return "--cost trace: the costs measured in a trace, needs --trace FILE";
+    auto h = trace_costs::host_costs(a.trace, a.trace_device);
+    if (!h) return fmt::format("--cost trace: {}", h.error().message());
+    // The estimator's interrupt cost holds the handler and the poll's wake-up, its completion cost
+    // the rest of the poll: the simulator's irq and completion costs, nothing per poll call or
+    // outside the poll (the recording host's application work is not in the trace).
+    CostModel c;
+    c.name = "trace";
+    c.irq_ns = std::llround(h->interrupt_ns);
+    c.completion_ns = std::llround(h->completion_ns);
+    for (StageSpec& s : w.stages) s.cpu = c;
+#else
+    return "--cost trace: this build has no trace costs (dimctl::trace_costs)";
+#endif
+  } else if (!a.cost.empty()) {
     for (StageSpec& s : w.stages) s.cpu = *builtin_cost_model(a.cost);
   }
   if (!a.timer.empty()) {
@@ -789,7 +812,10 @@ const Registrar kSim("sim", [](CLI::App& app, Runner& runner) {
       ->check(CLI::Range(1, 65'536));
   std::vector<std::string> costs;
   for (const CostModel& c : builtin_cost_models()) costs.push_back(c.name);
-  sub->add_option("--cost", a->cost, "cost model of every stage (built-in name)")
+  costs.emplace_back(kTraceCost);
+  sub->add_option("--cost", a->cost,
+                  "cost model of every stage: a built-in name, or `trace` (with --trace: the "
+                  "recording host's costs, measured from the trace's CPU times)")
       ->check(CLI::IsMember(costs));
   sub->add_option("--timer", a->timer, "timer semantics of every stage")
       ->check(CLI::IsMember(model::kTimerModeNames.words()));

@@ -18,7 +18,6 @@
 #if __has_include("dimctl/trace_costs/shadow_replay.h")
 #include <fmt/format.h>
 
-#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include "dimctl/common/duration.h"
@@ -137,9 +136,6 @@ std::string core_line(const model::CoreView& c) {
 // `dimctl trace costs`: the daemon's controller in shadow mode with the model policy over the
 // trace; per CPU the costs and busy share it measures, every --every of trace time and at the end.
 int run_costs(const ShowArgs& a) {
-  // The controller logs what a daemon's operator needs (a device's coalescing unreadable, a new
-  // device); over a trace those are expected for every device, and only errors are news.
-  spdlog::set_level(spdlog::level::err);
   const auto every = parse_duration(a.every);
   if (!every || *every <= 0) {
     std::cerr << "dimctl trace costs: --every '" << a.every

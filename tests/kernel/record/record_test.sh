@@ -14,7 +14,8 @@
 #                          CPU's costs from it; --no-cpu-times records none
 #   sim_replays_recording  `dimctl sim --trace` on that recording: every policy (none, kernel net
 #                          DIM, the daemon's controller) is offered the recorded packets, and
-#                          delivers them (at most the last interval's few lost to the run's end)
+#                          delivers them (at most the last interval's few lost to the run's end);
+#                          --cost trace charges the costs measured from the recording
 #   sigkill_readable       after SIGKILL the file still reads (clean end or a truncated-tail
 #                          warning, never an error)
 # Prints one PASS/FAIL line per case and "N passed, N failed".
@@ -149,15 +150,20 @@ if [ -s "$WORK/a.dtr" ] && [ "$N" -gt 0 ]; then
     # past the trace's last frame are not counted (a few at the very end, if any).
     if [ "$c" -gt "$N" ] || [ "$c" -lt $((N * 99 / 100)) ]; then bad="$bad $c"; fi
   done
+  # --cost trace: the replay charges the recording host's costs, measured from the trace.
+  "$DIMCTL" sim --trace "$WORK/a.dtr" --trace-device rec-r --cost trace --policy none --dry-run \
+    >"$WORK/sim-cost.txt" 2>&1; cost_rc=$?
   if [ "$rc" -ne 0 ]; then
     fail sim_replays_recording "dimctl sim --trace exited $rc: $(head -c 400 "$WORK/sim.err")"
+  elif [ "$cost_rc" -ne 0 ] || ! grep -Eq 'cost trace \(irq [0-9.]+[nu]s, completion [0-9.]+[nu]s' "$WORK/sim-cost.txt"; then
+    fail sim_replays_recording "sim --cost trace exited $cost_rc: $(grep -m1 -E 'cost|error' "$WORK/sim-cost.txt")"
   elif [ "$nruns" -ne 3 ]; then
     fail sim_replays_recording "expected 3 runs in the JSON, got '$counts'"
   elif [ -n "$bad" ]; then
     fail sim_replays_recording "simulated completions$bad, $N recorded"
   else
     pass sim_replays_recording
-    echo "    $N recorded packets replayed; completions per policy: $counts"
+    echo "    $N recorded packets replayed; completions per policy: $counts; --cost trace: $(grep -o 'cost trace ([^)]*)' "$WORK/sim-cost.txt")"
   fi
 else
   fail sim_replays_recording "no recording from sigint_exact_total to replay"

@@ -78,4 +78,10 @@ expect_in costs_missing err "cannot open $TMP/none.dtr"
 run costs_text 2 trace costs "$TMP/text.dtr"
 expect_in costs_text err "not a dimctl trace (bad magic at byte 0)"
 
+# sim --cost trace: the replayed trace's own costs, so it needs a trace with CPU times.
+run sim_cost_v1 2 sim --trace "$FIXTURE" --cost trace --policy none --dry-run
+expect_in sim_cost_v1 err "--cost trace: trace $FIXTURE: no CPU times"
+run sim_cost_no_trace 2 sim --workload "$(dirname "$0")/../../../bench/sim/workloads/h1-napi-pingpong.yaml" --cost trace --policy none --dry-run
+expect_in sim_cost_no_trace err "--cost trace: the costs measured in a trace, needs --trace FILE"
+
 cli_checks_done "trace CLI"

@@ -12,6 +12,7 @@
 
 #include "dimctl/trace/trace_reader.h"
 #include "dimctl/trace/trace_writer.h"
+#include "dimctl/trace_costs/host_costs.h"
 #include "dimctl/trace_costs/shadow_replay.h"
 
 namespace dimctl::trace_costs {
@@ -70,8 +71,9 @@ class ShadowReplayTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // Writes `frames` to a trace and reads them back: what `dimctl trace costs` feeds.
+  std::string path() const { return dir_ + "/t.dtr"; }
   std::vector<model::Snapshot> round_trip(const std::vector<model::Snapshot>& frames) {
-    const std::string path = dir_ + "/t.dtr";
+    const std::string path = this->path();
     auto w = trace::TraceWriter::open(path);
     EXPECT_TRUE(w.ok());
     for (const auto& s : frames) EXPECT_TRUE(w->write(s).ok());
@@ -193,6 +195,55 @@ TEST_F(ShadowReplayTest, ASnapshotBreakingItsDeviceTableIsRefusedAndCounted) {
   EXPECT_EQ(replay.state()->sample_errors_total, 1u);
   // Outside feed() there is no frame: the controller's sample fails instead of reading garbage.
   EXPECT_FALSE(replay.sample().ok());
+}
+
+// What `dimctl sim --trace FILE --cost trace` charges: the costs of the CPUs that polled the
+// replayed queues, weighted by their completions; a device keeps only its own CPU's.
+TEST_F(ShadowReplayTest, HostCostsAreThoseOfTheCpusThatPolledTheReplayedQueues) {
+  const Costs net{800, 1700, 350}, rdma{1500, 3000, 900};
+  round_trip(two_core_host(net, rdma, true, 20));
+  for (const auto& [device, known] :
+       {std::pair{std::string("eth9"), net}, std::pair{std::string("rxe0"), rdma}}) {
+    SCOPED_TRACE(device);
+    auto h = host_costs(path(), device);
+    ASSERT_TRUE(h.ok()) << h.error().message();
+    ASSERT_EQ(h->cpus.size(), 1u);
+    EXPECT_EQ(h->cpus[0].cpu, device == "eth9" ? 0u : 1u);
+    EXPECT_NEAR(h->interrupt_ns, known.handler + known.wakeup,
+                0.1 * (known.handler + known.wakeup));
+    EXPECT_NEAR(h->completion_ns, known.completion, 0.1 * known.completion);
+    EXPECT_GT(h->completions, 0u);
+  }
+  // Both devices: between the two, each CPU weighted by its completions.
+  auto both = host_costs(path());
+  ASSERT_TRUE(both.ok()) << both.error().message();
+  ASSERT_EQ(both->cpus.size(), 2u);
+  double irq = 0, comp = 0;
+  for (const CpuShare& c : both->cpus) {
+    irq += c.estimate.interrupt_ns * static_cast<double>(c.completions);
+    comp += c.estimate.completion_ns * static_cast<double>(c.completions);
+  }
+  EXPECT_EQ(both->completions, both->cpus[0].completions + both->cpus[1].completions);
+  EXPECT_DOUBLE_EQ(both->interrupt_ns, irq / static_cast<double>(both->completions));
+  EXPECT_DOUBLE_EQ(both->completion_ns, comp / static_cast<double>(both->completions));
+  EXPECT_GT(both->completion_ns, net.completion * 1.1);
+  EXPECT_LT(both->completion_ns, rdma.completion * 0.9);
+}
+
+TEST_F(ShadowReplayTest, HostCostsNameWhatIsMissing) {
+  round_trip(two_core_host({800, 1700, 350}, {1500, 3000, 900}, false, 2));
+  auto none = host_costs(path());
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message().find("no CPU times"), std::string::npos)
+      << none.error().message();
+  round_trip(two_core_host({800, 1700, 350}, {1500, 3000, 900}, true, 2));
+  auto other = host_costs(path(), "eth7");
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().message().find("device 'eth7'"), std::string::npos)
+      << other.error().message();
+  auto missing = host_costs(dir_ + "/none.dtr");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message().find("none.dtr"), std::string::npos);
 }
 
 }  // namespace

@@ -36,7 +36,9 @@ class ShadowReplay final : public model::CounterSource,
   ShadowReplay& operator=(const ShadowReplay&) = delete;
 
   // One controller period on `frame` (at the frame's time). Fails when the controller refuses
-  // the snapshot (a device_ix outside its table), as the daemon counts a failed sample.
+  // the snapshot (a device_ix outside its table), as the daemon counts a failed sample. While it
+  // runs, spdlog's level is at least `err` (the controller's per-device warnings are expected
+  // for every device of a trace).
   Result<void> feed(const model::Snapshot& frame);
   // What the controller published after the latest frame.
   std::shared_ptr<const model::ControllerState> state() const;
