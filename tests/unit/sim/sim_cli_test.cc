@@ -171,7 +171,7 @@ TEST_F(SimCli, BadFlagValues) {
            {"--duration 0", "--duration '0': want a positive duration"},
            {"--service 5", "--service '5': want a duration (5us), exp:MEAN or lognormal:MEAN:CV"},
            {"--timer eqe", "--timer: eqe not in {rate-limit,idle-gap,absolute}"},
-           {"--cost 8k", "--cost: 8k not in {free,net,512B,4k,64k}"},
+           {"--cost 8k", "--cost: 8k not in {free,net,512B,4k,64k,trace}"},
            {"--queues 0", "--queues: Value 0 not in range 1 to 65536"},
            {"--trace-device veth0", "--trace-device applies to --trace only"},
        }) {
