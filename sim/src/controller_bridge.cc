@@ -21,8 +21,8 @@ ControllerBridge::ControllerBridge(Engine& engine, const PolicySpec& policy, con
   opt.publish_interval_ns = 0;  // the RDMA path reads each period's decision from the state
   opt.default_mode = model::Mode::kEnforce;
   opt.config_path = "(simulator)";
-  controller_ = std::make_unique<controller::Controller>(*this, *this, nullptr, *this, *this, *this,
-                                                         std::move(opt));
+  controller_ = std::make_unique<controller::Controller>(*this, *this, nullptr, originals_, *this,
+                                                         *this, std::move(opt));
 }
 
 ControllerBridge::~ControllerBridge() = default;

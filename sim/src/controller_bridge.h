@@ -19,7 +19,7 @@
 #include "dimctl/model/clock.h"
 #include "dimctl/model/counter_source.h"
 #include "dimctl/model/net_actuator.h"
-#include "dimctl/model/originals_store.h"
+#include "dimctl/model/null_originals_store.h"
 #include "dimctl/model/policy.h"
 #include "dimctl/sim/metrics.h"
 #include "dimctl/sim/policy.h"
@@ -31,7 +31,6 @@ class Engine;
 
 class ControllerBridge final : public model::CounterSource,
                                public model::NetActuator,
-                               public model::OriginalsStore,
                                public model::PolicySource,
                                public model::Clock {
  public:
@@ -56,21 +55,6 @@ class ControllerBridge final : public model::CounterSource,
   Result<model::Coalesce> set_queue(const std::string& dev, uint32_t queue,
                                     const model::Coalesce& req) override;
   std::vector<model::CoalesceChange> drain_changes() override { return {}; }
-  // model::OriginalsStore: the simulated devices need no restore.
-  Result<void> record_net(const std::string&, const model::Coalesce&) override { return ok(); }
-  Result<void> record_net_queue(const std::string&, uint32_t, const model::Coalesce&) override {
-    return ok();
-  }
-  Result<void> record_rdma_dim(const std::string&, bool) override { return ok(); }
-  Result<void> record_napi(const std::string&, uint32_t, const model::NapiConfig&) override {
-    return ok();
-  }
-  Result<void> forget_napi(const std::string&, uint32_t) override { return ok(); }
-  Result<void> forget_net(const std::string&) override { return ok(); }
-  Result<void> forget_rdma(const std::string&) override { return ok(); }
-  Result<void> rename_net(const std::vector<std::pair<std::string, std::string>>&) override {
-    return ok();
-  }
   // model::PolicySource: every simulated device enforced with the policy's algorithm, no rate
   // limit beyond the controller period.
   model::DevicePolicy policy_for(const model::DeviceInfo& dev) const override;
@@ -95,6 +79,7 @@ class ControllerBridge final : public model::CounterSource,
   std::vector<std::string> names_;  // per moderated stage
   std::map<std::string, uint32_t> stage_by_name_;
   std::vector<uint32_t> stages_;
+  model::NullOriginalsStore originals_;  // the simulated devices need no restore
   std::unique_ptr<controller::Controller> controller_;
 };
 

@@ -13,6 +13,19 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
+// Every frame of `r`; fails the test on an error or a truncated tail.
+std::vector<model::Snapshot> read_all(TraceReader& r) {
+  std::vector<model::Snapshot> frames;
+  for (;;) {
+    auto f = r.next();
+    EXPECT_TRUE(f.ok()) << f.error().message();
+    if (!f.ok() || !f->has_value()) break;
+    frames.push_back(std::move(**f));
+  }
+  EXPECT_FALSE(r.warning().has_value()) << *r.warning();
+  return frames;
+}
+
 TEST(VethDemoFixture, HeaderAndDemoQueueRateArePlausible) {
   auto r = TraceReader::open(DIMCTL_TRACE_FIXTURE);
   ASSERT_TRUE(r.ok()) << r.error().message();
@@ -26,14 +39,7 @@ TEST(VethDemoFixture, HeaderAndDemoQueueRateArePlausible) {
   EXPECT_EQ(h.interval_ns, 20'000'000);
   EXPECT_GT(h.start_realtime_ns, 1'700'000'000'000'000'000);
 
-  std::vector<model::Snapshot> frames;
-  for (;;) {
-    auto f = r->next();
-    ASSERT_TRUE(f.ok()) << f.error().message();
-    if (!f->has_value()) break;
-    frames.push_back(std::move(**f));
-  }
-  EXPECT_FALSE(r->warning().has_value()) << *r->warning();
+  const std::vector<model::Snapshot> frames = read_all(*r);
   ASSERT_GE(frames.size(), 100u);
   EXPECT_GE(frames.front().time_ns, h.start_monotonic_ns);
 
@@ -91,15 +97,8 @@ TEST(FormatOneFixture, QueuesAndCqsReadExactly) {
   auto r = TraceReader::open(DIMCTL_TRACE_V1_FIXTURE);
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(r->header().version, 1);
-  std::vector<model::Snapshot> frames;
-  for (;;) {
-    auto f = r->next();
-    ASSERT_TRUE(f.ok()) << f.error().message();
-    if (!f->has_value()) break;
-    frames.push_back(std::move(**f));
-  }
+  const std::vector<model::Snapshot> frames = read_all(*r);
   ASSERT_EQ(frames.size(), 3u);
-  EXPECT_FALSE(r->warning().has_value());
   for (size_t i = 0; i < frames.size(); ++i) {
     SCOPED_TRACE(::testing::Message() << "frame " << i);
     const model::Snapshot& s = frames[i];

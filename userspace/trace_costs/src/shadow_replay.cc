@@ -9,8 +9,8 @@
 namespace dimctl::trace_costs {
 
 ShadowReplay::ShadowReplay()
-    : controller_(
-          std::make_unique<controller::Controller>(*this, *this, nullptr, *this, *this, *this)) {}
+    : controller_(std::make_unique<controller::Controller>(*this, *this, nullptr, originals_, *this,
+                                                           *this)) {}
 
 ShadowReplay::~ShadowReplay() = default;
 

@@ -15,7 +15,7 @@
 #include "dimctl/model/controller_state.h"
 #include "dimctl/model/counter_source.h"
 #include "dimctl/model/net_actuator.h"
-#include "dimctl/model/originals_store.h"
+#include "dimctl/model/null_originals_store.h"
 #include "dimctl/model/policy.h"
 
 namespace dimctl::controller {
@@ -26,7 +26,6 @@ namespace dimctl::trace_costs {
 
 class ShadowReplay final : public model::CounterSource,
                            public model::NetActuator,
-                           public model::OriginalsStore,
                            public model::PolicySource,
                            public model::Clock {
  public:
@@ -54,21 +53,6 @@ class ShadowReplay final : public model::CounterSource,
   Result<model::Coalesce> set_queue(const std::string& dev, uint32_t queue,
                                     const model::Coalesce& req) override;
   std::vector<model::CoalesceChange> drain_changes() override { return {}; }
-  // model::OriginalsStore: nothing is changed, so nothing is recorded.
-  Result<void> record_net(const std::string&, const model::Coalesce&) override { return ok(); }
-  Result<void> record_net_queue(const std::string&, uint32_t, const model::Coalesce&) override {
-    return ok();
-  }
-  Result<void> record_rdma_dim(const std::string&, bool) override { return ok(); }
-  Result<void> record_napi(const std::string&, uint32_t, const model::NapiConfig&) override {
-    return ok();
-  }
-  Result<void> forget_napi(const std::string&, uint32_t) override { return ok(); }
-  Result<void> forget_net(const std::string&) override { return ok(); }
-  Result<void> forget_rdma(const std::string&) override { return ok(); }
-  Result<void> rename_net(const std::vector<std::pair<std::string, std::string>>&) override {
-    return ok();
-  }
   // model::PolicySource: shadow, the model policy with its defaults, on every device.
   model::DevicePolicy policy_for(const model::DeviceInfo& dev) const override;
   // model::Clock: the time of the frame being fed.
@@ -76,6 +60,7 @@ class ShadowReplay final : public model::CounterSource,
 
  private:
   const model::Snapshot* frame_ = nullptr;
+  model::NullOriginalsStore originals_;  // nothing is changed, so nothing is recorded
   std::unique_ptr<controller::Controller> controller_;
 };
 
