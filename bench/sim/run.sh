@@ -94,11 +94,17 @@ done
 # Recorded veth traces (`dimctl record`, tests/fixtures/traces/): replayed on a net-eqe RX queue
 # under both static profiles of that table, kernel net DIM in EQE and CQE mode, the daemon's DIM,
 # the model policy and the oracle (issue 12, item 4). Id: trace-FILE-STEM.
+# A trace recorded with CPU times (format 2) is replayed a second time at the recording host's
+# own costs, measured from it (`--cost trace`; docs/TRACE.md): id trace-FILE-STEM-host-costs.
+trace_policies="none,static:1,static:2,kernel-net-eqe,kernel-net-cqe,dimctl-net-eqe$model,oracle"
 for f in tests/fixtures/traces/*.dtr; do
   [ -e "$f" ] || continue
   printf '%s\t%s\n' "trace-$(basename "$f" .dtr)" \
-    "dimctl sim --trace $f --policy none,static:1,static:2,kernel-net-eqe,kernel-net-cqe,dimctl-net-eqe$model,oracle --json --timeline" \
-    >>"$manifest"
+    "dimctl sim --trace $f --policy $trace_policies --json --timeline" >>"$manifest"
+  if "$DIMCTL" trace costs --json "$f" >/dev/null 2>&1; then
+    printf '%s\t%s\n' "trace-$(basename "$f" .dtr)-host-costs" \
+      "dimctl sim --trace $f --cost trace --policy $trace_policies --json --timeline" >>"$manifest"
+  fi
 done
 
 one() {  # one run: $1 = id, $2 = the dimctl sim command line (dimctl = $DIMCTL)

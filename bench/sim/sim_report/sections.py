@@ -324,7 +324,11 @@ def section_traces(runs, plot, ctl):
            "`bench/sim/record-veth.sh` records a new one). A trace carries counts per interval, "
            "not packet times: within an interval the arrivals are spread by the simulator, so "
            "these runs show how each policy follows the host's load pattern, not its "
-           "sub-millisecond burst structure.", ""]
+           "sub-millisecond burst structure. A trace recorded with CPU times (format 2) is "
+           "replayed a second time at the recording host's own costs (`-host-costs`, `--cost "
+           "trace`, cost model **trace**): the daemon's estimator run over the trace "
+           "(`dimctl trace costs`) gives the interrupt and completion costs the simulator "
+           "charges.", ""]
     for r in group:
         n = r.phase(r.policies[0])["latency"]["count"]
         dur = sum(p["duration_ns"] for p in r.w["phases"]) / 1e9
