@@ -5,6 +5,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -275,6 +277,48 @@ TEST_F(TraceTest, BadHeadersAreErrorsNamingTheFile) {
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.error().message(), HasSubstr("missing.dtr"));
   EXPECT_EQ(missing.error().code(), ENOENT);
+}
+
+// A frame whose checksums are right but whose content is not (a writer bug, not a flipped bit):
+// an IRQ number delta that would overflow, or leave the IRQ range, is an error naming it.
+TEST_F(TraceTest, IrqNumbersOutOfRangeAreErrorsNotOverflows) {
+  const std::string header = write_all({});  // a header and no frame
+  auto le = [](std::string& out, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+  };
+  auto varint = [](std::string& out, uint64_t v) {
+    do {
+      const auto b = static_cast<uint8_t>(v & 0x7f);
+      v >>= 7;
+      out.push_back(static_cast<char>(v != 0 ? b | 0x80 : b));
+    } while (v != 0);
+  };
+  auto crc = [](const std::string& b) {
+    return static_cast<uint32_t>(
+        ::crc32(0, reinterpret_cast<const Bytef*>(b.data()), static_cast<uInt>(b.size())));
+  };
+  // zigzag: 2^64 - 2 is INT64_MAX (overflows from IRQ 5), 2^33 is +2^32 (past uint32).
+  for (const uint64_t second_delta : {~uint64_t{1}, uint64_t{1} << 33}) {
+    SCOPED_TRACE(second_delta);
+    std::string payload;
+    for (uint64_t v : {0, 0, 0, 0, 0, 2}) varint(payload, v);  // flags, time, queues, CQs, CPUs
+    varint(payload, 10);                                       // IRQ 5
+    varint(payload, 0);                                        // its mask: no counter
+    varint(payload, second_delta);
+    varint(payload, 0);
+    std::string frame, len;
+    le(len, payload.size(), 4);
+    frame += len;
+    le(frame, crc(len) & 0xffff, 2);
+    frame += payload;
+    le(frame, crc(payload), 4);
+    auto r = TraceReader::from_bytes(header + frame, "irq.dtr");
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    auto f = r->next();
+    ASSERT_FALSE(f.ok());
+    EXPECT_THAT(f.error().message(), HasSubstr("IRQ 1 number"));
+    EXPECT_THAT(f.error().message(), HasSubstr("out of range"));
+  }
 }
 
 // Any single flipped bit anywhere gives an error or a clean stop, never a crash or garbage past

@@ -469,7 +469,10 @@ Result<void> FrameDecoder::decode(std::string_view payload, Snapshot& out) {
     for (size_t i = 0; i < nirq; ++i) {
       uint64_t d = 0, mask = 0;
       if (!c.varint(d)) return bad(fmt::format("truncated IRQ {} number", i));
-      const int64_t irq = last + unzigzag(d);
+      // Unsigned arithmetic: a corrupt delta wraps (and fails the range check) instead of
+      // overflowing.
+      const auto irq =
+          static_cast<int64_t>(static_cast<uint64_t>(last) + static_cast<uint64_t>(unzigzag(d)));
       if (irq < 0 || irq > std::numeric_limits<uint32_t>::max()) {
         return bad(fmt::format("IRQ {} number {} out of range", i, irq));
       }
