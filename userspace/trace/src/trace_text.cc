@@ -67,7 +67,7 @@ std::string cpu_text(uint16_t cpu) {
 struct CpuDelta {
   uint64_t hardirqs = 0, softirqs = 0;
   double hardirq_ns = 0, softirq_ns = 0;
-  std::optional<int64_t> idle_ns;  // when known at both ends and not reset
+  std::optional<uint64_t> idle_ns;  // when known at both ends and not reset
   bool reset = false;
   bool zero() const { return hardirqs == 0 && softirqs == 0 && (!idle_ns || *idle_ns == 0); }
 };
@@ -108,7 +108,7 @@ CpuDelta delta(const model::CpuTimes& c, const model::CpuTimes* p) {
                  model::estimated_ns(dd(c.softirq_irq_poll_ns, b.softirq_irq_poll_ns),
                                      dd(c.softirq_irq_poll_timed, b.softirq_irq_poll_timed), ip);
   if (!whole && c.idle_known && b.idle_known) {
-    d.idle_ns = static_cast<int64_t>(c.idle_ns - b.idle_ns);
+    d.idle_ns = c.idle_ns - b.idle_ns;
   }
   return d;
 }
@@ -245,7 +245,9 @@ void TraceShow::frame(const model::Snapshot& s, std::string& out) {
     t.resets += d.reset ? 1 : 0;
     std::string busy;
     if (d.idle_ns && dt > 0) {
-      const double b = std::max(static_cast<double>(dt - *d.idle_ns), d.hardirq_ns + d.softirq_ns);
+      // In doubles: a trace's idle delta is not trusted to fit beside dt in 64 bits.
+      const double b = std::max(static_cast<double>(dt) - static_cast<double>(*d.idle_ns),
+                                d.hardirq_ns + d.softirq_ns);
       t.idle_span_ns += dt;
       t.busy_ns += b;
       busy = fmt::format(" busy {:.1f}%", 100.0 * b / static_cast<double>(dt));
