@@ -13,6 +13,7 @@
 #include "dim/cost_estimator.h"
 #include "dim/saturation.h"
 #include "dimctl/controller/controller.h"
+#include "dimctl/model/cpu_period.h"
 #include "policy_predicates.h"
 #include "slots.h"
 
@@ -44,45 +45,6 @@ bool outside(double ns, int16_t bucket) {
   return std::abs(std::log(std::max(ns, 1.0)) / kLogStep - bucket) > kLeaveBucket;
 }
 
-// Idle can step back by a few ns (dimctl_bpf.h: a stretch ending between the reader's loads);
-// more is a re-attach.
-constexpr uint64_t kIdleSlackNs = 1'000'000;
-
-// The core's busy fraction of the period: what was not idle, and at least the interrupt time
-// (interrupts taken while idle count as idle for sched_switch). Without idle times, the
-// interrupt time alone (application work unseen: a core full of it never looks saturated).
-double busy_fraction(const model::CpuTimes& now, const model::CpuTimes& prev, double irq_ns,
-                     int64_t dt_ns) {
-  const auto dt = static_cast<double>(dt_ns);
-  double busy = irq_ns;
-  if (now.idle_known && prev.idle_known) {
-    const double idle =
-        std::clamp(static_cast<double>(now.idle_ns) - static_cast<double>(prev.idle_ns), 0.0, dt);
-    busy = std::max(busy, dt - idle);
-  }
-  return std::clamp(busy / dt, 0.0, 1.0);
-}
-
-// A cumulative counter that went backwards (the collector re-attached): no period.
-bool went_backwards(const model::CpuTimes& now, const model::CpuTimes& prev) {
-  return now.hardirq_count < prev.hardirq_count || now.hardirq_timed < prev.hardirq_timed ||
-         now.hardirq_ns < prev.hardirq_ns || now.softirq_net_rx_count < prev.softirq_net_rx_count ||
-         now.softirq_net_rx_timed < prev.softirq_net_rx_timed ||
-         now.softirq_net_rx_ns < prev.softirq_net_rx_ns ||
-         now.softirq_block_count < prev.softirq_block_count ||
-         now.softirq_block_timed < prev.softirq_block_timed ||
-         now.softirq_block_ns < prev.softirq_block_ns ||
-         now.softirq_irq_poll_count < prev.softirq_irq_poll_count ||
-         now.softirq_irq_poll_timed < prev.softirq_irq_poll_timed ||
-         now.softirq_irq_poll_ns < prev.softirq_irq_poll_ns ||
-         (now.idle_known && prev.idle_known && now.idle_ns + kIdleSlackNs < prev.idle_ns);
-}
-
-double delta_ns(uint64_t ns, uint64_t prev_ns, uint64_t timed, uint64_t prev_timed, uint64_t count,
-                uint64_t prev_count) {
-  return model::estimated_ns(ns - prev_ns, timed - prev_timed, count - prev_count);
-}
-
 }  // namespace
 
 void Controller::update_cores(const model::Snapshot& snap) {
@@ -104,23 +66,17 @@ void Controller::update_cores(const model::Snapshot& snap) {
     CoreState& c = cores_[cpu];
     CorePick& pick = core_picks_[cpu];
     const model::CpuTimes& t = snap.cpus[cpu];
-    if (!c.have_prev || step_dt_ns_ <= 0 || went_backwards(t, c.prev)) {
+    if (!c.have_prev || step_dt_ns_ <= 0 || model::went_backwards(t, c.prev)) {
       c.prev = t;
       c.have_prev = true;
       c.acc = {};
       continue;
     }
     const model::CpuTimes& p = c.prev;
-    const double hard = delta_ns(t.hardirq_ns, p.hardirq_ns, t.hardirq_timed, p.hardirq_timed,
-                                 t.hardirq_count, p.hardirq_count);
-    const double soft =
-        delta_ns(t.softirq_net_rx_ns, p.softirq_net_rx_ns, t.softirq_net_rx_timed,
-                 p.softirq_net_rx_timed, t.softirq_net_rx_count, p.softirq_net_rx_count) +
-        delta_ns(t.softirq_block_ns, p.softirq_block_ns, t.softirq_block_timed,
-                 p.softirq_block_timed, t.softirq_block_count, p.softirq_block_count) +
-        delta_ns(t.softirq_irq_poll_ns, p.softirq_irq_poll_ns, t.softirq_irq_poll_timed,
-                 p.softirq_irq_poll_timed, t.softirq_irq_poll_count, p.softirq_irq_poll_count);
-    c.busy = busy_fraction(t, p, hard + soft, step_dt_ns_);
+    const model::CpuPeriod period = model::cpu_period(t, p);
+    const double hard = period.hardirq_ns;
+    const double soft = period.softirq_ns;
+    c.busy = model::busy_fraction(t, p, hard + soft, step_dt_ns_);
     const bool idle_known = t.idle_known && p.idle_known;
     c.prev = t;
     // The queues polled on this core this period (feed_queue(): a sum is this step's when its

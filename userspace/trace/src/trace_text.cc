@@ -2,12 +2,10 @@
 
 #include <time.h>
 
-#include <algorithm>
-#include <array>
-#include <optional>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "dimctl/model/cpu_period.h"
 
 namespace dimctl::trace {
 namespace {
@@ -61,56 +59,6 @@ QueueDelta delta(const model::QueueCounters& c, const model::QueueCounters* p) {
 
 std::string cpu_text(uint16_t cpu) {
   return cpu == model::QueueCounters::kNoCpu ? std::string() : fmt::format(" cpu {}", cpu);
-}
-
-// One CPU's work between two frames (all of `c` when `p` is null or a counter went back).
-struct CpuDelta {
-  uint64_t hardirqs = 0, softirqs = 0;
-  double hardirq_ns = 0, softirq_ns = 0;
-  std::optional<uint64_t> idle_ns;  // when known at both ends and not reset
-  bool reset = false;
-  bool zero() const { return hardirqs == 0 && softirqs == 0 && (!idle_ns || *idle_ns == 0); }
-};
-
-CpuDelta delta(const model::CpuTimes& c, const model::CpuTimes* p) {
-  const model::CpuTimes zero{};
-  const model::CpuTimes& b = p == nullptr ? zero : *p;
-  const std::array<std::pair<uint64_t, uint64_t>, 13> fields{{
-      {c.hardirq_ns, b.hardirq_ns},
-      {c.hardirq_count, b.hardirq_count},
-      {c.hardirq_timed, b.hardirq_timed},
-      {c.softirq_net_rx_ns, b.softirq_net_rx_ns},
-      {c.softirq_net_rx_count, b.softirq_net_rx_count},
-      {c.softirq_net_rx_timed, b.softirq_net_rx_timed},
-      {c.softirq_block_ns, b.softirq_block_ns},
-      {c.softirq_block_count, b.softirq_block_count},
-      {c.softirq_block_timed, b.softirq_block_timed},
-      {c.softirq_irq_poll_ns, b.softirq_irq_poll_ns},
-      {c.softirq_irq_poll_count, b.softirq_irq_poll_count},
-      {c.softirq_irq_poll_timed, b.softirq_irq_poll_timed},
-      {c.idle_ns, b.idle_ns},
-  }};
-  CpuDelta d;
-  for (const auto& [cur, base] : fields) d.reset |= cur < base;
-  const bool whole = p == nullptr || d.reset;
-  auto dd = [&](uint64_t cur, uint64_t base) { return whole ? cur : cur - base; };
-  d.hardirqs = dd(c.hardirq_count, b.hardirq_count);
-  d.hardirq_ns = model::estimated_ns(dd(c.hardirq_ns, b.hardirq_ns),
-                                     dd(c.hardirq_timed, b.hardirq_timed), d.hardirqs);
-  const uint64_t rx = dd(c.softirq_net_rx_count, b.softirq_net_rx_count);
-  const uint64_t blk = dd(c.softirq_block_count, b.softirq_block_count);
-  const uint64_t ip = dd(c.softirq_irq_poll_count, b.softirq_irq_poll_count);
-  d.softirqs = rx + blk + ip;
-  d.softirq_ns = model::estimated_ns(dd(c.softirq_net_rx_ns, b.softirq_net_rx_ns),
-                                     dd(c.softirq_net_rx_timed, b.softirq_net_rx_timed), rx) +
-                 model::estimated_ns(dd(c.softirq_block_ns, b.softirq_block_ns),
-                                     dd(c.softirq_block_timed, b.softirq_block_timed), blk) +
-                 model::estimated_ns(dd(c.softirq_irq_poll_ns, b.softirq_irq_poll_ns),
-                                     dd(c.softirq_irq_poll_timed, b.softirq_irq_poll_timed), ip);
-  if (!whole && c.idle_known && b.idle_known) {
-    d.idle_ns = c.idle_ns - b.idle_ns;
-  }
-  return d;
 }
 
 }  // namespace
@@ -237,30 +185,37 @@ void TraceShow::frame(const model::Snapshot& s, std::string& out) {
     t.cpu = cpu;
     ++t.frames;
     if (baseline) continue;
-    const CpuDelta d = delta(s.cpus[i], i < prev_cpus_.size() ? &prev_cpus_[i] : nullptr);
+    // Against the previous frame's entry, or from 0 for a CPU new to the trace or whose counters
+    // went back (as queues are counted).
+    const model::CpuTimes& cur = s.cpus[i];
+    const model::CpuTimes* prev = i < prev_cpus_.size() ? &prev_cpus_[i] : nullptr;
+    const bool reset = prev != nullptr && model::went_backwards(cur, *prev);
+    const bool whole = prev == nullptr || reset;
+    const model::CpuPeriod d = model::cpu_period(cur, whole ? model::CpuTimes{} : *prev);
     t.hardirqs += d.hardirqs;
     t.softirqs += d.softirqs;
     t.hardirq_ns += d.hardirq_ns;
     t.softirq_ns += d.softirq_ns;
-    t.resets += d.reset ? 1 : 0;
+    t.resets += reset ? 1 : 0;
     std::string busy;
-    if (d.idle_ns && dt > 0) {
-      // In doubles: a trace's idle delta is not trusted to fit beside dt in 64 bits.
-      const double b = std::max(static_cast<double>(dt) - static_cast<double>(*d.idle_ns),
-                                d.hardirq_ns + d.softirq_ns);
+    const bool idle_known = !whole && cur.idle_known && prev->idle_known;
+    if (idle_known && dt > 0) {
+      const double b = model::busy_fraction(cur, *prev, d.hardirq_ns + d.softirq_ns, dt) *
+                       static_cast<double>(dt);
       t.idle_span_ns += dt;
       t.busy_ns += b;
       busy = fmt::format(" busy {:.1f}%", 100.0 * b / static_cast<double>(dt));
     }
     if (!opts_.frames) continue;
-    if (d.zero() && !d.reset) {
+    if (d.hardirqs == 0 && d.softirqs == 0 && (!idle_known || cur.idle_ns == prev->idle_ns) &&
+        !reset) {
       ++quiet;
       continue;
     }
     lines += fmt::format("  cpu {:<4} hardirq +{} ({}) softirq +{} ({}){}{}\n", cpu, d.hardirqs,
                          ms(static_cast<int64_t>(d.hardirq_ns)), d.softirqs,
                          ms(static_cast<int64_t>(d.softirq_ns)), busy,
-                         d.reset ? " (reset: counted from 0)" : "");
+                         reset ? " (reset: counted from 0)" : "");
   }
   prev_cpus_ = s.cpus;
 
