@@ -17,6 +17,13 @@ json coalesce_to_json(const model::Coalesce& c) {
   return j;
 }
 
+json core_to_json(const model::CoreView& c) {
+  json j = json::object();
+  JsonWriter w(j);
+  fields(w, c);
+  return j;
+}
+
 json state_to_json(const model::ControllerState& s) {
   json j = json::object();
   JsonWriter w(j);

@@ -22,6 +22,7 @@
 
 #include "dimctl/common/duration.h"
 #include "dimctl/exporters/names.h"
+#include "dimctl/exporters/state_json.h"
 #include "dimctl/trace_costs/shadow_replay.h"
 #define DIMCTL_HAVE_TRACE_COSTS 1
 #endif
@@ -96,34 +97,6 @@ std::string us(double ns) {
   return fmt::format("{:.2f}us", ns / 1000);
 }
 
-nlohmann::json core_json(const model::CoreView& c) {
-  const dim::CostEstimate& e = c.estimate;
-  return {{"cpu", c.cpu},
-          {"confidence", exporters::cost_confidence_name(c.confidence)},
-          {"interrupt_ns", c.used_interrupt_ns},
-          {"completion_ns", c.used_completion_ns},
-          {"estimate",
-           {{"interrupt_ns", e.interrupt_ns},
-            {"completion_ns", e.completion_ns},
-            {"handler_ns", e.handler_ns},
-            {"wakeup_ns", e.wakeup_ns},
-            {"fit_completion_ns", e.fit_completion_ns},
-            {"combined_ns", e.combined_ns},
-            {"batch", e.batch},
-            {"spread", e.spread},
-            {"relative_error", e.relative_error},
-            {"periods", e.periods},
-            {"kept", e.kept},
-            {"background", e.background}}},
-          {"busy", c.busy},
-          {"interrupts_per_s", c.interrupts_per_s},
-          {"completions_per_s", c.completions_per_s},
-          {"exhausted_share", c.exhausted_share},
-          {"saturated", c.saturated},
-          {"saturation_episodes", c.saturation_episodes},
-          {"model_queues", c.model_queues}};
-}
-
 std::string core_line(const model::CoreView& c) {
   return fmt::format(
       "  cpu {:<4} {:<9} interrupt {:>9} completion {:>9}  busy {:5.1f}%  interrupts/s {:>9.0f}  "
@@ -187,7 +160,7 @@ int run_costs(const ShowArgs& a) {
       const double t = static_cast<double>(s.time_ns - first) / 1e9;
       if (a.json) {
         nlohmann::json cores = nlohmann::json::array();
-        for (const auto& c : state->cores) cores.push_back(core_json(c));
+        for (const auto& c : state->cores) cores.push_back(exporters::core_to_json(c));
         timeline.push_back({{"t_s", t}, {"cores", std::move(cores)}});
       } else {
         std::cout << fmt::format("t=+{:.3f}s\n", t);
@@ -210,7 +183,7 @@ int run_costs(const ShowArgs& a) {
   const dim::CostParams defaults;
   if (a.json) {
     nlohmann::json cores = nlohmann::json::array();
-    for (const auto& c : state->cores) cores.push_back(core_json(c));
+    for (const auto& c : state->cores) cores.push_back(exporters::core_to_json(c));
     nlohmann::json out = {{"frames", frames},
                           {"frames_with_cpu_times", with_cpus},
                           {"frames_refused", refused},

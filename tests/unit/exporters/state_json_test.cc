@@ -108,6 +108,14 @@ TEST(StateJsonTable, EveryFieldRoundTrips) {
   EXPECT_EQ(back->devices[1].applied, testing::every_field_state().devices[1].applied);
 }
 
+// One core alone (`dimctl trace costs --json`) is exactly its entry in the state's `cores`.
+TEST(StateJsonTable, ACoreAloneIsItsEntryInTheState) {
+  const model::ControllerState s = testing::every_field_state();
+  ASSERT_EQ(s.cores.size(), 1u);
+  EXPECT_EQ(core_to_json(s.cores[0]), state_to_json(s)["cores"][0]);
+  EXPECT_EQ(core_to_json(s.cores[0])["estimate"]["handler_ns"], s.cores[0].estimate.handler_ns);
+}
+
 // Written but not read: a key whose value, changed, does not come back changed.
 TEST(StateJsonTable, EveryKeyWrittenIsReadIntoItsField) {
   const json j = state_to_json(testing::every_field_state());

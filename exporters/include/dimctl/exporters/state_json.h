@@ -16,6 +16,9 @@ namespace dimctl::exporters {
 
 nlohmann::json state_to_json(const model::ControllerState& state);
 nlohmann::json coalesce_to_json(const model::Coalesce& c);
+// One entry of the state's `cores` (what `dimctl trace costs --json` prints per CPU, with the
+// same keys).
+nlohmann::json core_to_json(const model::CoreView& c);
 
 // Inverse of state_to_json. Fails (code 0, context names the field) on wrong types or unknown
 // enum names; missing fields keep their defaults.
