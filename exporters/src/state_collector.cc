@@ -75,6 +75,7 @@ enum M : std::size_t {
   kDeviceAllowlisted,
   kDeviceError,
   kDeviceMethod,
+  kDeviceCoalescing,
   kCoalesceRxUsecs,
   kCoalesceRxFrames,
   kCoalesceTxUsecs,
@@ -301,6 +302,11 @@ const std::vector<MetricSpec>& catalogue() {
        "Net devices (value 1): how dimctl writes the device's moderation, ethtool (hardware "
        "coalescing) or napi (software moderation per NAPI, netdev napi-set).",
        {"device", "method"}},
+      {"dimctl_device_coalescing",
+       MetricType::Gauge,
+       "Net devices: 1 when the driver has rx interrupt coalescing (ethtool), 0 when it has none "
+       "(veth, ifb, bridges, tunnels: only method napi moderates them).",
+       {"device"}},
       {"dimctl_coalesce_rx_usecs",
        MetricType::Gauge,
        "ethtool rx-usecs: last requested by dimctl and read back from the device.",
@@ -774,6 +780,7 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
       out.add(kDeviceError, {dev}, b(!dv.last_error.empty()));
       if (dv.kind == model::DeviceKind::kNet)
         out.add(kDeviceMethod, {dev, method_name(dv.method)}, 1);
+      if (dv.coalescing) out.add(kDeviceCoalescing, {dev}, b(*dv.coalescing));
       render_coalesce(out, dev, dv.requested, "requested");
       render_coalesce(out, dev, dv.applied, "applied");
       out.add(kApply, {dev, "ok"}, d(dv.applies_ok_total));

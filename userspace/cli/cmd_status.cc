@@ -33,7 +33,11 @@ std::string algorithm_text(const model::DeviceView& d) {
   if (d.compare) out += model::is_model(d.algorithm) ? " vs dim" : " vs model";
   // Written per NAPI with napi-set: the coalesce columns stay empty, `dimctl top` shows the
   // software profile of each NAPI.
-  if (d.method == model::Method::kNapi) out += " via napi";
+  if (d.method == model::Method::kNapi) {
+    out += " via napi";
+  } else if (d.coalescing == false) {
+    out += " (no coalescing)";  // decided, never written: only napi could moderate it
+  }
   return out;
 }
 

@@ -371,6 +371,72 @@ TEST_F(NapiControllerTest, MethodNapiWithoutNapiSetWritesNothingAndSaysWhy) {
   EXPECT_NE(d->last_error.find("needs Linux >= 6.13"), std::string::npos) << d->last_error;
 }
 
+// A device without coalescing (veth, ifb) that is only watched is no error: a default shadow
+// daemon on a host full of veths must not flag every one of them.
+TEST_F(NapiControllerTest, ADeviceWithoutCoalescingIsNoErrorWhenNotWritten) {
+  add_napi_device("dnc1", 5, 1);
+  for (const model::Mode mode : {model::Mode::kShadow, model::Mode::kObserve}) {
+    model::DevicePolicy p = shadow();
+    p.mode = mode;
+    p.algorithm = model::Algorithm::kStatic;
+    p.static_index = 3;
+    policy.by_name["dnc1"] = p;
+    ctl().reload_policies();
+    busy_step();
+    const model::DeviceView* d = device("dnc1");
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->last_error, "") << static_cast<int>(mode);
+    EXPECT_EQ(d->coalescing, std::optional<bool>(false));
+    EXPECT_EQ(d->applies_failed_total, 0u);
+  }
+  EXPECT_TRUE(net.sets_for("dnc1").empty());
+  EXPECT_EQ(napi.set_calls, 0);
+}
+
+// Enforced with method ethtool, it is not written, not asked every period, and the error says
+// what would moderate it; the error goes when the config stops enforcing it.
+TEST_F(NapiControllerTest, ADeviceWithoutCoalescingEnforcedWithEthtoolSaysWhy) {
+  add_napi_device("dnc1", 5, 1);
+  add_device("eth1", 4, 1, fakes::RecordingNetActuator::full_coalesce());
+  model::DevicePolicy p = napi_static(3);
+  p.method = model::Method::kEthtool;
+  policy.by_name["dnc1"] = p;
+  policy.by_name["eth1"] = p;
+  busy_step();
+  const int gets_after_first = net.gets;
+  for (int i = 0; i < 3; ++i) busy_step();
+  const model::DeviceView* d = device("dnc1");
+  ASSERT_NE(d, nullptr);
+  EXPECT_NE(d->last_error.find("has no interrupt coalescing"), std::string::npos) << d->last_error;
+  EXPECT_NE(d->last_error.find("method napi or auto"), std::string::npos) << d->last_error;
+  EXPECT_EQ(d->applies_failed_total, 0u);
+  EXPECT_TRUE(net.sets_for("dnc1").empty());
+  EXPECT_EQ(net.gets, gets_after_first);  // no COALESCE_GET per period
+  // The device beside it, with coalescing, is written as before and says nothing.
+  EXPECT_EQ(net.sets_for("eth1").size(), 1u);
+  EXPECT_EQ(device("eth1")->last_error, "");
+  EXPECT_EQ(device("eth1")->coalescing, std::optional<bool>(true));
+
+  p.mode = model::Mode::kShadow;
+  policy.by_name["dnc1"] = p;
+  ctl().reload_policies();
+  busy_step();
+  EXPECT_EQ(device("dnc1")->last_error, "");
+}
+
+// Any other failure to read the settings says nothing about the driver: it stays an error.
+TEST_F(NapiControllerTest, AFailedReadOfAnotherKindIsStillAnError) {
+  add_device("eth1", 4, 1, fakes::RecordingNetActuator::full_coalesce());
+  net.devices["eth1"].get_errno = EPERM;
+  policy.by_name["eth1"] = shadow();
+  traffic(key(4, 0), 100, 1000, 1000);
+  ASSERT_TRUE(step().ok());
+  const model::DeviceView* d = device("eth1");
+  ASSERT_NE(d, nullptr);
+  EXPECT_NE(d->last_error.find("reading coalesce settings"), std::string::npos) << d->last_error;
+  EXPECT_EQ(d->coalescing, std::optional<bool>(true));
+}
+
 // DIM as the algorithm: each NAPI follows its own instance, no combining.
 TEST_F(NapiControllerTest, DimPicksPerNapiWithoutCombining) {
   add_napi_device("dnc1", 5, 2);

@@ -123,6 +123,7 @@ inline model::ControllerState every_field_state() {
   d.requested = every_field_coalesce(70);
   d.applied = every_field_coalesce(80);
   d.rdma_dim_enabled = false;
+  d.coalescing = false;
   d.applies_ok_total = 90;
   d.applies_failed_total = 91;
   d.applies_rate_limited_total = 92;

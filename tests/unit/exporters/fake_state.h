@@ -138,6 +138,7 @@ inline model::ControllerState full_fake_state() {
   eth0.drift_total = 1;
   eth0.drifted = false;
   eth0.last_error = "set coalesce: Operation not supported";
+  eth0.coalescing = true;
   s.devices.push_back(eth0);
 
   model::DeviceView ib;

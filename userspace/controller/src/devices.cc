@@ -51,21 +51,26 @@ Controller::NetDevice& Controller::net_device_named(const std::string& name) {
   if (current) {
     dev->apply.current = *current;
     dev->ethtool_coalescing = current->rx_usecs.has_value() || current->rx_max_frames.has_value();
-  } else {
-    // No coalescing in the driver (method auto then writes its NAPIs); any other failure says
-    // nothing about the driver, and auto stays with ethtool.
-    dev->ethtool_coalescing =
-        current.error().code() != EOPNOTSUPP && current.error().code() != EINVAL;
+    if (!dev->ethtool_coalescing)
+      dev->no_coalescing = "ethtool reports neither rx-usecs nor rx-frames";
+  } else if (current.error().code() == EOPNOTSUPP || current.error().code() == EINVAL) {
+    // No coalescing in the driver (method auto then writes its NAPIs). Not an error: most
+    // virtual devices have none, and a daemon that only watches them has nothing to report.
+    dev->ethtool_coalescing = false;
+    dev->no_coalescing = current.error().message();
   }
+  // Any other failure says nothing about the driver: auto stays with ethtool, and it is an
+  // error (the device's settings are unknown).
   resolve_method(*dev);
-  if (!current && !dev->napi) {
+  if (!current && dev->ethtool_coalescing && !dev->napi) {
     set_error(*dev, fmt::format("reading coalesce settings: {}", current.error().message()));
   }
   spdlog::info("{}: new net device (driver '{}', rule '{}', {}{})", dev->name, dev->driver,
                dev->policy.rule,
-               dev->napi        ? "software moderation per NAPI"
-               : dev->per_queue ? "per-queue coalescing"
-                                : "device-wide",
+               dev->napi                  ? "software moderation per NAPI"
+               : !dev->ethtool_coalescing ? "no interrupt coalescing"
+               : dev->per_queue           ? "per-queue coalescing"
+                                          : "device-wide",
                dev->drifted ? ", drifted earlier: not written" : "");
   NetDevice& ref = *dev;
   net_devices_.emplace(name, std::move(dev));

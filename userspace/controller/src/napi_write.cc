@@ -57,6 +57,24 @@ void Controller::resolve_method(NetDevice& dev) {
       break;
   }
   dev.per_queue = dev.napi || dev.ethtool_per_queue;
+  // A device with nothing to write it with is an error only where it is to be written; the
+  // message goes when the config stops asking (reload) or the method changes.
+  const std::string why = no_coalescing_error(dev);
+  if (!dev.napi && !dev.ethtool_coalescing && may_write(dev)) {
+    set_error(dev, why);
+  } else if (dev.last_error == why) {
+    set_error(dev, "");
+  }
+}
+
+std::string Controller::no_coalescing_error(const NetDevice& dev) const {
+  return fmt::format(
+      "driver '{}' has no interrupt coalescing ({}): not written; {}", dev.driver,
+      dev.no_coalescing,
+      dev.policy.method == model::Method::kAuto
+          ? "method auto found no per-NAPI software moderation here (netdev napi-set, Linux >= "
+            "6.13)"
+          : "a rule with method napi or auto moderates its NAPIs in software (Linux >= 6.13)");
 }
 
 Controller::NapiRecord& Controller::napi_record(const model::QueueKey& key, const NetDevice& dev) {

@@ -220,6 +220,7 @@ void Controller::fill_cq_and_device_views(model::ControllerState& st, const mode
     fill_device_view(v, model::DeviceKind::kNet, *dev);
     v.driver = dev->driver;
     v.method = dev->napi ? model::Method::kNapi : model::Method::kEthtool;
+    v.coalescing = dev->ethtool_coalescing;
     if (dev->per_queue) {
       v.requested = dev->rep_wanted;
       v.applied = dev->rep_current;

@@ -108,8 +108,11 @@ struct Controller::NetDevice {
   std::vector<std::array<std::shared_ptr<const dim::ModelTable>, kShareLevels.size()>> cost_tables;
   bool per_queue = false;  // per-queue write path: ethtool_per_queue or method napi
   bool ethtool_per_queue = false;
-  // The driver implements coalescing (its COALESCE_GET answered): method auto picks ethtool.
+  // The driver implements rx coalescing (its COALESCE_GET answered with rx-usecs or rx-frames):
+  // method auto picks ethtool. False for veth, ifb, bridges, tunnels: nothing to write with
+  // ethtool, which is no error unless the device is to be written (`no_coalescing` says why).
   bool ethtool_coalescing = true;
+  std::string no_coalescing;
   bool napi = false;    // written with method napi: each NAPI its own target (napi_write.cc)
   bool seen = false;    // has a queue in this snapshot
   bool listed = false;  // in the device inventory (ControllerOptions::list_net_devices)

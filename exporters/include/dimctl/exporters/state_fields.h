@@ -178,6 +178,7 @@ void fields(V& v, D& d) {
   v.field("rule", d.rule);
   v.field("allowlisted", d.allowlisted);
   v.enumeration("method", d.method, &method_name, &parse_method);
+  v.optional("coalescing", d.coalescing, Absent::kNull);
   v.optional_object("requested", d.requested);
   v.optional_object("applied", d.applied);
   v.optional("rdma_dim_enabled", d.rdma_dim_enabled, Absent::kNull);

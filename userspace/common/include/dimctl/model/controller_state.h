@@ -99,6 +99,9 @@ struct DeviceView {
   std::optional<bool> rdma_dim_enabled;  // RDMA: kernel DIM switch as read back
   // Net: the method the device is written with (policy method resolved: never kAuto).
   Method method = Method::kEthtool;
+  // Net: false when the driver has no rx interrupt coalescing (COALESCE_GET not supported, or
+  // neither rx-usecs nor rx-frames): only method napi can moderate it. Absent for RDMA.
+  std::optional<bool> coalescing;
   uint64_t applies_ok_total = 0;
   uint64_t applies_failed_total = 0;
   uint64_t applies_rate_limited_total = 0;

@@ -268,6 +268,8 @@ class Controller {
   void set_error(NetDevice& dev, std::string msg);
   void set_error(RdmaDevice& dev, std::string msg);
   bool may_write(const NetDevice& dev) const;
+  // Why a device without coalescing and without method napi is not written (resolve_method).
+  std::string no_coalescing_error(const NetDevice& dev) const;
   bool may_write(const RdmaDevice& dev) const;
   std::vector<std::string> net_names_with_originals() const;
   uint32_t recorded_ifindex(const std::string& name) const;
