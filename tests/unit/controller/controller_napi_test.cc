@@ -424,6 +424,26 @@ TEST_F(NapiControllerTest, ADeviceWithoutCoalescingEnforcedWithEthtoolSaysWhy) {
   EXPECT_EQ(device("dnc1")->last_error, "");
 }
 
+// A driver that answers COALESCE_GET with no rx parameter has nothing to write either.
+TEST_F(NapiControllerTest, ADeviceReportingNoRxParameterIsRefusedAlike) {
+  model::Coalesce tx_only;
+  tx_only.tx_usecs = 8;
+  add_device("tx1", 6, 1, tx_only);
+  model::DevicePolicy p = napi_static(3);
+  p.method = model::Method::kEthtool;
+  policy.by_name["tx1"] = p;
+  for (int i = 0; i < 3; ++i) {
+    traffic(key(6, 0), 100, 1000, 1000);
+    ASSERT_TRUE(step().ok());
+  }
+  const model::DeviceView* d = device("tx1");
+  ASSERT_NE(d, nullptr);
+  EXPECT_NE(d->last_error.find("neither rx-usecs nor rx-frames"), std::string::npos)
+      << d->last_error;
+  EXPECT_EQ(d->coalescing, std::optional<bool>(false));
+  EXPECT_TRUE(net.sets_for("tx1").empty());
+}
+
 // Any other failure to read the settings says nothing about the driver: it stays an error.
 TEST_F(NapiControllerTest, AFailedReadOfAnotherKindIsStillAnError) {
   add_device("eth1", 4, 1, fakes::RecordingNetActuator::full_coalesce());

@@ -76,9 +76,9 @@ Controller::WriteResult Controller::write_net(NetDevice& dev, Apply& apply,
 
   const std::string where = queue ? fmt::format("{} queue {}", dev.name, *queue) : dev.name;
   auto read = [&]() { return queue ? net_.get_queue(dev.name, *queue) : net_.get(dev.name); };
-  // Nothing to write with ethtool (resolve_method said so); asking the driver every period
+  // Nothing to write with ethtool (resolve_method said why); asking the driver every period
   // would only count failures.
-  if (!dev.ethtool_coalescing && !apply.current) return WriteResult::kRefused;
+  if (!dev.ethtool_coalescing) return WriteResult::kRefused;
   if (!apply.current) {
     dev.attempted_this_step = true;
     auto cur = read();
