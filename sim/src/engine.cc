@@ -76,8 +76,9 @@ Engine::Engine(const Workload& w, const PolicySpec& p)
           cq.mod = Moderation{1, 0};
           break;
         case K::kStatic:
-          cq.mod = moderation_of(table_,
-                                 p.phase_static.empty() ? p.static_index : p.phase_static.front());
+          cq.mod = moderation_of(table_, p.phase_static.empty() ? p.static_index
+                                         : p.phase_lag_ns > 0   ? 0
+                                                                : p.phase_static.front());
           break;
         case K::kKernelNet:
           cq.net = std::make_unique<dim::NetDim>(
@@ -534,15 +535,23 @@ void Engine::apply(uint32_t id) {
   if (q.armed) evaluate(id);
 }
 
+void Engine::apply_phase_static(uint32_t phase) {
+  const Moderation m = moderation_of(table_, p_.phase_static[phase]);
+  for (uint32_t id = 0; id < cqs_.size(); ++id) {
+    if (!cqs_[id].moderated) continue;
+    cqs_[id].pending_mod = m;
+    apply(id);
+  }
+}
+
 void Engine::enter_phase(uint32_t phase) {
   phase_ = phase;
   const Phase& ph = w_.phases[phase];
-  if (p_.kind == PolicySpec::Kind::kStatic && phase > 0 && phase < p_.phase_static.size()) {
-    const Moderation m = moderation_of(table_, p_.phase_static[phase]);
-    for (uint32_t id = 0; id < cqs_.size(); ++id) {
-      if (!cqs_[id].moderated) continue;
-      cqs_[id].pending_mod = m;
-      apply(id);
+  if (p_.kind == PolicySpec::Kind::kStatic && phase < p_.phase_static.size()) {
+    if (p_.phase_lag_ns > 0) {
+      push(now_ + p_.phase_lag_ns, Ev::kLagApply, phase, 0);
+    } else if (phase > 0) {
+      apply_phase_static(phase);
     }
   }
   for (uint32_t s = 0; s < sources_.size(); ++s) {
@@ -664,6 +673,10 @@ Result<RunResult> Engine::run(const RunOptions& opt) {
         break;
       case Ev::kApply:
         apply(e.a);
+        break;
+      case Ev::kLagApply:
+        // A phase shorter than the lag never gets its profile.
+        if (e.a == phase_) apply_phase_static(e.a);
         break;
       case Ev::kControl:
         bridge_->step();

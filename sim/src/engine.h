@@ -86,6 +86,8 @@ class Engine {
   Moderation moderation(uint32_t stage, uint32_t queue) const;
   // Runs `m` on the CQ after the workload's apply delay (a later request replaces it).
   void request_moderation(uint32_t stage, uint32_t queue, Moderation m);
+  // Every moderated CQ to phase `phase`'s profile of a static schedule, at once.
+  void apply_phase_static(uint32_t phase);
 
  private:
   enum class Ev : uint8_t {
@@ -101,6 +103,7 @@ class Engine {
     kAppDone,     // core a finished its application job (b = generation)
     kRepoll,      // CQ a's software-moderation timer (b = generation): poll it again
     kArmDone,     // core a finished arming a software-moderation timer
+    kLagApply,    // phase a's static profile takes effect (PolicySpec::phase_lag_ns)
   };
   // An event's payload: type in the low 4 bits, b in the next 28 (generations wrap there), a in
   // the high 32.

@@ -109,12 +109,12 @@ Result<PolicySpec> parse_policy(std::string_view text) {
     return DIMCTL_FAIL(0, "unknown policy '{}' (known: {})", text, policy_help());
   }
   if (period) {
-    if (p.kind != K::kController) {
-      return DIMCTL_FAIL(0, "policy '{}': only dimctl-* policies take @PERIOD", text);
+    if (p.kind != K::kController && p.kind != K::kOracle) {
+      return DIMCTL_FAIL(0, "policy '{}': only dimctl-* (@PERIOD) and oracle (@LAG) take @", text);
     }
     auto v = parse_period(*period, text);
     if (!v) return fail(std::move(v).error());
-    p.period_ns = *v;
+    (p.kind == K::kOracle ? p.phase_lag_ns : p.period_ns) = *v;
   }
   return p;
 }
@@ -128,8 +128,10 @@ std::string_view policy_help() {
       names.push_back(fmt::format("{}{}", kDimctl, model::kAlgorithmNames.name(a)));
     names.push_back(fmt::format(
         "{}{}{}", kDimctl, model::kAlgorithmNames.name(model::Algorithm::kModel), kHostSuffix));
-    return fmt::format("{} ({}* take @PERIOD, default @{}), oracle", fmt::join(names, ", "),
-                       kDimctl, format_duration(kDefaultControlPeriodNs));
+    return fmt::format(
+        "{} ({}* take @PERIOD, default @{}), oracle (oracle@LAG: its schedule applied LAG after "
+        "each phase start)",
+        fmt::join(names, ", "), kDimctl, format_duration(kDefaultControlPeriodNs));
   }();
   return kHelp;
 }

@@ -1,8 +1,10 @@
 #include "dimctl/sim/simulator.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <string>
+#include <string_view>
 
 #include "engine.h"
 
@@ -89,7 +91,9 @@ Result<void> validate(const Workload& w) {
 
 Result<RunResult> run(const Workload& w, const PolicySpec& policy, const RunOptions& opt) {
   if (auto v = validate(w); !v) return fail(std::move(v).error());
-  if (policy.kind == PolicySpec::Kind::kOracle) return run_oracle(w, w.table, opt);
+  if (policy.kind == PolicySpec::Kind::kOracle) {
+    return run_oracle(w, w.table, opt, policy.phase_lag_ns);
+  }
   const int size = table_size(policy.table(w.table));
   if (policy.kind == PolicySpec::Kind::kStatic && policy.static_index >= size) {
     return DIMCTL_FAIL(0, "policy {}: the table has {} profiles (0..{})", policy.name, size,
@@ -123,7 +127,8 @@ bool better(const PhaseMetrics& a, const PhaseMetrics& b, double best_tput) {
 
 }  // namespace
 
-Result<RunResult> run_oracle(const Workload& w, ProfileTable table, const RunOptions& opt) {
+Result<RunResult> run_oracle(const Workload& w, ProfileTable table, const RunOptions& opt,
+                             int64_t lag_ns) {
   if (auto v = validate(w); !v) return fail(std::move(v).error());
   const int n = table_size(table);
   const size_t phases = w.phases.size();
@@ -171,6 +176,17 @@ Result<RunResult> run_oracle(const Workload& w, ProfileTable table, const RunOpt
     schedule.push_back(static_cast<uint8_t>(choice));
     if (last) out = std::move(runs[choice]);
   }
+  if (lag_ns > 0) {
+    for (size_t ph = 0; ph < phases; ++ph) {
+      out.phases[ph].oracle_choice = "static:" + std::to_string(schedule[ph]);
+    }
+    auto r = run_oracle_late(w, out, lag_ns);
+    if (!r) return fail(std::move(r).error());
+    wall += r->wall_seconds;
+    completions += r->simulated_completions;
+    events += r->simulated_events;
+    out = std::move(*r);
+  }
   out.policy = "oracle";
   out.wall_seconds = wall;
   out.simulated_completions = completions;
@@ -179,6 +195,30 @@ Result<RunResult> run_oracle(const Workload& w, ProfileTable table, const RunOpt
     out.phases[ph].oracle_choice = "static:" + std::to_string(schedule[ph]);
   }
   return out;
+}
+
+Result<RunResult> run_oracle_late(const Workload& w, const RunResult& oracle, int64_t lag_ns) {
+  PolicySpec p;
+  p.kind = PolicySpec::Kind::kStatic;
+  p.phase_lag_ns = lag_ns;
+  constexpr std::string_view kStatic = "static:";
+  for (const PhaseMetrics& m : oracle.phases) {
+    const std::string_view c = m.oracle_choice;
+    unsigned ix = 0;
+    const char* end = c.data() + c.size();
+    if (!c.starts_with(kStatic) || std::from_chars(c.data() + kStatic.size(), end, ix).ptr != end ||
+        ix > 255) {
+      return DIMCTL_FAIL(0, "oracle@LAG: phase {} has no oracle choice ('{}')", m.phase, c);
+    }
+    p.phase_static.push_back(static_cast<uint8_t>(ix));
+  }
+  p.name = "oracle";
+  auto r = run(w, p);
+  if (!r) return fail(std::move(r).error());
+  for (size_t ph = 0; ph < r->phases.size() && ph < oracle.phases.size(); ++ph) {
+    r->phases[ph].oracle_choice = oracle.phases[ph].oracle_choice;
+  }
+  return r;
 }
 
 void fill_convergence(RunResult& run, const RunResult& ref) {

@@ -729,8 +729,15 @@ int run(const SimArgs& a) {
     RunOptions opt;
     opt.progress = [&bar](double f) { bar.update(f); };
     bar.start(fmt::format("dimctl sim: {} {}/{} {}", w.name, i + 1, specs.size(), s.name));
-    auto r = s.kind == PolicySpec::Kind::kOracle ? run_oracle(w, s.table(w.table), opt)
-                                                 : sim::run(w, s, opt);
+    // A lagged oracle reuses the on-time oracle's schedule when that ran first.
+    const RunResult* on_time = nullptr;
+    for (const RunResult& done : runs) {
+      if (done.policy == "oracle") on_time = &done;
+    }
+    auto r = s.kind != PolicySpec::Kind::kOracle ? sim::run(w, s, opt)
+             : s.phase_lag_ns > 0 && on_time != nullptr
+                 ? run_oracle_late(w, *on_time, s.phase_lag_ns)
+                 : run_oracle(w, s.table(w.table), opt, s.phase_lag_ns);
     bar.done();
     if (!r) {
       std::cerr << fmt::format("dimctl sim: policy {}: {}\n", s.name, r.error().message());

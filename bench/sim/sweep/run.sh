@@ -3,7 +3,9 @@
 # For each seed in SWEEP_SEEDS (default "1 2"), gen.py draws SWEEP_COUNT (default 300) workloads
 # of SWEEP_DURATION simulated seconds each (default 0.5), and `dimctl sim --json` runs each under
 # none, kernel DIM, dimctl DIM (the workload's table), dimctl-model (the default config),
-# dimctl-model-host (told the workload's costs) and the oracle. report.py then writes the
+# dimctl-model-host (told the workload's costs), the oracle and the oracle's choices one control
+# period late (oracle@20ms: what a policy that chose as well could reach by reacting once a
+# period; it reuses the oracle's schedule, one run more). report.py then writes the
 # section between <!-- sweep:begin --> and <!-- sweep:end --> of docs/BENCHMARKS.md and the
 # scatter plots docs/sim/sweep-seed*.svg.
 #
@@ -43,7 +45,7 @@ one() {  # one workload file: every policy of its table, JSON beside it
   kernel=kernel-$table
   dimctl=dimctl-$table
   "$DIMCTL" sim --workload "$f" --json \
-    --policy "none,$kernel,$dimctl,dimctl-model,dimctl-model-host,oracle" \
+    --policy "none,$kernel,$dimctl,dimctl-model,dimctl-model-host,oracle,oracle@20ms" \
     >"${f%.yaml}.json" 2>"${f%.yaml}.err" || {
     echo "bench/sim/sweep: $f FAILED: $(head -c 300 "${f%.yaml}.err")" >&2
     return 1

@@ -119,7 +119,8 @@ TEST_F(SimCli, PolicyErrorsExitTwo) {
   EXPECT_EQ(r.rc, 0) << r.err;
   r = run("--workload " + w + " --policy kernel-rdma@20ms");
   EXPECT_EQ(r.rc, 2);
-  EXPECT_NE(r.err.find("only dimctl-* policies take @PERIOD"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("only dimctl-* (@PERIOD) and oracle (@LAG) take @"), std::string::npos)
+      << r.err;
 }
 
 // @PERIOD and --duration are durations as everywhere (dimctl/common/duration.h): decimals too.

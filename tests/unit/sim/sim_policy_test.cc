@@ -7,14 +7,15 @@ namespace dimctl::sim {
 namespace {
 
 TEST(SimPolicy, ParsesEveryNameAndRejectsBadOnes) {
-  for (const char* ok :
-       {"none", "static:0", "static:8", "kernel-net-eqe", "kernel-net-cqe", "kernel-rdma",
-        "dimctl-net-eqe", "dimctl-net-cqe", "dimctl-rdma", "dimctl-rdma@1ms", "dimctl-model",
-        "dimctl-model-cqe", "dimctl-model-host", "dimctl-model-host@5ms", "oracle"}) {
+  for (const char* ok : {"none", "static:0", "static:8", "kernel-net-eqe", "kernel-net-cqe",
+                         "kernel-rdma", "dimctl-net-eqe", "dimctl-net-cqe", "dimctl-rdma",
+                         "dimctl-rdma@1ms", "dimctl-model", "dimctl-model-cqe", "dimctl-model-host",
+                         "dimctl-model-host@5ms", "oracle", "oracle@20ms"}) {
     EXPECT_TRUE(parse_policy(ok)) << ok;
   }
-  for (const char* bad : {"", "static", "static:", "static:x", "static:300", "dim", "none@1ms",
-                          "dimctl-rdma@", "dimctl-rdma@0ms", "dimctl-rdma@5"}) {
+  for (const char* bad :
+       {"", "static", "static:", "static:x", "static:300", "dim", "none@1ms", "dimctl-rdma@",
+        "dimctl-rdma@0ms", "dimctl-rdma@5", "static:3@1ms", "oracle@0ms", "oracle@"}) {
     auto p = parse_policy(bad);
     ASSERT_FALSE(p) << bad;
     EXPECT_NE(p.error().message().find(std::string("'") + bad), std::string::npos)
@@ -24,6 +25,9 @@ TEST(SimPolicy, ParsesEveryNameAndRejectsBadOnes) {
   // @PERIOD is a duration like any other (dimctl/common/duration.h): decimals too.
   EXPECT_EQ(parse_policy("dimctl-rdma@1.5ms")->period_ns, 1'500'000);
   EXPECT_EQ(parse_policy("dimctl-rdma")->period_ns, kDefaultControlPeriodNs);
+  EXPECT_EQ(parse_policy("oracle@20ms")->phase_lag_ns, 20'000'000);
+  EXPECT_EQ(parse_policy("oracle@20ms")->period_ns, kDefaultControlPeriodNs);
+  EXPECT_EQ(parse_policy("oracle")->phase_lag_ns, 0);
   EXPECT_EQ(parse_policy("dimctl-rdma@1.0000001ns").error().message(),
             "policy 'dimctl-rdma@1.0000001ns': bad period: '1.0000001ns' is not a whole number of "
             "nanoseconds");
@@ -42,7 +46,8 @@ TEST(SimPolicy, ParsesEveryNameAndRejectsBadOnes) {
   EXPECT_EQ(policy_help(),
             "none, static:IX, kernel-net-eqe, kernel-net-cqe, kernel-rdma, dimctl-net-eqe, "
             "dimctl-net-cqe, dimctl-rdma, dimctl-model, dimctl-model-cqe, dimctl-model-host "
-            "(dimctl-* take @PERIOD, default @20ms), oracle");
+            "(dimctl-* take @PERIOD, default @20ms), oracle (oracle@LAG: its schedule applied LAG "
+            "after each phase start)");
   EXPECT_TRUE(parse_policy("dimctl-model-host")->host_costs);
   EXPECT_FALSE(parse_policy("dimctl-model")->host_costs);
 }
@@ -242,6 +247,36 @@ TEST(SimPolicy, TheOracleGetsNoCreditForABacklogAnotherProfileBuiltInAnEarlierPh
   EXPECT_EQ(again->total.completions, oracle->total.completions);
   EXPECT_EQ(again->total.latency.quantile(0.99), oracle->total.latency.quantile(0.99));
   EXPECT_EQ(again->phases[1].moderation_changes, oracle->phases[1].moderation_changes);
+  // The lagged oracle (oracle@LAG) runs the same schedule, each phase's profile LAG late: the
+  // overload of phase 0 at profile 0 for 20 ms builds a backlog the on-time schedule never has
+  // (measured from t = 0 here: the warm-up would hide it).
+  Workload from_zero = w;
+  from_zero.warmup_ns = 0;
+  auto on_time = run_oracle(from_zero, ProfileTable::kNetEqe);
+  auto late = run_oracle(from_zero, ProfileTable::kNetEqe, {}, 20 * kMs);
+  auto quick = run_oracle(from_zero, ProfileTable::kNetEqe, {}, kMs);
+  ASSERT_TRUE(on_time && late && quick);
+  for (size_t ph = 0; ph < 2; ++ph) {
+    EXPECT_EQ(late->phases[ph].oracle_choice, on_time->phases[ph].oracle_choice);
+  }
+  const auto p99 = [](const RunResult& r) { return r.phases[0].latency.quantile(0.99); };
+  EXPECT_GT(p99(*late), 10 * p99(*on_time));
+  EXPECT_LT(p99(*quick), p99(*late));
+  // Profile 0 until 20 ms, then the pick: one change per queue.
+  EXPECT_EQ(late->phases[0].moderation_changes, from_zero.queues);
+  // From the on-time oracle's result, one run gives the same (dimctl sim with both policies).
+  auto reused = run_oracle_late(from_zero, *on_time, 20 * kMs);
+  ASSERT_TRUE(reused);
+  EXPECT_EQ(reused->total.completions, late->total.completions);
+  EXPECT_EQ(reused->total.latency.quantile(0.99), late->total.latency.quantile(0.99));
+  EXPECT_EQ(reused->phases[1].oracle_choice, on_time->phases[1].oracle_choice);
+  // A result without the oracle's choices is no schedule.
+  RunResult plain = *on_time;
+  plain.phases[1].oracle_choice.clear();
+  auto refused = run_oracle_late(from_zero, plain, 20 * kMs);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("has no oracle choice"), std::string::npos)
+      << refused.error().message();
   // A schedule names profiles of the table only.
   sched.phase_static.back() = 200;
   auto bad = run(w, sched);

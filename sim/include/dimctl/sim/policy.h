@@ -32,6 +32,10 @@ struct PolicySpec {
   // kStatic only: a profile per phase, applied at each phase's start (the oracle's schedule; the
   // phases past its end keep the last). Empty: `static_index` throughout.
   std::vector<uint8_t> phase_static;
+  // kStatic with phase_static, and kOracle ("oracle@LAG"): each phase's profile takes effect LAG
+  // after the phase starts (the previous one held until then; the table's profile 0 before the
+  // first), as a controller that knew the right profile but needed LAG to react would apply it.
+  int64_t phase_lag_ns = 0;
   bool cqe = false;  // kKernelNet / kController net: the CQE table and idle-gap timer
   model::Algorithm algorithm = model::Algorithm::kNetEqe;
   int64_t period_ns = kDefaultControlPeriodNs;
@@ -49,7 +53,8 @@ struct PolicySpec {
 // Parses one policy name: none | static:IX | kernel-<table> (net-eqe, net-cqe, rdma) |
 // dimctl-<algorithm> (net-eqe, net-cqe, rdma, model, model-cqe; the config's names) |
 // dimctl-model-host | oracle, each dimctl-* with an optional "@PERIOD", a duration (e.g.
-// dimctl-net-eqe@1ms, dimctl-rdma@1.5ms). Errors name the bad part.
+// dimctl-net-eqe@1ms, dimctl-rdma@1.5ms), and oracle with an optional "@LAG" (the oracle's
+// schedule applied LAG after each phase start). Errors name the bad part.
 Result<PolicySpec> parse_policy(std::string_view text);
 
 // The policy names `dimctl sim` lists in its help.

@@ -36,7 +36,14 @@ Result<RunResult> run(const Workload& w, const PolicySpec& policy, const RunOpti
 // within 1 % of the best candidate's, or 100 completions over the phase, then the lowest p99,
 // then the least CPU per completion). Its result is the run of the whole schedule: a phase never
 // gets credit for a backlog another profile built in an earlier phase.
-Result<RunResult> run_oracle(const Workload& w, ProfileTable table, const RunOptions& opt = {});
+// With `lag_ns` > 0 ("oracle@LAG") the result is that schedule applied `lag_ns` after each phase
+// start instead (PolicySpec::phase_lag_ns): what the best reactive controller with that reaction
+// time could reach, a bound for any policy that decides once per control period.
+Result<RunResult> run_oracle(const Workload& w, ProfileTable table, const RunOptions& opt = {},
+                             int64_t lag_ns = 0);
+// The schedule of an on-time oracle's result (its phases' oracle_choice) applied `lag_ns` late:
+// one run instead of the oracle's search, for `dimctl sim` when both are asked for.
+Result<RunResult> run_oracle_late(const Workload& w, const RunResult& oracle, int64_t lag_ns);
 
 // Fills each phase's convergence_ns of `run` against the reference (the oracle): the time from
 // the phase start until every later window of that phase has mean latency and CPU per
