@@ -22,67 +22,67 @@ const CqCounters kNewCq{};
 const model::CpuTimes kNewCpu{};
 const model::IrqTimes kNewIrq{};
 
+// Each entry kind's counters in wire order (the mask bits of frame_codec.h): one table serves
+// both the encoder and the decoder, so the two cannot disagree on the order.
+template <typename T, size_t N>
+using Fields = std::array<uint64_t T::*, N>;
+constexpr Fields<QueueCounters, kQueueCounters> kQueueFields{
+    &QueueCounters::polls, &QueueCounters::packets, &QueueCounters::budget_exhausted,
+    &QueueCounters::empty_polls, &QueueCounters::bytes};
+constexpr Fields<CqCounters, kCqCountersMax> kCqFields{
+    &CqCounters::schedules,       &CqCounters::reschedules,     &CqCounters::events,
+    &CqCounters::polls,           &CqCounters::completions,     &CqCounters::poll_errors,
+    &CqCounters::kernel_modifies, &CqCounters::budget_exhausted};
+constexpr Fields<model::CpuTimes, kCpuCounters> kCpuFields{&model::CpuTimes::hardirq_ns,
+                                                           &model::CpuTimes::hardirq_count,
+                                                           &model::CpuTimes::hardirq_timed,
+                                                           &model::CpuTimes::softirq_net_rx_ns,
+                                                           &model::CpuTimes::softirq_net_rx_count,
+                                                           &model::CpuTimes::softirq_net_rx_timed,
+                                                           &model::CpuTimes::softirq_block_ns,
+                                                           &model::CpuTimes::softirq_block_count,
+                                                           &model::CpuTimes::softirq_block_timed,
+                                                           &model::CpuTimes::softirq_irq_poll_ns,
+                                                           &model::CpuTimes::softirq_irq_poll_count,
+                                                           &model::CpuTimes::softirq_irq_poll_timed,
+                                                           &model::CpuTimes::idle_ns};
+constexpr Fields<model::IrqTimes, kIrqCounters> kIrqFields{
+    &model::IrqTimes::ns, &model::IrqTimes::count, &model::IrqTimes::timed};
+
+template <typename T, size_t N>
+std::array<uint64_t, N> read_fields(const T& t, const Fields<T, N>& f) {
+  std::array<uint64_t, N> v{};
+  for (size_t i = 0; i < N; ++i) v[i] = t.*f[i];
+  return v;
+}
+template <typename T, size_t N>
+void write_fields(T& t, const Fields<T, N>& f, const std::array<uint64_t, N>& v) {
+  for (size_t i = 0; i < N; ++i) t.*f[i] = v[i];
+}
+
 std::array<uint64_t, kQueueCounters> counters(const QueueCounters& q) {
-  return {q.polls, q.packets, q.budget_exhausted, q.empty_polls, q.bytes};
+  return read_fields(q, kQueueFields);
 }
 void set_counters(QueueCounters& q, const std::array<uint64_t, kQueueCounters>& v) {
-  q.polls = v[0];
-  q.packets = v[1];
-  q.budget_exhausted = v[2];
-  q.empty_polls = v[3];
-  q.bytes = v[4];
+  write_fields(q, kQueueFields, v);
 }
 std::array<uint64_t, kCqCountersMax> counters(const CqCounters& c) {
-  return {c.schedules,   c.reschedules, c.events,          c.polls,
-          c.completions, c.poll_errors, c.kernel_modifies, c.budget_exhausted};
+  return read_fields(c, kCqFields);
 }
 void set_counters(CqCounters& c, const std::array<uint64_t, kCqCountersMax>& v) {
-  c.schedules = v[0];
-  c.reschedules = v[1];
-  c.events = v[2];
-  c.polls = v[3];
-  c.completions = v[4];
-  c.poll_errors = v[5];
-  c.kernel_modifies = v[6];
-  c.budget_exhausted = v[7];
+  write_fields(c, kCqFields, v);
 }
 std::array<uint64_t, kCpuCounters> counters(const model::CpuTimes& t) {
-  return {t.hardirq_ns,
-          t.hardirq_count,
-          t.hardirq_timed,
-          t.softirq_net_rx_ns,
-          t.softirq_net_rx_count,
-          t.softirq_net_rx_timed,
-          t.softirq_block_ns,
-          t.softirq_block_count,
-          t.softirq_block_timed,
-          t.softirq_irq_poll_ns,
-          t.softirq_irq_poll_count,
-          t.softirq_irq_poll_timed,
-          t.idle_ns};
+  return read_fields(t, kCpuFields);
 }
 void set_counters(model::CpuTimes& t, const std::array<uint64_t, kCpuCounters>& v) {
-  t.hardirq_ns = v[0];
-  t.hardirq_count = v[1];
-  t.hardirq_timed = v[2];
-  t.softirq_net_rx_ns = v[3];
-  t.softirq_net_rx_count = v[4];
-  t.softirq_net_rx_timed = v[5];
-  t.softirq_block_ns = v[6];
-  t.softirq_block_count = v[7];
-  t.softirq_block_timed = v[8];
-  t.softirq_irq_poll_ns = v[9];
-  t.softirq_irq_poll_count = v[10];
-  t.softirq_irq_poll_timed = v[11];
-  t.idle_ns = v[12];
+  write_fields(t, kCpuFields, v);
 }
 std::array<uint64_t, kIrqCounters> counters(const model::IrqTimes& t) {
-  return {t.ns, t.count, t.timed};
+  return read_fields(t, kIrqFields);
 }
 void set_counters(model::IrqTimes& t, const std::array<uint64_t, kIrqCounters>& v) {
-  t.ns = v[0];
-  t.count = v[1];
-  t.timed = v[2];
+  write_fields(t, kIrqFields, v);
 }
 
 // Counters are deltas against the baseline while none went backwards; a counter that did (a
