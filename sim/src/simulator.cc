@@ -127,6 +127,20 @@ bool better(const PhaseMetrics& a, const PhaseMetrics& b, double best_tput) {
 
 }  // namespace
 
+namespace {
+
+// An oracle's schedule as a static policy, each phase's profile `lag_ns` after the phase starts.
+Result<RunResult> run_schedule(const Workload& w, std::vector<uint8_t> schedule, int64_t lag_ns) {
+  PolicySpec p;
+  p.kind = PolicySpec::Kind::kStatic;
+  p.name = "oracle";
+  p.phase_static = std::move(schedule);
+  p.phase_lag_ns = lag_ns;
+  return run(w, p);
+}
+
+}  // namespace
+
 Result<RunResult> run_oracle(const Workload& w, ProfileTable table, const RunOptions& opt,
                              int64_t lag_ns) {
   if (auto v = validate(w); !v) return fail(std::move(v).error());
@@ -177,10 +191,7 @@ Result<RunResult> run_oracle(const Workload& w, ProfileTable table, const RunOpt
     if (last) out = std::move(runs[choice]);
   }
   if (lag_ns > 0) {
-    for (size_t ph = 0; ph < phases; ++ph) {
-      out.phases[ph].oracle_choice = "static:" + std::to_string(schedule[ph]);
-    }
-    auto r = run_oracle_late(w, out, lag_ns);
+    auto r = run_schedule(w, schedule, lag_ns);
     if (!r) return fail(std::move(r).error());
     wall += r->wall_seconds;
     completions += r->simulated_completions;
@@ -198,9 +209,7 @@ Result<RunResult> run_oracle(const Workload& w, ProfileTable table, const RunOpt
 }
 
 Result<RunResult> run_oracle_late(const Workload& w, const RunResult& oracle, int64_t lag_ns) {
-  PolicySpec p;
-  p.kind = PolicySpec::Kind::kStatic;
-  p.phase_lag_ns = lag_ns;
+  std::vector<uint8_t> schedule;
   constexpr std::string_view kStatic = "static:";
   for (const PhaseMetrics& m : oracle.phases) {
     const std::string_view c = m.oracle_choice;
@@ -210,10 +219,9 @@ Result<RunResult> run_oracle_late(const Workload& w, const RunResult& oracle, in
         ix > 255) {
       return DIMCTL_FAIL(0, "oracle@LAG: phase {} has no oracle choice ('{}')", m.phase, c);
     }
-    p.phase_static.push_back(static_cast<uint8_t>(ix));
+    schedule.push_back(static_cast<uint8_t>(ix));
   }
-  p.name = "oracle";
-  auto r = run(w, p);
+  auto r = run_schedule(w, std::move(schedule), lag_ns);
   if (!r) return fail(std::move(r).error());
   for (size_t ph = 0; ph < r->phases.size() && ph < oracle.phases.size(); ++ph) {
     r->phases[ph].oracle_choice = oracle.phases[ph].oracle_choice;
