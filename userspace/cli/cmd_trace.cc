@@ -123,6 +123,11 @@ int run_costs(const ShowArgs& a) {
   int64_t first = 0, last = 0, next_report = 0;
   bool any_cores = false;
   int rc = kExitOk;
+  const auto cores_json = [](const model::ControllerState& st) {
+    nlohmann::json cores = nlohmann::json::array();
+    for (const auto& c : st.cores) cores.push_back(exporters::core_to_json(c));
+    return cores;
+  };
   for (const auto& f : *inputs) {
     auto r = trace::TraceReader::open(f);
     if (!r) {
@@ -159,9 +164,7 @@ int run_costs(const ShowArgs& a) {
       next_report = s.time_ns + *every;
       const double t = static_cast<double>(s.time_ns - first) / 1e9;
       if (a.json) {
-        nlohmann::json cores = nlohmann::json::array();
-        for (const auto& c : state->cores) cores.push_back(exporters::core_to_json(c));
-        timeline.push_back({{"t_s", t}, {"cores", std::move(cores)}});
+        timeline.push_back({{"t_s", t}, {"cores", cores_json(*state)}});
       } else {
         std::cout << fmt::format("t=+{:.3f}s\n", t);
         for (const auto& c : state->cores) std::cout << core_line(c);
@@ -182,8 +185,6 @@ int run_costs(const ShowArgs& a) {
   const auto state = replay.state();
   const dim::CostParams defaults;
   if (a.json) {
-    nlohmann::json cores = nlohmann::json::array();
-    for (const auto& c : state->cores) cores.push_back(exporters::core_to_json(c));
     nlohmann::json out = {{"frames", frames},
                           {"frames_with_cpu_times", with_cpus},
                           {"frames_refused", refused},
@@ -191,7 +192,7 @@ int run_costs(const ShowArgs& a) {
                           {"defaults",
                            {{"interrupt_ns", defaults.interrupt_cost_ns},
                             {"completion_ns", defaults.completion_cost_ns}}},
-                          {"cores", std::move(cores)},
+                          {"cores", cores_json(*state)},
                           {"timeline", std::move(timeline)}};
     std::cout << out.dump(2) << "\n";
     return rc;
