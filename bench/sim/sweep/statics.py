@@ -39,12 +39,14 @@ def lowest_class(ok):
     return "0" if ok[0] == 0 else "only 1-2" if ok[0] <= 2 else "only 3+"
 
 
-def statics(dimctl, workload):
+def statics(dimctl, workload, extra=()):
+    """Every static profile of the workload's table over its whole run (`extra`: more `dimctl
+    sim` options, e.g. --seed): their totals, in index order."""
     table = next(line.split(":", 1)[1].strip() for line in workload.read_text().splitlines()
                  if line.startswith("table:"))
     policies = ",".join(f"static:{i}" for i in range(TABLE_SIZES[table]))
-    r = subprocess.run([dimctl, "sim", "--workload", str(workload), "--json", "--policy", policies],
-                       capture_output=True, text=True, check=False)
+    r = subprocess.run([dimctl, "sim", "--workload", str(workload), "--json", *extra, "--policy",
+                        policies], capture_output=True, text=True, check=False)
     if r.returncode != 0:
         raise RuntimeError(f"{workload}: dimctl sim failed: {r.stderr[:300]}")
     return [run["total"] for run in json.loads(r.stdout)["runs"]]
@@ -64,7 +66,8 @@ def main():
             totals = list(ex.map(lambda w: statics(args.dimctl, d / f"{w.name}.yaml"), workloads))
         static_meets = model_meets = 0
         where = collections.Counter()
-        classes = collections.Counter()  # (table, source kind, class) -> [workloads, model meets]
+        # Per (table, source kind, class): the workloads, and how many of them the model meets.
+        classes = collections.Counter()
         model_in = collections.Counter()
         for w, runs in zip(workloads, totals):
             saved[str(d / f"{w.name}.yaml")] = runs

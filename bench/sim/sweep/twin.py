@@ -8,7 +8,7 @@ usage: twin.py [--dimctl PATH] [--jobs N] [--seed S] [--duration D] [--bursts-as
 DIR is a seed directory bench/sim/sweep/run.sh wrote. For every single-phase workload the twin
 runs each static profile of the workload's table on a copy of the workload, under another seed
 (--seed, default 777) and for a shorter run (--duration, default 100ms: the warm-up scales with
-it). It picks one profile by the oracle's criterion: throughput within 1 % of the best, then the
+it). It picks one profile by the oracle's criterion: throughput within 1 % (or 100 completions) of the best, then the
 lowest p99, then the least CPU per completion. That profile's whole run on the sweep's own seed
 is then judged against the saved oracle by the sweep's rule (report.py). The static runs come
 from statics.py --save (--statics FILE), so run that first.
@@ -34,7 +34,6 @@ import concurrent.futures
 import json
 import pathlib
 import statistics
-import subprocess
 import sys
 import tempfile
 
@@ -46,11 +45,16 @@ import statics  # noqa: E402
 
 
 def pick(runs):
-    """The oracle's criterion (simulator.cc better()) over whole-run totals."""
+    """The oracle's criterion (simulator.cc better()) over whole-run totals: throughput within
+    1 % of the best, or within 100 completions over the run, then the lowest p99, then the least
+    CPU per completion; ties keep the lower index."""
     best = max(r["throughput"] for r in runs)
-    return min(range(len(runs)),
-               key=lambda i: (runs[i]["throughput"] < 0.99 * best, report.p99(runs[i]),
-                              runs[i]["cpu_per_completion_ns"]))
+
+    def key(i):
+        r = runs[i]
+        slack = max(0.01 * best, 100 / r["seconds"] if r["seconds"] > 0 else 0.0)
+        return (r["throughput"] < best - slack, report.p99(r), r["cpu_per_completion_ns"])
+    return min(range(len(runs)), key=key)
 
 
 def measured_cost(w, doc):
@@ -118,14 +122,8 @@ def main():
     def choose(job):
         w, path = job
         twin = twin_workload(w, path, args, out_dir)
-        n = statics.TABLE_SIZES[w.info["table"]]
-        r = subprocess.run([args.dimctl, "sim", "--workload", str(twin), "--json", "--seed",
-                            args.seed, "--duration", args.duration, "--policy",
-                            ",".join(f"static:{i}" for i in range(n))],
-                           capture_output=True, text=True, check=False)
-        if r.returncode != 0:
-            raise RuntimeError(f"{twin}: dimctl sim failed: {r.stderr[:300]}")
-        return pick([run["total"] for run in json.loads(r.stdout)["runs"]])
+        return pick(statics.statics(args.dimctl, twin,
+                                    ["--seed", args.seed, "--duration", args.duration]))
 
     by = collections.defaultdict(lambda: [0, 0, 0])
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
