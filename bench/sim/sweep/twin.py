@@ -8,8 +8,8 @@ usage: twin.py [--dimctl PATH] [--jobs N] [--seed S] [--duration D] [--bursts-as
 DIR is a seed directory bench/sim/sweep/run.sh wrote. For every single-phase workload the twin
 runs each static profile of the workload's table on a copy of the workload, under another seed
 (--seed, default 777) and for a shorter run (--duration, default 100ms: the warm-up scales with
-it). It picks one profile by the oracle's criterion: throughput within 1 % (or 100 completions) of the best, then the
-lowest p99, then the least CPU per completion. That profile's whole run on the sweep's own seed
+it). It picks one profile by the oracle's criterion: throughput within 1 % (or 100 completions)
+of the best, then the lowest p99, then the least CPU per completion. That profile's whole run on the sweep's own seed
 is then judged against the saved oracle by the sweep's rule (report.py). The static runs come
 from statics.py --save (--statics FILE), so run that first.
 
