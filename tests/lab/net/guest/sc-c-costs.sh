@@ -2,16 +2,20 @@
 # Scenario c: measured costs on real MSI-X vectors (issue 22's per-core estimator, fed by the
 # hard-IRQ and softirq tracepoints through cpu_time.bpf.c). `dimctl run` with the cost model
 # (shadow: nothing written, interval 200 ms so that a period holds >= 16 interrupts) on igb0
-# while 16 flows flood it for LAB_C_SECONDS (14); /api/v1/state read 5 times from 7 s on (the
-# estimator's window of 32 periods of 200 ms then holds flood periods only). Ground truth of
+# while 16 flows flood it for LAB_C_SECONDS (20); /api/v1/state read every 0.7 s from 7 s on (the
+# estimator's window of 32 periods of 200 ms then holds flood periods only) until 2 s before the
+# flood ends. Under TCG only about one 200 ms period in 3.5 counts as active (7-8 after 7 s of
+# flood, one more per read), and the fit keeps about 7 in 10 of them: "combined" needs 8 kept,
+# which a 14 s flood read up to 10.5 s reached on one CPU of two (CI, 2026-12-05), so the flood
+# is long enough for twice that. Ground truth of
 # where the hard-IRQ time was spent: the per-CPU columns of igb0's RX vectors in
 # /proc/interrupts. Asserted for every CPU that took >= 20 of them per second: its `cores[]`
 # entry shows a measured hard-IRQ handler time per interrupt (estimate.handler_ns) that is
-# non-zero and stable over the flood's last 3 of 5 reads (each within 2x of their median: the
-# first reads still move while the window fills, seen 9.4 -> 27 us), and the
-# estimator left its defaults (confidence combined or measured: enough active periods; a
-# steady flood has one batch size, so "measured", which needs a spread of batches, is not
-# required). combined_ns, the batch and the confidence are printed. SKIP while this build
+# non-zero and stable over the last 3 reads (each within 2x of their median: the first reads
+# still move while the window fills, seen 9.4 -> 27 us), and at the last read the estimator is
+# past its direct measurement (confidence combined or measured: at least 8 kept periods in its
+# fit; a steady flood has one batch size, so "measured", which needs a spread of batches, is
+# not required). combined_ns, the batch and the confidence are printed. SKIP while this build
 # publishes no measured costs. Report line trace-costs: `dimctl record` beside the daemon through
 # the same flood, and `dimctl trace costs` over its file must give those CPUs the handler time the
 # daemon measured live (within 3x) and a confidence past the defaults.
@@ -19,7 +23,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 t0=$(now)
 PORT=9984
-SECS=${LAB_C_SECONDS:-14}
+SECS=${LAB_C_SECONDS:-20}
 # (the metric's name is a string in the binary: no flood just to find it missing)
 if ! grep -aq dimctl_model_cost_seconds "$DIMCTL"; then
   report SKIP irq-costs "this build publishes no measured costs (no dimctl_model_cost_seconds in $DIMCTL): cpu_time.bpf.c is in the collector, but the estimator's wiring into the controller (issue 22/25, helper costs) is not on this branch"
@@ -63,7 +67,9 @@ ta=$EPOCHSECONDS
 send_go c
 : >"$WORK/c.cores"
 sleep 7   # the estimator's window (32 periods of 200 ms) full of flood periods
-for i in $(seq 1 5); do
+i=0
+while [ $i -lt 5 ] || [ $(( EPOCHSECONDS - ta )) -lt $(( SECS - 2 )) ]; do
+  i=$((i + 1))
   sleep 0.7
   curl -sf --max-time 3 "http://127.0.0.1:$PORT/api/v1/state" |
     jq -c --argjson i "$i" '.cores[]? | {i: $i, cpu, confidence, h: .estimate.handler_ns, comb: .estimate.combined_ns, batch: .estimate.batch, periods: .estimate.periods, kept: .estimate.kept, ips: .interrupts_per_second}' >>"$WORK/c.cores"
@@ -90,12 +96,12 @@ for c in "${!CPUS[@]}"; do
   vals=$(echo "$all5" | tail -n 3)
   read -r conf comb batch periods kept < <(jq -r --argjson c "$c" 'select(.cpu == $c) | "\(.confidence) \(.comb) \(.batch) \(.periods) \(.kept)"' "$WORK/c.cores" | tail -n 1)
   n=$(echo "$vals" | grep -c .)
-  [ "$n" -ge 3 ] || { why+="cpu $c: $n reads of its cores[] entry, expected 5; "; continue; }
+  [ "$n" -ge 3 ] || { why+="cpu $c: $n of the last reads show its cores[] entry, expected 3; "; continue; }
   read -r med mn mx < <(echo "$vals" | sort -g | awk '{v[NR]=$1} END {print v[2], v[1], v[3]}')
   awk -v m="$med" -v a="$mn" -v b="$mx" 'BEGIN{exit !(m > 0 && a >= m / 2 && b <= m * 2)}' ||
     why+="cpu $c: handler time per interrupt zero or not stable over the last 3 reads: $(echo $all5) ns; "
-  [ "$conf" = combined ] || [ "$conf" = measured ] || why+="cpu $c: estimator still at its defaults after ${SECS}s ($periods active periods, $kept kept); "
-  detail+="cpu $c (${CPUS[$c]} igb0 RX irqs): handler $(printf '%.0f' "$med") ns/irq (5 reads: $(printf '%.0f ' $all5)), combined $(printf '%.0f' "$comb") ns/irq at batch $(printf '%.1f' "$batch"), confidence $conf ($kept/$periods periods); "
+  [ "$conf" = combined ] || [ "$conf" = measured ] || why+="cpu $c: estimator not past its direct measurement (confidence $conf) after $i reads ($periods active periods, $kept kept, 8 needed); "
+  detail+="cpu $c (${CPUS[$c]} igb0 RX irqs): handler $(printf '%.0f' "$med") ns/irq (last 5 reads: $(printf '%.0f ' $all5)), combined $(printf '%.0f' "$comb") ns/irq at batch $(printf '%.1f' "$batch"), confidence $conf ($kept/$periods periods); "
 done
 if [ -z "$why" ]; then
   report PASS irq-costs "$detail$SENT; $(elapsed "$t0")s"
