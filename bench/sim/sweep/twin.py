@@ -9,9 +9,10 @@ DIR is a seed directory bench/sim/sweep/run.sh wrote. For every single-phase wor
 runs each static profile of the workload's table on a copy of the workload, under another seed
 (--seed, default 777) and for a shorter run (--duration, default 100ms: the warm-up scales with
 it). It picks one profile by the oracle's criterion: throughput within 1 % (or 100 completions)
-of the best, then the lowest p99, then the least CPU per completion. That profile's whole run on the sweep's own seed
-is then judged against the saved oracle by the sweep's rule (report.py). The static runs come
-from statics.py --save (--statics FILE), so run that first.
+of the best, then the lowest p99, then the least CPU per completion. That profile's whole run on
+the sweep's own seed is then judged against the saved oracle by the sweep's rule (report.py). The
+static runs come from statics.py --save (--statics FILE), so run that first. The workload copies
+live in a temporary directory, removed at the end.
 
 The options take away what the daemon could not know, one at a time:
   --bursts-as-poisson   on/off sources become Poisson at the rate dimctl-model measured (the
@@ -110,7 +111,12 @@ def main():
     ap.add_argument("dirs", nargs="+", type=pathlib.Path)
     args = ap.parse_args()
     saved = json.loads(args.statics.read_text())
-    out_dir = pathlib.Path(tempfile.mkdtemp(prefix="dimctl-twin-"))
+    with tempfile.TemporaryDirectory(prefix="dimctl-twin-") as tmp:
+        run(args, saved, pathlib.Path(tmp))
+
+
+def run(args, saved, out_dir):
+    """Every single-phase workload of args.dirs: the twin's pick, judged; the copies in out_dir."""
     jobs = []
     for d in args.dirs:
         _, workloads = report.load_seed(d)
