@@ -12,6 +12,11 @@ ControllerBridge::ControllerBridge(Engine& engine, const PolicySpec& policy, con
       rdma_(policy.algorithm == model::Algorithm::kRdma ||
             (policy.algorithm == model::Algorithm::kModel && w.table == ProfileTable::kRdma)),
       stages_(engine.moderated_stages()) {
+  // A NIC reports its CQE mode: on for a net-cqe workload, unless the policy runs another timer
+  // (PolicySpec::timer: net-eqe's) from the start, as if it had written the mode before the run.
+  const auto forced = policy.timer();
+  cqe_mode_.assign(w.stages.size(),
+                   forced ? *forced == TimerMode::kIdleGap : w.table == ProfileTable::kNetCqe);
   for (uint32_t s : stages_) {
     std::string name = "sim-" + w.stages[s].name;
     stage_by_name_[name] = s;
@@ -191,10 +196,15 @@ model::Coalesce ControllerBridge::coalesce_of(uint32_t stage, uint32_t queue) co
   model::Coalesce c;
   c.rx_usecs = static_cast<uint32_t>(m.timer_ns / 1000);
   c.rx_max_frames = m.count;
+  if (!rdma_) c.use_cqe_mode_rx = cqe_mode_[stage];
   return c;
 }
 
 void ControllerBridge::apply(uint32_t stage, uint32_t queue, const model::Coalesce& req) {
+  if (!rdma_ && req.use_cqe_mode_rx && *req.use_cqe_mode_rx != cqe_mode_[stage]) {
+    cqe_mode_[stage] = *req.use_cqe_mode_rx;
+    engine_.set_timer(stage, cqe_mode_[stage] ? TimerMode::kIdleGap : TimerMode::kRateLimit);
+  }
   Moderation m = engine_.moderation(stage, queue);
   if (req.rx_usecs) m.timer_ns = int64_t{*req.rx_usecs} * 1000;
   if (req.rx_max_frames) m.count = std::max<uint32_t>(*req.rx_max_frames, 1);

@@ -75,6 +75,7 @@ class ControllerBridge final : public model::CounterSource,
   Engine& engine_;
   const PolicySpec& policy_;
   std::vector<StageSpec> stage_specs_;  // the workload's (dimctl-model-host reads their costs)
+  std::vector<bool> cqe_mode_;          // per stage: the NIC's use_cqe_mode_rx (net workloads)
   bool rdma_;
   std::vector<std::string> names_;  // per moderated stage
   std::map<std::string, uint32_t> stage_by_name_;

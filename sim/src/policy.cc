@@ -60,8 +60,9 @@ ProfileTable PolicySpec::table(ProfileTable workload_table) const {
       if (algorithm == model::Algorithm::kNetCqe) return ProfileTable::kNetCqe;
       if (algorithm == model::Algorithm::kRdma) return ProfileTable::kRdma;
       if (algorithm == model::Algorithm::kModelCqe) return ProfileTable::kNetCqe;
-      // model: the net EQE table on a NIC workload, the RDMA table on a storage one.
-      return workload_table == ProfileTable::kNetCqe ? ProfileTable::kNetEqe : workload_table;
+      // model: the table of the NIC's CQE mode, which it keeps (the simulated NIC is in CQE mode
+      // on a net-cqe workload: ControllerBridge), the RDMA table on a storage one.
+      return workload_table;
     default:
       return workload_table;
   }

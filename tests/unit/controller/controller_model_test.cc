@@ -185,6 +185,40 @@ TEST_F(ModelTest, ModelCqeUsesTheCqeTableAndMode) {
   EXPECT_EQ(net.devices["eth0"].state.rx_usecs, cqe[t.pick(1e12)].usec);
 }
 
+TEST_F(ModelTest, ModelKeepsTheCqeModeTheDeviceWasFoundIn) {
+  // A NIC found in CQE mode: model runs the CQE table under idle-gap semantics and never sends
+  // the mode (switching it changes the device's timer, and some drivers pause traffic to switch).
+  auto found = fakes::RecordingNetActuator::full_coalesce();
+  found.use_cqe_mode_rx = true;
+  add_device("eth0", 2, 1, found);
+  policy.by_name["eth0"] = with(enforce(), model::Algorithm::kModel);
+  const auto& cqe = dim::net_profiles(dim::CqPeriodMode::kCqe, dim::Direction::kRx);
+  const auto& eqe = dim::net_profiles(dim::CqPeriodMode::kEqe, dim::Direction::kRx);
+  dim::ModelParams params;
+  params.timer = dim::TimerMode::kIdleGap;
+  const dim::ModelTable t(cqe, dim::ProfileCount::kPackets, params);
+  ASSERT_TRUE(step().ok());
+  EXPECT_EQ(net.devices["eth0"].state.rx_usecs, cqe[0].usec);
+  load(key(2, 0), t.threshold(t.pick(1e12)) * 3, 16);
+  ASSERT_TRUE(step().ok());
+  const uint8_t ix = t.pick(1e12);
+  ASSERT_NE(cqe[ix].usec, eqe[ix].usec);  // the two tables differ where the model ends
+  EXPECT_EQ(queue(key(2, 0))->dim.profile_ix, ix);
+  EXPECT_EQ(net.devices["eth0"].state.rx_usecs, cqe[ix].usec);
+  EXPECT_EQ(net.devices["eth0"].state.use_cqe_mode_rx, true);
+  ASSERT_FALSE(net.sets.empty());
+  for (const auto& s : net.sets) EXPECT_FALSE(s.req.use_cqe_mode_rx.has_value());
+
+  // The same device found in EQE mode: the EQE table, the mode untouched.
+  found.use_cqe_mode_rx = false;
+  add_device("eth1", 3, 1, found);
+  policy.by_name["eth1"] = with(enforce(), model::Algorithm::kModel);
+  ctl().reload_policies();
+  ASSERT_TRUE(step().ok());
+  EXPECT_EQ(net.devices["eth1"].state.rx_usecs, eqe[0].usec);
+  EXPECT_EQ(net.devices["eth1"].state.use_cqe_mode_rx, false);
+}
+
 TEST_F(ModelTest, ACounterResetDecidesNothing) {
   add_device("eth0", 2, 1);
   policy.by_name["eth0"] = with(shadow(), model::Algorithm::kModel);

@@ -116,6 +116,34 @@ TEST(SimPolicy, TheDaemonsControllerDecidesAndItsWritesReachTheQueue) {
   EXPECT_LE(r.total.changes_per_s(), 50.0);
 }
 
+TEST(SimPolicy, TheModelKeepsTheNicsCqeMode) {
+  // The simulated NIC of a net-cqe workload reports use_cqe_mode_rx on; dimctl-model keeps that
+  // mode and runs the CQE table, as dimctl-model-cqe does (which writes the mode).
+  Workload cqe = open_queue(5e5, ProfileTable::kNetCqe);
+  cqe.stages[0].timer = TimerMode::kIdleGap;
+  const RunResult model = run_policy(cqe, "dimctl-model");
+  const RunResult model_cqe = run_policy(cqe, "dimctl-model-cqe");
+  // It batches, so the table it runs matters.
+  EXPECT_LT(model.total.interrupts, model.total.completions * 9 / 10);
+  EXPECT_EQ(model.total.interrupts, model_cqe.total.interrupts);
+  EXPECT_EQ(model.total.moderation_changes, model_cqe.total.moderation_changes);
+  EXPECT_EQ(model.total.latency.quantile(0.99), model_cqe.total.latency.quantile(0.99));
+  // Its timeline names profiles of the CQE table.
+  for (const Window& win : model.windows) EXPECT_GE(win.profile_ix, 0);
+
+  // dimctl-net-eqe writes the EQE mode: the same device runs at rate-limit under it, as a copy
+  // of the workload on an EQE NIC does.
+  Workload eqe = cqe;
+  eqe.table = ProfileTable::kNetEqe;
+  eqe.stages[0].timer = TimerMode::kRateLimit;
+  const RunResult on_cqe = run_policy(cqe, "dimctl-net-eqe");
+  const RunResult on_eqe = run_policy(eqe, "dimctl-net-eqe");
+  EXPECT_EQ(on_cqe.total.interrupts, on_eqe.total.interrupts);
+  EXPECT_EQ(on_cqe.total.latency.quantile(0.99), on_eqe.total.latency.quantile(0.99));
+  // On the EQE NIC the model runs the EQE table: not the CQE run.
+  EXPECT_NE(run_policy(eqe, "dimctl-model").total.interrupts, model.total.interrupts);
+}
+
 TEST(SimPolicy, TheModelBatchesWhereItsDefaultsWouldSeeALightLoad) {
   // W2-open's 200k/s phase: one RDMA CQ, idle-gap timer, 3.5 us per completion and 2.3 us per
   // interrupt and poll (cost 4k) plus 2 us of application work per completion, 60-70 % busy. The

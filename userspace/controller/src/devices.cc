@@ -44,12 +44,16 @@ Controller::NetDevice& Controller::net_device_named(const std::string& name) {
   dev->name = name;
   if (options_.net_driver) dev->driver = options_.net_driver(name);
   dev->drifted = drifted_.count(name) != 0;
-  refresh_policy(*dev);
   dev->ethtool_per_queue = net_.supports_per_queue(name);
-  // Read what the device holds now: observe mode exports it, writes need its field set.
+  // Read what the device holds now: observe mode exports it, writes need its field set, and the
+  // policy's table follows its CQE mode (model).
   auto current = net_.get(name);
   if (current) {
     dev->apply.current = *current;
+    dev->found_cqe_mode = current->use_cqe_mode_rx.value_or(false);
+  }
+  refresh_policy(*dev);
+  if (current) {
     dev->ethtool_coalescing = current->rx_usecs.has_value() || current->rx_max_frames.has_value();
     if (!dev->ethtool_coalescing)
       dev->no_coalescing = "ethtool reports neither rx-usecs nor rx-frames";
@@ -106,7 +110,7 @@ void Controller::refresh_policy(NetDevice& dev) {
     dev.binding = ++next_binding_;
   }
   dev.policy = std::move(p);
-  const bool cqe = cqe_table(dev.policy);
+  const bool cqe = cqe_table(dev.policy, dev.found_cqe_mode);
   dev.profiles = dev.policy.rx_profiles
                      ? *dev.policy.rx_profiles
                      : dim::net_profiles(cqe ? dim::CqPeriodMode::kCqe : dim::CqPeriodMode::kEqe,

@@ -69,7 +69,8 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
     if (model::is_model(dev.policy.algorithm)) slot.flags |= QueueSlot::kModelPrimary;
   }
   if (!runs_net_dim(dev.policy)) return;
-  const auto mode = cqe_table(dev.policy) ? dim::CqPeriodMode::kCqe : dim::CqPeriodMode::kEqe;
+  const auto mode =
+      cqe_table(dev.policy, dev.found_cqe_mode) ? dim::CqPeriodMode::kCqe : dim::CqPeriodMode::kEqe;
   // Index 0 like the drivers (dim-spec 2: zeroed struct dim).
   // The device's table (dev.profiles) maps indexes to values; DIM itself only moves indexes.
   dim::NetDim fresh(mode, dim::Direction::kRx, 0);
@@ -386,7 +387,8 @@ void Controller::apply_queue(QueueSlot& slot, NetDevice& dev, const model::Queue
       const model::Coalesce& reported =
           apply.current ? *apply.current
                         : (dev.apply.current ? *dev.apply.current : assumed_reported());
-      apply.wanted = net_target(dev.profiles[ix], cqe_table(dev.policy), reported, dev.driver);
+      apply.wanted = net_target(dev.profiles[ix], cqe_table(dev.policy, dev.found_cqe_mode),
+                                reported, dev.driver);
       if (may_write(dev)) {
         set_error(dev, fmt::format("napi {} has no queue index: not written", q.key.napi_id));
       }

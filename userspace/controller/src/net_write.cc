@@ -66,7 +66,7 @@ bool Controller::may_write(const NetDevice& dev) const {
 Controller::WriteResult Controller::write_net(NetDevice& dev, Apply& apply,
                                               std::optional<uint32_t> queue,
                                               const dim::Profile& profile, int64_t now_ns) {
-  const bool cqe = cqe_table(dev.policy);
+  const bool cqe = cqe_table(dev.policy, dev.found_cqe_mode);
   const model::Coalesce* reported_ptr = apply.current                  ? &*apply.current
                                         : (queue && dev.apply.current) ? &*dev.apply.current
                                                                        : nullptr;

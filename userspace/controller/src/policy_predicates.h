@@ -35,6 +35,13 @@ inline bool cqe_table(const model::DevicePolicy& p) {
   return p.algorithm == model::Algorithm::kNetCqe || p.algorithm == model::Algorithm::kModelCqe;
 }
 
+// On a device: model keeps the CQE mode the device was found in and runs the table of that mode
+// (CONTROLLER.md, mapping). Switching it would change the device's timer semantics, which the
+// operator or the driver chose, and some drivers pause traffic to switch.
+inline bool cqe_table(const model::DevicePolicy& p, bool found_cqe_mode) {
+  return cqe_table(p) || (p.algorithm == model::Algorithm::kModel && found_cqe_mode);
+}
+
 // RDMA devices have one DIM algorithm; a net-* algorithm from a generic rule means "DIM on".
 inline bool has_rdma_policy(const model::DevicePolicy& p) {
   return p.mode != model::Mode::kObserve && p.algorithm != model::Algorithm::kOff &&

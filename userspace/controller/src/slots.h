@@ -113,6 +113,8 @@ struct Controller::NetDevice {
   // ethtool, which is no error unless the device is to be written (`no_coalescing` says why).
   bool ethtool_coalescing = true;
   std::string no_coalescing;
+  // Its first COALESCE_GET reported use_cqe_mode_rx on: the mode the model keeps.
+  bool found_cqe_mode = false;
   bool napi = false;    // written with method napi: each NAPI its own target (napi_write.cc)
   bool seen = false;    // has a queue in this snapshot
   bool listed = false;  // in the device inventory (ControllerOptions::list_net_devices)
@@ -344,10 +346,10 @@ struct Controller::ModelTableCache {
 // and a device's policy refresh for level 0 (devices.cc).
 inline std::shared_ptr<const dim::ModelTable> Controller::device_table(
     const NetDevice& dev, const model::DevicePolicy& policy, double sharers) {
-  return model_table_for(
-      dev.profiles, dim::ProfileCount::kPackets,
-      cqe_table(dev.policy) ? dim::TimerMode::kIdleGap : dim::TimerMode::kRateLimit, policy,
-      sharers);
+  return model_table_for(dev.profiles, dim::ProfileCount::kPackets,
+                         cqe_table(dev.policy, dev.found_cqe_mode) ? dim::TimerMode::kIdleGap
+                                                                   : dim::TimerMode::kRateLimit,
+                         policy, sharers);
 }
 
 inline std::shared_ptr<const dim::ModelTable> Controller::device_table(

@@ -23,8 +23,9 @@ enum class Algorithm : uint8_t {
   kRdma,    // RDMA DIM (9 profiles)
   kStatic,  // always profile `static_index`
   kOff,     // no DIM instance, no writes
-  // dimctl's cost-model policy (dim/model_policy.h), once per period. Net devices: the EQE table
-  // (or rx_profiles) under rate-limit timer semantics; RDMA devices: the RDMA table.
+  // dimctl's cost-model policy (dim/model_policy.h), once per period. Net devices: the table of
+  // the CQE mode the device was found in, which it keeps (CQE: idle-gap semantics; EQE or none
+  // reported: rate-limit), or rx_profiles; RDMA devices: the RDMA table.
   kModel,
   kModelCqe,  // the same on the net CQE table (or rx_profiles) under idle-gap semantics; net only
 };
