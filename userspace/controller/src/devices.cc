@@ -69,12 +69,13 @@ Controller::NetDevice& Controller::net_device_named(const std::string& name) {
   if (!current && dev->ethtool_coalescing && !dev->napi) {
     set_error(*dev, fmt::format("reading coalesce settings: {}", current.error().message()));
   }
-  spdlog::info("{}: new net device (driver '{}', rule '{}', {}{})", dev->name, dev->driver,
+  spdlog::info("{}: new net device (driver '{}', rule '{}', {}{}{})", dev->name, dev->driver,
                dev->policy.rule,
                dev->napi                  ? "software moderation per NAPI"
                : !dev->ethtool_coalescing ? "no interrupt coalescing"
                : dev->per_queue           ? "per-queue coalescing"
                                           : "device-wide",
+               dev->found_cqe_mode ? ", in CQE mode" : "",
                dev->drifted ? ", drifted earlier: not written" : "");
   NetDevice& ref = *dev;
   net_devices_.emplace(name, std::move(dev));
