@@ -169,13 +169,19 @@ TEST_F(ModelTest, ReloadSwitchingDimAndModelRecreatesState) {
   EXPECT_EQ(q->dim.tune_state, static_cast<uint8_t>(dim::TuneState::kParkingOnTop));
 }
 
+// The table the controller builds for the net CQE table: idle-gap semantics, default costs.
+dim::ModelTable cqe_idle_gap_table() {
+  dim::ModelParams params;
+  params.timer = dim::TimerMode::kIdleGap;
+  return dim::ModelTable(dim::net_profiles(dim::CqPeriodMode::kCqe, dim::Direction::kRx),
+                         dim::ProfileCount::kPackets, params);
+}
+
 TEST_F(ModelTest, ModelCqeUsesTheCqeTableAndMode) {
   add_device("eth0", 2, 1);  // reports use_cqe_mode_rx
   policy.by_name["eth0"] = with(enforce(), model::Algorithm::kModelCqe);
   const auto& cqe = dim::net_profiles(dim::CqPeriodMode::kCqe, dim::Direction::kRx);
-  dim::ModelParams params;
-  params.timer = dim::TimerMode::kIdleGap;
-  const dim::ModelTable t(cqe, dim::ProfileCount::kPackets, params);
+  const dim::ModelTable t = cqe_idle_gap_table();
   ASSERT_TRUE(step().ok());
   EXPECT_EQ(net.devices["eth0"].state.rx_usecs, cqe[0].usec);
   EXPECT_EQ(net.devices["eth0"].state.use_cqe_mode_rx, true);
@@ -194,9 +200,7 @@ TEST_F(ModelTest, ModelKeepsTheCqeModeTheDeviceWasFoundIn) {
   policy.by_name["eth0"] = with(enforce(), model::Algorithm::kModel);
   const auto& cqe = dim::net_profiles(dim::CqPeriodMode::kCqe, dim::Direction::kRx);
   const auto& eqe = dim::net_profiles(dim::CqPeriodMode::kEqe, dim::Direction::kRx);
-  dim::ModelParams params;
-  params.timer = dim::TimerMode::kIdleGap;
-  const dim::ModelTable t(cqe, dim::ProfileCount::kPackets, params);
+  const dim::ModelTable t = cqe_idle_gap_table();
   ASSERT_TRUE(step().ok());
   EXPECT_EQ(net.devices["eth0"].state.rx_usecs, cqe[0].usec);
   load(key(2, 0), t.threshold(t.pick(1e12)) * 3, 16);
