@@ -88,9 +88,8 @@ class Engine {
   void request_moderation(uint32_t stage, uint32_t queue, Moderation m);
   // Every moderated CQ to phase `phase`'s profile of a static schedule, at once.
   void apply_phase_static(uint32_t phase);
-  // Stage `stage`'s timer semantics: a NIC's CQE mode written (idle-gap on, rate-limit off) takes
-  // effect at the CQs' next arming.
-  TimerMode timer(uint32_t stage) const { return stages_[stage].timer; }
+  // Stage `stage`'s timer semantics from now: a NIC's CQE mode written (idle-gap on, rate-limit
+  // off) takes effect at the CQs' next arming.
   void set_timer(uint32_t stage, TimerMode t) { stages_[stage].timer = t; }
 
  private:
