@@ -51,9 +51,6 @@ Controller::NetDevice& Controller::net_device_named(const std::string& name) {
   if (current) {
     dev->apply.current = *current;
     dev->found_cqe_mode = current->use_cqe_mode_rx.value_or(false);
-  }
-  refresh_policy(*dev);
-  if (current) {
     dev->ethtool_coalescing = current->rx_usecs.has_value() || current->rx_max_frames.has_value();
     if (!dev->ethtool_coalescing)
       dev->no_coalescing = "ethtool reports neither rx-usecs nor rx-frames";
@@ -63,6 +60,7 @@ Controller::NetDevice& Controller::net_device_named(const std::string& name) {
     dev->ethtool_coalescing = false;
     dev->no_coalescing = current.error().message();
   }
+  refresh_policy(*dev);
   // Any other failure says nothing about the driver: auto stays with ethtool, and it is an
   // error (the device's settings are unknown).
   resolve_method(*dev);

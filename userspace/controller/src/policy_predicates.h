@@ -30,16 +30,13 @@ inline bool runs_net_model(const model::DevicePolicy& p) {
          (model::is_model(p.algorithm) || (model::is_net_dim(p.algorithm) && p.compare));
 }
 
-// The CQE table (and mode) for net-cqe and model-cqe, else EQE.
-inline bool cqe_table(const model::DevicePolicy& p) {
-  return p.algorithm == model::Algorithm::kNetCqe || p.algorithm == model::Algorithm::kModelCqe;
-}
-
-// On a device: model keeps the CQE mode the device was found in and runs the table of that mode
-// (CONTROLLER.md, mapping). Switching it would change the device's timer semantics, which the
-// operator or the driver chose, and some drivers pause traffic to switch.
+// The CQE table (and mode) for net-cqe and model-cqe, else EQE; for model, the table of the CQE
+// mode the device was found in, which it keeps (CONTROLLER.md, mapping): switching it would change
+// the device's timer semantics, which the operator or the driver chose, and some drivers pause
+// traffic to switch.
 inline bool cqe_table(const model::DevicePolicy& p, bool found_cqe_mode) {
-  return cqe_table(p) || (p.algorithm == model::Algorithm::kModel && found_cqe_mode);
+  return p.algorithm == model::Algorithm::kNetCqe || p.algorithm == model::Algorithm::kModelCqe ||
+         (p.algorithm == model::Algorithm::kModel && found_cqe_mode);
 }
 
 // RDMA devices have one DIM algorithm; a net-* algorithm from a generic rule means "DIM on".
