@@ -205,6 +205,12 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
   // load left: a trial that delays a closed loop idles the core by throttling it, and leaving
   // then would hand back to the profile that saturates, enter again and cycle. The trial ends
   // within settle_periods + measure_periods periods anyway.
+  if (!in.wish_in_force && phase_ != Phase::kHold) {
+    // The period ran at another profile than the trial's or the check's: it says nothing of it.
+    start_measuring();
+    if (phase_ == Phase::kMeasure) phase_ = p_.settle_periods > 0 ? Phase::kSettle : phase_;
+    return false;
+  }
   if (phase_ == Phase::kSettle || phase_ == Phase::kMeasure) {
     return climb(t, cost, in, m);
   }

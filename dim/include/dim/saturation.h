@@ -108,6 +108,12 @@
 //    The Poisson model does not see a closed loop's batches: W3 512B batches 16 at (32 us, 16) and
 //    21.3 at (32 us, 32), predicted alike, and the climb held 7, 1 % below 8 and kernel DIM;
 //  - nothing left in (lo, hi): hold b. Holding lasts while the core stays saturated: no probing.
+//  - a period in which the caller says the rule's profile was not in force (its change budget
+//    held the wish back: SaturationInput::wish_in_force) is no measurement of a trial or a
+//    check: their periods count again from the next one. Judged as the trial's, the profile
+//    the core ran (the one before) measured "no gain", and the rule held it for good: a core
+//    never idle at the latency objective's profile, held there for seconds (sweep-1-019 run
+//    for 5 s: p99 228 ms against the oracle's 78 us).
 // Every trial narrows (lo, hi), so one saturation episode changes the profile at most
 // (table size + 2) times (the edge step's two included), each at least settle_periods +
 // measure_periods periods apart, and never again until it ends; leaving hands the queue back to
@@ -177,6 +183,10 @@ struct SaturationInput {
   bool backlog_growing = false;  // a backlog the caller measures grew (none measured: false)
   uint8_t model_ix = 0;          // ModelPolicy's current pick (the latency objective)
   double queues = 1;             // queues of this table sharing the core (per-queue rate)
+  // The rule's profile was in force on the core's queues during the period (the caller's change
+  // budget or a writer may hold a wish back). While it overrides, a period that ran at another
+  // profile is no measurement of the trial or check: it restarts their count.
+  bool wish_in_force = true;
   // While probing(): the probe queue's interrupts and completions this period.
   uint64_t probe_events = 0;
   uint64_t probe_completions = 0;

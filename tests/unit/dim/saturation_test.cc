@@ -635,6 +635,37 @@ TEST(SaturationPolicy, AnOverloadedCoreClimbsOnTheCpuItsInterruptsFree) {
   EXPECT_EQ(climb_with_busy(0.98), 0);
 }
 
+// The caller's change budget may hold the rule's wish back. A period the core ran at the profile
+// before is no measurement of the trial: judged as one, it measured "no gain" and the rule held
+// the profile that left the core never idle for good (sweep-1-019 run for 5 s: p99 228 ms).
+TEST(SaturationPolicy, APeriodWhoseWishWasHeldBackIsNoMeasurementOfTheTrial) {
+  const ModelTable t = rdma_table();
+  // The profile the core ends at when the caller holds the first `held_back` changes of the wish
+  // and tells the rule (`told`) whether its wish was in force.
+  auto run = [&](int held_back, bool told) {
+    SaturationPolicy s;
+    uint8_t running = 0;
+    int held = 0;
+    for (int i = 0; i < 60; ++i) {
+      SaturationInput in = busy_period(1.0, 0);  // never idle: an overloaded open loop
+      in.completions = 1000;
+      in.interrupts = in.polls = 1000 / (2 + 4 * uint64_t{running});  // batching answers
+      in.wish_in_force = !told || !s.overrides() || running == s.profile_ix();
+      s.update(t, {}, in);
+      const uint8_t wish = s.overrides() ? s.profile_ix() : 0;
+      if (wish != running && held++ >= held_back) running = wish;
+    }
+    EXPECT_TRUE(s.saturated());
+    return running;
+  };
+  const uint8_t free_climb = run(0, true);
+  EXPECT_GE(free_climb, 4);
+  EXPECT_EQ(run(3, true), free_climb);
+  // Not told: the held-back periods are judged as the trial's, which measured the entry's own
+  // batch, and the rule holds the entry's profile.
+  EXPECT_EQ(run(3, false), 0);
+}
+
 // On an overloaded core a trial that cuts the CPU per completion but measures less rate in its
 // one period is measured one period more: the rate over both decides. (100k completions a period:
 // the counting noise, 2 sigma of 0.4 %, is below g.)

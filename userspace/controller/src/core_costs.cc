@@ -156,6 +156,10 @@ void Controller::update_cores(const model::Snapshot& snap) {
       continue;
     }
     const dim::ModelTable& table = *c.rep_table;
+    // The period just measured ran at the rule's profile only if the budget let the wish through
+    // at the last step.
+    in.wish_in_force =
+        !c.sat.overrides() || (pick.saturated_wish && pick.wish == c.sat.profile_ix());
     c.sat.update(table, table.params().cost, in);
     // A probe starts on the queue that spoke for the core last period (its busiest).
     if (c.sat.probing() && !pick.probe) {
