@@ -143,6 +143,8 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
   const uint8_t model_ix = std::clamp(in.model_ix, t.min_ix(), t.max_ix());
   const auto dt_us = static_cast<uint64_t>(m.dt / 1000);
   qd1_wait_us_ = dt_us >= qd1_wait_us_ ? 0 : qd1_wait_us_ - static_cast<uint32_t>(dt_us);
+  since_leave_us_ = since_leave_us_ > UINT64_MAX - dt_us ? UINT64_MAX : since_leave_us_ + dt_us;
+  leave_hold_us_ = dt_us >= leave_hold_us_ ? 0 : leave_hold_us_ - dt_us;
 
   if (!saturated_) {
     if (!count_pressure(in, m)) return false;
@@ -150,6 +152,18 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
     saturated_ = true;
     streak_ = 0;
     ++episodes_;
+    // Entering again this soon after leaving, with no more load than the core left at (the
+    // latency objective's profile may serve less of it): the leave was wrong. More load is a
+    // new episode (a burst after a quiet spell).
+    const uint64_t base_hold = uint64_t{p_.leave_hold_ms} * 1000;
+    if (left_overriding_ && since_leave_us_ <= uint64_t{p_.refail_ms} * 1000 &&
+        acc_completions_ * 1e9 / acc_ns_ <= left_rate_ * (1 + gain_)) {
+      leave_hold_us_ = std::max(next_hold_us_, base_hold);
+      next_hold_us_ = std::min(2 * leave_hold_us_, uint64_t{p_.leave_hold_max_ms} * 1000);
+    } else {
+      leave_hold_us_ = 0;
+      next_hold_us_ = base_hold;
+    }
     best_ix_ = ix_ = lo_ = model_ix;
     hi_ = uint16_t{t.max_ix()} + 1;
     edge_tried_ = false;
@@ -226,9 +240,16 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
   }
   const bool headroom =
       projected < p_.leave_busy && m.exhausted < p_.leave_exhausted && !in.backlog_growing;
-  if (headroom) {
+  const double rate_now = m.completions * 1e9 / m.dt;
+  // A passive episode leaves freely: its queues already run the latency objective's pick.
+  const bool held = leave_hold_us_ > 0 && !passive_ && rate_now >= left_rate_ * (1 - gain_);
+  if (headroom && !held) {
+    left_overriding_ = overrides();
     saturated_ = false;
     phase_ = Phase::kHold;
+    since_leave_us_ = 0;
+    left_rate_ = rate_now;
+    leave_hold_us_ = 0;
     return true;
   }
   if (phase_ == Phase::kHold) return false;

@@ -108,6 +108,15 @@
 //    The Poisson model does not see a closed loop's batches: W3 512B batches 16 at (32 us, 16) and
 //    21.3 at (32 us, 32), predicted alike, and the climb held 7, 1 % below 8 and kernel DIM;
 //  - nothing left in (lo, hi): hold b. Holding lasts while the core stays saturated: no probing.
+//  - a leave the load proves wrong is not repeated at once: the core left on a projection (the
+//    costs it uses put the softirq's wake-up on the completions, so at a larger batch the
+//    interrupt looks cheaper than it is), found the latency objective's profile saturated and
+//    entered again within refail_ms at a rate not above the one it left at by more than g (more
+//    is a new load: a burst after a quiet spell). The next episode
+//    then does not leave for leave_hold_ms, doubled at each such failure in a row (at most
+//    leave_hold_max_ms), unless the rate falls by more than g below the rate it left at: the
+//    load changed. Without it sweep-1-019's core cycled leave, overload, enter, climb every
+//    ~100 ms for as long as the load lasted, each cycle a backlog and four changes;
 //  - a period in which the caller says the rule's profile was not in force (its change budget
 //    held the wish back: SaturationInput::wish_in_force) is no measurement of a trial or a
 //    check: their periods count again from the next one. Judged as the trial's, the profile
@@ -170,6 +179,13 @@ struct SaturationParams {
   // Once an episode, after a measured gain, the profile above the best where the cost model
   // predicts no saving is measured anyway (false: never).
   bool edge_step = true;
+  // A core that enters again within refail_ms of leaving, at a rate not above the one it left at
+  // by more than the episode's g, left on a projection the load proved wrong: its next episode
+  // does not leave for leave_hold_ms, doubled after each such failure in a row up to
+  // leave_hold_max_ms, unless its rate falls that far below the rate it left at (0: no hold).
+  uint32_t refail_ms = 200;
+  uint32_t leave_hold_ms = 1'000;
+  uint32_t leave_hold_max_ms = 60'000;
 };
 
 // One period on one core.
@@ -219,6 +235,9 @@ class SaturationPolicy {
   // The wish: profile_ix() while it overrides(), `model_ix` otherwise.
   uint8_t wish(uint8_t model_ix) const { return overrides() ? ix_ : model_ix; }
   bool holding() const { return phase_ == Phase::kHold; }
+  // The best profile measured this episode (the entry's until a trial gains): profile_ix() is a
+  // trial while it differs.
+  uint8_t best_ix() const { return best_ix_; }
   double best_rate() const { return best_rate_; }  // completions/s at the best profile
   uint32_t episodes() const { return episodes_; }  // saturation episodes since construction
   // QD~1 probes since construction, by verdict.
@@ -293,6 +312,13 @@ class SaturationPolicy {
   bool extended_ = false;     // the running trial measures one period more
   bool probe_ = false;        // the running trial is the QD~1 probe (one queue)
   uint32_t qd1_wait_us_ = 0;  // time left without a QD~1 probe
+  // The failed-leave hold: time since the last leave (saturating), the rate the core left at,
+  // the hold left in this episode and the one the next failure gets.
+  uint64_t since_leave_us_ = UINT64_MAX;
+  double left_rate_ = 0;
+  uint64_t leave_hold_us_ = 0;
+  uint64_t next_hold_us_ = 0;
+  bool left_overriding_ = false;  // the last leave handed the queues back from a profile of its own
   Phase phase_ = Phase::kHold;
 };
 

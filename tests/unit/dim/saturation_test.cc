@@ -635,6 +635,63 @@ TEST(SaturationPolicy, AnOverloadedCoreClimbsOnTheCpuItsInterruptsFree) {
   EXPECT_EQ(climb_with_busy(0.98), 0);
 }
 
+// A leave the load proves wrong (the core enters again within refail_ms, at no more load than it
+// left at) is not repeated at once: the next episode holds for leave_hold_ms, twice that after a
+// second failure in a row, unless the load falls below what it left at. More load than it left at
+// is a new episode, free to leave.
+TEST(SaturationPolicy, ALeaveTheLoadProvesWrongIsHeldOffAndTheHoldDoubles) {
+  const ModelTable t = rdma_table();
+  const SaturationParams p;
+  const int64_t hold_periods = int64_t{p.leave_hold_ms} * 1'000'000 / kPeriod;
+  SaturationPolicy s;
+  const uint64_t n = 1000;  // completions a period
+  // Enter at the latency objective's profile (0, never idle) and climb until the rule holds.
+  auto enter_and_climb = [&](uint64_t completions) {
+    int periods = 0;
+    for (; periods < 60 && !(s.saturated() && s.holding() && s.overrides()); ++periods) {
+      s.update(t, {}, overloaded_period(completions, s.wish(0)));
+    }
+    return periods;
+  };
+  // Headroom at the held profile, which the projection to profile 0 keeps below leave_busy.
+  auto free_period = [&](uint64_t completions) {
+    SaturationInput in = busy_period(0.3, 0);
+    in.completions = completions;
+    in.interrupts = in.polls = completions / 20;
+    return in;
+  };
+  // Free periods until the core leaves (at most `limit`).
+  auto periods_to_leave = [&](uint64_t completions, int limit) {
+    int k = 0;
+    while (s.saturated() && k < limit) {
+      s.update(t, {}, free_period(completions));
+      ++k;
+    }
+    return k;
+  };
+  ASSERT_LT(enter_and_climb(n), 60);
+  EXPECT_EQ(periods_to_leave(n, 1), 1);  // first episode: no hold
+  // Saturated again at once, at the same load: the leave was wrong.
+  int used = enter_and_climb(n);
+  ASSERT_LT(used, 60);
+  int k = periods_to_leave(n, 500);
+  EXPECT_GT(k, 1);
+  EXPECT_EQ(used + k, hold_periods + p.enter_periods);  // the hold runs from the entry
+  // A second failure in a row: twice the hold.
+  used = enter_and_climb(n);
+  k = periods_to_leave(n, 500);
+  EXPECT_EQ(used + k, 2 * hold_periods + p.enter_periods);
+  // A third, but the load falls below what the core left at: it leaves at once.
+  enter_and_climb(n);
+  EXPECT_EQ(periods_to_leave(n / 2, 500), 1);
+  // Entering well after a leave, or with more load than the core left at: no hold.
+  for (int i = 0; i < 20; ++i) s.update(t, {}, free_period(n / 2));
+  enter_and_climb(n);
+  EXPECT_EQ(periods_to_leave(n, 500), 1);
+  enter_and_climb(2 * n);
+  EXPECT_EQ(periods_to_leave(n, 500), 1);
+}
+
 // The caller's change budget may hold the rule's wish back. A period the core ran at the profile
 // before is no measurement of the trial: judged as one, it measured "no gain" and the rule held
 // the profile that left the core never idle for good (sweep-1-019 run for 5 s: p99 228 ms).
