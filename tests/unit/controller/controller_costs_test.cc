@@ -315,6 +315,39 @@ TEST_F(CostsTest, ASaturatedCoreClimbsAndHandsBackAtOnce) {
   EXPECT_EQ(queue(key(2, 0))->dim.applied_ix, queue(key(2, 0))->dim.profile_ix);
 }
 
+// An open loop the core cannot carry at the low profiles (never idle there) and carries with
+// idle time from profile 2 up. The estimator's direct costs put the softirq's wake-up on the
+// completions, so the leave projection sees the low profiles as cheaper than they are; the
+// rule's changes then outrun its budget. Over 5 s the core must settle at a profile that frees it
+// and stay there: not judge a trial its budget held back (it held profile 0 for good), not leave
+// again and again on the same projection, and not wait a refill to return from a trial.
+TEST_F(CostsTest, AnOverloadedCoreSettlesWhereItIsFreeAndStaysThere) {
+  policy.by_name["eth0"] = model_policy(shadow());
+  ASSERT_TRUE(step().ok());
+  model::CpuTimes& times = source.current.cpus[1];
+  times.idle_known = true;
+  const Host host;
+  const double offered = 450'000;  // packets/s
+  const double batch[] = {1.3, 1.6, 4, 8, 16, 24, 32, 48, 64};
+  int late_never_idle = 0;
+  const int periods = static_cast<int>(5'000'000'000 / kPeriod);
+  for (int p = 0; p < periods; ++p) {
+    const uint8_t applied = queue(key(2, 0))->dim.applied_ix;
+    const double ppe = batch[std::min<size_t>(applied, std::size(batch) - 1)];
+    const double per_packet = host.completion + (host.handler + host.wakeup) / ppe;  // ns
+    const double served = std::min(offered, 1e9 / per_packet);
+    const auto packets = static_cast<uint64_t>(served * kPeriod / 1e9);
+    period(static_cast<uint64_t>(static_cast<double>(packets) / ppe), packets, host);
+    const double busy = std::min(1.0, offered * per_packet * 1e-9);
+    times.idle_ns += static_cast<uint64_t>((1 - busy) * kPeriod);
+    ASSERT_TRUE(step().ok());
+    if (p >= periods / 2 && busy >= 1.0) ++late_never_idle;
+  }
+  EXPECT_GE(queue(key(2, 0))->dim.applied_ix, 2);
+  EXPECT_LE(late_never_idle, 2) << "never idle in the second half of the run";
+  EXPECT_GE(core(1)->saturation_episodes, 1u);
+}
+
 // Application work is neither hard-IRQ nor softirq time: the core looks free from the interrupt
 // times alone, and saturated once its idle time says it is not.
 TEST_F(CostsTest, ApplicationWorkSaturatesTheCoreOnlyWhenIdleIsMeasured) {

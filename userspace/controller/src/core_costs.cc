@@ -169,18 +169,13 @@ void Controller::update_cores(const model::Snapshot& snap) {
     pick.probe = c.sat.probing();
     pick.probe_wish = c.sat.profile_ix();
 
-    // The wish follows the rule within the change budget (a token bucket like ModelPolicy's:
-    // ceil(b/2) at once, refilling at b - ceil(b/2) + 1 per second); leaving is at once.
-    const uint32_t b = std::max<uint32_t>(table.params().max_changes_per_s, 1);
-    const uint32_t cap = (b + 1) / 2 * dim::ModelTable::kOneChange;
-    const double refill = static_cast<double>(b - (b + 1) / 2 + 1) * dim::ModelTable::kOneChange *
-                          static_cast<double>(std::min<int64_t>(step_dt_ns_, 1'000'000'000)) / 1e9;
-    c.tokens = static_cast<uint32_t>(std::min<double>(cap, c.tokens + refill));
+    // The wish follows the rule within the change budget (WishBudget: a trial goes only with
+    // the change back in hand); leaving is at once.
+    c.budget.refill(table.params().max_changes_per_s, step_dt_ns_);
     if (!c.sat.overrides()) {
       pick.saturated_wish = false;
     } else if (!pick.saturated_wish || pick.wish != c.sat.profile_ix()) {
-      if (c.tokens >= dim::ModelTable::kOneChange) {
-        c.tokens -= dim::ModelTable::kOneChange;
+      if (c.budget.take(c.sat.profile_ix() != c.sat.best_ix())) {
         pick.wish = c.sat.profile_ix();
         pick.saturated_wish = true;
       } else {

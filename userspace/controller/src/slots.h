@@ -25,6 +25,7 @@
 #include "dimctl/controller/combine.h"
 #include "dimctl/controller/controller.h"
 #include "dimctl/controller/discontinuity.h"
+#include "dimctl/controller/wish_budget.h"
 #include "policy_predicates.h"
 
 namespace dimctl::controller {
@@ -320,10 +321,8 @@ struct Controller::CoreState {
   std::shared_ptr<const dim::ModelTable> rep_table;  // its table (null: no model queue)
   uint32_t episodes_before = 0;  // saturation episodes of SaturationPolicy instances replaced
   dim::SaturationPolicy::Probes probes_before;  // and their QD~1 probes
-  // Change budget of the saturation wish (millionths of a change), as ModelPolicy's: full at
-  // the start (clamped to the table's cap at the first period).
-  uint32_t tokens = UINT32_MAX;
-  uint64_t budget_waits = 0;  // saturation changes held back by the budget
+  WishBudget budget;                            // the saturation wish's changes
+  uint64_t budget_waits = 0;                    // saturation changes held back by the budget
 };
 
 // Cost-model tables by their inputs: building one evaluates the model over the whole rate range
