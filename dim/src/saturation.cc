@@ -62,8 +62,10 @@ uint8_t SaturationPolicy::qd1_probe(const ModelTable& t, const CostParams& cost,
     const Prediction pr = predict(mp.timer, t.profile(ix).usec, t.count(ix), rate, cost);
     if (pr.batch < p_.qd1_judge_batch) continue;
     // The first profile whose batch can tell a QD~1 loop from a batching one; a QD~1 loop pays
-    // its delay for the period measured, so only where the saving predicted is worth that.
-    return pr.cpu_per_completion_ns <= s_from * (1 - p_.qd1_probe_gain) ? ix : from;
+    // its delay for the period measured, so only where the saving predicted is worth that. On a
+    // core never idle any saving a trial can measure is: its backlog only grows.
+    const double gain = best_busy_ >= p_.overload_busy ? p_.climb_gain : p_.qd1_probe_gain;
+    return pr.cpu_per_completion_ns <= s_from * (1 - gain) ? ix : from;
   }
   return from;
 }

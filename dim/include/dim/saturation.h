@@ -45,10 +45,12 @@
 //    probe tells, on one queue (probing(): the caller's busiest; a probe of every queue cost
 //    QD~1 loops of 20-50 queues per core 1-3 % of their rate in the sweep's 0.5 s runs): for
 //    one period that queue takes the lowest profile predicted to batch qd1_judge_batch, if that
-//    profile is predicted to save qd1_probe_gain (10 %) of the CPU per completion (else no
-//    probe, no trial). At most no_batch_ratio per interrupt there too is QD~1: no trial, and no
-//    probe on this core for qd1_retry_ms. More: a batching load, and the climb starts, every
-//    queue, with the jump below from the entry's profile;
+//    profile is predicted to save qd1_probe_gain (10 %) of the CPU per completion, climb_gain
+//    on a core never idle at entry (busy >= overload_busy: its backlog only grows; sweep-1-233
+//    over 2 s held profile 0 at 76 % of the oracle's throughput), else no probe, no trial. At most
+//    no_batch_ratio per interrupt there too is QD~1: no trial, and no probe on this core for
+//    qd1_retry_ms. More: a batching load, and the climb starts, every queue, with the jump below
+//    from the entry's profile;
 //  - entering records the completion rate over the K pressure periods (at m) as the best b;
 //  - a jump from b aims at the lowest j in (b, hi) whose predicted CPU per completion
 //    S = C_c + C_irq/B (cost model, at the measured per-queue rate) is within climb_gain of the
@@ -162,7 +164,8 @@ struct SaturationParams {
   // probe on one queue tells, at the lowest profile predicted to batch this much ...
   double qd1_judge_batch = 1.5;
   // ... if that profile is predicted to save at least this share of the CPU per completion: a
-  // QD~1 loop pays the probe's delay for the period it is measured.
+  // QD~1 loop pays the probe's delay for the period it is measured. On a core never idle at
+  // entry (overload_busy) climb_gain is enough.
   double qd1_probe_gain = 0.10;
   // After a probe showed QD~1, no probe on this core for this long (the hold of a bounce).
   uint32_t qd1_retry_ms = 10'000;
