@@ -169,6 +169,8 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
     best_ix_ = ix_ = lo_ = model_ix;
     hi_ = uint16_t{t.max_ix()} + 1;
     edge_tried_ = false;
+    reopened_ = false;
+    overload_streak_ = 0;
     best_rate_ = acc_completions_ * 1e9 / acc_ns_;
     // Moderation can only save interrupts that happen, and only by batching. Few interrupts: the
     // queues stay in polling (their budget runs out, they never re-arm), nothing to moderate.
@@ -254,7 +256,7 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
     leave_hold_us_ = 0;
     return true;
   }
-  if (phase_ == Phase::kHold) return false;
+  if (phase_ == Phase::kHold) return reopen_if_overloaded(t, cost, in, m);
   // kCheck: back at the best after a settling period and still saturated: the trial was worse
   // on its own account. The search goes on.
   if (++count_ < 2) return false;
@@ -429,6 +431,30 @@ void SaturationPolicy::take_best(double rate, double ipc, double busy) {
   }
   best_ipc_ = ipc;
   best_busy_ = busy;
+}
+
+bool SaturationPolicy::reopen_if_overloaded(const ModelTable& t, const CostParams& cost,
+                                            const SaturationInput& in, const Period& m) {
+  // The best was measured with idle left, so the search judged its trials on their rate alone,
+  // and now it leaves the core never idle: an open loop's backlog grows at a profile whose
+  // trials above freed CPU the rate could not show (sweep-2-101 over 2 s: a trial at 6 measured
+  // busy 0.79 at the best's rate within its noise, the best 4 held at busy 1.00 for 1.7 s, p99
+  // 474x the oracle's). Measure the best again as an overload and search above it, once an
+  // episode.
+  const bool stale = !passive_ && !reopened_ && in.wish_in_force && best_busy_ < p_.overload_busy &&
+                     m.busy >= p_.overload_busy && m.completions > 0;
+  overload_streak_ = stale ? static_cast<uint8_t>(overload_streak_ + 1) : 0;
+  if (overload_streak_ < p_.enter_periods) return false;
+  reopened_ = true;
+  overload_streak_ = 0;
+  best_busy_ = m.busy;
+  best_ipc_ = static_cast<double>(in.interrupts) / m.completions;
+  best_rate_ = m.completions * 1e9 / m.dt;
+  best_completions_ = m.completions;
+  lo_ = best_ix_;
+  hi_ = uint16_t{t.max_ix()} + 1;
+  const uint8_t j = next_trial(t, cost, per_queue_rate(m.completions, m.dt, in.queues));
+  return j != best_ix_ && step_to(j);
 }
 
 bool SaturationPolicy::hold_best() {

@@ -278,6 +278,10 @@ class SaturationPolicy {
   // The pressure streak: true when this period makes it K long.
   bool count_pressure(const SaturationInput& in, const Period& m);
   bool hold_best();  // returns whether the wish changed
+  // Holding: a best measured with idle left that has left the core never idle for K periods is
+  // measured again as an overload, and the search above it resumes (once an episode).
+  bool reopen_if_overloaded(const ModelTable& t, const CostParams& cost, const SaturationInput& in,
+                            const Period& m);
   // Interrupts per completion over the accumulated periods (0: none), and the CPU per completion
   // they cost at `cost`: C_c + C_irq · ipc (the measured batch, priced at the core's costs).
   double interrupts_per_completion() const;
@@ -310,11 +314,13 @@ class SaturationPolicy {
   uint16_t hi_ = 0;  // the lowest profile above the best that measured worse (or above the top)
   uint8_t lo_ = 0;   // the highest below it that measured worse (or the latency objective's)
   bool saturated_ = false;
-  bool edge_tried_ = false;   // this episode measured the step above where the model saw nothing
-  bool passive_ = false;      // this episode found nothing to climb to
-  bool extended_ = false;     // the running trial measures one period more
-  bool probe_ = false;        // the running trial is the QD~1 probe (one queue)
-  uint32_t qd1_wait_us_ = 0;  // time left without a QD~1 probe
+  bool edge_tried_ = false;      // this episode measured the step above where the model saw nothing
+  bool reopened_ = false;        // this episode measured its best again as an overload
+  uint8_t overload_streak_ = 0;  // holding periods never idle at a best measured with idle left
+  bool passive_ = false;         // this episode found nothing to climb to
+  bool extended_ = false;        // the running trial measures one period more
+  bool probe_ = false;           // the running trial is the QD~1 probe (one queue)
+  uint32_t qd1_wait_us_ = 0;     // time left without a QD~1 probe
   // The failed-leave hold: time since the last leave (saturating), the rate the core left at,
   // the hold left in this episode and the one the next failure gets.
   uint64_t since_leave_us_ = UINT64_MAX;

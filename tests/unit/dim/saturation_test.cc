@@ -707,6 +707,49 @@ TEST(SaturationPolicy, ALeaveTheLoadProvesWrongIsHeldOffAndTheHoldDoubles) {
   EXPECT_EQ(periods_to_leave(n, 500), 1);
 }
 
+// A best measured with idle left is judged against its trials on rate alone, and an open loop's
+// rate cannot show what batching frees. When that best then leaves the core never idle for K
+// periods, the rule measures it again as an overload and searches above it, once an episode.
+TEST(SaturationPolicy, AHeldBestThatLeavesTheCoreNeverIdleIsMeasuredAgain) {
+  const ModelTable t = rdma_table();
+  const SaturationParams p;
+  SaturationPolicy s;
+  // At profile ix: 1000 completions a period (less by `less`), batching 2 + 4 ix.
+  auto at = [](uint8_t ix, double busy, uint64_t less = 0) {
+    SaturationInput in = busy_period(busy, 0);
+    in.completions = 1000 - less;
+    in.interrupts = in.polls = in.completions / (2 + 4 * uint64_t{ix});
+    return in;
+  };
+  for (int i = 0; i < p.enter_periods; ++i) s.update(t, {}, at(0, 0.98));
+  ASSERT_TRUE(s.saturated());
+  const uint8_t trial = s.profile_ix();
+  ASSERT_GT(trial, 0);
+  // The trial frees a fifth of the core at the best's rate within g: on a core that had idle left
+  // that is no gain, and the best (0) holds.
+  s.update(t, {}, at(trial, 0.8, 15));
+  ASSERT_TRUE(s.holding());
+  ASSERT_EQ(s.wish(0), 0);
+  // Now never idle at the best: one period is not enough, K are.
+  for (int i = 0; i + 1 < p.enter_periods; ++i) {
+    EXPECT_FALSE(s.update(t, {}, at(0, 1.0)));
+    EXPECT_EQ(s.wish(0), 0);
+  }
+  EXPECT_TRUE(s.update(t, {}, at(0, 1.0)));
+  const uint8_t again = s.profile_ix();
+  EXPECT_GT(again, 0);
+  // The same trial, judged as on an overloaded core: less CPU per completion at the same rate
+  // within its noise is a gain.
+  s.update(t, {}, at(again, 0.8, 15));
+  EXPECT_GT(s.best_ix(), 0);
+  // Once an episode: a best that later leaves the core never idle again is held.
+  while (!s.holding()) s.update(t, {}, at(s.profile_ix(), 0.8, 15));
+  const uint8_t held = s.wish(0);
+  for (int i = 0; i < 3 * p.enter_periods; ++i) s.update(t, {}, at(held, 1.0));
+  EXPECT_TRUE(s.holding());
+  EXPECT_EQ(s.wish(0), held);
+}
+
 // The caller's change budget may hold the rule's wish back. A period the core ran at the profile
 // before is no measurement of the trial: judged as one, it measured "no gain" and the rule held
 // the profile that left the core never idle for good (sweep-1-019 run for 5 s: p99 228 ms).
