@@ -109,16 +109,21 @@
 //    with nothing above b measured worse): b + 1, once an episode (edge_step), judged as any trial.
 //    The Poisson model does not see a closed loop's batches: W3 512B batches 16 at (32 us, 16) and
 //    21.3 at (32 us, 32), predicted alike, and the climb held 7, 1 % below 8 and kernel DIM;
-//  - nothing left in (lo, hi): hold b. Holding lasts while the core stays saturated: no probing.
+//  - nothing left in (lo, hi): hold b. Holding lasts while the core stays saturated: no probing
+//    (but see the next rule).
+//  - holding, a best measured with idle left (its trials judged on their rate alone, which an
+//    open loop's cannot show) that leaves the core never idle for K periods is measured again
+//    as an overload, and the search above it resumes with the overloaded core's CPU verdict,
+//    once an episode (sweep-2-101 over 2 s: the best held the core at busy 1.00 for 1.7 s);
 //  - a leave the load proves wrong is not repeated at once: the core left on a projection (the
 //    costs it uses put the softirq's wake-up on the completions, so at a larger batch the
 //    interrupt looks cheaper than it is), found the latency objective's profile saturated and
 //    entered again within refail_ms at a rate not above the one it left at by more than g (more
-//    is a new load: a burst after a quiet spell). The next episode
-//    then does not leave for leave_hold_ms, doubled at each such failure in a row (at most
-//    leave_hold_max_ms), unless the rate falls by more than g below the rate it left at: the
-//    load changed. Without it sweep-1-019's core cycled leave, overload, enter, climb every
-//    ~100 ms for as long as the load lasted, each cycle a backlog and four changes;
+//    is a new load: a burst after a quiet spell). The next episode then does not leave for
+//    leave_hold_ms, doubled at each such failure in a row (at most leave_hold_max_ms), unless
+//    the rate falls by more than g below the rate it left at: the load changed. A passive
+//    episode leaves freely. Without it sweep-1-019's core cycled leave, overload, enter, climb
+//    every ~100 ms for as long as the load lasted, each cycle a backlog and four changes;
 //  - a period in which the caller says the rule's profile was not in force (its change budget
 //    held the wish back: SaturationInput::wish_in_force) is no measurement of a trial or a
 //    check: their periods count again from the next one. Judged as the trial's, the profile
