@@ -370,7 +370,10 @@ void idle_follows_the_cpus(bool raw_tp) {
                 cpu < stat1.size() && cpu < stat0.size() ? (stat1[cpu] - stat0[cpu]) / 1e6 : -1,
                 resid);
     EXPECT_GE(ours, -1e6) << "cpu " << cpu;
-    EXPECT_LE(ours, 1.005 * wall_ns + 1e6) << "cpu " << cpu;
+    // Above the wall time by at most 2 % + 10 ms: the samples and the wall clock are read a few
+    // calls apart, and in the lab's TCG guest the rq clock runs apart from CLOCK_MONOTONIC (a
+    // lab run read 1014.3 ms idle in 1005.7 ms, /proc/stat 1010 ms; 0.5 % + 1 ms failed it).
+    EXPECT_LE(ours, 1.02 * wall_ns + 10e6) << "cpu " << cpu;
     if (cpu < stat1.size() && cpu < stat0.size() && stat0[cpu] >= 0) {
       EXPECT_NEAR(ours, stat1[cpu] - stat0[cpu], 40e6 + 0.1 * wall_ns) << "cpu " << cpu;
     }
