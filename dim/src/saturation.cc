@@ -226,7 +226,7 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
   if (!in.wish_in_force && phase_ != Phase::kHold) {
     // The period ran at another profile than the trial's or the check's: it says nothing of it.
     start_measuring();
-    if (phase_ == Phase::kMeasure) phase_ = p_.settle_periods > 0 ? Phase::kSettle : phase_;
+    if (phase_ == Phase::kMeasure && p_.settle_periods > 0) phase_ = Phase::kSettle;
     return false;
   }
   if (phase_ == Phase::kSettle || phase_ == Phase::kMeasure) {

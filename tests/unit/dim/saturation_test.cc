@@ -716,9 +716,8 @@ TEST(SaturationPolicy, AHeldBestThatLeavesTheCoreNeverIdleIsMeasuredAgain) {
   SaturationPolicy s;
   // At profile ix: 1000 completions a period (less by `less`), batching 2 + 4 ix.
   auto at = [](uint8_t ix, double busy, uint64_t less = 0) {
-    SaturationInput in = busy_period(busy, 0);
-    in.completions = 1000 - less;
-    in.interrupts = in.polls = in.completions / (2 + 4 * uint64_t{ix});
+    SaturationInput in = overloaded_period(1000 - less, ix);
+    in.busy_ns = static_cast<uint64_t>(busy * kPeriod);
     return in;
   };
   for (int i = 0; i < p.enter_periods; ++i) s.update(t, {}, at(0, 0.98));
@@ -762,9 +761,7 @@ TEST(SaturationPolicy, APeriodWhoseWishWasHeldBackIsNoMeasurementOfTheTrial) {
     uint8_t running = 0;
     int held = 0;
     for (int i = 0; i < 60; ++i) {
-      SaturationInput in = busy_period(1.0, 0);  // never idle: an overloaded open loop
-      in.completions = 1000;
-      in.interrupts = in.polls = 1000 / (2 + 4 * uint64_t{running});  // batching answers
+      SaturationInput in = overloaded_period(1000, running);  // never idle, batching answers
       in.wish_in_force = !told || !s.overrides() || running == s.profile_ix();
       s.update(t, {}, in);
       const uint8_t wish = s.overrides() ? s.profile_ix() : 0;
