@@ -27,6 +27,8 @@ SaturationPolicy::SaturationPolicy(const SaturationParams& params) : p_(params) 
   p_.qd1_retry_ms = std::min<uint32_t>(p_.qd1_retry_ms, 3'600'000);
   p_.qd1_probe_gain = std::clamp(p_.qd1_probe_gain, 0.0, 1.0);
   p_.overload_sigmas = std::clamp(p_.overload_sigmas, 0.0, 100.0);  // NaN: 0, the gain alone
+  // NaN stays NaN: no projection passes, no descent.
+  p_.descent_irq_margin = std::clamp(p_.descent_irq_margin, 0.0, 100.0);
 }
 
 uint8_t SaturationPolicy::jump_from(const ModelTable& t, const CostParams& cost, uint8_t from,
@@ -170,6 +172,8 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
     hi_ = uint16_t{t.max_ix()} + 1;
     edge_tried_ = false;
     reopened_ = false;
+    descent_ = false;
+    idle_ = {};
     overload_streak_ = 0;
     best_rate_ = acc_completions_ * 1e9 / acc_ns_;
     // Moderation can only save interrupts that happen, and only by batching. Few interrupts: the
@@ -256,7 +260,9 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
     leave_hold_us_ = 0;
     return true;
   }
-  if (phase_ == Phase::kHold) return reopen_if_overloaded(t, cost, in, m);
+  if (phase_ == Phase::kHold) {
+    return reopen_if_overloaded(t, cost, in, m) || descend_if_idle(t, cost, in, m, model_ix);
+  }
   // kCheck: back at the best after a settling period and still saturated: the trial was worse
   // on its own account. The search goes on.
   if (++count_ < 2) return false;
@@ -285,6 +291,7 @@ bool SaturationPolicy::climb(const ModelTable& t, const CostParams& cost, const 
       if (++count_ < p_.measure_periods) return false;
       break;
   }
+  if (descent_) return judge_descent(t, cost, in);
   if (probe_) {
     // The probe queue's batch at the probe's profile (the core's other queues stayed at the
     // latency objective's pick: the core's own rate says nothing about it).
@@ -455,6 +462,72 @@ bool SaturationPolicy::reopen_if_overloaded(const ModelTable& t, const CostParam
   hi_ = uint16_t{t.max_ix()} + 1;
   const uint8_t j = next_trial(t, cost, per_queue_rate(m.completions, m.dt, in.queues));
   return j != best_ix_ && step_to(j);
+}
+
+bool SaturationPolicy::descend_if_idle(const ModelTable& t, const CostParams& cost,
+                                       const SaturationInput& in, const Period& m,
+                                       uint8_t model_ix) {
+  const bool idle_left = p_.descend && !passive_ && in.wish_in_force && best_ix_ > model_ix &&
+                         best_ix_ > lo_ + 1 && m.busy < p_.overload_busy && m.completions > 0;
+  if (!idle_left) {
+    idle_ = {};
+    return false;
+  }
+  ++idle_.periods;
+  idle_.completions += m.completions;
+  idle_.ns += m.dt;
+  idle_.busy_ns += m.busy * m.dt;
+  idle_.interrupts += static_cast<double>(in.interrupts);
+  if (idle_.periods < p_.enter_periods) return false;
+  const IdleStreak at_best = idle_;
+  idle_ = {};
+  // Clear of pressure one profile down, as projected with the cost model's batch there (the
+  // leave projection's formula): a descent into overload grows a backlog for the period it is
+  // measured (sweep-1-290, heavy-tailed service at 110 % of profile 0's capacity: p99 1.8x).
+  const auto below = static_cast<uint8_t>(best_ix_ - 1);
+  const double busy = at_best.busy_ns / at_best.ns;
+  const double b_below = predict(t.params().timer, t.profile(below).usec, t.count(below),
+                                 per_queue_rate(at_best.completions, at_best.ns, in.queues), cost)
+                             .batch;
+  const double b_now = at_best.completions / std::max(at_best.interrupts, 1.0);
+  const double projected = busy + at_best.completions * std::max(0.0, cost.interrupt_cost_ns) *
+                                      p_.descent_irq_margin * (1 / b_below - 1 / b_now) /
+                                      at_best.ns;
+  if (!(busy < p_.enter_busy && projected < p_.enter_busy)) return false;
+  best_rate_ = at_best.completions * 1e9 / at_best.ns;
+  best_completions_ = at_best.completions;
+  best_busy_ = busy;
+  best_ipc_ = at_best.interrupts / at_best.completions;
+  descent_ = true;
+  return step_to(below);
+}
+
+bool SaturationPolicy::judge_descent(const ModelTable& t, const CostParams& cost,
+                                     const SaturationInput& in) {
+  descent_ = false;
+  const double rate = acc_completions_ * 1e9 / acc_ns_;
+  const double ipc = interrupts_per_completion();
+  const double busy = acc_busy_ns_ / acc_ns_;
+  const double q_rate = per_queue_rate(acc_completions_, acc_ns_, in.queues);
+  // The latency objective with what the core measured: the cost model's delay, and the sojourn
+  // at the measured busy and batch.
+  auto latency = [&](uint8_t ix, double at_ipc, double at_busy) {
+    const double delay =
+        predict(t.params().timer, t.profile(ix).usec, t.count(ix), q_rate, cost).added_delay_ns;
+    return delay + cpu_per_completion(cost, at_ipc) / (1 - std::min(at_busy, 0.999));
+  };
+  if (busy < p_.overload_busy && rate >= best_rate_ * (1 - gain_) &&
+      latency(ix_, ipc, busy) < latency(best_ix_, best_ipc_, best_busy_)) {
+    hi_ = best_ix_;
+    best_ix_ = ix_;
+    best_rate_ = rate;
+    best_completions_ = acc_completions_;
+    best_ipc_ = ipc;
+    best_busy_ = busy;
+  } else {
+    lo_ = ix_;
+  }
+  return hold_best();
 }
 
 bool SaturationPolicy::hold_best() {

@@ -115,6 +115,19 @@
 //    open loop's cannot show) that leaves the core never idle for K periods is measured again
 //    as an overload, and the search above it resumes with the overloaded core's CPU verdict,
 //    once an episode (sweep-2-101 over 2 s: the best held the core at busy 1.00 for 1.7 s);
+//  - holding a best of its own above the latency objective's pick m, on a core with idle left
+//    (busy < enter_busy) for K periods in a row, whose busy projected one profile down (as for
+//    leaving, with the cost model's batch there) stays below enter_busy: that profile is
+//    measured once (descend). The best's rate, batch and busy are measured again over those K
+//    periods. The profile below is kept if the rate holds within g, the core keeps idle time
+//    (busy < overload_busy), and the latency objective priced with the measured busy and batch,
+//        L = D + (C_c + C_irq · interrupts / completions) / (1 − busy)
+//    (D from the cost model at the measured rate), is lower there than at the best; the next
+//    descent may then follow. Else back to the best, and that profile bounds the search below
+//    (lo): no more descents there. A best is taken on rate, and a best taken while a backlog
+//    drained stays where only draining needed it: an open loop at 114 % of profile 0's
+//    capacity kept 256 us of moderation, the core 25 % idle, p99 1.8x the oracle's over 2 s
+//    (sweep-1-080); the leave projection, at profile 0, saw no headroom;
 //  - a leave the load proves wrong is not repeated at once: the core left on a projection (the
 //    costs it uses put the softirq's wake-up on the completions, so at a larger batch the
 //    interrupt looks cheaper than it is), found the latency objective's profile saturated and
@@ -130,9 +143,10 @@
 //    the core ran (the one before) measured "no gain", and the rule held it for good: a core
 //    never idle at the latency objective's profile, held there for seconds (sweep-1-019 run
 //    for 5 s: p99 228 ms against the oracle's 78 us).
-// Every trial narrows (lo, hi), so one saturation episode changes the profile at most
+// Every trial narrows (lo, hi), so one saturation episode's climb changes the profile at most
 // (table size + 2) times (the edge step's two included), each at least settle_periods +
-// measure_periods periods apart, and never again until it ends; leaving hands the queue back to
+// measure_periods periods apart; each descent lowers the best or raises lo, two changes at most,
+// K hold periods apart; the reopen is once an episode; leaving hands the queue back to
 // ModelPolicy at once (its pick, which was updated all along, is then the wish).
 //
 // The controller keeps one per core beside the queues' ModelPolicy instances, which it still
@@ -194,6 +208,12 @@ struct SaturationParams {
   uint32_t refail_ms = 200;
   uint32_t leave_hold_ms = 1'000;
   uint32_t leave_hold_max_ms = 60'000;
+  // Holding a best above the latency objective's pick with idle left, measure the profile below
+  // (the descent; false: never) ...
+  bool descend = true;
+  // ... if the core's busy projected there, with the interrupts it adds priced at this many
+  // times the cost given, stays below enter_busy.
+  double descent_irq_margin = 2.0;
 };
 
 // One period on one core.
@@ -287,6 +307,12 @@ class SaturationPolicy {
   // measured again as an overload, and the search above it resumes (once an episode).
   bool reopen_if_overloaded(const ModelTable& t, const CostParams& cost, const SaturationInput& in,
                             const Period& m);
+  // Holding: a best above the latency objective's pick `model_ix` with idle left for K periods
+  // is measured again, and the profile below is tried (the descent).
+  bool descend_if_idle(const ModelTable& t, const CostParams& cost, const SaturationInput& in,
+                       const Period& m, uint8_t model_ix);
+  // The descent's verdict on the profile below the best (climb()).
+  bool judge_descent(const ModelTable& t, const CostParams& cost, const SaturationInput& in);
   // Interrupts per completion over the accumulated periods (0: none), and the CPU per completion
   // they cost at `cost`: C_c + C_irq · ipc (the measured batch, priced at the core's costs).
   double interrupts_per_completion() const;
@@ -322,10 +348,18 @@ class SaturationPolicy {
   bool edge_tried_ = false;      // this episode measured the step above where the model saw nothing
   bool reopened_ = false;        // this episode measured its best again as an overload
   uint8_t overload_streak_ = 0;  // holding periods never idle at a best measured with idle left
-  bool passive_ = false;         // this episode found nothing to climb to
-  bool extended_ = false;        // the running trial measures one period more
-  bool probe_ = false;           // the running trial is the QD~1 probe (one queue)
-  uint32_t qd1_wait_us_ = 0;     // time left without a QD~1 probe
+  bool descent_ = false;         // the running trial is a descent
+  // Holding periods in a row with idle left at the best, and their sums (the descent's
+  // measure of the best).
+  struct IdleStreak {
+    uint8_t periods = 0;
+    double completions = 0, ns = 0, busy_ns = 0, interrupts = 0;
+  };
+  IdleStreak idle_;
+  bool passive_ = false;      // this episode found nothing to climb to
+  bool extended_ = false;     // the running trial measures one period more
+  bool probe_ = false;        // the running trial is the QD~1 probe (one queue)
+  uint32_t qd1_wait_us_ = 0;  // time left without a QD~1 probe
   // The failed-leave hold: time since the last leave (saturating), the rate the core left at,
   // the hold left in this episode and the one the next failure gets.
   uint64_t since_leave_us_ = UINT64_MAX;

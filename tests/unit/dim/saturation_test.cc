@@ -749,6 +749,84 @@ TEST(SaturationPolicy, AHeldBestThatLeavesTheCoreNeverIdleIsMeasuredAgain) {
   EXPECT_EQ(s.wish(0), held);
 }
 
+// A best taken while a backlog drained (each step up drained it faster) stays above what the load
+// needs once it has drained: the core has idle left there, and the leave projection, at the
+// latency objective's profile 0, sees none. The profile below is measured and kept while the
+// latency objective on the measured busy and batch improves; a step down into overload, or one
+// projected into pressure, is not kept or not tried (sweep-1-080 over 2 s: 256 us of
+// moderation held at busy 0.75, p99 1.8x the oracle's).
+TEST(SaturationPolicy, AnOverBatchedBestWithIdleLeftIsMeasuredOneProfileDown) {
+  const ModelTable t = rdma_table();
+  // At profile ix: `completions` a period, batching 2 + 4 min(ix, 7), at `busy`.
+  auto at = [](uint8_t ix, uint64_t completions, double busy) {
+    SaturationInput in = busy_period(busy, 0);
+    in.completions = completions;
+    in.interrupts = in.polls = completions / (2 + 4 * uint64_t{std::min<uint8_t>(ix, 7)});
+    return in;
+  };
+  // The drain: never idle, each profile up to 5 drains faster. The climb holds 7 (32 us, 16).
+  auto drain = [&](SaturationPolicy& s) {
+    for (int i = 0; i < 50 && !(s.saturated() && s.holding()); ++i) {
+      const uint8_t ix = s.wish(0);
+      s.update(t, {}, at(ix, 1000 + 100 * uint64_t{std::min<uint8_t>(ix, 5)}, 1.0));
+    }
+  };
+  // Then 1000 a period at any profile from 4 up, the core busy `busy_of(ix)`; returns the wish
+  // changes over `periods`.
+  auto drained = [&](SaturationPolicy& s, int periods, auto busy_of) {
+    int changes = 0;
+    for (int i = 0; i < periods; ++i) {
+      const uint8_t ix = s.wish(0);
+      s.update(t, {}, at(ix, 1000, busy_of(ix)));
+      changes += s.wish(0) != ix;
+    }
+    return changes;
+  };
+  auto idle_left = [](uint8_t ix) {
+    return ix >= 7 ? 0.70 : ix == 6 ? 0.72 : ix == 5 ? 0.74 : 1.0;
+  };
+
+  SaturationParams off;
+  off.descend = false;
+  SaturationPolicy held(off);
+  drain(held);
+  ASSERT_TRUE(held.holding());
+  ASSERT_EQ(held.wish(0), 7);
+  EXPECT_EQ(drained(held, 200, idle_left), 0);
+  EXPECT_EQ(held.wish(0), 7);
+
+  // 7 -> 6 (16 us, 16): the delay predicted falls from 14 to 5 us at 50k/s, the sojourn rises by
+  // 0.3 us: kept. 6 -> 5 (16 us, 8): the same delay at more busy: back to 6, and no more descents.
+  SaturationPolicy s;
+  drain(s);
+  ASSERT_TRUE(s.holding());
+  ASSERT_EQ(s.wish(0), 7);
+  const SaturationParams p;
+  for (int i = 0; i + 1 < p.enter_periods; ++i) EXPECT_FALSE(s.update(t, {}, at(7, 1000, 0.7)));
+  EXPECT_TRUE(s.update(t, {}, at(7, 1000, 0.7)));
+  EXPECT_EQ(s.profile_ix(), 6);
+  EXPECT_EQ(s.best_ix(), 7);
+  EXPECT_EQ(drained(s, 200, idle_left), 2);  // 6 -> 5 and back
+  EXPECT_TRUE(s.holding());
+  EXPECT_EQ(s.wish(0), 6);
+  EXPECT_TRUE(s.saturated());
+
+  // The profile below overloads the core: back to the best, for good.
+  SaturationPolicy over;
+  drain(over);
+  ASSERT_EQ(over.wish(0), 7);
+  auto overloads = [](uint8_t ix) { return ix >= 7 ? 0.70 : 1.0; };
+  EXPECT_EQ(drained(over, 200, overloads), 2);
+  EXPECT_EQ(over.wish(0), 7);
+
+  // Busy 0.96 at the best: one profile down is projected into pressure, no trial.
+  SaturationPolicy busy;
+  drain(busy);
+  ASSERT_EQ(busy.wish(0), 7);
+  EXPECT_EQ(drained(busy, 200, [](uint8_t) { return 0.96; }), 0);
+  EXPECT_EQ(busy.wish(0), 7);
+}
+
 // The caller's change budget may hold the rule's wish back. A period the core ran at the profile
 // before is no measurement of the trial: judged as one, it measured "no gain" and the rule held
 // the profile that left the core never idle for good (sweep-1-019 run for 5 s: p99 228 ms).
