@@ -482,8 +482,11 @@ bool SaturationPolicy::descend_if_idle(const ModelTable& t, const CostParams& co
   const IdleStreak at_best = idle_;
   idle_ = {};
   // Clear of pressure one profile down, as projected with the cost model's batch there (the
-  // leave projection's formula): a descent into overload grows a backlog for the period it is
-  // measured (sweep-1-290, heavy-tailed service at 110 % of profile 0's capacity: p99 1.8x).
+  // leave projection's formula), the interrupts it adds priced at descent_irq_margin times the
+  // core's cost: a descent into overload grows a backlog for the period it is measured, which
+  // a short run's p99 shows (unguarded, sweep-1-290, heavy-tailed service at 110 % of profile
+  // 0's capacity: p99 1.8x; at the estimate's price, which the direct costs put low,
+  // sweep-2-126 from a batch of 6.9 to about 1.3: p99 1.4x -> 19x).
   const auto below = static_cast<uint8_t>(best_ix_ - 1);
   const double busy = at_best.busy_ns / at_best.ns;
   const double b_below = predict(t.params().timer, t.profile(below).usec, t.count(below),
