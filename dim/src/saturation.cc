@@ -527,8 +527,10 @@ bool SaturationPolicy::judge_descent(const ModelTable& t, const CostParams& cost
     best_completions_ = acc_completions_;
     best_ipc_ = ipc;
     best_busy_ = busy;
+    ++descents_.kept;
   } else {
     lo_ = ix_;
+    ++descents_.back;
   }
   return hold_best();
 }

@@ -48,6 +48,7 @@ enum M : std::size_t {
   kCoreSaturated,
   kCoreSaturationEpisodes,
   kCoreQd1Probes,
+  kCoreDescents,
   kModelCostTablesBuilt,
   // per queue
   kQueueInfo,
@@ -202,6 +203,11 @@ const std::vector<MetricSpec>& catalogue() {
        MetricType::Counter,
        "QD~1 probes of the saturation rule (one queue, one period, where the profile in force "
        "could not batch), by verdict: qd1 (no climb) or batching (the climb started).",
+       {"cpu", "verdict"}},
+      {"dimctl_core_saturation_descents_total",
+       MetricType::Counter,
+       "Descents of the saturation rule (one profile below a best held with idle left), by "
+       "verdict: kept (the new best) or back (to the best).",
        {"cpu", "verdict"}},
       {"dimctl_model_cost_tables_built_total",
        MetricType::Counter,
@@ -678,6 +684,8 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
       out.add(kCoreSaturationEpisodes, {cpu}, d(c.saturation_episodes));
       out.add(kCoreQd1Probes, {cpu, "qd1"}, d(c.qd1_probes_qd1));
       out.add(kCoreQd1Probes, {cpu, "batching"}, d(c.qd1_probes_batching));
+      out.add(kCoreDescents, {cpu, "kept"}, d(c.descents_kept));
+      out.add(kCoreDescents, {cpu, "back"}, d(c.descents_back));
     }
 
     // Queues.

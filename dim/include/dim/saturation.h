@@ -274,6 +274,12 @@ class SaturationPolicy {
     uint32_t batching = 0;  // the probe queue batched: the climb started
   };
   const Probes& probes() const { return probes_; }
+  // Descents since construction (one profile below a best held with idle left), by verdict.
+  struct Descents {
+    uint32_t kept = 0;  // the profile below became the best
+    uint32_t back = 0;  // back to the best: that profile bounds the search below
+  };
+  const Descents& descents() const { return descents_; }
   const SaturationParams& params() const { return p_; }
 
  private:
@@ -337,6 +343,7 @@ class SaturationPolicy {
   uint8_t step_ = 1;  // how far the next jump may go (doubles on each gain)
   uint32_t episodes_ = 0;
   Probes probes_;
+  Descents descents_;
   uint8_t streak_ = 0;
   uint8_t count_ = 0;  // periods in the phase
   uint8_t ix_ = 0;

@@ -810,6 +810,8 @@ TEST(SaturationPolicy, AnOverBatchedBestWithIdleLeftIsMeasuredOneProfileDown) {
   EXPECT_TRUE(s.holding());
   EXPECT_EQ(s.wish(0), 6);
   EXPECT_TRUE(s.saturated());
+  EXPECT_EQ(s.descents().kept, 1u);
+  EXPECT_EQ(s.descents().back, 1u);
 
   // The profile below overloads the core: back to the best, for good.
   SaturationPolicy over;
@@ -825,6 +827,7 @@ TEST(SaturationPolicy, AnOverBatchedBestWithIdleLeftIsMeasuredOneProfileDown) {
   ASSERT_EQ(busy.wish(0), 7);
   EXPECT_EQ(drained(busy, 200, [](uint8_t) { return 0.96; }), 0);
   EXPECT_EQ(busy.wish(0), 7);
+  EXPECT_EQ(busy.descents().kept + busy.descents().back, 0u);
 }
 
 // The caller's change budget may hold the rule's wish back. A period the core ran at the profile

@@ -177,6 +177,8 @@ inline model::ControllerState every_field_state() {
   c.model_queues = 115;
   c.qd1_probes_qd1 = 117;
   c.qd1_probes_batching = 118;
+  c.descents_kept = 119;
+  c.descents_back = 120;
   s.cores = {c};
   s.model_cost_tables_built_total = 116;
   return s;

@@ -176,6 +176,8 @@ inline model::ControllerState full_fake_state() {
   core.saturation_episodes = 2;
   core.qd1_probes_qd1 = 3;
   core.qd1_probes_batching = 1;
+  core.descents_kept = 2;
+  core.descents_back = 1;
   core.model_queues = 4;
   s.cores = {core};
   s.model_cost_tables_built_total = 5;

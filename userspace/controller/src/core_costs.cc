@@ -148,6 +148,8 @@ void Controller::update_cores(const model::Snapshot& snap) {
         c.episodes_before += c.sat.episodes();
         c.probes_before.qd1 += c.sat.probes().qd1;
         c.probes_before.batching += c.sat.probes().batching;
+        c.descents_before.kept += c.sat.descents().kept;
+        c.descents_before.back += c.sat.descents().back;
         c.sat = dim::SaturationPolicy();
       }
       c.sat.pressure_without_objective(in);
@@ -300,6 +302,8 @@ void Controller::fill_core_views(model::ControllerState& st) const {
     v.saturation_episodes = c.episodes_before + c.sat.episodes();
     v.qd1_probes_qd1 = c.probes_before.qd1 + c.sat.probes().qd1;
     v.qd1_probes_batching = c.probes_before.batching + c.sat.probes().batching;
+    v.descents_kept = c.descents_before.kept + c.sat.descents().kept;
+    v.descents_back = c.descents_before.back + c.sat.descents().back;
     v.saturation_budget_waits = c.budget_waits;
     v.model_queues = c.rep_table != nullptr ? pick.model_queues : 0;
   }

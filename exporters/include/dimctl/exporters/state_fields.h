@@ -237,6 +237,8 @@ void fields(V& v, C& c) {
   v.field("saturation_budget_waits_total", c.saturation_budget_waits);
   v.field("qd1_probes_qd1_total", c.qd1_probes_qd1);
   v.field("qd1_probes_batching_total", c.qd1_probes_batching);
+  v.field("saturation_descents_kept_total", c.descents_kept);
+  v.field("saturation_descents_back_total", c.descents_back);
   v.field("model_queues", c.model_queues);
 }
 

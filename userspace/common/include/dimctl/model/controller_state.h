@@ -156,6 +156,10 @@ struct CoreView {
   // not batch), by verdict: QD~1 (no climb) or batching (the climb started).
   uint32_t qd1_probes_qd1 = 0;
   uint32_t qd1_probes_batching = 0;
+  // The saturation rule's descents (one profile below a best held with idle left), by verdict:
+  // kept (the new best) or back (to the best).
+  uint32_t descents_kept = 0;
+  uint32_t descents_back = 0;
   uint32_t model_queues = 0;  // model queues with packets on the core
 };
 
