@@ -13,6 +13,20 @@ double per_queue_rate(double completions, double dt_ns, double queues) {
   return completions * 1e9 / dt_ns / (queues > 1 ? queues : 1.0);  // NaN queues count as 1
 }
 
+// The core's busy fraction projected to profile ix: `busy` measured over `dt_ns` with
+// `completions` at `batch_now` completions per interrupt, the interrupts ix would take instead
+// (the cost model's batch there, at the measured per-queue rate) priced at `irq_factor` times the
+// core's interrupt cost. Batching is what frees a core, so a profile's headroom is judged at its
+// own batch, not at the one measured (the leave and the descent).
+double busy_at(const ModelTable& t, const CostParams& cost, uint8_t ix, double busy,
+               double completions, double batch_now, double dt_ns, double queues,
+               double irq_factor) {
+  const double rate = per_queue_rate(completions, dt_ns, queues);
+  const double b_ix = predict(t.params().timer, t.profile(ix).usec, t.count(ix), rate, cost).batch;
+  const double c_irq = std::max(0.0, cost.interrupt_cost_ns);
+  return busy + completions * c_irq * irq_factor * (1 / b_ix - 1 / batch_now) / dt_ns;
+}
+
 }  // namespace
 
 SaturationPolicy::SaturationPolicy(const SaturationParams& params) : p_(params) {
@@ -236,16 +250,11 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
   if (phase_ == Phase::kSettle || phase_ == Phase::kMeasure) {
     return climb(t, cost, in, m);
   }
-  double projected = m.busy;
-  if (model_ix != ix_ && in.interrupts > 0 && m.completions > 0) {
-    const double rate = per_queue_rate(m.completions, m.dt, in.queues);
-    const Profile& pick = t.profile(model_ix);
-    const double b_model =
-        predict(t.params().timer, pick.usec, t.count(model_ix), rate, cost).batch;
-    const double b_now = m.completions / static_cast<double>(in.interrupts);
-    const double c_irq = std::max(0.0, cost.interrupt_cost_ns);
-    projected += m.completions * c_irq * (1 / b_model - 1 / b_now) / m.dt;
-  }
+  const double projected =
+      model_ix != ix_ && in.interrupts > 0 && m.completions > 0
+          ? busy_at(t, cost, model_ix, m.busy, m.completions,
+                    m.completions / static_cast<double>(in.interrupts), m.dt, in.queues, 1)
+          : m.busy;
   const bool headroom =
       projected < p_.leave_busy && m.exhausted < p_.leave_exhausted && !in.backlog_growing;
   const double rate_now = m.completions * 1e9 / m.dt;
@@ -481,21 +490,17 @@ bool SaturationPolicy::descend_if_idle(const ModelTable& t, const CostParams& co
   if (idle_.periods < p_.enter_periods) return false;
   const IdleStreak at_best = idle_;
   idle_ = {};
-  // Clear of pressure one profile down, as projected with the cost model's batch there (the
-  // leave projection's formula), the interrupts it adds priced at descent_irq_margin times the
-  // core's cost: a descent into overload grows a backlog for the period it is measured, which
-  // a short run's p99 shows (unguarded, sweep-1-290, heavy-tailed service at 110 % of profile
-  // 0's capacity: p99 1.8x; at the estimate's price, which the direct costs put low,
-  // sweep-2-126 from a batch of 6.9 to about 1.3: p99 1.4x -> 19x).
+  // Clear of pressure one profile down, as projected (busy_at(), as for leaving), the
+  // interrupts it adds priced at descent_irq_margin times the core's cost: a descent into
+  // overload grows a backlog for the period it is measured, which a short run's p99 shows
+  // (unguarded, sweep-1-290, heavy-tailed service at 110 % of profile 0's capacity: p99 1.8x; at
+  // the estimate's price, which the direct costs put low, sweep-2-126 from a batch of 6.9 to
+  // about 1.3: p99 1.4x -> 19x).
   const auto below = static_cast<uint8_t>(best_ix_ - 1);
   const double busy = at_best.busy_ns / at_best.ns;
-  const double b_below = predict(t.params().timer, t.profile(below).usec, t.count(below),
-                                 per_queue_rate(at_best.completions, at_best.ns, in.queues), cost)
-                             .batch;
-  const double b_now = at_best.completions / std::max(at_best.interrupts, 1.0);
-  const double projected = busy + at_best.completions * std::max(0.0, cost.interrupt_cost_ns) *
-                                      p_.descent_irq_margin * (1 / b_below - 1 / b_now) /
-                                      at_best.ns;
+  const double projected = busy_at(t, cost, below, busy, at_best.completions,
+                                   at_best.completions / std::max(at_best.interrupts, 1.0),
+                                   at_best.ns, in.queues, p_.descent_irq_margin);
   if (!(busy < p_.enter_busy && projected < p_.enter_busy)) return false;
   best_rate_ = at_best.completions * 1e9 / at_best.ns;
   best_completions_ = at_best.completions;
