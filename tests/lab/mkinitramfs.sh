@@ -16,7 +16,8 @@ fi
 # name -> path of every module of the pinned kernel ('-' and '_' are the same to the kernel).
 declare -A KO
 while IFS= read -r f; do
-  b=$(basename "$f"); b=${b%.ko}; b=${b%.ko.xz}; b=${b%.ko.zst}; KO[${b//-/_}]=$f
+  # No basename: a fork per module is 40 s for the 4,000 modules of the RDMA lab's kernel.
+  b=${f##*/}; b=${b%.ko}; b=${b%.ko.xz}; b=${b%.ko.zst}; KO[${b//-/_}]=$f
 done < <(find "$LAB_MODDIR/kernel" -name '*.ko' -o -name '*.ko.xz' -o -name '*.ko.zst')
 
 order=() ; declare -A seen
