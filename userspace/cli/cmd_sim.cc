@@ -444,7 +444,9 @@ json run_json(const RunResult& r, const PolicySpec& s, bool timeline) {
            {"background", std::round(c.background * 1000) / 1000},
            {"saturated", c.saturated},
            {"saturation_profile", c.saturation_profile},
-           {"saturation_episodes", c.saturation_episodes}});
+           {"saturation_episodes", c.saturation_episodes},
+           {"saturation_descents_kept", c.saturation_descents_kept},
+           {"saturation_descents_back", c.saturation_descents_back}});
     }
     j["model_cores"] = std::move(cores);
   }

@@ -94,6 +94,8 @@ struct ModelCore {
   bool saturated = false;
   uint8_t saturation_profile = 0;
   uint32_t saturation_episodes = 0;
+  uint32_t saturation_descents_kept = 0;  // the rule's descents from a best held with idle left
+  uint32_t saturation_descents_back = 0;
 };
 
 struct RunResult {
