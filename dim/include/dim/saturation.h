@@ -128,6 +128,15 @@
 //    drained stays where only draining needed it: an open loop at 114 % of profile 0's
 //    capacity kept 256 us of moderation, the core 25 % idle, p99 1.8x the oracle's over 2 s
 //    (sweep-1-080); the leave projection, at profile 0, saw no headroom;
+//  - a passive episode (nothing to climb to) is judged again when its load changes under it:
+//    the core's batch at the latency objective's pick it was judged at rises by more than
+//    rejudge_batch_rise (5 %) over the batch the entry measured there, K periods in a row. The
+//    episode ends without a leave (the queues already run that pick), the QD~1 probe's wait is
+//    cleared, and the next K pressure periods enter anew: a new episode, whose verdict the next
+//    rise is measured against. A closed loop of depth 1 per queue is QD~1 and the same loop at
+//    depth 3 batches, on a core never idle in both (sweep-1-247, sweep-2-089: held passive at
+//    86-89 % of the oracle's throughput after the step; W2-closed@8q under told costs: 199k/s
+//    where the oracle has 246k/s at QD4);
 //  - a leave the load proves wrong is not repeated at once: the core left on a projection (the
 //    costs it uses put the softirq's wake-up on the completions, so at a larger batch the
 //    interrupt looks cheaper than it is), found the latency objective's profile saturated and
@@ -146,8 +155,10 @@
 // Every trial narrows (lo, hi), so one saturation episode's climb changes the profile at most
 // (table size + 2) times (the edge step's two included), each at least settle_periods +
 // measure_periods periods apart; each descent lowers the best or raises lo, two changes at most,
-// K hold periods apart; the reopen is once an episode; leaving hands the queue back to
-// ModelPolicy at once (its pick, which was updated all along, is then the wish).
+// K hold periods apart; the reopen is once an episode; a re-judgment changes nothing itself and
+// starts a new episode (bounded the same way) only on a batch risen since the last verdict; leaving
+// hands the queue back to ModelPolicy at once (its pick, which was updated all along, is then the
+// wish).
 //
 // The controller keeps one per core beside the queues' ModelPolicy instances, which it still
 // updates every period: while overrides() the wish is profile_ix(), otherwise ModelPolicy's
@@ -214,6 +225,11 @@ struct SaturationParams {
   // ... if the core's busy projected there, with the interrupts it adds priced at this many
   // times the cost given, stays below enter_busy.
   double descent_irq_margin = 2.0;
+  // A passive episode (nothing to climb to) whose core batches, at the latency objective's pick
+  // it was judged at, more than this share above the batch the entry measured there, for K
+  // periods in a row, is judged again: the episode ends without a leave, the QD~1 probe's wait
+  // is cleared, and the next K pressure periods enter anew (0: never).
+  double rejudge_batch_rise = 0.05;
 };
 
 // One period on one core.
@@ -280,6 +296,8 @@ class SaturationPolicy {
     uint32_t back = 0;  // back to the best: that profile bounds the search below
   };
   const Descents& descents() const { return descents_; }
+  // Passive episodes ended to be judged again (rejudge_batch_rise) since construction.
+  uint32_t rejudged() const { return rejudged_; }
   const SaturationParams& params() const { return p_; }
 
  private:
@@ -319,6 +337,9 @@ class SaturationPolicy {
                        const Period& m, uint8_t model_ix);
   // The descent's verdict on the profile below the best (climb()).
   bool judge_descent(const ModelTable& t, const CostParams& cost, const SaturationInput& in);
+  // Passive: a batch at the judged pick risen by rejudge_batch_rise for K periods ends the
+  // episode, to be judged again on the load as it is now.
+  bool rejudge_if_batching(const SaturationInput& in, const Period& m, uint8_t model_ix);
   // Interrupts per completion over the accumulated periods (0: none), and the CPU per completion
   // they cost at `cost`: C_c + C_irq · ipc (the measured batch, priced at the core's costs).
   double interrupts_per_completion() const;
@@ -363,7 +384,13 @@ class SaturationPolicy {
     double completions = 0, ns = 0, busy_ns = 0, interrupts = 0;
   };
   IdleStreak idle_;
-  bool passive_ = false;      // this episode found nothing to climb to
+  bool passive_ = false;  // this episode found nothing to climb to
+  // The batch the entry measured at the latency objective's pick (completions per interrupt over
+  // the pressure periods; 0: none), that pick, and the passive periods in a row batching more.
+  double judged_batch_ = 0;
+  uint8_t judged_ix_ = 0;
+  uint8_t rise_streak_ = 0;
+  uint32_t rejudged_ = 0;
   bool extended_ = false;     // the running trial measures one period more
   bool probe_ = false;        // the running trial is the QD~1 probe (one queue)
   uint32_t qd1_wait_us_ = 0;  // time left without a QD~1 probe

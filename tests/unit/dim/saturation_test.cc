@@ -581,6 +581,69 @@ TEST(SaturationPolicy, AProbeThatFindsQd1StopsTheCoresClimbsForAWhile) {
   EXPECT_EQ(s.probes().batching, 0u);
 }
 
+// A passive verdict was taken on the entry's load: a QD~1 loop whose depth rises starts to batch
+// at the same pick, and the core, still saturated, is judged again (sweep-1-247: depth 1 then 3
+// per queue, never idle in both phases, held passive at 77 % of the oracle's throughput).
+TEST(SaturationPolicy, APassiveCoreWhoseBatchRisesAtThePickIsJudgedAgain) {
+  const ManyQueues q;
+  const SaturationParams p;
+  // Every queue at profile 0, the core's batch `b`; the probe queue's at `probe_batch`.
+  auto at = [&](double b, double probe_batch = 0) {
+    SaturationInput in = q.period(0, probe_batch);
+    in.interrupts = in.polls = static_cast<uint64_t>(static_cast<double>(in.completions) / b);
+    return in;
+  };
+  auto passive_after_qd1 = [&](SaturationPolicy& s) {
+    for (int i = 0; i < p.enter_periods; ++i) s.update(q.t, q.cost, at(1.0));
+    EXPECT_TRUE(s.probing());
+    s.update(q.t, q.cost, at(1.0, 1.0));  // the probe: QD~1
+    EXPECT_TRUE(s.saturated());
+    EXPECT_FALSE(s.overrides());
+    EXPECT_EQ(s.probes().qd1, 1u);
+  };
+  SaturationPolicy s;
+  passive_after_qd1(s);
+  // The same load, its batch within rejudge_batch_rise of the entry's: the verdict holds.
+  for (int i = 0; i < 50; ++i) {
+    s.update(q.t, q.cost, at(1.0 + 0.9 * p.rejudge_batch_rise));
+    ASSERT_TRUE(s.saturated()) << i;
+    ASSERT_FALSE(s.probing()) << i;
+  }
+  EXPECT_EQ(s.rejudged(), 0u);
+  // One period above it is not a rise; K in a row are.
+  const double risen = 1.0 + 4 * p.rejudge_batch_rise;
+  ASSERT_LT(risen, p.no_batch_ratio) << "still QD~1 by the ratio: the probe must tell";
+  s.update(q.t, q.cost, at(risen));
+  s.update(q.t, q.cost, at(1.0));
+  EXPECT_TRUE(s.saturated());
+  for (int i = 0; i < p.enter_periods; ++i) s.update(q.t, q.cost, at(risen));
+  EXPECT_FALSE(s.saturated()) << "the episode ends, to be judged again";
+  EXPECT_EQ(s.rejudged(), 1u);
+  EXPECT_EQ(s.episodes(), 1u);
+  // The next K pressure periods enter anew, and the probe runs again though qd1_retry_ms has not
+  // passed: the queue batches now, the climb starts.
+  for (int i = 0; i < p.enter_periods; ++i) s.update(q.t, q.cost, at(risen));
+  ASSERT_TRUE(s.saturated());
+  EXPECT_EQ(s.episodes(), 2u);
+  ASSERT_TRUE(s.probing());
+  s.update(q.t, q.cost, at(risen, 2.0));
+  EXPECT_TRUE(s.overrides());
+  EXPECT_GT(s.profile_ix(), 0);
+  EXPECT_EQ(s.probes().batching, 1u);
+
+  // Off (rejudge_batch_rise 0): the passive verdict holds for the episode.
+  SaturationParams off;
+  off.rejudge_batch_rise = 0;
+  SaturationPolicy never(off);
+  for (int i = 0; i < off.enter_periods; ++i) never.update(q.t, q.cost, at(1.0));
+  never.update(q.t, q.cost, at(1.0, 1.0));
+  for (int i = 0; i < 50; ++i) never.update(q.t, q.cost, at(risen));
+  EXPECT_TRUE(never.saturated());
+  EXPECT_FALSE(never.probing());
+  EXPECT_FALSE(never.overrides());
+  EXPECT_EQ(never.rejudged(), 0u);
+}
+
 TEST(SaturationPolicy, NoProbeWhereTheTimerThatCouldTellSavesLittle) {
   ManyQueues q;
   // Interrupts cheap against completions: batching saves under qd1_probe_gain (10 %) and above
