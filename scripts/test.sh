@@ -173,7 +173,8 @@ tier_asan() {
   sanitizer_env
   echo "== asan+ubsan unit tests"
   # Tests labelled tree_independent check the repository's files with outside tools (schemas,
-  # promtool) and run no code of the tree: the unit tier ran them, the sanitizers see nothing.
+  # promtool, yamllint) and run no code of the tree: the unit tier ran them, the sanitizers see
+  # nothing.
   echo "tree_independent unit tests: ran in the unit tier ($BUILD), not here"
   run_label "$ASAN_BUILD" unit -LE '^tree_independent$'
   # The fuzzers (same tree) run at nice 19 beside the kernel tests, which mostly wait: they take
