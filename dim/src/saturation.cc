@@ -43,6 +43,8 @@ SaturationPolicy::SaturationPolicy(const SaturationParams& params) : p_(params) 
   p_.overload_sigmas = std::clamp(p_.overload_sigmas, 0.0, 100.0);  // NaN: 0, the gain alone
   // NaN stays NaN: no projection passes, no descent.
   p_.descent_irq_margin = std::clamp(p_.descent_irq_margin, 0.0, 100.0);
+  p_.rejudge_batch_rise = std::clamp(p_.rejudge_batch_rise, 0.0, 100.0);  // NaN: never
+  p_.rejudge_sigmas = std::clamp(p_.rejudge_sigmas, 0.0, 100.0);          // NaN: the rise alone
 }
 
 uint8_t SaturationPolicy::jump_from(const ModelTable& t, const CostParams& cost, uint8_t from,
@@ -207,6 +209,7 @@ bool SaturationPolicy::update(const ModelTable& t, const CostParams& cost,
     const bool batches = acc_interrupts_ >= p_.min_polls && (ratio_batches || qd1_unknown);
     best_ipc_ = interrupts_per_completion();
     judged_batch_ = best_ipc_ > 0 ? 1 / best_ipc_ : 0;
+    judged_interrupts_ = acc_interrupts_;
     judged_ix_ = model_ix;
     rise_streak_ = 0;
     best_busy_ = acc_busy_ns_ / acc_ns_;
@@ -485,11 +488,18 @@ bool SaturationPolicy::rejudge_if_batching(const SaturationInput& in, const Peri
   // batched 1.10 at profile 0 where the probe had measured 1.00, the core stayed passive for the
   // rest of the run at 77 % of the oracle's throughput). A batch that rose at the same pick says
   // the load changed; judged again, the entry's rules decide on it as it is now. Once per rise:
-  // the new entry measures the batch the next rise is judged against.
-  const bool rising = passive_ && p_.rejudge_batch_rise > 0 && judged_batch_ > 0 &&
-                      model_ix == judged_ix_ && in.interrupts >= p_.min_polls &&
-                      m.completions > static_cast<double>(in.interrupts) * judged_batch_ *
-                                          (1 + p_.rejudge_batch_rise);
+  // the new entry measures the batch the next rise is judged against. A rise within the counting
+  // noise of the two batches (rejudge_sigmas standard deviations, as Poisson counts of the
+  // interrupts behind each) is none: a core with a few dozen interrupts a period would otherwise
+  // be judged again, and probed, every few periods.
+  const auto n = static_cast<double>(in.interrupts);
+  const bool rising =
+      passive_ && p_.rejudge_batch_rise > 0 && judged_batch_ > 0 && judged_interrupts_ > 0 &&
+      model_ix == judged_ix_ && in.interrupts >= p_.min_polls &&
+      m.completions >
+          n * judged_batch_ *
+              (1 + std::max(p_.rejudge_batch_rise,
+                            p_.rejudge_sigmas * std::sqrt(1 / n + 1 / judged_interrupts_)));
   rise_streak_ = rising ? static_cast<uint8_t>(rise_streak_ + 1) : 0;
   if (rise_streak_ < p_.enter_periods) return false;
   rise_streak_ = 0;

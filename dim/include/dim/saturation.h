@@ -228,8 +228,11 @@ struct SaturationParams {
   // A passive episode (nothing to climb to) whose core batches, at the latency objective's pick
   // it was judged at, more than this share above the batch the entry measured there, for K
   // periods in a row, is judged again: the episode ends without a leave, the QD~1 probe's wait
-  // is cleared, and the next K pressure periods enter anew (0: never).
+  // is cleared, and the next K pressure periods enter anew (0: never) ...
   double rejudge_batch_rise = 0.05;
+  // ... a rise within this many standard deviations of the two batches' counting noise (as
+  // Poisson counts of the interrupts behind each: sqrt(1/n_now + 1/n_entry)) is none.
+  double rejudge_sigmas = 2.0;
 };
 
 // One period on one core.
@@ -388,6 +391,7 @@ class SaturationPolicy {
   // The batch the entry measured at the latency objective's pick (completions per interrupt over
   // the pressure periods; 0: none), that pick, and the passive periods in a row batching more.
   double judged_batch_ = 0;
+  double judged_interrupts_ = 0;  // the interrupts behind it
   uint8_t judged_ix_ = 0;
   uint8_t rise_streak_ = 0;
   uint32_t rejudged_ = 0;

@@ -631,6 +631,23 @@ TEST(SaturationPolicy, APassiveCoreWhoseBatchRisesAtThePickIsJudgedAgain) {
   EXPECT_GT(s.profile_ix(), 0);
   EXPECT_EQ(s.probes().batching, 1u);
 
+  // A core with a few dozen interrupts a period: a rise of the same size is within the batches'
+  // counting noise, no re-judgment.
+  SaturationPolicy few;
+  auto scaled = [&](double b, uint64_t interrupts, double probe_batch = 0) {
+    SaturationInput in = at(b, probe_batch);
+    in.interrupts = in.polls = interrupts;
+    in.completions = static_cast<uint64_t>(b * static_cast<double>(interrupts));
+    return in;
+  };
+  for (int i = 0; i < p.enter_periods; ++i) few.update(q.t, q.cost, scaled(1.0, 40));
+  if (few.probing()) few.update(q.t, q.cost, scaled(1.0, 40, 1.0));
+  ASSERT_TRUE(few.saturated());
+  ASSERT_FALSE(few.overrides());
+  for (int i = 0; i < 50; ++i) few.update(q.t, q.cost, scaled(risen, 40));
+  EXPECT_TRUE(few.saturated());
+  EXPECT_EQ(few.rejudged(), 0u);
+
   // Off (rejudge_batch_rise 0): the passive verdict holds for the episode.
   SaturationParams off;
   off.rejudge_batch_rise = 0;
