@@ -150,6 +150,15 @@ bool SaturationPolicy::count_pressure(const SaturationInput& in, const Period& m
   return ++streak_ >= p_.enter_periods;
 }
 
+void SaturationPolicy::restart() {
+  SaturationPolicy fresh(p_);
+  fresh.episodes_ = episodes_;
+  fresh.probes_ = probes_;
+  fresh.descents_ = descents_;
+  fresh.rejudged_ = rejudged_;
+  *this = fresh;
+}
+
 void SaturationPolicy::pressure_without_objective(const SaturationInput& in) {
   if (saturated_ || in.dt_ns <= 0 || in.completions == 0) return;
   // Never enters here: entering needs the objective's table. The streak stops one short.

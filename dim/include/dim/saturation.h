@@ -267,6 +267,9 @@ class SaturationPolicy {
   // streak, never enters (one period short of K at most). A saturated core from the first
   // period then enters one period sooner. Periods without completions do not count.
   void pressure_without_objective(const SaturationInput& in);
+  // Starts again as a new instance with the same parameters (no episode, no pressure streak, the
+  // latency objective's pick), keeping the counters below: they count since construction.
+  void restart();
 
   bool saturated() const { return saturated_; }
   // Saturated with a throughput profile of its own: the core's queues take profile_ix(). Not

@@ -1066,6 +1066,31 @@ TEST(SaturationPolicy, WithinTheNoiseAnOverloadedCoreClimbsOnWhatCostsLessCpu) {
   }
 }
 
+// The controller restarts a core's rule when the core loses its model queues: a new instance's
+// state, the counters kept (they are exported as totals since the daemon started).
+TEST(SaturationPolicy, RestartStartsAgainAndKeepsTheCounters) {
+  const ManyQueues q;
+  const SaturationParams p;
+  SaturationPolicy s;
+  for (int i = 0; i < p.enter_periods; ++i) s.update(q.t, q.cost, q.period(0));
+  ASSERT_TRUE(s.probing());
+  s.update(q.t, q.cost, q.period(0, 1.0));  // QD~1: passive, no probe for qd1_retry_ms
+  ASSERT_TRUE(s.saturated());
+  ASSERT_EQ(s.episodes(), 1u);
+  ASSERT_EQ(s.probes().qd1, 1u);
+  s.restart();
+  EXPECT_FALSE(s.saturated());
+  EXPECT_EQ(s.episodes(), 1u);
+  EXPECT_EQ(s.probes().qd1, 1u);
+  // As new: the pressure streak counts from zero, and the probe's wait is gone with the rest.
+  for (int i = 0; i + 1 < p.enter_periods; ++i) s.update(q.t, q.cost, q.period(0));
+  EXPECT_FALSE(s.saturated());
+  s.update(q.t, q.cost, q.period(0));
+  EXPECT_TRUE(s.saturated());
+  EXPECT_TRUE(s.probing());
+  EXPECT_EQ(s.episodes(), 2u);
+}
+
 TEST(SaturationPolicy, NonPositivePeriodDecidesNothing) {
   const ModelTable t = rdma_table();
   SaturationPolicy s;

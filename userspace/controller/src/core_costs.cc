@@ -144,14 +144,7 @@ void Controller::update_cores(const model::Snapshot& snap) {
       // No model queue with packets on the core last period: nothing to hand a profile to. A rule
       // that starts again starts from the latency objective; the pressure of a core whose first
       // model queue shows up this period counts already.
-      if (c.sat.saturated()) {
-        c.episodes_before += c.sat.episodes();
-        c.probes_before.qd1 += c.sat.probes().qd1;
-        c.probes_before.batching += c.sat.probes().batching;
-        c.descents_before.kept += c.sat.descents().kept;
-        c.descents_before.back += c.sat.descents().back;
-        c.sat = dim::SaturationPolicy();
-      }
+      if (c.sat.saturated()) c.sat.restart();
       c.sat.pressure_without_objective(in);
       pick.saturated_wish = false;
       pick.probe = false;
@@ -299,11 +292,11 @@ void Controller::fill_core_views(model::ControllerState& st) const {
                             : 0;
     v.saturated = c.sat.saturated();
     v.saturation_profile = pick.wish;
-    v.saturation_episodes = c.episodes_before + c.sat.episodes();
-    v.qd1_probes_qd1 = c.probes_before.qd1 + c.sat.probes().qd1;
-    v.qd1_probes_batching = c.probes_before.batching + c.sat.probes().batching;
-    v.descents_kept = c.descents_before.kept + c.sat.descents().kept;
-    v.descents_back = c.descents_before.back + c.sat.descents().back;
+    v.saturation_episodes = c.sat.episodes();
+    v.qd1_probes_qd1 = c.sat.probes().qd1;
+    v.qd1_probes_batching = c.sat.probes().batching;
+    v.descents_kept = c.sat.descents().kept;
+    v.descents_back = c.sat.descents().back;
     v.saturation_budget_waits = c.budget_waits;
     v.model_queues = c.rep_table != nullptr ? pick.model_queues : 0;
   }

@@ -319,11 +319,8 @@ struct Controller::CoreState {
   double busy = 0;            // its busy fraction (not idle, at least hard-IRQ + softirq time)
   uint8_t rep_model_ix = 0;   // the busiest model queue's pick after the last model pass
   std::shared_ptr<const dim::ModelTable> rep_table;  // its table (null: no model queue)
-  uint32_t episodes_before = 0;  // saturation episodes of SaturationPolicy instances replaced
-  dim::SaturationPolicy::Probes probes_before;      // and their QD~1 probes
-  dim::SaturationPolicy::Descents descents_before;  // and their descents
-  WishBudget budget;                                // the saturation wish's changes
-  uint64_t budget_waits = 0;                        // saturation changes held back by the budget
+  WishBudget budget;                                 // the saturation wish's changes
+  uint64_t budget_waits = 0;                         // saturation changes held back by the budget
 };
 
 // Cost-model tables by their inputs: building one evaluates the model over the whole rate range
