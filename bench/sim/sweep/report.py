@@ -233,14 +233,16 @@ def seed_section(meta, workloads, commit, figures):
 
 def replace_section(path, body):
     p = pathlib.Path(path)
-    text = p.read_text()
+    text = p.read_text() if p.exists() else ""  # a report of its own (held-out seeds)
     block = BEGIN + "\n" + "\n".join(body) + "\n" + END
     if BEGIN in text and END in text:
         head, rest = text.split(BEGIN, 1)
         _, tail = rest.split(END, 1)
         text = head + block + tail
-    else:
+    elif text.strip():
         text = text.rstrip("\n") + "\n\n" + block + "\n"
+    else:
+        text = block + "\n"
     p.write_text(text)
 
 
