@@ -49,6 +49,7 @@ enum M : std::size_t {
   kCoreSaturationEpisodes,
   kCoreQd1Probes,
   kCoreDescents,
+  kCoreRejudged,
   kModelCostTablesBuilt,
   // per queue
   kQueueInfo,
@@ -209,6 +210,11 @@ const std::vector<MetricSpec>& catalogue() {
        "Descents of the saturation rule (one profile below a best held with idle left), by "
        "verdict: kept (the new best) or back (to the best).",
        {"cpu", "verdict"}},
+      {"dimctl_core_saturation_rejudged_total",
+       MetricType::Counter,
+       "Passive saturation episodes ended to be judged again because the batch rose under the "
+       "passive verdict (each re-judgment also starts a new episode).",
+       {"cpu"}},
       {"dimctl_model_cost_tables_built_total",
        MetricType::Counter,
        "Cost-model tables built for measured costs (one per cost bucket, device table and share "
@@ -686,6 +692,7 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
       out.add(kCoreQd1Probes, {cpu, "batching"}, d(c.qd1_probes_batching));
       out.add(kCoreDescents, {cpu, "kept"}, d(c.descents_kept));
       out.add(kCoreDescents, {cpu, "back"}, d(c.descents_back));
+      out.add(kCoreRejudged, {cpu}, d(c.rejudged));
     }
 
     // Queues.

@@ -164,7 +164,7 @@ std::vector<ModelCore> ControllerBridge::model_cores() const {
   for (const model::CoreView& c : st->cores) {
     out.push_back({c.cpu, static_cast<uint8_t>(c.confidence), c.used_completion_ns,
                    c.used_interrupt_ns, c.estimate.background, c.saturated, c.saturation_profile,
-                   c.saturation_episodes, c.descents_kept, c.descents_back});
+                   c.saturation_episodes, c.descents_kept, c.descents_back, c.rejudged});
   }
   return out;
 }

@@ -446,7 +446,8 @@ json run_json(const RunResult& r, const PolicySpec& s, bool timeline) {
            {"saturation_profile", c.saturation_profile},
            {"saturation_episodes", c.saturation_episodes},
            {"saturation_descents_kept", c.saturation_descents_kept},
-           {"saturation_descents_back", c.saturation_descents_back}});
+           {"saturation_descents_back", c.saturation_descents_back},
+           {"saturation_rejudged", c.saturation_rejudged}});
     }
     j["model_cores"] = std::move(cores);
   }

@@ -454,6 +454,47 @@ TEST_F(CostsTest, TheQd1ProbeRunsOnTheBusiestQueueAlone) {
   }
 }
 
+// A passive verdict (QD~1, as above) judged again once the core's batch at the pick rises: the
+// controller publishes the re-judgment (CoreView::rejudged, exported as
+// dimctl_core_saturation_rejudged_total) and the new episode it starts.
+TEST_F(CostsTest, APassiveCoreJudgedAgainPublishesTheRejudgment) {
+  constexpr int kQueues = 8;
+  add_device("eth1", 3, kQueues, fakes::RecordingNetActuator::full_coalesce(), true);
+  for (int i = 0; i < kQueues; ++i) source.queue(key(3, i))->cpu = 1;
+  policy.by_name["eth1"] = model_policy(shadow());
+  ASSERT_TRUE(step().ok());
+  source.current.cpus[1].idle_known = true;  // and never idle
+  // One period: every queue at 25k/s (queue 0 a little busier), `batch` completions per
+  // interrupt at its model's pick, one per interrupt above it (the probe finds QD~1).
+  auto run = [&](double batch) {
+    for (int i = 0; i < kQueues; ++i) {
+      const auto* v = queue(key(3, i));
+      const uint64_t packets = i == 0 ? 1300 : 1250;
+      const bool probed = v->dim.applied_ix > v->dim.profile_ix;
+      const auto events =
+          probed ? packets : static_cast<uint64_t>(static_cast<double>(packets) / batch);
+      traffic(key(3, i), events, packets, packets * 100);
+    }
+    EXPECT_TRUE(step().ok());
+  };
+  // QD~1: saturated, probed once, passive.
+  for (int p = 0; p < 12; ++p) run(1.0);
+  ASSERT_TRUE(core(1)->saturated);
+  ASSERT_EQ(core(1)->qd1_probes_qd1, 1u);
+  ASSERT_EQ(core(1)->saturation_episodes, 1u);
+  EXPECT_EQ(core(1)->rejudged, 0u);
+  // The same load: the verdict holds.
+  for (int p = 0; p < 6; ++p) run(1.0);
+  EXPECT_EQ(core(1)->rejudged, 0u);
+  EXPECT_EQ(core(1)->saturation_episodes, 1u);
+  // The batch at the pick rises by a quarter (well over rejudge_batch_rise and the counting
+  // noise of ~10k interrupts a period): judged again after K = 2 periods, entered anew after K
+  // more.
+  for (int p = 0; p < 6; ++p) run(1.25);
+  EXPECT_EQ(core(1)->rejudged, 1u);
+  EXPECT_EQ(core(1)->saturation_episodes, 2u);
+}
+
 // A model CQ on a saturated core: its completions count on the core (CqCounters::cpu), and its
 // wish follows the core's throughput profile; a CQ whose poll context has no core (an unbound
 // workqueue) is left to its model.

@@ -263,6 +263,7 @@ TEST(StateCollector, CoreCostsAndSaturation) {
   EXPECT_EQ(r.get("dimctl_core_qd1_probes_total", {{"cpu", "3"}, {"verdict", "batching"}}), 1);
   EXPECT_EQ(r.get("dimctl_core_saturation_descents_total", {{"cpu", "3"}, {"verdict", "kept"}}), 2);
   EXPECT_EQ(r.get("dimctl_core_saturation_descents_total", {{"cpu", "3"}, {"verdict", "back"}}), 1);
+  EXPECT_EQ(r.get("dimctl_core_saturation_rejudged_total", {{"cpu", "3"}}), 3);
   EXPECT_EQ(r.get("dimctl_model_cost_tables_built_total", {}), 5);
   // Without CPU times: no per-core series at all.
   model::ControllerState st = testing::full_fake_state();

@@ -179,6 +179,7 @@ inline model::ControllerState every_field_state() {
   c.qd1_probes_batching = 118;
   c.descents_kept = 119;
   c.descents_back = 120;
+  c.rejudged = 121;
   s.cores = {c};
   s.model_cost_tables_built_total = 116;
   return s;

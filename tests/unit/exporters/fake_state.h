@@ -178,6 +178,7 @@ inline model::ControllerState full_fake_state() {
   core.qd1_probes_batching = 1;
   core.descents_kept = 2;
   core.descents_back = 1;
+  core.rejudged = 3;
   core.model_queues = 4;
   s.cores = {core};
   s.model_cost_tables_built_total = 5;

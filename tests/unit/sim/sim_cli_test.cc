@@ -290,6 +290,7 @@ TEST_F(SimCli, JsonCarriesWhatTheControllerRanWith) {
     EXPECT_TRUE(c.at("saturated").is_boolean());
     EXPECT_TRUE(c.at("saturation_descents_kept").is_number_unsigned()) << c.dump();
     EXPECT_TRUE(c.at("saturation_descents_back").is_number_unsigned()) << c.dump();
+    EXPECT_TRUE(c.at("saturation_rejudged").is_number_unsigned()) << c.dump();
   }
   EXPECT_FALSE(doc["runs"][0].contains("model_cores")) << "none runs no controller";
 }

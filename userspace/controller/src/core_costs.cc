@@ -297,6 +297,7 @@ void Controller::fill_core_views(model::ControllerState& st) const {
     v.qd1_probes_batching = c.sat.probes().batching;
     v.descents_kept = c.sat.descents().kept;
     v.descents_back = c.sat.descents().back;
+    v.rejudged = c.sat.rejudged();
     v.saturation_budget_waits = c.budget_waits;
     v.model_queues = c.rep_table != nullptr ? pick.model_queues : 0;
   }

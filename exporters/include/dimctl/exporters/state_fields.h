@@ -239,6 +239,7 @@ void fields(V& v, C& c) {
   v.field("qd1_probes_batching_total", c.qd1_probes_batching);
   v.field("saturation_descents_kept_total", c.descents_kept);
   v.field("saturation_descents_back_total", c.descents_back);
+  v.field("saturation_rejudged_total", c.rejudged);
   v.field("model_queues", c.model_queues);
 }
 

@@ -96,6 +96,7 @@ struct ModelCore {
   uint32_t saturation_episodes = 0;
   uint32_t saturation_descents_kept = 0;  // the rule's descents from a best held with idle left
   uint32_t saturation_descents_back = 0;
+  uint32_t saturation_rejudged = 0;  // passive episodes judged again: the batch rose under them
 };
 
 struct RunResult {

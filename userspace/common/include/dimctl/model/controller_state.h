@@ -160,6 +160,9 @@ struct CoreView {
   // kept (the new best) or back (to the best).
   uint32_t descents_kept = 0;
   uint32_t descents_back = 0;
+  // Passive saturation episodes ended to be judged again because the batch rose under the verdict
+  // (otherwise seen only as a new episode).
+  uint32_t rejudged = 0;
   uint32_t model_queues = 0;  // model queues with packets on the core
 };
 
