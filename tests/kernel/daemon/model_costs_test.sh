@@ -5,7 +5,8 @@
 #                        a model rule in shadow: the per-core CPU times are collected (cpu_time
 #                        programs attached), the receiving core gets an estimate in
 #                        /api/v1/state (cores[]) within the estimator's bounds, and
-#                        dimctl_model_cost_seconds / dimctl_core_busy_ratio are exported
+#                        dimctl_model_cost_seconds / dimctl_core_busy_ratio and the saturation
+#                        rule's per-core counters (episodes, re-judgments) are exported
 #   no_model_no_cpu_time without a rule that runs or compares the model, the cpu_time programs
 #                        are not loaded and the state has no cores
 # Prints one PASS/FAIL line per case and "N passed, N failed".
@@ -111,11 +112,14 @@ else
                 and (.used_completion_ns > 0)
                 and (.estimate.interrupt_ns >= 100 and .estimate.interrupt_ns <= 100000)
                 and (.estimate.completion_ns >= 20 and .estimate.completion_ns <= 100000)
-                and (.busy >= 0 and .busy <= 2)' <<<"$c" >/dev/null; then
+                and (.busy >= 0 and .busy <= 2)
+                and (.saturation_episodes_total >= 0)
+                and (.saturation_rejudged_total >= 0)' <<<"$c" >/dev/null; then
       fail model_costs_veth "estimate out of bounds: $c"
     elif ! grep -q '^dimctl_model_cost_seconds{cpu="[0-9]*",kind="interrupt"}' <<<"$m" ||
-         ! grep -q '^dimctl_core_busy_ratio{cpu=' <<<"$m"; then
-      fail model_costs_veth "dimctl_model_cost_seconds / dimctl_core_busy_ratio not exported"
+         ! grep -q '^dimctl_core_busy_ratio{cpu=' <<<"$m" ||
+         ! grep -q '^dimctl_core_saturation_rejudged_total{cpu=' <<<"$m"; then
+      fail model_costs_veth "dimctl_model_cost_seconds / dimctl_core_busy_ratio / dimctl_core_saturation_rejudged_total not exported"
     else
       echo "    cores: $(cat "$WORK/cores.json")"
       pass model_costs_veth
