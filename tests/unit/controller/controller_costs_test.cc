@@ -66,6 +66,15 @@ class CostsTest : public ControllerTest {
     t.softirq_net_rx_count += events;
     t.softirq_net_rx_timed += events;
   }
+  // eth1 (device 3) on the model in shadow, its `n` queues polled on CPU 1, which is never idle
+  // (idle time known, none added).
+  void queues_on_a_never_idle_core(int n) {
+    add_device("eth1", 3, n, fakes::RecordingNetActuator::full_coalesce(), true);
+    for (int i = 0; i < n; ++i) source.queue(key(3, i))->cpu = 1;
+    policy.by_name["eth1"] = model_policy(shadow());
+    ASSERT_TRUE(step().ok());
+    source.current.cpus[1].idle_known = true;
+  }
   // mlx5_0 on the model: CQ 7 polled in softirq and CQ 8 on an unbound workqueue, both last polled
   // on CPU 1 (vector 0).
   void two_cqs_on_core_1() {
@@ -389,11 +398,7 @@ TEST_F(CostsTest, ApplicationWorkSaturatesTheCoreOnlyWhenIdleIsMeasured) {
 // climb on every queue, one that does not leaves them all at their picks.
 TEST_F(CostsTest, TheQd1ProbeRunsOnTheBusiestQueueAlone) {
   constexpr int kQueues = 8;
-  add_device("eth1", 3, kQueues, fakes::RecordingNetActuator::full_coalesce(), true);
-  for (int i = 0; i < kQueues; ++i) source.queue(key(3, i))->cpu = 1;
-  policy.by_name["eth1"] = model_policy(shadow());
-  ASSERT_TRUE(step().ok());
-  source.current.cpus[1].idle_known = true;  // and never idle
+  ASSERT_NO_FATAL_FAILURE(queues_on_a_never_idle_core(kQueues));
   // One period: queue i at 25k/s (queue 0 a little busier: the core's representative), one
   // completion per interrupt unless its profile is above its model's pick and `batches`.
   auto run = [&](bool batches) {
@@ -459,11 +464,7 @@ TEST_F(CostsTest, TheQd1ProbeRunsOnTheBusiestQueueAlone) {
 // dimctl_core_saturation_rejudged_total) and the new episode it starts.
 TEST_F(CostsTest, APassiveCoreJudgedAgainPublishesTheRejudgment) {
   constexpr int kQueues = 8;
-  add_device("eth1", 3, kQueues, fakes::RecordingNetActuator::full_coalesce(), true);
-  for (int i = 0; i < kQueues; ++i) source.queue(key(3, i))->cpu = 1;
-  policy.by_name["eth1"] = model_policy(shadow());
-  ASSERT_TRUE(step().ok());
-  source.current.cpus[1].idle_known = true;  // and never idle
+  ASSERT_NO_FATAL_FAILURE(queues_on_a_never_idle_core(kQueues));
   // One period: every queue at 25k/s (queue 0 a little busier), `batch` completions per
   // interrupt at its model's pick, one per interrupt above it (the probe finds QD~1).
   auto run = [&](double batch) {
