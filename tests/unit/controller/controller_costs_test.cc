@@ -75,6 +75,19 @@ class CostsTest : public ControllerTest {
     ASSERT_TRUE(step().ok());
     source.current.cpus[1].idle_known = true;
   }
+  // One period on that core: queue i at 25k/s (queue 0 a little busier: the core's
+  // representative), with `events(packets, probed)` interrupts; `probed` while the queue's
+  // profile is above its model's pick.
+  template <class Events>
+  void a_period_on_the_never_idle_core(int n, Events events) {
+    for (int i = 0; i < n; ++i) {
+      const auto* v = queue(key(3, i));
+      const uint64_t packets = i == 0 ? 1300 : 1250;
+      const bool probed = v->dim.applied_ix > v->dim.profile_ix;
+      traffic(key(3, i), events(packets, probed), packets, packets * 100);
+    }
+    EXPECT_TRUE(step().ok());
+  }
   // mlx5_0 on the model: CQ 7 polled in softirq and CQ 8 on an unbound workqueue, both last polled
   // on CPU 1 (vector 0).
   void two_cqs_on_core_1() {
@@ -399,16 +412,11 @@ TEST_F(CostsTest, ApplicationWorkSaturatesTheCoreOnlyWhenIdleIsMeasured) {
 TEST_F(CostsTest, TheQd1ProbeRunsOnTheBusiestQueueAlone) {
   constexpr int kQueues = 8;
   ASSERT_NO_FATAL_FAILURE(queues_on_a_never_idle_core(kQueues));
-  // One period: queue i at 25k/s (queue 0 a little busier: the core's representative), one
-  // completion per interrupt unless its profile is above its model's pick and `batches`.
+  // One period: one completion per interrupt unless the queue is probed and `batches`.
   auto run = [&](bool batches) {
-    for (int i = 0; i < kQueues; ++i) {
-      const auto* v = queue(key(3, i));
-      const uint64_t packets = i == 0 ? 1300 : 1250;
-      const bool probed = v->dim.applied_ix > v->dim.profile_ix;
-      traffic(key(3, i), probed && batches ? packets / 3 : packets, packets, packets * 100);
-    }
-    EXPECT_TRUE(step().ok());
+    a_period_on_the_never_idle_core(kQueues, [&](uint64_t packets, bool probed) {
+      return probed && batches ? packets / 3 : packets;
+    });
   };
   auto probed_queues = [&] {
     std::vector<int> out;
@@ -465,18 +473,12 @@ TEST_F(CostsTest, TheQd1ProbeRunsOnTheBusiestQueueAlone) {
 TEST_F(CostsTest, APassiveCoreJudgedAgainPublishesTheRejudgment) {
   constexpr int kQueues = 8;
   ASSERT_NO_FATAL_FAILURE(queues_on_a_never_idle_core(kQueues));
-  // One period: every queue at 25k/s (queue 0 a little busier), `batch` completions per
-  // interrupt at its model's pick, one per interrupt above it (the probe finds QD~1).
+  // One period: `batch` completions per interrupt at the model's pick, one per interrupt above it
+  // (the probe finds QD~1).
   auto run = [&](double batch) {
-    for (int i = 0; i < kQueues; ++i) {
-      const auto* v = queue(key(3, i));
-      const uint64_t packets = i == 0 ? 1300 : 1250;
-      const bool probed = v->dim.applied_ix > v->dim.profile_ix;
-      const auto events =
-          probed ? packets : static_cast<uint64_t>(static_cast<double>(packets) / batch);
-      traffic(key(3, i), events, packets, packets * 100);
-    }
-    EXPECT_TRUE(step().ok());
+    a_period_on_the_never_idle_core(kQueues, [&](uint64_t packets, bool probed) {
+      return probed ? packets : static_cast<uint64_t>(static_cast<double>(packets) / batch);
+    });
   };
   // QD~1: saturated, probed once, passive.
   for (int p = 0; p < 12; ++p) run(1.0);
