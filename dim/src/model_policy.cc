@@ -135,6 +135,10 @@ ModelPolicy::ModelPolicy(const ModelTable& table)
 
 bool ModelPolicy::update(const ModelTable& t, const ModelInput& in) {
   if (in.dt_ns <= 0) return false;
+  if (!measured_) {
+    if (in.events == 0 && in.completions == 0) return false;
+    measured_ = true;
+  }
   const auto dt = static_cast<uint64_t>(std::min(in.dt_ns, kMaxDtNs));
   // The budget refills in at most ~1 s; capping the time at 2 s keeps the product in range.
   const uint64_t earned = std::min<uint64_t>(dt, 2'000'000'000) * t.token_per_s_ / 1'000'000'000;

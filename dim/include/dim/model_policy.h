@@ -52,7 +52,8 @@
 //    ceil(b/2) at once, b - ceil(b/2) + 1 per second sustained. A change that finds no token
 //    waits (the up streak is kept).
 //  - Δt <= 0 decides nothing and changes no state; Δt above 1000 s counts as 1000 s for the
-//    budget and the ceiling hold.
+//    budget and the ceiling hold. Neither does a period without traffic before the first one
+//    with traffic (measured()): there is nothing to decide on yet.
 //
 // Deterministic (no clock, no randomness: the same inputs give the same decisions), no allocation
 // after construction. One ModelTable per device (per table, bounds and parameters), shared by the
@@ -177,6 +178,11 @@ class ModelPolicy {
   uint32_t changes() const { return changes_; }
   // The bounce guard's ceiling: ups to this index or above are held back (none: 255).
   uint8_t ceiling_ix() const { return ceiling_ix_; }
+  // A period with events or completions has been fed since construction. Until then the policy
+  // has measured nothing (updates without traffic decide nothing and change no state) and its
+  // profile is only where it starts: the controller writes nothing for it, so a queue taken
+  // over keeps the device's own setting until dimctl has seen it carry traffic.
+  bool measured() const { return measured_; }
 
  private:
   static constexpr uint32_t kOneChange = ModelTable::kOneChange;
@@ -194,6 +200,7 @@ class ModelPolicy {
   uint8_t bounces_ = 0;  // bounces in a row: the hold doubles with each
   // The profile the latest up move left, while the throttle guard watches it (kNoCeiling: not).
   uint8_t up_from_ = kNoCeiling;
+  bool measured_ = false;  // a period with traffic has been seen
 };
 static_assert(sizeof(ModelPolicy) == 24, "the controller keeps one per queue beside its slot");
 

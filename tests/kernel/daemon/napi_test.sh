@@ -14,6 +14,10 @@
 #                          carries on and exits 0
 #   napi_outside_set_drift another writer's napi-set is reported as drift (state, metric) and is
 #                          neither overwritten nor restored over
+#   napi_model_takeover    enforce with `algorithm: model`: a NAPI the daemon has seen polled once
+#                          keeps the setting it had (nothing written, nothing recorded) until a
+#                          period measures traffic on it; traffic makes the model write it, and
+#                          SIGTERM puts the setting back
 # Skips (77) without root or without napi-set (Linux >= 6.13), saying why.
 set -uo pipefail
 # shellcheck source=tests/kernel/lib.sh
@@ -51,6 +55,7 @@ written() {
 }
 state_napis() { jq -r '.napi // {} | .["dnc-r0"] // {} | keys[]' "$WORK/state.json" 2>/dev/null | sort; }
 
+# write_config [ALGORITHM]: dnc-r0 in enforce, method napi, static:3 unless told otherwise.
 write_config() {
   cat >"$WORK/dimctl.yaml" <<CFG
 mode: shadow
@@ -65,7 +70,7 @@ devices:
       interface: ["dnc-r0"]
     mode: enforce
     method: napi
-    algorithm: static:3
+    algorithm: ${1:-static:3}
     rate_limit: 10ms
 CFG
 }
@@ -225,6 +230,55 @@ else
   fail napi_outside_set_drift "dnc-r0's NAPI never written: $(napi_of dnc-r0)"
 fi
 [ -n "$DAEMON_PID" ] && stop_daemon TERM
+
+# --- napi_model_takeover: the model writes nothing before it has measured traffic on the NAPI.
+# The NAPI becomes known to the daemon with its first poll, and that first period has no deltas
+# (the slot starts from the counters it is found with): one datagram makes the NAPI known, and
+# nothing may be written for it until a period measures traffic. The sender's neighbour entry is
+# permanent and its IPv6 off, so that nothing but the datagrams sent here reaches the receiver.
+nsx2() { ip netns exec "$NS2" "$@"; }
+nsx2 sysctl -qw net.ipv6.conf.dnc-s0.disable_ipv6=1
+nsx2 ip neigh replace 10.213.7.2 lladdr "$(mac "$NS" dnc-r0)" dev dnc-s0 nud permanent
+nsx "$NAPI_SET" "$(napi_of dnc-r0 | cut -d' ' -f1)" 2 50000 >/dev/null
+write_config model
+start_daemon
+known() { [ "$(state_field '[.queues[] | select(.device == "dnc-r0")] | length')" -ge 1 ] 2>/dev/null; }
+if ! wait_for 15 ready; then
+  fail napi_model_takeover "daemon not ready: $(tail -n 5 "$WORK/daemon.log")"
+else
+  sleep 0.5
+  udp_burst "$NS2" 10.213.7.2 1
+  if ! wait_for 5 known; then
+    fail napi_model_takeover "dnc-r0's NAPI not seen after a datagram: $(state_field '.queues')"
+  else
+    sleep 1 # 50 periods of 20 ms without traffic
+    idle_napi=$(napi_of dnc-r0 | cut -d' ' -f2-)
+    recorded=$(state_napis)
+    # Traffic until the model has written the NAPI.
+    moved() {
+      traffic 500
+      ! napi_is dnc-r0 "2 50000"
+    }
+    if [ "$idle_napi" != "2 50000" ]; then
+      fail napi_model_takeover "written before a period measured traffic: $idle_napi (was 2 50000)"
+    elif [ -n "$recorded" ]; then
+      fail napi_model_takeover "an original recorded before a period measured traffic: $recorded"
+    elif ! wait_for 20 moved; then
+      fail napi_model_takeover "not written after traffic: $(napi_of dnc-r0)"
+    elif [ -z "$(state_napis)" ]; then
+      fail napi_model_takeover "written, but no original recorded in the state file"
+    else
+      stop_daemon TERM
+      if ! napi_is dnc-r0 "2 50000"; then
+        fail napi_model_takeover "not restored at exit: $(napi_of dnc-r0)"
+      else
+        pass napi_model_takeover
+      fi
+    fi
+  fi
+fi
+[ -n "$DAEMON_PID" ] && stop_daemon TERM
+write_config
 
 # --- napi_netns_deleted: the written receiver vanishes with its peer's namespace.
 nsx "$NAPI_SET" "$(napi_of dnc-r0 | cut -d' ' -f1)" 0 0 >/dev/null

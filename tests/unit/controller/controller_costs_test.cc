@@ -328,6 +328,22 @@ TEST_F(CostsTest, ASaturatedCoreClimbsAndHandsBackAtOnce) {
   const uint8_t held = queue(key(2, 0))->dim.applied_ix;
   EXPECT_GT(held, queue(key(2, 0))->dim.profile_ix);
 
+  // A queue on the saturated core that has carried no traffic gets no wish, the throughput
+  // profile included: nothing is written for a queue before a period measured it.
+  add_device("eth2", 4, 1, fakes::RecordingNetActuator::full_coalesce(), true);
+  source.queue(key(4, 0))->cpu = 1;
+  policy.by_name["eth2"] = model_policy(shadow());
+  for (int p = 0; p < 2; ++p) {
+    const auto held_packets = static_cast<uint64_t>(base * (1 + 0.1 * held) * kPeriod / 1e9);
+    period(held_packets / 8, held_packets, Host{});
+    ASSERT_TRUE(step().ok());
+  }
+  ASSERT_TRUE(core(1)->saturated);
+  ASSERT_EQ(queue(key(2, 0))->dim.applied_ix, held);
+  ASSERT_NE(queue(key(4, 0)), nullptr);
+  EXPECT_EQ(queue(key(4, 0))->wanted_usecs, 0u);
+  EXPECT_EQ(queue(key(4, 0))->dim.applied_ix, 0);
+
   // Headroom: the first period without pressure hands the queue back to the model's pick.
   const auto packets = static_cast<uint64_t>(base * kPeriod / 1e9);
   period(packets / 8, packets, Host{});

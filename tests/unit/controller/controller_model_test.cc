@@ -48,10 +48,11 @@ TEST_F(ModelTest, JumpsToThePredictedProfileInOnePeriodAndEnforceWritesIt) {
   add_device("eth0", 2, 1, fakes::RecordingNetActuator::full_coalesce(3, 32));
   policy.by_name["eth0"] = with(enforce(), model::Algorithm::kModel);
   const dim::ModelTable t = eqe_model();
-  ASSERT_TRUE(step().ok());  // first snapshot: no deltas yet
+  ASSERT_TRUE(step().ok());  // first snapshot: no deltas yet, so nothing measured or written
   EXPECT_TRUE(queue(key(2, 0))->dim.model);
   EXPECT_EQ(queue(key(2, 0))->dim.profile_ix, t.latency_ix());
-  EXPECT_EQ(net.devices["eth0"].state.rx_usecs, kEqe[t.latency_ix()].usec);
+  EXPECT_EQ(net.devices["eth0"].state.rx_usecs, 3u);
+  EXPECT_TRUE(net.sets.empty());
 
   // From idle to a load the model puts on its last reachable profile: one period.
   const uint8_t target = t.pick(1e12);
@@ -183,12 +184,11 @@ TEST_F(ModelTest, ModelCqeUsesTheCqeTableAndMode) {
   const auto& cqe = dim::net_profiles(dim::CqPeriodMode::kCqe, dim::Direction::kRx);
   const dim::ModelTable t = cqe_idle_gap_table();
   ASSERT_TRUE(step().ok());
-  EXPECT_EQ(net.devices["eth0"].state.rx_usecs, cqe[0].usec);
-  EXPECT_EQ(net.devices["eth0"].state.use_cqe_mode_rx, true);
   load(key(2, 0), t.threshold(t.pick(1e12)) * 3, 16);
   ASSERT_TRUE(step().ok());
   EXPECT_EQ(queue(key(2, 0))->dim.profile_ix, t.pick(1e12));
   EXPECT_EQ(net.devices["eth0"].state.rx_usecs, cqe[t.pick(1e12)].usec);
+  EXPECT_EQ(net.devices["eth0"].state.use_cqe_mode_rx, true);
 }
 
 TEST_F(ModelTest, ModelKeepsTheCqeModeTheDeviceWasFoundIn) {
@@ -202,7 +202,6 @@ TEST_F(ModelTest, ModelKeepsTheCqeModeTheDeviceWasFoundIn) {
   const auto& eqe = dim::net_profiles(dim::CqPeriodMode::kEqe, dim::Direction::kRx);
   const dim::ModelTable t = cqe_idle_gap_table();
   ASSERT_TRUE(step().ok());
-  EXPECT_EQ(net.devices["eth0"].state.rx_usecs, cqe[0].usec);
   load(key(2, 0), t.threshold(t.pick(1e12)) * 3, 16);
   ASSERT_TRUE(step().ok());
   const uint8_t ix = t.pick(1e12);
@@ -218,6 +217,8 @@ TEST_F(ModelTest, ModelKeepsTheCqeModeTheDeviceWasFoundIn) {
   add_device("eth1", 3, 1, found);
   policy.by_name["eth1"] = with(enforce(), model::Algorithm::kModel);
   ctl().reload_policies();
+  ASSERT_TRUE(step().ok());
+  load(key(3, 0), 1000, 1);  // QD~1: the latency profile
   ASSERT_TRUE(step().ok());
   EXPECT_EQ(net.devices["eth1"].state.rx_usecs, eqe[0].usec);
   EXPECT_EQ(net.devices["eth1"].state.use_cqe_mode_rx, false);
@@ -256,6 +257,46 @@ TEST_F(ModelTest, PerQueueDevicesGetEachQueuesOwnPick) {
   ASSERT_TRUE(step().ok());
   EXPECT_EQ(net.devices["eth0"].queues[0].rx_usecs, kEqe[t.pick(1e12)].usec);
   EXPECT_EQ(net.devices["eth0"].queues[1].rx_usecs, kEqe[0].usec);
+}
+
+// Taking over a busy device writes nothing blind: each queue keeps the device's setting until
+// the model has measured a period of traffic on it (the latency profile written at start would
+// take a saturated queue's moderation away for the periods the model needs to see its load).
+// An idle queue is left alone; a measured one is written, and stays written when it goes idle.
+TEST_F(ModelTest, TakeoverWritesNothingBeforeTheQueueCarriesTraffic) {
+  add_device("eth0", 2, 2, fakes::RecordingNetActuator::full_coalesce(64, 32), /*per_queue=*/true);
+  add_device("eth1", 3, 2, fakes::RecordingNetActuator::full_coalesce(64, 32));
+  policy.by_name["eth0"] = with(enforce(), model::Algorithm::kModel);
+  policy.by_name["eth1"] = with(enforce(), model::Algorithm::kModel);
+  const dim::ModelTable t = eqe_model();
+  // What a queue of eth0 holds (the fake's queues start as the device until written).
+  const auto held = [&](uint32_t q) {
+    const auto& d = net.devices["eth0"];
+    const auto it = d.queues.find(q);
+    return (it != d.queues.end() ? it->second : d.state).rx_usecs;
+  };
+  for (int s = 0; s < 3; ++s) ASSERT_TRUE(step().ok());  // idle: no traffic anywhere
+  EXPECT_TRUE(net.sets.empty());
+  EXPECT_EQ(held(0), 64u);
+  EXPECT_EQ(net.devices["eth1"].state.rx_usecs, 64u);
+  EXPECT_EQ(queue(key(2, 0))->wanted_usecs, 0u);
+
+  // Traffic on one queue of each: that queue is written at its pick, its idle sibling is not
+  // (per-queue), and the device-wide device follows the busy queue.
+  const double heavy = t.threshold(t.pick(1e12)) * 3;
+  load(key(2, 0), heavy, 16);
+  load(key(3, 1), heavy, 16);
+  ASSERT_TRUE(step().ok());
+  EXPECT_EQ(held(0), kEqe[t.pick(1e12)].usec);
+  EXPECT_EQ(held(1), 64u);
+  EXPECT_EQ(net.devices["eth1"].state.rx_usecs, kEqe[t.pick(1e12)].usec);
+
+  // Idle again: measured queues go down to the latency profile; the never-busy one stays put.
+  ASSERT_TRUE(step().ok());
+  EXPECT_EQ(held(0), kEqe[t.latency_ix()].usec);
+  EXPECT_EQ(held(1), 64u);
+  EXPECT_EQ(net.devices["eth1"].state.rx_usecs, kEqe[t.latency_ix()].usec);
+  for (const auto& set : net.sets) EXPECT_NE(set.queue, std::optional<uint32_t>(1));
 }
 
 // compare: model beside net DIM. DIM is the algorithm: its profile is written, exactly as without
@@ -345,7 +386,9 @@ TEST_F(ModelTest, CompareDimBesideModelWritesOnlyTheModel) {
     ASSERT_EQ(cmp->dim_ix, std::min<uint8_t>(dim_ref.profile_ix(), 3)) << s;
     dim_clamped |= dim_ref.profile_ix() > 3;
     ASSERT_EQ(cmp->model_ix, model_ref.profile_ix()) << s;
-    ASSERT_EQ(net.devices["eth0"].state.rx_usecs, kEqe[model_ref.profile_ix()].usec) << s;
+    // The first step has no deltas: nothing is written before the queue's first measured period.
+    ASSERT_EQ(net.devices["eth0"].state.rx_usecs, s > 0 ? kEqe[model_ref.profile_ix()].usec : 3u)
+        << s;
   }
   EXPECT_TRUE(dim_clamped) << "the ramp must take DIM past the bound";
 }

@@ -161,6 +161,31 @@ TEST(ModelPolicy, StartsAtTheLatencyProfile) {
   EXPECT_EQ(ModelPolicy(b).profile_ix(), 2);
 }
 
+TEST(ModelPolicy, MeasuresNothingBeforeTraffic) {
+  const ModelTable t = eqe_table();
+  ModelPolicy m(t);
+  EXPECT_FALSE(m.measured());
+  // Periods without events or completions: no decision, no state (the up streak below still
+  // needs its two periods).
+  for (int i = 0; i < 5; ++i) EXPECT_FALSE(m.update(t, period(0)));
+  EXPECT_FALSE(m.measured());
+  EXPECT_EQ(m.profile_ix(), t.latency_ix());
+  EXPECT_EQ(m.changes(), 0u);
+  // The first period with traffic is measured, an idle one after it too.
+  const double rate = t.threshold(1) * 1.4;  // above the up margin, below fast up
+  ASSERT_EQ(t.pick(rate), 1);
+  EXPECT_FALSE(m.update(t, period(rate)));
+  EXPECT_TRUE(m.measured());
+  EXPECT_TRUE(m.update(t, period(rate)));
+  EXPECT_EQ(m.profile_ix(), 1);
+  EXPECT_TRUE(m.update(t, period(0)));
+  EXPECT_EQ(m.profile_ix(), 0);
+  // Events alone (a queue polled with nothing completed) count as traffic.
+  ModelPolicy e(t);
+  e.update(t, ModelInput{20'000'000, 5, 0});
+  EXPECT_TRUE(e.measured());
+}
+
 TEST(ModelPolicy, JumpsToThePredictedProfileInOneChange) {
   for (const ModelTable& t : {eqe_table(), rdma_table(), cqe_table()}) {
     // A load well inside the last reachable profile's range, not near a threshold.

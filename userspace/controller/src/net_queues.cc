@@ -288,7 +288,12 @@ template <bool kWithModel>
     slot.model.update(table != nullptr ? *table : *shared_table(dev, slot.share_level),
                       {step_dt_ns_, d_events, d_packets});
   }
-  if (slot.model_primary()) slot.wanted = slot.model.profile_ix();
+  // Nothing is written for a queue before it has carried traffic: the first step after a start
+  // (or a new queue) has no deltas, and the latency profile written blind would take a busy
+  // queue's moderation away for the periods the model needs to measure it.
+  if (slot.model_primary()) {
+    slot.wanted = slot.model.measured() ? slot.model.profile_ix() : QueueSlot::kNoWish;
+  }
   return pending;
 }
 
@@ -336,7 +341,7 @@ void Controller::model_pass(const model::Snapshot& snap, int64_t now_ns) {
       }
       // A saturated core: its queues follow the throughput objective (SaturationPolicy), within
       // their table's bounds.
-      if (core->saturated_wish) [[unlikely]] {
+      if (core->saturated_wish && slot.model.measured()) [[unlikely]] {
         const dim::ModelTable& t = *core_table(dev, slot.share_level, core->bucket);
         slot.wanted = std::clamp(core->wish, t.min_ix(), t.max_ix());
       }
