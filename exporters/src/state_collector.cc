@@ -242,7 +242,8 @@ const std::vector<MetricSpec>& catalogue() {
       {"dimctl_napi_empty_polls_total", MetricType::Counter, "Polls that found no work.", {Q}},
       {"dimctl_dim_active",
        MetricType::Gauge,
-       "1 when a DIM instance runs for the queue (0: algorithm off/static, observe mode).",
+       "1 when a DIM instance runs for the queue (0: algorithm off/static, observe mode, a model "
+       "queue before a period with traffic).",
        {Q}},
       {"dimctl_dim_profile_index",
        MetricType::Gauge,
@@ -397,7 +398,7 @@ const std::vector<MetricSpec>& catalogue() {
        {C}},
       {"dimctl_rdma_cq_dim_active",
        MetricType::Gauge,
-       "1 when a DIM instance runs for the CQ.",
+       "1 when a DIM instance runs for the CQ (0: a model CQ before a period with completions).",
        {C}},
       {"dimctl_rdma_cq_dim_profile_index",
        MetricType::Gauge,

@@ -178,6 +178,9 @@ void ControllerBridge::step() {
   for (const model::CqView& v : st->cqs) {
     const uint32_t i = v.counters.key.dev_index;
     if (i >= stages_.size() || v.counters.key.cq_id == 0) continue;
+    // No wish (every RDMA profile has a count): the model has not measured the CQ yet, and an
+    // application leaves its CQ as it is.
+    if (v.wanted_comps == 0) continue;
     const uint32_t q = v.counters.key.cq_id - 1;
     const Moderation want{std::max<uint32_t>(v.wanted_comps, 1), int64_t{v.wanted_usec} * 1000};
     if (!(engine_.moderation(stages_[i], q) == want))

@@ -280,6 +280,7 @@ TEST_F(ModelTest, TakeoverWritesNothingBeforeTheQueueCarriesTraffic) {
   EXPECT_EQ(held(0), 64u);
   EXPECT_EQ(net.devices["eth1"].state.rx_usecs, 64u);
   EXPECT_EQ(queue(key(2, 0))->wanted_usecs, 0u);
+  EXPECT_FALSE(queue(key(2, 0))->dim.active);  // no DIM series for it yet
 
   // Traffic on one queue of each: that queue is written at its pick, its idle sibling is not
   // (per-queue), and the device-wide device follows the busy queue.
@@ -290,6 +291,8 @@ TEST_F(ModelTest, TakeoverWritesNothingBeforeTheQueueCarriesTraffic) {
   EXPECT_EQ(held(0), kEqe[t.pick(1e12)].usec);
   EXPECT_EQ(held(1), 64u);
   EXPECT_EQ(net.devices["eth1"].state.rx_usecs, kEqe[t.pick(1e12)].usec);
+  EXPECT_TRUE(queue(key(2, 0))->dim.active);
+  EXPECT_FALSE(queue(key(2, 1))->dim.active);
 
   // Idle again: measured queues go down to the latency profile; the never-busy one stays put.
   ASSERT_TRUE(step().ok());
@@ -472,12 +475,18 @@ TEST_F(ModelRdmaTest, CqModelAloneHasNoComparison) {
   p.algorithm = model::Algorithm::kModel;
   policy.by_name["mlx5_0"] = p;
   ASSERT_TRUE(step().ok());
+  // Before a period with completions: the model decided nothing, so no wish and not active.
+  ASSERT_TRUE(step().ok());
+  EXPECT_FALSE(cq(7)->dim.active);
+  EXPECT_EQ(cq(7)->wanted_comps, 0u);
   auto* c = source.cq({0, 7});
   c->events += 10'000;
   c->completions += 200'000;
   ASSERT_TRUE(step().ok());
   EXPECT_TRUE(cq(7)->dim.model);
+  EXPECT_TRUE(cq(7)->dim.active);
   EXPECT_GT(cq(7)->dim.profile_ix, 0);
+  EXPECT_GT(cq(7)->wanted_comps, 0u);
   EXPECT_TRUE(hold_->cq_comparisons.empty());
 }
 

@@ -46,9 +46,11 @@ void fill_dim_view(model::DimView& v, const Dim* dim, uint8_t applied_ix,
   v.cpe_ratio = s ? s->cpe_ratio : 0;
 }
 
-// The cost model as the queue's or CQ's policy: no DIM tune state, windows or verdicts.
+// The cost model as the queue's or CQ's policy: no DIM tune state, windows or verdicts. Active
+// from the first period that measured traffic: before it the model has decided nothing and
+// nothing is written for the queue.
 void fill_model_view(model::DimView& v, const dim::ModelPolicy& m, uint8_t applied_ix) {
-  v.active = true;
+  v.active = m.measured();
   v.model = true;
   v.profile_ix = m.profile_ix();
   v.applied_ix = applied_ix;

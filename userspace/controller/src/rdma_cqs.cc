@@ -176,13 +176,15 @@ void Controller::feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_
     slot.model->update(*table, {now_ns - prev_time_ns, d_events, d_comps});
   }
   if (slot.model && slot.model_primary) {
-    slot.wanted_ix = slot.model->profile_ix();
+    // As for net queues: no wish before a period measured traffic on the CQ.
+    slot.wanted_ix =
+        slot.model->measured() ? std::optional<uint8_t>(slot.model->profile_ix()) : std::nullopt;
     if (core != nullptr && slot.fresh) {
       if (d_comps > 0) {
         core->offer(static_cast<uint32_t>(loops_total_), d_comps,
                     static_cast<uint32_t>(&slot - cqs_.data()), slot.share_level, true);
       }
-      if (core->saturated_wish) [[unlikely]]
+      if (core->saturated_wish && slot.model->measured()) [[unlikely]]
         slot.wanted_ix = std::clamp(core->wish, table->min_ix(), table->max_ix());
       if (core->probe && core->probe_cq &&
           core->probe_index == static_cast<uint32_t>(&slot - cqs_.data())) [[unlikely]] {
