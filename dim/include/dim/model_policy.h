@@ -63,6 +63,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "dim/cost_model.h"
@@ -183,6 +184,10 @@ class ModelPolicy {
   // profile is only where it starts: the controller writes nothing for it, so a queue taken
   // over keeps the device's own setting until dimctl has seen it carry traffic.
   bool measured() const { return measured_; }
+  // The queue's wish: profile_ix() once measured(), none before.
+  std::optional<uint8_t> wish() const {
+    return measured_ ? std::optional<uint8_t>(ix_) : std::nullopt;
+  }
 
  private:
   static constexpr uint32_t kOneChange = ModelTable::kOneChange;

@@ -236,9 +236,8 @@ fi
 # (the slot starts from the counters it is found with): one datagram makes the NAPI known, and
 # nothing may be written for it until a period measures traffic. The sender's neighbour entry is
 # permanent and its IPv6 off, so that nothing but the datagrams sent here reaches the receiver.
-nsx2() { ip netns exec "$NS2" "$@"; }
-nsx2 sysctl -qw net.ipv6.conf.dnc-s0.disable_ipv6=1
-nsx2 ip neigh replace 10.213.7.2 lladdr "$(mac "$NS" dnc-r0)" dev dnc-s0 nud permanent
+ip netns exec "$NS2" sysctl -qw net.ipv6.conf.dnc-s0.disable_ipv6=1
+ip -n "$NS2" neigh replace 10.213.7.2 lladdr "$(mac "$NS" dnc-r0)" dev dnc-s0 nud permanent
 nsx "$NAPI_SET" "$(napi_of dnc-r0 | cut -d' ' -f1)" 2 50000 >/dev/null
 write_config model
 start_daemon

@@ -269,12 +269,8 @@ TEST_F(ModelTest, TakeoverWritesNothingBeforeTheQueueCarriesTraffic) {
   policy.by_name["eth0"] = with(enforce(), model::Algorithm::kModel);
   policy.by_name["eth1"] = with(enforce(), model::Algorithm::kModel);
   const dim::ModelTable t = eqe_model();
-  // What a queue of eth0 holds (the fake's queues start as the device until written).
-  const auto held = [&](uint32_t q) {
-    const auto& d = net.devices["eth0"];
-    const auto it = d.queues.find(q);
-    return (it != d.queues.end() ? it->second : d.state).rx_usecs;
-  };
+  // What a queue of eth0 holds, as the driver would report it.
+  const auto held = [&](uint32_t q) { return net.get_queue("eth0", q)->rx_usecs; };
   for (int s = 0; s < 3; ++s) ASSERT_TRUE(step().ok());  // idle: no traffic anywhere
   EXPECT_TRUE(net.sets.empty());
   EXPECT_EQ(held(0), 64u);

@@ -169,6 +169,7 @@ TEST(ModelPolicy, MeasuresNothingBeforeTraffic) {
   // needs its two periods).
   for (int i = 0; i < 5; ++i) EXPECT_FALSE(m.update(t, period(0)));
   EXPECT_FALSE(m.measured());
+  EXPECT_FALSE(m.wish().has_value());
   EXPECT_EQ(m.profile_ix(), t.latency_ix());
   EXPECT_EQ(m.changes(), 0u);
   // The first period with traffic is measured, an idle one after it too.
@@ -176,8 +177,10 @@ TEST(ModelPolicy, MeasuresNothingBeforeTraffic) {
   ASSERT_EQ(t.pick(rate), 1);
   EXPECT_FALSE(m.update(t, period(rate)));
   EXPECT_TRUE(m.measured());
+  EXPECT_EQ(m.wish(), std::optional<uint8_t>(t.latency_ix()));
   EXPECT_TRUE(m.update(t, period(rate)));
   EXPECT_EQ(m.profile_ix(), 1);
+  EXPECT_EQ(m.wish(), std::optional<uint8_t>(1));
   EXPECT_TRUE(m.update(t, period(0)));
   EXPECT_EQ(m.profile_ix(), 0);
   // Events alone (a queue polled with nothing completed) count as traffic.

@@ -291,9 +291,7 @@ template <bool kWithModel>
   // Nothing is written for a queue before it has carried traffic: the first step after a start
   // (or a new queue) has no deltas, and the latency profile written blind would take a busy
   // queue's moderation away for the periods the model needs to measure it.
-  if (slot.model_primary()) {
-    slot.wanted = slot.model.measured() ? slot.model.profile_ix() : QueueSlot::kNoWish;
-  }
+  if (slot.model_primary()) slot.set_wanted(slot.model.wish());
   return pending;
 }
 

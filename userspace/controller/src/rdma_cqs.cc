@@ -177,8 +177,7 @@ void Controller::feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_
   }
   if (slot.model && slot.model_primary) {
     // As for net queues: no wish before a period measured traffic on the CQ.
-    slot.wanted_ix =
-        slot.model->measured() ? std::optional<uint8_t>(slot.model->profile_ix()) : std::nullopt;
+    slot.wanted_ix = slot.model->wish();
     if (core != nullptr && slot.fresh) {
       if (d_comps > 0) {
         core->offer(static_cast<uint32_t>(loops_total_), d_comps,
