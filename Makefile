@@ -4,6 +4,7 @@
 #   sudo make asan   the ASan/UBSan tree alone: build $(BUILD)-asan, run unit and kernel tests
 #   make bench       benchmarks -> docs/BENCHMARKS.md figures
 #   sudo make bench-host  every policy on this host's kernel (veth, software moderation, sockperf)
+#   sudo make bench-overhead  what dimctl costs a busy host: flood, QD=1 and a paced rate per state
 #   make lab         both labs under qemu: RDMA (Debian 6.1 + rxe + NVMe-oF) and net (7.x + igb)
 #   sudo make soak   the churn soak for SOAK_SECONDS (default 1800) instead of CTest's 120
 #   make fuzz        libFuzzer harnesses in a clang tree (build-fuzz), FUZZ_SECONDS (600) each
@@ -18,7 +19,7 @@ SOAK_SECONDS ?= 1800
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 600
 
-.PHONY: all deps build test asan unit-test run bench bench-host lab soak fuzz format format-check clean
+.PHONY: all deps build test asan unit-test run bench bench-host bench-overhead lab soak fuzz format format-check clean
 .DELETE_ON_ERROR:
 
 all: build
@@ -51,6 +52,10 @@ bench: build
 # Root: network namespaces, napi-set and BPF. ~8 minutes; bench/host/run.sh says how to run longer.
 bench-host: build
 	bash bench/host/run.sh $(BUILD)
+
+# Root: namespaces, BPF. ~20 minutes; bench/host/overhead.sh says how to run shorter or longer.
+bench-overhead: build
+	bash bench/host/overhead.sh $(BUILD)
 
 # LABS=rdma or LABS=net runs one; each runs even when the other failed.
 LABS ?= rdma net

@@ -41,6 +41,7 @@ enum M : std::size_t {
   kSeriesDropped,
   kSeriesDroppedTotal,
   kSeriesLimit,
+  kNetlinkRequests,
   // per core (while CPU times are measured)
   kModelCost,
   kModelCostConfidence,
@@ -173,6 +174,10 @@ const std::vector<MetricSpec>& catalogue() {
        MetricType::Gauge,
        "Maximum queues or CQs exported per scrape.",
        {"kind"}},
+      {"dimctl_netlink_requests_total",
+       MetricType::Counter,
+       "Netlink requests the daemon sent, by family (a dump counts once).",
+       {"family"}},
 
       {"dimctl_model_cost_seconds",
        MetricType::Gauge,
@@ -655,6 +660,12 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
   out.add(kReady, {}, b(s && s->ready));
   out.add(kSeriesLimit, {"queue"}, d(max_queues));
   out.add(kSeriesLimit, {"cq"}, d(max_cqs));
+  if (options_.netlink_requests) {
+    const auto counts = options_.netlink_requests();
+    for (size_t f = 0; f < counts.size(); ++f) {
+      out.add(kNetlinkRequests, {std::string(kNetlinkFamilyNames[f])}, d(counts[f]));
+    }
+  }
 
   std::set<std::string> dropped[2];
   std::size_t n_dropped[2] = {0, 0};

@@ -361,6 +361,7 @@ int run_daemon(RunArgs args) {
   exporters::CollectorOptions eopts;
   eopts.max_queue_series = cfg->metrics.max_queue_series;
   eopts.max_cq_series = cfg->metrics.max_cq_series;
+  eopts.netlink_requests = [] { return netlink_requests(); };
   auto metrics = exporters::StateCollector::create(getter, eopts);
   if (!metrics) {
     spdlog::error("dimctl run: metrics: {}", metrics.error().message());

@@ -134,7 +134,7 @@ TEST_F(KernelActuators, UnsupportedFieldIsRefusedBeforeSending) {
 
 // The same request sent raw: the kernel's refusal and its extack message reach the Error.
 TEST_F(KernelActuators, KernelExtackMessageIsPassedThrough) {
-  auto sock = NetlinkSocket::open(NETLINK_GENERIC, "test");
+  auto sock = NetlinkSocket::open(NETLINK_GENERIC, "test", NetlinkFamily::kNetdev);
   ASSERT_TRUE(sock.ok()) << sock.error().message();
   model::Coalesce req;
   req.rx_usecs = 5;

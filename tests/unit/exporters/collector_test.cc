@@ -249,6 +249,17 @@ TEST(StateCollector, SelfMetrics) {
   EXPECT_EQ(r.get("dimctl_series_limit", {{"kind", "queue"}}), 512);
 }
 
+TEST(StateCollector, NetlinkRequestsFromTheInjectedCounter) {
+  CollectorOptions opts;
+  opts.netlink_requests = [] { return std::array<uint64_t, kNetlinkFamilyCount>{7, 1500, 0}; };
+  Rendered r = render(testing::full_fake_state(), opts);
+  EXPECT_EQ(r.get("dimctl_netlink_requests_total", {{"family", "ethtool"}}), 7);
+  EXPECT_EQ(r.get("dimctl_netlink_requests_total", {{"family", "netdev"}}), 1500);
+  EXPECT_EQ(r.get("dimctl_netlink_requests_total", {{"family", "rdma"}}), 0);
+  // Without the counter (tests, tools that render a state they did not make): no series.
+  EXPECT_FALSE(render(testing::full_fake_state()).has("dimctl_netlink_requests_total"));
+}
+
 TEST(StateCollector, CoreCostsAndSaturation) {
   Rendered r = render(testing::full_fake_state());
   EXPECT_DOUBLE_EQ(*r.get("dimctl_model_cost_seconds", {{"cpu", "3"}, {"kind", "interrupt"}}),
@@ -274,7 +285,9 @@ TEST(StateCollector, CoreCostsAndSaturation) {
 }
 
 TEST(StateCollector, TypesFollowTheCatalogueAndNaming) {
-  Rendered r = render(testing::full_fake_state());
+  CollectorOptions with_netlink;  // as the daemon renders: with its netlink request counter
+  with_netlink.netlink_requests = [] { return std::array<uint64_t, kNetlinkFamilyCount>{}; };
+  Rendered r = render(testing::full_fake_state(), with_netlink);
   for (const auto& spec : metric_catalogue()) {
     std::string name = spec.name;
     ASSERT_TRUE(r.types.count(name)) << "the full fake state should exercise " << name;

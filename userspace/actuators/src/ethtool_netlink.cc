@@ -94,7 +94,7 @@ Result<void> perqueue_ioctl(int fd, const std::string& dev, uint32_t queue, uint
 }  // namespace
 
 Result<std::unique_ptr<EthtoolNetlink>> EthtoolNetlink::open() {
-  auto req = NetlinkSocket::open(NETLINK_GENERIC, "ethtool netlink");
+  auto req = NetlinkSocket::open(NETLINK_GENERIC, "ethtool netlink", NetlinkFamily::kEthtool);
   if (!req) return std::move(req).error();
   nl::GenlFamily fam;
   bool found = false;
@@ -120,7 +120,7 @@ Result<std::unique_ptr<EthtoolNetlink>> EthtoolNetlink::open() {
     return DIMCTL_FAIL(0, "generic netlink family \"ethtool\" has no \"{}\" multicast group",
                        ETHTOOL_MCGRP_MONITOR_NAME);
   }
-  auto mon = NetlinkSocket::open(NETLINK_GENERIC, "ethtool monitor");
+  auto mon = NetlinkSocket::open(NETLINK_GENERIC, "ethtool monitor", NetlinkFamily::kEthtool);
   if (!mon) return std::move(mon).error();
   if (auto j = mon->join_group(grp->second); !j)
     return std::move(j).error().wrap("ethtool monitor");

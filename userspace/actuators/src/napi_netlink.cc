@@ -14,7 +14,7 @@ namespace nu = netdev_uapi;
 }  // namespace
 
 Result<std::unique_ptr<NapiNetlink>> NapiNetlink::open() {
-  auto sock = NetlinkSocket::open(NETLINK_GENERIC, "netdev netlink");
+  auto sock = NetlinkSocket::open(NETLINK_GENERIC, "netdev netlink", NetlinkFamily::kNetdev);
   if (!sock) return std::move(sock).error();
   std::optional<nl::GenlFamily> fam;
   const uint32_t seq = sock->next_seq();

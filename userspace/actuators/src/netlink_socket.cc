@@ -37,10 +37,10 @@ Result<void> for_each_msg(const void* data, size_t len, std::string_view what,
   return ok();
 }
 
-Result<NetlinkSocket> NetlinkSocket::open(int bus, std::string_view what) {
+Result<NetlinkSocket> NetlinkSocket::open(int bus, std::string_view what, NetlinkFamily family) {
   mnl_socket* s = mnl_socket_open(bus);
   if (s == nullptr) return DIMCTL_ERRNO("{}: socket(AF_NETLINK, {})", what, bus);
-  NetlinkSocket sock(s);
+  NetlinkSocket sock(s, family);
   if (mnl_socket_bind(s, 0, MNL_SOCKET_AUTOPID) < 0) {
     return DIMCTL_ERRNO("{}: bind netlink socket", what);
   }
@@ -61,6 +61,7 @@ Result<void> NetlinkSocket::transact(const nlmsghdr* req, std::string_view what,
                                      const std::function<Result<void>(const nlmsghdr*)>& on_msg) {
   const bool dump = (req->nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP;
   const uint32_t seq = req->nlmsg_seq;
+  count_netlink_request(family_);
   if (mnl_socket_sendto(sock_.get(), req, req->nlmsg_len) < 0) {
     return DIMCTL_ERRNO("{}: send", what);
   }

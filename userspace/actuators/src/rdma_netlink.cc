@@ -7,7 +7,7 @@
 namespace dimctl::actuators {
 
 RdmaNetlink::RdmaNetlink() {
-  auto s = NetlinkSocket::open(NETLINK_RDMA, "rdma netlink");
+  auto s = NetlinkSocket::open(NETLINK_RDMA, "rdma netlink", NetlinkFamily::kRdma);
   if (s) {
     sock_.emplace(std::move(*s));
   } else if (s.error().code() == EPROTONOSUPPORT) {

@@ -14,6 +14,7 @@
 #include "dimctl/collector/netdev_directory.h"
 #include "dimctl/common/fd.h"
 #include "dimctl/common/net_driver.h"
+#include "dimctl/common/netlink_requests.h"
 #include "netdev_uapi.h"
 
 namespace dimctl::collector {
@@ -95,6 +96,7 @@ struct NetlinkNetdevDirectory::Impl {
     genl->cmd = cmd;
     genl->version = version;
     if (add_attrs) add_attrs(nlh);
+    count_netlink_request(NetlinkFamily::kNetdev);
     if (mnl_socket_sendto(sock.get(), nlh, nlh->nlmsg_len) < 0) {
       return DIMCTL_FAIL(errno, "netlink send (cmd {})", cmd);
     }

@@ -21,6 +21,7 @@
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "dimctl/common/netlink_requests.h"
 #include "dimctl/common/result.h"
 #include "dimctl/model/controller_state.h"
 
@@ -46,6 +48,9 @@ struct CollectorOptions {
   std::string version;                 // dimctl_build_info{version}; "" = the built-in version
   // CLOCK_MONOTONIC now, for dimctl_state_age_seconds; unset = the real monotonic clock.
   std::function<int64_t()> now_ns;
+  // The process's netlink requests so far, per NetlinkFamily, for
+  // dimctl_netlink_requests_total; unset = not exported (the daemon sets it).
+  std::function<std::array<uint64_t, kNetlinkFamilyCount>()> netlink_requests;
 };
 
 // One metric family dimctl can emit: the catalogue the renderer, docs/METRICS.md and the

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dimctl/common/netlink_requests.h"
 #include "dimctl/common/result.h"
 
 namespace dimctl::actuators {
@@ -18,7 +19,8 @@ namespace dimctl::actuators {
 class NetlinkSocket {
  public:
   // socket(AF_NETLINK, bus) + bind. Requests extended acks (NETLINK_EXT_ACK) and capped acks.
-  static Result<NetlinkSocket> open(int bus, std::string_view what);
+  // Every request sent is counted under `family` (dimctl/common/netlink_requests.h).
+  static Result<NetlinkSocket> open(int bus, std::string_view what, NetlinkFamily family);
 
   NetlinkSocket(NetlinkSocket&&) noexcept = default;
   NetlinkSocket& operator=(NetlinkSocket&&) noexcept = default;
@@ -47,10 +49,12 @@ class NetlinkSocket {
   struct Closer {
     void operator()(mnl_socket* s) const { mnl_socket_close(s); }
   };
-  explicit NetlinkSocket(mnl_socket* s) : sock_(s), req_(MNL_SOCKET_BUFFER_SIZE), rx_(kRxSize) {}
+  NetlinkSocket(mnl_socket* s, NetlinkFamily family)
+      : sock_(s), family_(family), req_(MNL_SOCKET_BUFFER_SIZE), rx_(kRxSize) {}
 
   static constexpr size_t kRxSize = 64 * 1024;
   std::unique_ptr<mnl_socket, Closer> sock_;
+  NetlinkFamily family_;
   uint32_t seq_ = 0;
   std::vector<char> req_;
   std::vector<char> rx_;
