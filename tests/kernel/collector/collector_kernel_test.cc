@@ -8,12 +8,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <numeric>
 #include <optional>
 #include <thread>
 
 #include "dimctl/collector/bpf_collector.h"
 #include "dimctl/collector/feature_probe.h"
+#include "dimctl/common/netlink_requests.h"
 #include "kernel/collector/prog_maps.h"
 #include "kernel/collector/veth_lab.h"
 #include "shared/dimctl_bpf.h"
@@ -537,6 +539,45 @@ TEST_F(CollectorKernelTest, DeletedDeviceIsRetiredFromSnapshotAndMap) {
   auto s = c->sample();
   ASSERT_TRUE(s.ok());
   for (const auto& q : s->queues) EXPECT_NE(q.key.ifindex, ifindex);
+}
+
+TEST_F(CollectorKernelTest, ANapiCreatedAfterStartIsCountedExactly) {
+  // The directory read the (empty) namespace at the first sample and re-reads it only on change:
+  // a device and NAPI that appear later must be labelled and kept, not retired as unknown.
+  auto c = open();
+  ASSERT_NE(c, nullptr);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(c->sample().ok());
+  testing::VethLab lab;
+  ASSERT_TRUE(lab.create(1).ok());
+  const uint32_t ifindex = lab.rx_ifindex();
+  ASSERT_TRUE(lab.send_udp(kPackets, 1).ok());
+  const model::Snapshot s = settle(*c, ifindex, kPackets);
+  EXPECT_EQ(totals(s, ifindex).packets, static_cast<uint64_t>(kPackets));
+}
+
+TEST_F(CollectorKernelTest, SteadySamplesReadNoNapiTopology) {
+  // Each sample used to dump the netdev family three times (queues, NAPIs, qstats); with
+  // nothing changing, a sample now sends at most the qstats dump, and none where no device
+  // reports qstats.
+  testing::VethLab lab;
+  ASSERT_TRUE(lab.create(1).ok());
+  auto c = open();
+  ASSERT_NE(c, nullptr);
+  const uint32_t ifindex = lab.rx_ifindex();
+  ASSERT_TRUE(lab.send_udp(100, 1).ok());
+  const model::Snapshot s = settle(*c, ifindex, 100);
+  ASSERT_EQ(totals(s, ifindex).packets, 100u);
+  const uint64_t before = netlink_requests()[static_cast<size_t>(NetlinkFamily::kNetdev)];
+  constexpr int kSamples = 20;
+  for (int i = 0; i < kSamples; ++i) {
+    ASSERT_TRUE(lab.send_udp(5, 1).ok());
+    ASSERT_TRUE(c->sample().ok());
+  }
+  const uint64_t sent = netlink_requests()[static_cast<size_t>(NetlinkFamily::kNetdev)] - before;
+  EXPECT_LE(sent, static_cast<uint64_t>(kSamples))
+      << "netdev requests in " << kSamples << " samples";
+  std::printf("netdev requests over %d steady samples: %llu\n", kSamples,
+              static_cast<unsigned long long>(sent));
 }
 
 TEST_F(CollectorKernelTest, WithoutIbCoreTheRdmaProgramsAreReportedUnattached) {

@@ -172,6 +172,60 @@ TEST_F(NapiFixture, RetiresANapiNetlinkNoLongerListsButKeepsUnlistedDevices) {
   EXPECT_EQ(map.erased[0].napi_id, 301u);
 }
 
+TEST_F(NapiFixture, ANapiOrDeviceTheStaleViewLacksIsKeptWhenAReReadFindsIt) {
+  // The directory reads the kernel only on change: a NAPI that appeared since (eth7's 301) and
+  // a device created since (ifindex 9) are missing from its view, not gone.
+  map.entries[{7, 300}] = {napi_v(1, 1)};
+  map.entries[{7, 301}] = {napi_v(2, 2)};
+  map.entries[{9, 500}] = {napi_v(3, 3)};
+  dir.names = {{7, "eth7"}};
+  dir.listed = {7};
+  dir.napis[{7, 300}] = NapiInfo{.queue = 0, .irq = 40, .rx_bytes = std::nullopt};
+  fakes::FakeDirectory::View now;
+  now.names = {{7, "eth7"}, {9, "new0"}};
+  now.listed = {7, 9};
+  now.napis[{7, 300}] = NapiInfo{.queue = 0, .irq = 40, .rx_bytes = std::nullopt};
+  now.napis[{7, 301}] = NapiInfo{.queue = 1, .irq = 41, .rx_bytes = std::nullopt};
+  now.napis[{9, 500}] = NapiInfo{.queue = 0, .irq = 50, .rx_bytes = std::nullopt};
+  dir.kernel = now;
+  CounterAggregator agg(dir, false);
+  ASSERT_TRUE(dir.refresh().ok());
+  auto q = agg.queues(map);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(dir.rereads, 1);  // one re-read served both
+  ASSERT_EQ(q->queues.size(), 3u);
+  EXPECT_EQ(q->queues[1].key.napi_id, 301u);
+  EXPECT_EQ(q->queues[1].irq, 41);
+  EXPECT_EQ(q->device_of(q->queues[2]), "new0");
+  EXPECT_EQ(q->queues[2].irq, 50);
+  EXPECT_EQ(q->devices, (std::vector<std::string>{"eth7", "new0"}));  // each once
+  EXPECT_TRUE(map.erased.empty());
+  EXPECT_EQ(agg.stats().queues_retired, 0u);
+}
+
+TEST_F(NapiFixture, WhatAReReadConfirmsGoneIsRetiredAndOneReReadServesASample) {
+  map.entries[{7, 300}] = {napi_v(1, 1)};
+  map.entries[{7, 301}] = {napi_v(1, 1)};
+  map.entries[{8, 400}] = {napi_v(1, 1)};
+  dir.names = {{7, "eth7"}};  // ifindex 8 is gone, and eth7's 301
+  dir.listed = {7};
+  dir.napis[{7, 300}] = NapiInfo{};
+  dir.kernel = fakes::FakeDirectory::View{dir.names, dir.listed, dir.napis};  // the kernel agrees
+  CounterAggregator agg(dir, false);
+  ASSERT_TRUE(dir.refresh().ok());
+  auto q = agg.queues(map);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(dir.rereads, 1);  // not one per miss
+  ASSERT_EQ(q->queues.size(), 1u);
+  EXPECT_EQ(q->queues[0].key.napi_id, 300u);
+  ASSERT_EQ(map.erased.size(), 2u);
+  EXPECT_EQ(agg.stats().queues_retired, 2u);
+  // The next sample with nothing missing asks for no re-read.
+  ASSERT_TRUE(dir.refresh().ok());
+  ASSERT_TRUE(agg.queues(map).ok());
+  EXPECT_EQ(dir.rereads, 1);
+}
+
 TEST_F(NapiFixture, QstatsBytesAreCumulativeSinceFirstSight) {
   map.entries[{7, 300}] = {napi_v(1, 1)};
   dir.names[7] = "eth7";

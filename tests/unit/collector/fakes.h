@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -106,8 +107,30 @@ class FakeDirectory final : public NetdevDirectory {
   std::set<uint32_t> listed;  // devices whose NAPIs netlink lists
   std::map<std::pair<uint32_t, uint32_t>, NapiInfo> napis;
   mutable std::map<uint32_t, int> ifname_calls;
+  // What the kernel would answer on a re-read (the view above is then stale); unset = the view
+  // above is already the kernel's, and reread() re-reads nothing.
+  struct View {
+    std::map<uint32_t, std::string> names;
+    std::set<uint32_t> listed;
+    std::map<std::pair<uint32_t, uint32_t>, NapiInfo> napis;
+  };
+  std::optional<View> kernel;
+  int rereads = 0;  // reread() calls that re-read
+  bool reread_used = false;
 
-  Result<void> refresh() override { return ok(); }
+  Result<void> refresh() override {
+    reread_used = false;
+    return ok();
+  }
+  bool reread() override {
+    if (reread_used || !kernel) return false;
+    reread_used = true;
+    ++rereads;
+    names = kernel->names;
+    listed = kernel->listed;
+    napis = kernel->napis;
+    return true;
+  }
   std::optional<std::string> ifname(uint32_t ifindex) const override {
     ++ifname_calls[ifindex];
     auto it = names.find(ifindex);

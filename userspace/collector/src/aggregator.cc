@@ -156,6 +156,14 @@ Result<void> CounterAggregator::label_queues(const Entries& es, NapiMap& map,
   model::QueueCounters* const qs = out.data();
   size_t n = 0;  // entries written
   size_t d = 0;  // device names written
+  // A device or NAPI the counters show and the directory does not is retired only on a fresh
+  // answer: the first one re-reads the kernel's view (at most once per sample) and labelling
+  // starts over, since the re-read may have changed any device's entries. Nothing was retired
+  // before that point: the first miss is the first retirement.
+  bool reread = false;
+restart:
+  n = 0;
+  d = 0;
 
   // One device's run of entries at a time. What is per device is looked up once: the name (one
   // if_indextoname() per device instead of per NAPI, and all queues of a device carry the same
@@ -242,6 +250,10 @@ Result<void> CounterAggregator::label_queues(const Entries& es, NapiMap& map,
       std::optional<NapiInfo> info;
       if (knows) info = dir_.napi(ifindex, napi_id);
       if (!name || (listed && napi_id != 0 && !info)) [[unlikely]] {  // gone
+        if (!reread) {
+          reread = true;
+          if (dir_.reread()) goto restart;
+        }
         auto r = map.erase(key);
         if (!r)
           return std::move(r).error().wrap(

@@ -3,6 +3,7 @@
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,6 +30,12 @@ struct MnlDeleter {
 
 using MsgFn = std::function<void(const nlmsghdr*)>;
 
+int64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
 }  // namespace
 
 struct NetlinkNetdevDirectory::Impl {
@@ -39,11 +46,30 @@ struct NetlinkNetdevDirectory::Impl {
   bool family_tried = false;
   std::vector<char> buf = std::vector<char>(64 * 1024);
 
-  // devices(): the cache and the RTMGRP_LINK socket that invalidates it.
+  // The names cache and the RTMGRP_LINK socket that invalidates it and the topology.
   Fd link_events;
   bool link_events_tried = false;
   bool devices_valid = false;
+  bool topology_stale = true;  // a link changed since the last topology read
   std::map<uint32_t, std::string> devices;
+
+  // Drains the link notifications; any (or an overrun) invalidates the names and the topology.
+  // Without the socket both are stale at every call.
+  void poll_link_changes() {
+    if (!link_events_tried) open_link_events();
+    if (!link_events.valid() || drain_link_events()) {
+      devices_valid = false;
+      topology_stale = true;
+    }
+  }
+
+  Result<void> fill_devices() {
+    auto out = net_devices();
+    if (!out) return std::move(out).error();
+    devices = std::move(*out);
+    devices_valid = link_events.valid();  // without notifications, never trusted later
+    return ok();
+  }
 
   void open_link_events() {
     link_events_tried = true;
@@ -127,20 +153,44 @@ NetlinkNetdevDirectory::NetlinkNetdevDirectory() : impl_(std::make_unique<Impl>(
 NetlinkNetdevDirectory::~NetlinkNetdevDirectory() = default;
 
 Result<void> NetlinkNetdevDirectory::refresh() {
-  napis_.clear();
-  listed_.clear();
   if (auto r = impl_->open(); !r) return r;
   impl_->resolve_family();
   caps_.family = impl_->family != 0;
+  reread_used_ = false;
+  impl_->poll_link_changes();
+  if (!impl_->devices_valid && impl_->link_events.valid()) {
+    if (auto r = impl_->fill_devices(); !r) return r;
+  }
   if (!caps_.family) return ok();  // label by napi id only
+  if (impl_->topology_stale || !topology_valid_ ||
+      monotonic_ns() - topology_read_ns_ >= kTopologyMaxAgeNs) {
+    return read_topology();
+  }
+  return qstats_reported_ ? read_qstats() : ok();
+}
 
+bool NetlinkNetdevDirectory::reread() {
+  if (reread_used_) return false;
+  reread_used_ = true;
+  bool again = false;
+  if (impl_->link_events.valid()) again = impl_->fill_devices().ok();
+  if (caps_.family) again = read_topology().ok() || again;
+  return again;
+}
+
+Result<void> NetlinkNetdevDirectory::read_topology() {
+  ++topology_reads_;
+  topology_valid_ = false;
+  impl_->topology_stale = false;
+  napis_.clear();
+  listed_.clear();
+  napi_rxqs_.clear();
   // RX queue -> NAPI (v6.8). A NAPI may serve several RX queues: keep them all.
-  std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> napi_rxqs;
   {
     MsgFn fn = [&](const nlmsghdr* nlh) {
       const auto q = nc::decode_queue(nlh);
       if (!q || q->type != nu::kQueueTypeRx || !q->napi_id) return;
-      napi_rxqs[{q->ifindex, *q->napi_id}].push_back(q->id);
+      napi_rxqs_[{q->ifindex, *q->napi_id}].push_back(q->id);
     };
     auto r = impl_->request(impl_->family, nu::kCmdQueueGet, nu::kFamilyVersion, true, {}, fn);
     caps_.queue_get = r.ok();
@@ -157,24 +207,31 @@ Result<void> NetlinkNetdevDirectory::refresh() {
     auto r = impl_->request(impl_->family, nu::kCmdNapiGet, nu::kFamilyVersion, true, {}, fn);
     caps_.napi_get = r.ok();
   }
-  for (const auto& [key, qs] : napi_rxqs) {
+  for (const auto& [key, qs] : napi_rxqs_) {
     NapiInfo& info = napis_[key];
     info.queue = static_cast<int32_t>(*std::min_element(qs.begin(), qs.end()));
   }
+  topology_read_ns_ = monotonic_ns();
+  topology_valid_ = true;
+  // Whether any device reports qstats is learned here, so a host whose drivers have none pays
+  // for no qstats dump between two topology reads.
+  return read_qstats();
+}
+
+Result<void> NetlinkNetdevDirectory::read_qstats() {
   // Per-queue rx-bytes (v6.9, drivers with netdev_stat_ops; EOPNOTSUPP elsewhere).
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> rxq_bytes;
-  {
-    MsgFn fn = [&](const nlmsghdr* nlh) {
-      const auto s = nc::decode_qstats(nlh);
-      if (!s || s->queue_type != nu::kQueueTypeRx) return;
-      rxq_bytes[{s->ifindex, s->queue_id}] = s->rx_bytes;
-    };
-    auto r = impl_->request(
-        impl_->family, nu::kCmdQstatsGet, nu::kFamilyVersion, true,
-        [](nlmsghdr* nlh) { mnl_attr_put_u32(nlh, nu::kAQstatsScope, nu::kQstatsScopeQueue); }, fn);
-    caps_.qstats_get = r.ok();
-  }
-  for (const auto& [key, qs] : napi_rxqs) {
+  MsgFn fn = [&](const nlmsghdr* nlh) {
+    const auto st = nc::decode_qstats(nlh);
+    if (!st || st->queue_type != nu::kQueueTypeRx) return;
+    rxq_bytes[{st->ifindex, st->queue_id}] = st->rx_bytes;
+  };
+  auto r = impl_->request(
+      impl_->family, nu::kCmdQstatsGet, nu::kFamilyVersion, true,
+      [](nlmsghdr* nlh) { mnl_attr_put_u32(nlh, nu::kAQstatsScope, nu::kQstatsScopeQueue); }, fn);
+  caps_.qstats_get = r.ok();
+  qstats_reported_ = !rxq_bytes.empty();
+  for (const auto& [key, qs] : napi_rxqs_) {
     uint64_t sum = 0;
     bool any = false;
     for (uint32_t q : qs) {
@@ -183,12 +240,23 @@ Result<void> NetlinkNetdevDirectory::refresh() {
         any = true;
       }
     }
-    if (any) napis_[key].rx_bytes = sum;
+    if (any) {
+      napis_[key].rx_bytes = sum;
+    } else if (auto it = napis_.find(key); it != napis_.end()) {
+      it->second.rx_bytes.reset();
+    }
   }
   return ok();
 }
 
 std::optional<std::string> NetlinkNetdevDirectory::ifname(uint32_t ifindex) const {
+  // The link-notified cache (refresh() invalidated it on any link change); if_indextoname(3)
+  // only where there is no cache (no notification socket, or the dump failed).
+  if (impl_->devices_valid) {
+    auto it = impl_->devices.find(ifindex);
+    if (it == impl_->devices.end()) return std::nullopt;
+    return it->second;
+  }
   char name[IF_NAMESIZE] = {};
   if (if_indextoname(ifindex, name) == nullptr) return std::nullopt;
   return std::string(name);
@@ -210,17 +278,12 @@ bool NetlinkNetdevDirectory::knows_napis(uint32_t ifindex) const {
 }
 
 Result<std::map<uint32_t, std::string>> NetlinkNetdevDirectory::devices() {
-  // Subscribe before the first dump: a change between the two is then seen next time.
-  if (!impl_->link_events_tried) impl_->open_link_events();
-  if (impl_->link_events.valid()) {
-    if (impl_->drain_link_events()) impl_->devices_valid = false;
-    if (impl_->devices_valid) return impl_->devices;
+  // Subscribed before the first dump: a change between the two is then seen next time.
+  impl_->poll_link_changes();
+  if (!impl_->devices_valid) {
+    if (auto r = impl_->fill_devices(); !r) return std::move(r).error();
   }
-  auto out = net_devices();
-  if (!out) return out;
-  impl_->devices = *out;
-  impl_->devices_valid = true;
-  return out;
+  return impl_->devices;
 }
 
 }  // namespace dimctl::collector

@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dimctl/common/result.h"
 
@@ -21,8 +23,12 @@ struct NapiInfo {
 class NetdevDirectory {
  public:
   virtual ~NetdevDirectory() = default;
-  // Re-read the kernel's view; called once per sample.
+  // Brings the view up to date for one sample; called once per sample, before any lookup.
   virtual Result<void> refresh() = 0;
+  // The counters show a device or NAPI this view does not have: re-read the kernel's view now,
+  // so that nothing is retired on a stale answer. At most once between two refresh() calls;
+  // false when nothing was re-read (the view is already fresh, or the re-read failed).
+  virtual bool reread() { return false; }
   // Device name, nullopt when the ifindex no longer exists (the NAPI is gone).
   virtual std::optional<std::string> ifname(uint32_t ifindex) const = 0;
   // True when netlink listed the NAPIs of this device (absence of one then means it is gone).
@@ -44,11 +50,21 @@ struct NetdevCapabilities {
   bool qstats_get = false;  // NETDEV_CMD_QSTATS_GET (v6.9) answered
 };
 
+// The kernel's view, read on change rather than every sample: the NAPIs, their queues and IRQs
+// (netdev queue-get and napi-get dumps) are re-read after a link notification (RTMGRP_LINK:
+// devices added, removed, renamed, brought up or down, features such as GRO changed), when the
+// counters show a NAPI or device this view does not have (reread()), and at least every
+// kTopologyMaxAge as a safety net; qstats (the per-queue byte counters, which change every
+// sample) are dumped every sample only while some device reports them. Names come from the same
+// link-notified cache. Without the notification socket, everything is re-read every sample.
 class NetlinkNetdevDirectory final : public NetdevDirectory {
  public:
+  static constexpr int64_t kTopologyMaxAgeNs = 10'000'000'000;
+
   NetlinkNetdevDirectory();
   ~NetlinkNetdevDirectory() override;
   Result<void> refresh() override;
+  bool reread() override;
   std::optional<std::string> ifname(uint32_t ifindex) const override;
   bool lists_napis(uint32_t ifindex) const override;
   std::optional<NapiInfo> napi(uint32_t ifindex, uint32_t napi_id) const override;
@@ -58,12 +74,23 @@ class NetlinkNetdevDirectory final : public NetdevDirectory {
   // 1 ms with 100. Without the notification socket, re-read on every call.
   Result<std::map<uint32_t, std::string>> devices() override;
   const NetdevCapabilities& capabilities() const { return caps_; }
+  // Topology reads (queue-get + napi-get) so far, for tests and benchmarks.
+  uint64_t topology_reads() const { return topology_reads_; }
 
  private:
+  Result<void> read_topology();
+  Result<void> read_qstats();
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
   NetdevCapabilities caps_;
-  std::map<uint32_t, std::string> names_;
+  uint64_t topology_reads_ = 0;
+  int64_t topology_read_ns_ = 0;  // CLOCK_MONOTONIC of the last topology read
+  bool topology_valid_ = false;
+  bool reread_used_ = false;  // reread() since the last refresh()
+  // RX queues of each NAPI (a NAPI may serve several), for the qstats sums.
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> napi_rxqs_;
+  bool qstats_reported_ = false;  // the last qstats dump had an RX queue
   std::map<std::pair<uint32_t, uint32_t>, NapiInfo> napis_;
   std::map<uint32_t, bool> listed_;
 };
