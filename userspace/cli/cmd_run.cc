@@ -392,8 +392,6 @@ int run_daemon(RunArgs args) {
   uint64_t consecutive_errors = 0;
   int64_t next = clock.now_ns();
   for (;;) {
-    ctl.set_programs((*collector)->programs());
-    ctl.set_bpf_drops((*collector)->drops_by_reason());
     if (auto r = ctl.step(); !r) {
       // One line per burst, not per period: a vanished collector would flood the log.
       if (consecutive_errors++ == 0) spdlog::error("sample failed: {}", r.error().message());

@@ -85,14 +85,6 @@ std::shared_ptr<const model::ControllerState> Controller::state() const {
   return published_;
 }
 
-void Controller::set_programs(std::vector<model::ProgramView> programs) {
-  programs_ = std::move(programs);
-}
-
-void Controller::set_bpf_drops(std::vector<model::BpfDropView> drops) {
-  bpf_drops_ = std::move(drops);
-}
-
 // Reuses the buffer published two periods ago when no reader holds it any more: a 10k-queue
 // state is a few MB, and assigning into existing strings and vectors avoids reallocating it.
 std::shared_ptr<model::ControllerState> Controller::acquire_state() {
@@ -249,8 +241,8 @@ void Controller::finish_publish(std::shared_ptr<model::ControllerState> st, int6
   st->default_mode = options_.default_mode;
   st->config_path = options_.config_path;
   st->ready = ready_;
-  st->programs = programs_;
-  st->bpf_drops = bpf_drops_;
+  st->programs = source_.programs();
+  st->bpf_drops = source_.drops_by_reason();
   st->last_loop_seconds = static_cast<double>(clock_.now_ns() - loop_start_ns) / 1e9;
   std::shared_ptr<model::ControllerState> prev;
   {

@@ -81,12 +81,12 @@ class BpfCollector final : public model::CounterSource {
 
   // Every program dimctl knows, attached or not (run_time_ns/run_count refreshed on each call
   // when kernel.bpf_stats_enabled=1).
-  std::vector<model::ProgramView> programs() const;
+  std::vector<model::ProgramView> programs() const override;
   std::vector<ProgramStatus> program_status() const;
   // Events the BPF side could not record (map full, ring buffer full), summed over CPUs.
   uint64_t drops() const;
   // The same by reason (every reason listed, 0 included; model::BpfDropView::reason names).
-  std::vector<model::BpfDropView> drops_by_reason() const;
+  std::vector<model::BpfDropView> drops_by_reason() const override;
   // Names of the devices the byte counter counts now, when it is attached with device globs
   // (ifindex order; empty when no device matches yet). nullopt: no device filter (counter not
   // attached, or attached for every device).

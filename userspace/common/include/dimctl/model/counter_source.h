@@ -3,8 +3,10 @@
 #pragma once
 
 #include <utility>
+#include <vector>
 
 #include "dimctl/common/result.h"
+#include "dimctl/model/controller_state.h"
 #include "dimctl/model/snapshot.h"
 
 namespace dimctl::model {
@@ -26,6 +28,12 @@ class CounterSource {
     out = std::move(r).value();
     return ok();
   }
+
+  // The source's own programs (attach status, run time) and event drops, for the published
+  // view: the controller asks when it publishes, not every period, since each answer costs the
+  // BPF collector a few system calls. Sources without programs have none.
+  virtual std::vector<ProgramView> programs() const { return {}; }
+  virtual std::vector<BpfDropView> drops_by_reason() const { return {}; }
 };
 
 }  // namespace dimctl::model

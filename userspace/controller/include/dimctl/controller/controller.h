@@ -27,7 +27,7 @@
 // A DIM instance that is only compared (a rule's compare, beside algorithm model) is always
 // applied at once; only the algorithm's picks are ever written.
 //
-// Thread-safety: step(), restore(), reload_policies() and set_programs() must be called from
+// Thread-safety: step(), restore() and reload_policies() must be called from
 // one thread (the control loop). state() may be called from any thread at any time.
 #pragma once
 
@@ -140,11 +140,6 @@ class Controller {
   // forgotten. A failure leaves the records for exit / `dimctl restore` and is reported in
   // last_error.
   void reload_policies();
-
-  // BPF program status and drop counters, published with the next state (the collector knows
-  // them, not us).
-  void set_programs(std::vector<model::ProgramView> programs);
-  void set_bpf_drops(std::vector<model::BpfDropView> drops);
 
   // The last published state; never null.
   std::shared_ptr<const model::ControllerState> state() const;
@@ -373,8 +368,6 @@ class Controller {
   uint64_t loops_total_ = 0;
   uint64_t sample_errors_total_ = 0;
   bool ready_ = false;
-  std::vector<model::ProgramView> programs_;
-  std::vector<model::BpfDropView> bpf_drops_;
 
   mutable std::mutex state_mu_;
   std::shared_ptr<model::ControllerState> published_;  // guarded by state_mu_
