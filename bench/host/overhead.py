@@ -350,30 +350,33 @@ def cmd_run(a):
         time.sleep(0.5)
         meter = Meter(probe, server.pid)
         t0 = time.monotonic()
+        # One block per workload and repetition, the states in a random order inside it: the
+        # runs a ratio pairs are at most one block (8 runs, under a minute) apart, since this
+        # machine's speed drifts over minutes.
         for rep in range(a.repeats):
-            order = states[:]
-            rng.shuffle(order)
-            result["orders"].append(order)
-            for state in order:
-                t = time.monotonic()
-                current = procs[state]
-                current.start()
-                meter.state_pid = current.pid
-                nl0 = netlink_requests(scrape(METRICS_PORT)) if state in DAEMON_STATES else {}
-                runs = {w: one_run(meter, w, a) for w in WORKLOADS}
-                if state in DAEMON_STATES:
-                    nl1 = netlink_requests(scrape(METRICS_PORT))
-                    secs = sum(r["seconds"] for r in runs.values())
-                    runs["netlink_per_s"] = {k: (v - nl0.get(k, 0)) / secs
-                                             for k, v in nl1.items()}
-                meter.state_pid = None
-                current.stop()
-                current = None
-                result["runs"].append({"state": state, "repeat": rep, **runs})
-                print(f"overhead: rep {rep} {state:13} flood {runs['flood']['received_per_s']:8.0f}/s"
-                      f"  cpu {runs['flood']['cpu_us_per_msg']:5.2f} us/msg  pp p50 "
-                      f"{runs['pingpong']['percentiles'].get('50.000', 0):6.1f} us  "
-                      f"({time.monotonic() - t:.0f} s)", flush=True)
+            for w in WORKLOADS:
+                order = states[:]
+                rng.shuffle(order)
+                result["orders"].append({"repeat": rep, "workload": w, "order": order})
+                for state in order:
+                    current = procs[state]
+                    current.start()
+                    meter.state_pid = current.pid
+                    daemon = state in DAEMON_STATES
+                    nl0 = netlink_requests(scrape(METRICS_PORT)) if daemon else {}
+                    r = one_run(meter, w, a)
+                    if daemon:
+                        nl1 = netlink_requests(scrape(METRICS_PORT))
+                        r["netlink_per_s"] = {k: (v - nl0.get(k, 0)) / r["seconds"]
+                                              for k, v in nl1.items()}
+                    meter.state_pid = None
+                    current.stop()
+                    current = None
+                    result["runs"].append({"state": state, "repeat": rep, "workload": w, **r})
+                    what = (f"{r['received_per_s']:8.0f}/s" if w == "flood" else
+                            f"p50 {r['percentiles'].get('50.000', 0):6.1f} us")
+                    print(f"overhead: rep {rep} {w:8} {state:13} {what}  cpu "
+                          f"{r['cpu_us_per_msg']:5.2f} us/msg", flush=True)
         result["elapsed_s"] = time.monotonic() - t0
     finally:
         if current:
@@ -469,13 +472,39 @@ def med(values):
 
 
 def paired(runs, state, workload, fn):
-    """fn(run of state, run of none) per repetition where both ran."""
-    by = {(r["state"], r["repeat"]): r for r in runs}
-    out = []
-    for (s, rep), r in by.items():
-        if s == state and ("none", rep) in by:
-            out.append(fn(r[workload], by[("none", rep)][workload]))
-    return out
+    """fn(run of state, run of none) per block (repetition and workload) where both ran."""
+    by = {(r["state"], r["repeat"], r["workload"]): r for r in runs}
+    return [fn(r, by[("none", rep, w)]) for (s, rep, w), r in by.items()
+            if s == state and w == workload and ("none", rep, w) in by]
+
+
+def of(runs, state, workload):
+    return [r for r in runs if r["state"] == state and r["workload"] == workload]
+
+
+def pct(values, q):
+    v = sorted(x for x in values if x is not None)
+    if not v:
+        return None
+    k = (len(v) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+def ratio(key):
+    return lambda x, y: x[key] / y[key] if y[key] else None
+
+
+def p50_ratio(x, y):
+    return x["percentiles"]["50.000"] / y["percentiles"]["50.000"]
+
+
+def cpu_delta(x, y):
+    return x["cpu_us_per_msg"] - y["cpu_us_per_msg"]
+
+
+def f(v, fmt):
+    return "–" if v is None else format(v, fmt)
 
 
 def report_text(data, rest, commit):
@@ -483,65 +512,65 @@ def report_text(data, rest, commit):
     states = [s for s in STATES if any(r["state"] == s for r in runs)]
     lines = []
     lines.append(f"Measured at {commit or data['commit']}, {data['started'][:10]}, kernel "
-                 f"{data['host']}: {data['repeats']} repetitions of {data['seconds']} s runs, "
-                 f"states in a random order per repetition (seed {data['seed']}), medians of "
-                 f"ratios to `none` in the same repetition; meter {data['meter']}, bpf_stats "
-                 f"{'on' if data['bpf_stats'] else 'off'}; load average "
+                 f"{data['host']}: {data['repeats']} repetitions; per repetition one block per "
+                 f"workload, the states in a random order inside it (seed {data['seed']}); "
+                 f"{data['seconds']} s sockperf runs; every ratio and difference is to `none` in "
+                 f"the same block, and each cell is the median over the repetitions; meter "
+                 f"{data['meter']}, bpf_stats {'on' if data['bpf_stats'] else 'off'}; load average "
                  f"{data['loadavg_start'][0]} → {data['loadavg_end'][0]}.")
     lines.append("")
-    lines.append("| state | flood msg/s | flood ratio | flood CPU µs/msg | Δ CPU µs/msg "
-                 "| QD=1 p50 µs | QD=1 p50 ratio | paced p50 ratio | paced Δ CPU µs/msg "
-                 "| daemon CPU % |")
+    lines.append("| state | flood msg/s | flood ratio | flood Δ CPU µs/msg | QD=1 p50 µs "
+                 "| QD=1 p50 ratio | QD=1 Δ CPU µs/msg | paced p50 ratio | paced Δ CPU µs/msg "
+                 "| state process CPU % (flood) |")
     lines.append("|---|---|---|---|---|---|---|---|---|---|")
     for s in states:
-        mine = [r for r in runs if r["state"] == s]
-        flood = med([r["flood"]["received_per_s"] for r in mine])
-        ratio = med(paired(runs, s, "flood", lambda x, y: x["received_per_s"] /
-                           max(y["received_per_s"], 1)))
-        cpu = med([r["flood"]["cpu_us_per_msg"] for r in mine])
-        dcpu = med(paired(runs, s, "flood", lambda x, y: x["cpu_us_per_msg"] -
-                          y["cpu_us_per_msg"]))
-        p50 = med([r["pingpong"]["percentiles"].get("50.000") for r in mine])
-        p50r = med(paired(runs, s, "pingpong", lambda x, y: x["percentiles"]["50.000"] /
-                          y["percentiles"]["50.000"]))
-        pp50r = med(paired(runs, s, "paced", lambda x, y: x["percentiles"]["50.000"] /
-                           y["percentiles"]["50.000"]))
-        pdcpu = med(paired(runs, s, "paced", lambda x, y: x["cpu_us_per_msg"] -
-                           y["cpu_us_per_msg"]))
-        share = med([r["flood"]["state_cpu_share"] for r in mine])
-        lines.append(f"| {s} | {flood:,.0f} | {ratio:.3f} | {cpu:.2f} | {dcpu:+.2f} | "
-                     f"{p50:.1f} | {p50r:.3f} | {pp50r:.3f} | {pdcpu:+.2f} | "
-                     f"{share * 100:.2f} |")
+        lines.append(
+            f"| {s} | {f(med([r['received_per_s'] for r in of(runs, s, 'flood')]), ',.0f')} | "
+            f"{f(med(paired(runs, s, 'flood', ratio('received_per_s'))), '.3f')} | "
+            f"{f(med(paired(runs, s, 'flood', cpu_delta)), '+.2f')} | "
+            f"{f(med([r['percentiles'].get('50.000') for r in of(runs, s, 'pingpong')]), '.1f')} | "
+            f"{f(med(paired(runs, s, 'pingpong', p50_ratio)), '.3f')} | "
+            f"{f(med(paired(runs, s, 'pingpong', cpu_delta)), '+.2f')} | "
+            f"{f(med(paired(runs, s, 'paced', p50_ratio)), '.3f')} | "
+            f"{f(med(paired(runs, s, 'paced', cpu_delta)), '+.2f')} | "
+            f"{f(med([r['state_cpu_share'] * 100 for r in of(runs, s, 'flood')]), '.2f')} |")
+    if "none2" in states:
+        fl = paired(runs, "none2", "flood", ratio("received_per_s"))
+        pp = paired(runs, "none2", "pingpong", p50_ratio)
+        lines.append("")
+        lines.append(f"The machine's own spread (`none2` against `none`, nothing different): the "
+                     f"flood ratio's 10th-90th percentile over the repetitions "
+                     f"{f(pct(fl, 0.1), '.3f')}-{f(pct(fl, 0.9), '.3f')}, QD=1 p50's "
+                     f"{f(pct(pp, 0.1), '.3f')}-{f(pct(pp, 0.9), '.3f')}.")
     lines.append("")
-    lines.append("Where the flood's CPU per message goes (medians, µs per message received):")
+    lines.append("Where the flood's CPU goes (medians; µs per message received unless named):")
     lines.append("")
-    lines.append("| state | NET_RX | sender + receiver system | state process | receiver ctx "
-                 "switches/msg | RES/s | CAL/s | TLB/s | its BPF programs, ns/msg |")
-    lines.append("|---|---|---|---|---|---|---|---|---|")
+    lines.append("| state | NET_RX | sender + receiver system | state process | its BPF programs "
+                 "(ns) | receiver ctx switches | RES/s | CAL/s |")
+    lines.append("|---|---|---|---|---|---|---|---|")
     for s in states:
-        mine = [r["flood"] for r in runs if r["state"] == s]
-        nrx = med([r.get("net_rx_us_per_msg") for r in mine])
-        irq = {k: med([sum(r["irqs_per_s"].get(k, [0])) for r in mine])
-               for k in ("RES", "CAL", "TLB")}
+        mine = of(runs, s, "flood")
+        irq = {k: med([sum(r["irqs_per_s"].get(k, [0])) for r in mine]) for k in ("RES", "CAL")}
         bpf = med([sum(v["run_ns_per_msg"] for v in r["bpf"].values() if not v["meter"])
                    for r in mine])
         lines.append(
-            f"| {s} | {'–' if nrx is None else f'{nrx:.2f}'} | "
-            f"{med([r['sys_us_per_msg'] for r in mine]):.2f} | "
-            f"{med([r['state_us_per_msg'] for r in mine]):.3f} | "
-            f"{med([r['server_cs_per_msg'] for r in mine]):.3f} | {irq['RES']:,.0f} | "
-            f"{irq['CAL']:,.0f} | {irq['TLB']:,.0f} | {bpf:.1f} |")
+            f"| {s} | {f(med([r.get('net_rx_us_per_msg') for r in mine]), '.2f')} | "
+            f"{f(med([r['sys_us_per_msg'] for r in mine]), '.2f')} | "
+            f"{f(med([r['state_us_per_msg'] for r in mine]), '.3f')} | {f(bpf, '.1f')} | "
+            f"{f(med([r['server_cs_per_msg'] for r in mine]), '.3f')} | "
+            f"{f(irq['RES'], ',.0f')} | {f(irq['CAL'], ',.0f')} |")
     nl = [r for r in runs if "netlink_per_s" in r]
     if nl:
+        fams = sorted({k for r in nl for k in r["netlink_per_s"]})
         lines.append("")
-        lines.append("Netlink requests the daemon sent per second (medians): " + "; ".join(
-            f"{s}: " + ", ".join(f"{k} {med([r['netlink_per_s'].get(k, 0) for r in nl if r['state'] == s]):.1f}"
-                                 for k in sorted({k for r in nl for k in r['netlink_per_s']}))
-            for s in states if any(r["state"] == s for r in nl)) + ".")
+        lines.append("Netlink requests the daemon sent per second (median over its runs): " +
+                     "; ".join(f"{s}: " + ", ".join(
+                         f"{k} {med([r['netlink_per_s'].get(k, 0) for r in nl if r['state'] == s]):.1f}"
+                         for k in fams) for s in states if any(r["state"] == s for r in nl)) + ".")
     if rest:
         lines.append("")
-        lines.append(f"The daemon at rest (default config, idle host, {rest['seconds']} s per "
-                     f"row, at {rest['commit']}):")
+        lines.append(f"The daemon at rest (the default config, an idle host, {rest['seconds']} s "
+                     f"per row, at {rest['commit']}):")
         lines.append("")
         lines.append("| veth NAPIs in its namespace | CPU ms per s | netlink requests per s |")
         lines.append("|---|---|---|")
