@@ -601,7 +601,10 @@ Result<void> JsonOriginalsStore::persist() {
     const ssize_t n = ::write(fd.get(), text.data() + off, text.size() - off);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return fail_tmp(DIMCTL_ERRNO("state file {}: write {}", path_, tmpl));
+      // The directory, not the temporary file's random name: the same failure gives the same
+      // message, which the controller then reports once, not every period.
+      return fail_tmp(
+          DIMCTL_ERRNO("state file {}: write a temporary file in {}", path_, dir.string()));
     }
     off += static_cast<size_t>(n);
   }
@@ -609,7 +612,8 @@ Result<void> JsonOriginalsStore::persist() {
   if (::fsync(fd.get()) < 0) return fail_tmp(DIMCTL_ERRNO("state file {}: fsync", path_));
   fd.reset();
   if (::rename(tmpl.c_str(), path_.c_str()) < 0) {
-    return fail_tmp(DIMCTL_ERRNO("state file {}: rename {}", path_, tmpl));
+    return fail_tmp(
+        DIMCTL_ERRNO("state file {}: rename its temporary file in {}", path_, dir.string()));
   }
   Fd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!dfd.valid() || ::fsync(dfd.get()) < 0) {
