@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Crash torture of the originals: `dimctl run` (enforce) killed with SIGKILL at random moments,
 # then put back by `dimctl restore` (or, every RESTART_EVERY-th kill, by a fresh daemon's restore
-# at start), and every device's settings compared with those before the first start. As root, in
+# at start), and every device's settings compared with those before the first start. Every
+# CHAIN_EVERY-th kill is not followed by a restore: the next round's enforcing daemon restores
+# the state file at its start, and its own kill may land in the middle of that. As root, in
 # private network namespaces (never eth0): three taps written with ethtool (rx-frames) and two
 # veth receivers written per NAPI (netdev napi-set; ethtool where the kernel has no napi-set),
 # their originals set to non-default values first; UDP in the background so the NAPIs are polled.
@@ -35,6 +37,7 @@ KILLS=${TORTURE_KILLS:-200}
 SEED=${TORTURE_SEED:-$((RANDOM * 32768 + RANDOM))}
 MAX_DELAY_MS=${TORTURE_MAX_DELAY_MS:-300}
 RESTART_EVERY=5
+CHAIN_EVERY=7
 CUT_STRIDE=${TORTURE_CUT_STRIDE:-8}
 
 if [ "${TORTURE_INNER:-0}" != 1 ]; then
@@ -183,7 +186,7 @@ wait_until() {
 
 PHASES=(startup first_writes steady napi_churn link_flap reload shutdown)
 declare -A phase_kills=()
-kills=0 compared=0 mismatches=0 restore_failures=0 restarts=0 profile=3 rounds_with_writes=0
+kills=0 compared=0 mismatches=0 restore_failures=0 restarts=0 chained=0 profile=3 rounds_with_writes=0
 write_config "$profile"
 start=$SECONDS
 for ((k = 0; k < KILLS; k++)); do
@@ -238,6 +241,12 @@ for ((k = 0; k < KILLS; k++)); do
   phase_kills[$phase]=$((${phase_kills[$phase]:-0} + 1))
   t1=$EPOCHREALTIME
   # A flapped link is back up and a toggled GRO back on before the comparison (above).
+  if [ $(((k + 1) % CHAIN_EVERY)) -eq 0 ] && [ "$k" -lt $((KILLS - 1)) ]; then
+    # No restore now: the next round's enforcing daemon finds this state file, restores it at
+    # its start (and may be killed in the middle of that), then records and writes again.
+    chained=$((chained + 1))
+    continue
+  fi
   if [ $(((k + 1) % RESTART_EVERY)) -eq 0 ]; then
     # A fresh daemon restores at start, then is stopped with SIGTERM.
     restarts=$((restarts + 1))
@@ -283,7 +292,7 @@ elapsed=$((SECONDS - start))
 temps=$(find "$WORK/state" -name '.state.json.*' 2>/dev/null | wc -l)
 per_phase=""
 for p in "${PHASES[@]}"; do per_phase="$per_phase $p=${phase_kills[$p]:-0}"; done
-echo "torture: $kills kills in ${elapsed}s ($per_phase), $restarts restores by a fresh start, $((kills - restarts)) by dimctl restore; $rounds_with_writes kills after the first record"
+echo "torture: $kills kills in ${elapsed}s ($per_phase); restored by dimctl restore $((kills - restarts - chained)), by a fresh daemon's start $restarts, left to the next enforcing daemon's start $chained; $rounds_with_writes kills after the first record"
 echo "torture: devices $(( ${#TAPS[@]} + ${#VETHS[@]} )), settings compared $compared, mismatches $mismatches, restore failures $restore_failures, temporary state files left $temps"
 if [ "$mismatches" -eq 0 ] && [ "$restore_failures" -eq 0 ] && [ "$rounds_with_writes" -gt $((kills / 2)) ]; then
   pass "kills_restored ($kills kills, $compared settings compared, 0 mismatches)"
