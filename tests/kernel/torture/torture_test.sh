@@ -38,7 +38,7 @@ SEED=${TORTURE_SEED:-$((RANDOM * 32768 + RANDOM))}
 MAX_DELAY_MS=${TORTURE_MAX_DELAY_MS:-300}
 RESTART_EVERY=5
 CHAIN_EVERY=7
-CUT_STRIDE=${TORTURE_CUT_STRIDE:-8}
+CUT_STRIDE=${TORTURE_CUT_STRIDE:-16}
 
 if [ "${TORTURE_INNER:-0}" != 1 ]; then
   skip_unless_root "the torture needs root (BPF, netns, tun, ethtool and netdev netlink)"
