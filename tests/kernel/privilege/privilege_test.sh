@@ -47,11 +47,12 @@ veth_pair "$NS2" pv-s0 10.219.1.1 "$NS" pv-r0 10.219.1.2
 HAVE_NAPI=0
 nsx "$DIMCTL" napi show --json pv-r0 2>/dev/null | jq -e 'length > 0' >/dev/null && HAVE_NAPI=1
 ip netns exec "$NS2" bash -c 'while :; do for i in 1 2 3 4 5; do echo x >/dev/udp/10.219.1.2/9; done 2>/dev/null; sleep 0.02; done' &
+# shellcheck disable=SC2034 # read by the cleanup trap (kernel_test_start's PID_VARs)
 TRAFFIC_PID=$!
 
 # The unit's set, e.g. "bpf,perfmon,net_admin".
 UNIT_CAPS=$(sed -nE 's/^CapabilityBoundingSet=(.*)/\1/p' "$UNIT")
-to_setpriv() { tr ' ' '\n' <<<"$1" | grep . | sed 's/^CAP_//' | tr 'A-Z' 'a-z' | paste -sd, -; }
+to_setpriv() { tr ' ' '\n' <<<"$1" | grep . | sed 's/^CAP_//' | tr '[:upper:]' '[:lower:]' | paste -sd, -; }
 rx_frames() { nsx ethtool -c pv-tap0 | awk '/^rx-frames:/ {print $2}'; }
 napi_cfg() { nsx "$DIMCTL" napi show --json pv-r0 2>/dev/null | jq -r '.[0] | "\(.defer_hard_irqs) \(.gro_flush_timeout_ns)"'; }
 frames_are() { [ "$(rx_frames)" = "$1" ]; }

@@ -36,7 +36,7 @@ FAIL_LOG=$WORK/daemon.log FAIL_LOG_LINES=10
 
 # --- The unit's settings.
 unit_value() { sed -nE "s/^$1=(.*)/\1/p" "$UNIT"; }
-CAPS=$(unit_value CapabilityBoundingSet | tr ' ' '\n' | grep . | sed 's/^CAP_//' | tr 'A-Z' 'a-z' | paste -sd, -)
+CAPS=$(unit_value CapabilityBoundingSet | tr ' ' '\n' | grep . | sed 's/^CAP_//' | tr '[:upper:]' '[:lower:]' | paste -sd, -)
 FAMILIES=$(unit_value RestrictAddressFamilies)
 # expand TOKEN: the system calls of a name or @group, nested groups expanded.
 expand() {
@@ -75,6 +75,7 @@ veth_pair "$NS2" us-s0 10.221.1.1 "$NS" us-r0 10.221.1.2
 METHOD=ethtool
 nsx "$DIMCTL" napi show --json us-r0 2>/dev/null | jq -e 'length > 0' >/dev/null && METHOD=napi
 ip netns exec "$NS2" bash -c 'while :; do for i in 1 2 3 4 5; do echo x >/dev/udp/10.221.1.2/9; done 2>/dev/null; sleep 0.02; done' &
+# shellcheck disable=SC2034 # read by the cleanup trap (kernel_test_start's PID_VARs)
 TRAFFIC_PID=$!
 STATE_DIR=$WORK/run-dimctl  # stands for /run/dimctl (RuntimeDirectory=, ReadWritePaths=)
 write_config() {

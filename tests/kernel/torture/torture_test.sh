@@ -168,7 +168,7 @@ if [ "$settings_per_round" -lt 3 ] || grep -q ' $' <<<"$BASELINE"; then
   exit 1
 fi
 echo "torture: $KILLS kills, seed $SEED, ${#TAPS[@]} taps (ethtool) + ${#VETHS[@]} veths ($VETH_METHOD), $settings_per_round settings per comparison, work $WORK"
-echo "$BASELINE" | sed 's/^/  original: /'
+while IFS= read -r line; do echo "  original: $line"; done <<<"$BASELINE"
 
 # Sleeps without a process: a read that times out on a pipe nobody writes (the rounds' polls
 # would otherwise fork /bin/sleep every 10 ms, on a CPU the daemon under test needs).

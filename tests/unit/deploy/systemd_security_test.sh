@@ -64,22 +64,23 @@ fi
 # set_of KEY: the unit's capability list for KEY, sorted, one per line.
 set_of() { sed -nE "s/^$1=(.*)/\1/p" "$UNIT" | tr ' ' '\n' | grep . | sort; }
 bounding=$(set_of CapabilityBoundingSet)
+words() { tr '\n' ' ' <<<"$1" | sed 's/ *$//'; }
 if [ -n "$bounding" ] && [ "$bounding" = "$(set_of AmbientCapabilities)" ]; then
   pass ambient_is_bounding
 else
-  fail ambient_is_bounding "CapabilityBoundingSet [$(echo $bounding)] vs AmbientCapabilities [$(set_of AmbientCapabilities | xargs)]"
+  fail ambient_is_bounding "CapabilityBoundingSet [$(words "$bounding")] vs AmbientCapabilities [$(set_of AmbientCapabilities | xargs)]"
 fi
 
 ds_add=$(sed -nE 's/^ *add: \[(.*)\].*/\1/p' "$DS" | tr -d '" ' | tr ',' '\n' | grep . | sed 's/^/CAP_/' | sort)
 ds_drop=$(sed -nE 's/^ *drop: \[(.*)\].*/\1/p' "$DS" | tr -d '" ')
 if [ "$ds_add" != "$bounding" ]; then
-  fail daemonset_same_caps "DaemonSet adds [$(echo $ds_add)], the unit grants [$(echo $bounding)]"
+  fail daemonset_same_caps "DaemonSet adds [$(words "$ds_add")], the unit grants [$(words "$bounding")]"
 elif [ "$ds_drop" != ALL ]; then
   fail daemonset_same_caps "DaemonSet drops [$ds_drop], expected ALL"
 elif grep -q CAP_SYS_ADMIN <<<"$bounding"; then
   fail daemonset_same_caps "CAP_SYS_ADMIN granted: Linux >= 5.8 does not need it (docs/SECURITY.md)"
 else
-  pass "daemonset_same_caps ($(echo $bounding))"
+  pass "daemonset_same_caps ($(words "$bounding"))"
 fi
 
 echo "$passed passed, $failed failed"
