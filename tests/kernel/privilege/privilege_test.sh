@@ -6,6 +6,8 @@
 # Measured with --no-capability-check (the kernel alone refuses), one line per row of the table
 # in docs/SECURITY.md:
 #   measure_bpf_<set>       the napi:napi_poll program attaches with <set> (or does not)
+#   measure_other_programs  the per-skb byte counter and the cost model's cpu_time programs attach
+#                           with CAP_BPF + CAP_PERFMON
 #   measure_shadow          shadow mode with CAP_BPF + CAP_PERFMON only: decisions, no error
 #   reload_needs_capabilities  that daemon reloaded to enforce: refused naming CAP_NET_ADMIN, the
 #                           shadow config keeps running, nothing written
@@ -123,6 +125,40 @@ for caps in "" bpf perfmon bpf,perfmon sys_admin; do
   esac
   stop_daemon TERM >/dev/null
 done
+
+# Every other BPF program with the same two: the per-skb byte counter and the cost model's
+# cpu_time programs (rdma_core:* need ib_core, absent here).
+cat >"$WORK/programs.yaml" <<CFG
+mode: shadow
+state_file: $WORK/state.json
+metrics:
+  listen: 127.0.0.1:$PORT
+collectors:
+  skb_bytes: ["pv-r0"]
+devices:
+  - name: cost
+    match:
+      interface: ["pv-r0"]
+    algorithm: model
+CFG
+ip netns exec "$NS" setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all,+bpf,+perfmon -- \
+  "$DIMCTL" run --config "$WORK/programs.yaml" >"$WORK/daemon.log" 2>&1 &
+DAEMON_PID=$!
+all_attached() {
+  local m
+  m=$(metrics)
+  for p in net:netif_receive_skb irq:irq_handler_entry irq:irq_handler_exit irq:softirq_entry \
+    irq:softirq_exit sched:sched_switch; do
+    grep -q "^dimctl_bpf_program_attached{program=\"$p\"} 1" <<<"$m" || return 1
+  done
+}
+if wait_for 10 all_attached; then
+  pass "measure_other_programs (skb byte counter, cpu_time programs: CAP_BPF + CAP_PERFMON)"
+  table "skb_bytes and model (cpu_time) programs attached, caps bpf,perfmon" yes
+else
+  fail measure_other_programs "not all attached: $(metrics | grep '^dimctl_bpf_program_attached' | grep -v rdma_core | tr '\n' ' ')"
+fi
+stop_daemon TERM >/dev/null
 
 write_config shadow
 run_with bpf,perfmon
