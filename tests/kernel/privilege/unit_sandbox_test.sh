@@ -5,7 +5,8 @@
 #   applied: the capability set (CapabilityBoundingSet= via setpriv, no inheritable or ambient
 #            extras), the state directory as the one writable place (ReadWritePaths=)
 #   traced:  `dimctl check-config` (ExecStartPre), `dimctl run` in enforce (a tap with ethtool, a
-#            veth NAPI with napi-set where the kernel has it) through a SIGHUP reload and SIGTERM,
+#            veth NAPI with napi-set where the kernel has it; its HTTP endpoints scraped) through a
+#            SIGHUP reload and SIGTERM,
 #            then a SIGKILLed run and `dimctl restore` (ExecStopPost), all under strace -f; every
 #            system call must be one SystemCallFilter= allows (its groups expanded by
 #            `systemd-analyze syscall-filter`), every socket a RestrictAddressFamilies= family,
@@ -124,6 +125,10 @@ wait_for 20 frames_are 64 || { ok=0; why="$why; tap not written ($(rx_frames))";
 if [ "$METHOD" = napi ]; then
   wait_for 20 napi_is "1 128000" || { ok=0; why="$why; NAPI not written ($(napi_cfg))"; }
 fi
+# The HTTP side too: a scrape, the state API, the health paths.
+for path in metrics api/v1/state healthz readyz; do
+  nsx curl -s --max-time 2 -o /dev/null "http://127.0.0.1:$PORT/$path" || { ok=0; why="$why; GET /$path failed"; }
+done
 write_config 1
 kill -HUP "$(dimctl_pid)"
 wait_for 10 grep -q 'reload: .* loaded' "$WORK/daemon.log" || { ok=0; why="$why; no reload"; }
