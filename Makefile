@@ -7,6 +7,7 @@
 #   sudo make bench-overhead  what dimctl costs a busy host: flood, QD=1 and a paced rate per state
 #   make lab         both labs under qemu: RDMA (Debian 6.1 + rxe + NVMe-oF) and net (7.x + igb)
 #   sudo make soak   the churn soak for SOAK_SECONDS (default 1800) instead of CTest's 120
+#   sudo make torture  the crash torture for TORTURE_KILLS (default 2000) instead of CTest's 200
 #   make fuzz        libFuzzer harnesses in a clang tree (build-fuzz), FUZZ_SECONDS (600) each
 BUILD ?= build
 JOBS ?= $(shell nproc)
@@ -16,10 +17,11 @@ CMAKE_FLAGS ?=
 BUILD_TYPE ?= Release
 CONFIG ?= deploy/config/dimctl.yaml
 SOAK_SECONDS ?= 1800
+TORTURE_KILLS ?= 2000
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 600
 
-.PHONY: all deps build test asan unit-test run bench bench-host bench-overhead lab soak fuzz format format-check clean
+.PHONY: all deps build test asan unit-test run bench bench-host bench-overhead lab soak torture fuzz format format-check clean
 .DELETE_ON_ERROR:
 
 all: build
@@ -67,6 +69,10 @@ lab: build
 
 soak: build
 	SOAK_SECONDS=$(SOAK_SECONDS) bash tests/kernel/soak/soak_test.sh $(BUILD)/userspace/cli/dimctl
+
+# SIGKILL at random moments, restore, compare (docs/TESTING.md, "Crash torture"); TORTURE_SEED=.
+torture: build
+	TORTURE_KILLS=$(TORTURE_KILLS) bash tests/kernel/torture/torture_test.sh $(BUILD)/userspace/cli/dimctl
 
 # A tree of its own: clang, every target under ASan+UBSan, the harnesses under libFuzzer.
 # Warnings are not errors there: clang warns about libbpf's LIBBPF_OPTS macro, gcc does not.

@@ -24,6 +24,9 @@ PKGS=(
   prometheus yamllint
   # test certificates for the TLS tests (unit and e2e)
   openssl
+  # least privilege: setpriv (util-linux) cuts the capability sets, strace traces the daemon
+  # against the unit's sandbox, systemd-analyze scores the unit (docs/SECURITY.md)
+  util-linux strace systemd
   # bench (the simulator report's figures; bench/host's latency/CPU plots)
   gnuplot-nox
   # bench/host (make bench-host): UDP ping-pong, under-load and throughput on a veth pair

@@ -1,12 +1,14 @@
 // `dimctl run --config FILE`: the daemon.
 //
 // Start-up order is chosen so that nothing is half-applied: the config is validated first
-// (exit 2), then a stale state file from a crashed run is restored, then the collector,
-// actuators and HTTP server are opened (any failure exits 1 before a single write), and only
-// then does the control loop run. SIGTERM/SIGINT are taken synchronously by the control thread
-// (sigtimedwait), which owns the actuators and restores every original before exiting 0.
-// SIGHUP reloads the config (an invalid new config is logged and the old one kept): what can
-// change live does (config::diff_for_reload), each key that needs a restart is logged and kept.
+// (exit 2), then the effective capabilities are checked against what the config needs (exit 2,
+// each missing capability named with the feature that needs it), then a stale state file from a
+// crashed run is restored, then the collector, actuators and HTTP server are opened (any failure
+// exits 1 before a single write), and only then does the control loop run. SIGTERM/SIGINT are taken
+// synchronously by the control thread (sigtimedwait), which owns the actuators and restores every
+// original before exiting 0. SIGHUP reloads the config (an invalid new config is logged and the old
+// one kept): what can change live does (config::diff_for_reload), each key that needs a restart is
+// logged and kept.
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -21,6 +23,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "command.h"
 #include "dimctl/actuators/ethtool_netlink.h"
@@ -30,6 +34,7 @@
 #include "dimctl/common/duration.h"
 #include "dimctl/common/exit_codes.h"
 #include "dimctl/common/net_driver.h"
+#include "dimctl/config/capabilities.h"
 #include "dimctl/config/config.h"
 #include "dimctl/config/config_policy.h"
 #include "dimctl/config/reload.h"
@@ -52,6 +57,9 @@ struct RunArgs {
   std::optional<ListenAddress> listen_address;
   std::string web_config;  // --web.config.file: TLS, basic auth, headers for /metrics
   bool health_without_auth = false;
+  // --no-capability-check: the kernel alone refuses what the process may not do (how
+  // tests/kernel/privilege measures what each feature needs); hidden from --help.
+  bool check_capabilities = true;
   std::string log_level = "info";
 };
 
@@ -118,6 +126,22 @@ class Liveness {
   std::function<bool()> alive_;  // guarded by mu_
 };
 
+// Logs (as errors, after `who: `) each need whose capability the process lacks; true when none
+// is missing (or the check is off). When the set cannot be read at all the kernel decides later (a
+// warning, true).
+bool capabilities_held(const RunArgs& args, const std::vector<config::CapabilityNeed>& needs,
+                       std::string_view who) {
+  if (!args.check_capabilities) return true;
+  auto eff = config::effective_capabilities();
+  if (!eff) {
+    spdlog::warn("{}: capabilities not checked: {}", who, eff.error().message());
+    return true;
+  }
+  const auto missing = config::missing_capabilities(needs, *eff);
+  for (const auto& line : config::describe_missing(missing)) spdlog::error("{}: {}", who, line);
+  return missing.empty();
+}
+
 int64_t liveness_period(const config::Config& cfg) {
   return std::max(cfg.interval_ns, cfg.metrics.publish_interval_ns);
 }
@@ -156,6 +180,16 @@ void reload(const RunArgs& args, config::Config& running, collector::BpfCollecto
   if (!args.web_config.empty()) fresh->metrics.web_config = args.web_config;
   config::ReloadDiff diff = config::diff_for_reload(running, *fresh);
   config::Config& next = diff.next;
+  // A reload that would make the daemon write (or load) what it has no capability for is refused
+  // like an invalid file: nothing of it is applied.
+  if (!capabilities_held(args, config::required_capabilities(next, config::probe_host()),
+                         "reload")) {
+    spdlog::error(
+        "reload: {} needs capabilities this process does not have; keeping the running "
+        "config",
+        args.config_path);
+    return;
+  }
 
   if (next.collectors.skb_bytes != running.collectors.skb_bytes) {
     if (auto r = collector.set_byte_counter_devices(next.collectors.skb_bytes); !r) {
@@ -239,6 +273,19 @@ int run_daemon(RunArgs args) {
     web = std::make_shared<const exporters::WebConfig>(std::move(*w));
   }
 
+  // Before anything is opened, loaded or written: the capabilities the config needs (bounding set,
+  // container securityContext or ambient set too small), each missing one named with the feature
+  // that needs it. Exit 2, like a config error: the operator fixes the grant or the config.
+  const auto needs = config::required_capabilities(*cfg, config::probe_host());
+  if (!capabilities_held(args, needs, "dimctl run")) {
+    spdlog::error(
+        "dimctl run: nothing was loaded or changed; grant the capabilities above or change the "
+        "configuration (docs/SECURITY.md)");
+    return kExitUsage;
+  }
+  spdlog::debug("capabilities needed by {}: {}", args.config_path,
+                needs.empty() ? std::string("none") : config::capability_list(needs));
+
   // Signals are taken synchronously by this thread; block them before any thread starts so
   // the HTTP and libbpf threads never receive them.
   sigset_t sigs;
@@ -306,6 +353,10 @@ int run_daemon(RunArgs args) {
       spdlog::error("dimctl run: {} belongs to a running dimctl (pid {}); refusing to start",
                     cfg->state_file, store.writer()->pid);
       return kExitFailure;
+    }
+    if (!capabilities_held(args, {config::restore_need(cfg->state_file)}, "dimctl run")) {
+      spdlog::error("dimctl run: nothing was changed; run `dimctl restore` with CAP_NET_ADMIN");
+      return kExitUsage;
     }
     spdlog::warn("found state from a previous run in {}: restoring its originals first",
                  cfg->state_file);
@@ -461,6 +512,10 @@ const Registrar kRun{
                     "with basic_auth_users, /healthz and /readyz answer without credentials "
                     "(kubelet probes)");
       sub->add_option("--log-level", args->log_level, "trace|debug|info|warn|error|critical|off");
+      sub->add_flag("!--no-capability-check", args->check_capabilities,
+                    "Do not check the effective capabilities at start (measuring what the kernel "
+                    "refuses)")
+          ->group("");
       run = [args] { return run_daemon(*args); };
       return sub;
     }};

@@ -1,6 +1,7 @@
 #include "dimctl/state/json_originals_store.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -283,6 +284,29 @@ Result<void> mkdir_0700(const std::filesystem::path& dir) {
   return ok();
 }
 
+// Removes `.NAME.PID.XXXXXX` files in `dir` (persist()'s temporary files) whose writer PID is no
+// longer running: a writer killed between mkostemp and rename leaves one behind. Files of live
+// writers (this process included) and anything else are left alone; failures are ignored (the
+// next writer tries again).
+void remove_stale_temporaries(const std::filesystem::path& dir, const std::string& name) {
+  const std::string prefix = fmt::format(".{}.", name);
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string f = e.path().filename().string();
+    if (f.size() <= prefix.size() + 7 || f.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string rest = f.substr(prefix.size());  // "PID.XXXXXX"
+    const auto dot = rest.find('.');
+    if (dot == 0 || dot == std::string::npos || rest.size() - dot - 1 != 6 ||
+        rest.find_first_not_of("0123456789") != dot || dot > 10) {
+      continue;
+    }
+    const long long pid = std::stoll(rest.substr(0, dot));
+    if (pid <= 0 || pid > INT_MAX || pid == getpid()) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive (or EPERM)
+    ::unlink(e.path().c_str());
+  }
+}
+
 }  // namespace
 
 bool RestoreReport::all_restored() const {
@@ -556,9 +580,13 @@ Result<void> JsonOriginalsStore::persist() {
   fs::path dir = target.parent_path();
   if (auto d = mkdir_0700(dir); !d) return d;
   if (dir.empty()) dir = ".";
+  // The writer's pid in the name: a temporary file left by a writer that died between create and
+  // rename (SIGKILL, power loss) is recognised and removed by the next writer.
+  remove_stale_temporaries(dir, target.filename().string());
   // fmt::format, not "." + std::string: GCC 12 -O3 reports a false -Wrestrict in the inlined
   // string insert of `const char* + std::string&&` (GCC bugs 105329, 105651).
-  std::string tmpl = (dir / fmt::format(".{}.XXXXXX", target.filename().string())).string();
+  std::string tmpl =
+      (dir / fmt::format(".{}.{}.XXXXXX", target.filename().string(), getpid())).string();
   Fd fd(mkostemp(tmpl.data(), O_CLOEXEC));
   if (!fd.valid())
     return DIMCTL_ERRNO("state file {}: create temporary file in {}", path_, dir.string());
@@ -573,7 +601,10 @@ Result<void> JsonOriginalsStore::persist() {
     const ssize_t n = ::write(fd.get(), text.data() + off, text.size() - off);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return fail_tmp(DIMCTL_ERRNO("state file {}: write {}", path_, tmpl));
+      // The directory, not the temporary file's random name: the same failure gives the same
+      // message, which the controller then reports once, not every period.
+      return fail_tmp(
+          DIMCTL_ERRNO("state file {}: write a temporary file in {}", path_, dir.string()));
     }
     off += static_cast<size_t>(n);
   }
@@ -581,7 +612,8 @@ Result<void> JsonOriginalsStore::persist() {
   if (::fsync(fd.get()) < 0) return fail_tmp(DIMCTL_ERRNO("state file {}: fsync", path_));
   fd.reset();
   if (::rename(tmpl.c_str(), path_.c_str()) < 0) {
-    return fail_tmp(DIMCTL_ERRNO("state file {}: rename {}", path_, tmpl));
+    return fail_tmp(
+        DIMCTL_ERRNO("state file {}: rename its temporary file in {}", path_, dir.string()));
   }
   Fd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!dfd.valid() || ::fsync(dfd.get()) < 0) {
@@ -596,6 +628,8 @@ Result<void> JsonOriginalsStore::remove_file() {
     return DIMCTL_ERRNO("state file {}: unlink", path_);
   }
   const std::filesystem::path dir = std::filesystem::path(path_).parent_path();
+  remove_stale_temporaries(dir.empty() ? "." : dir,
+                           std::filesystem::path(path_).filename().string());
   Fd dfd(::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dfd.valid()) (void)::fsync(dfd.get());
   writer_.reset();

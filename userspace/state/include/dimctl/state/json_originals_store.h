@@ -21,7 +21,8 @@
 //
 // Durability: every record_* writes the whole file atomically (temp file in the same directory,
 // fsync, rename, fsync of the directory) before returning OK. The directory is created 0700,
-// the file 0600.
+// the file 0600. The temp file is `.NAME.PID.XXXXXX`: one left by a writer killed before its
+// rename is removed by the next write or removal of the file once PID is gone.
 // Idempotence: the first recorded value of a field wins (per device, per queue, per field);
 // recording again never overwrites an original.
 // Not thread-safe; one writer process at a time (the daemon).
