@@ -30,10 +30,7 @@
 #include "dimctl/sim/simulator.h"
 #include "dimctl/sim/trace_source.h"
 #include "dimctl/sim/workload_yaml.h"
-#if __has_include("dimctl/trace_costs/host_costs.h")
 #include "dimctl/trace_costs/host_costs.h"
-#define DIMCTL_HAVE_TRACE_COSTS 1
-#endif
 
 namespace dimctl::cli {
 namespace {
@@ -143,7 +140,6 @@ std::string apply_overrides(const SimArgs& a, Workload& w) {
   if (a.queues) w.queues = *a.queues;
   if (!a.table.empty()) w.table = *parse_table(a.table);  // checked by CLI11
   if (a.cost == kTraceCost) {
-#ifdef DIMCTL_HAVE_TRACE_COSTS
     if (a.trace.empty()) return "--cost trace: the costs measured in a trace, needs --trace FILE";
     auto h = trace_costs::host_costs(a.trace, a.trace_device);
     if (!h) return fmt::format("--cost trace: {}", h.error().message());
@@ -155,9 +151,6 @@ std::string apply_overrides(const SimArgs& a, Workload& w) {
     c.irq_ns = std::llround(h->interrupt_ns);
     c.completion_ns = std::llround(h->completion_ns);
     for (StageSpec& s : w.stages) s.cpu = c;
-#else
-    return "--cost trace: this build has no trace costs (dimctl::trace_costs)";
-#endif
   } else if (!a.cost.empty()) {
     for (StageSpec& s : w.stages) s.cpu = *builtin_cost_model(a.cost);
   }
