@@ -6,7 +6,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -14,6 +13,18 @@
 #include "slots.h"
 
 namespace dimctl::controller {
+
+namespace {
+
+// What state() gives before the first step: no view, the options' mode and config.
+model::ControllerState initial_state(const ControllerOptions& options) {
+  model::ControllerState st;
+  st.default_mode = options.default_mode;
+  st.config_path = options.config_path;
+  return st;
+}
+
+}  // namespace
 
 Controller::Controller(model::CounterSource& source, model::NetActuator& net,
                        model::RdmaDimSwitch* rdma, model::OriginalsStore& originals,
@@ -35,10 +46,7 @@ Controller::Controller(model::CounterSource& source, model::NetActuator& net,
       clock_(clock),
       options_(std::move(options)),
       model_tables_(std::make_unique<ModelTableCache>()),
-      published_(std::make_shared<model::ControllerState>()) {
-  published_->default_mode = options_.default_mode;
-  published_->config_path = options_.config_path;
-}
+      publisher_(initial_state(options_)) {}
 
 Controller::~Controller() = default;
 
@@ -144,7 +152,7 @@ Result<void> Controller::step() {
   }
   std::shared_ptr<model::ControllerState> st;
   if (publish_now) {
-    st = acquire_state();
+    st = publisher_.acquire();
     st->queues.resize(queues_.size());
     st->queue_comparisons.clear();
     // Rates since the last view (the last period when publishing every period).
@@ -190,11 +198,7 @@ Result<void> Controller::step() {
 // A failed or unusable sample: the same view, updated loop counters.
 Result<void> Controller::reject_sample(Error e, int64_t loop_start_ns) {
   ++sample_errors_total_;
-  auto st = acquire_state();
-  {
-    std::lock_guard<std::mutex> lock(state_mu_);
-    *st = *published_;
-  }
+  auto st = publisher_.acquire_copy();
   finish_publish(std::move(st), loop_start_ns);
   return fail(std::move(e).wrap("taking a counter snapshot"));
 }

@@ -35,7 +35,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <span>
@@ -47,6 +46,7 @@
 #include "dim/net_dim.h"
 #include "dim/rdma_dim.h"
 #include "dimctl/common/result.h"
+#include "dimctl/controller/state_publisher.h"
 #include "dimctl/model/clock.h"
 #include "dimctl/model/controller_state.h"
 #include "dimctl/model/counter_source.h"
@@ -254,7 +254,6 @@ class Controller {
   void feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_time_ns, int64_t now_ns);
   void update_rdma_devices(int64_t now_ns);
   void retire_devices();
-  std::shared_ptr<model::ControllerState> acquire_state();
   // view_dt_s: time since the last view (its rates' span), 0 when none.
   void fill_queue_view(model::QueueView& v, QueueSlot& slot, const model::QueueCounters& counters,
                        const std::string& device, double view_dt_s);
@@ -376,9 +375,7 @@ class Controller {
   std::vector<model::ProgramView> programs_;
   std::vector<model::BpfDropView> bpf_drops_;
 
-  mutable std::mutex state_mu_;
-  std::shared_ptr<model::ControllerState> published_;  // guarded by state_mu_
-  std::shared_ptr<model::ControllerState> spare_;      // control thread only: reused buffers
+  StatePublisher publisher_;
 };
 
 }  // namespace dimctl::controller
