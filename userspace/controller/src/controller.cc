@@ -39,13 +39,17 @@ Controller::Controller(model::CounterSource& source, model::NetActuator& net,
     : source_(source),
       net_(net),
       rdma_(rdma),
-      napi_(napi),
-      napi_available_(napi != nullptr && napi->available().ok()),
       originals_(originals),
       policy_(policy),
       clock_(clock),
       options_(std::move(options)),
       model_tables_(std::make_unique<ModelTableCache>()),
+      napis_(napi, originals, options_.forget_gone_ns, options_.inventory_interval_ns,
+             [this](const std::string& device, uint32_t id) {
+               if (auto it = net_devices_.find(device); it != net_devices_.end()) {
+                 napi_drift(*it->second, id);
+               }
+             }),
       publisher_(initial_state(options_)) {}
 
 Controller::~Controller() = default;
@@ -146,10 +150,7 @@ Result<void> Controller::step() {
     apply_queue(queues_[i], *queues_[i].dev, snap.queues[i], now);
   }
   // Method napi: no notifications exist, so what we wrote is read back now and then.
-  if (!napis_.empty() &&
-      (!last_napi_check_ns_ || now - *last_napi_check_ns_ >= options_.inventory_interval_ns)) {
-    check_napis(now);
-  }
+  if (napis_.check_due(now)) napis_.check_all(now);
   std::shared_ptr<model::ControllerState> st;
   if (publish_now) {
     st = publisher_.acquire();

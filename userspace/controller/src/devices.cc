@@ -193,7 +193,7 @@ void Controller::reload_policies() {
     const NetDevice& d = *it->second;
     bool ethtool_records = net_originals_.count(name) != 0;
     for (const auto& [key, o] : queue_originals_) ethtool_records |= key.first == name;
-    const bool method_changed = d.napi ? ethtool_records : has_napi_originals(name);
+    const bool method_changed = d.napi ? ethtool_records : napis_.has_originals(name);
     if (may_write(d) && !method_changed) continue;
     if (auto r = release_net(name); r) {
       spdlog::info("{}: no longer enforced by the config: original coalesce settings restored",

@@ -46,6 +46,7 @@
 #include "dim/net_dim.h"
 #include "dim/rdma_dim.h"
 #include "dimctl/common/result.h"
+#include "dimctl/controller/napi_writes.h"
 #include "dimctl/controller/state_publisher.h"
 #include "dimctl/model/clock.h"
 #include "dimctl/model/controller_state.h"
@@ -161,7 +162,6 @@ class Controller {
   struct QueueSlot;
   struct CqSlot;
   struct ModelTableCache;
-  struct NapiRecord;
   struct CoreState;
   struct CorePick;
 
@@ -288,23 +288,15 @@ class Controller {
   WriteResult write_net(NetDevice& dev, Apply& apply, std::optional<uint32_t> queue,
                         const dim::Profile& profile, int64_t now_ns);
   // Method napi (napi_write.cc): which method the device's policy resolves to; one NAPI's write
-  // path; the periodic read-back of every known NAPI (drift, NAPIs gone); a device's NAPI
-  // originals put back (part of release_net) or forgotten.
+  // path (the device's side: gate, rate limit, counters; napis_ the NAPI's); drift found on a
+  // NAPI of the device.
   void resolve_method(NetDevice& dev);
   WriteResult write_napi(const model::QueueKey& key, NetDevice& dev, uint8_t ix, int64_t now_ns);
-  NapiRecord& napi_record(const model::QueueKey& key, const NetDevice& dev);
-  void check_napis(int64_t now_ns);
-  bool check_napi(uint32_t id, NapiRecord& rec, int64_t now_ns);
   void napi_drift(NetDevice& dev, uint32_t id);
-  Result<void> release_napis(const std::string& name, size_t& failures);
-  Result<void> forget_napis(const std::string& name);
-  bool has_napi_originals(const std::string& name) const;
 
   model::CounterSource& source_;
   model::NetActuator& net_;
   model::RdmaDimSwitch* rdma_;
-  model::NapiActuator* napi_ = nullptr;
-  bool napi_available_ = false;  // napi_ and its kernel has napi-set
   model::OriginalsStore& originals_;
   const model::PolicySource& policy_;
   const model::Clock& clock_;
@@ -362,10 +354,9 @@ class Controller {
   std::set<std::string> drifted_;
   // Names with records whose device (ifindex) is gone, since when (follow_devices()).
   std::map<std::string, int64_t> gone_since_;
-  // NAPIs of devices written with method napi, by NAPI id (ids are never reused): their
-  // originals (recorded before the first write), what we wrote and what they hold.
-  std::map<uint32_t, NapiRecord> napis_;
-  std::optional<int64_t> last_napi_check_ns_;
+  // NAPIs of devices written with method napi: their originals (recorded before the first
+  // write), what we wrote and what they hold.
+  NapiWrites napis_;
   bool writes_disabled_ = false;  // after restore()
   uint32_t next_binding_ = 0;     // NetDevice::binding
 
