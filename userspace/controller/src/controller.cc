@@ -44,6 +44,7 @@ Controller::Controller(model::CounterSource& source, model::NetActuator& net,
       clock_(clock),
       options_(std::move(options)),
       model_tables_(std::make_unique<ModelTableCache>()),
+      inventory_(options_.list_net_devices, options_.inventory_interval_ns),
       napis_(napi, originals, options_.forget_gone_ns, options_.inventory_interval_ns,
              [this](const std::string& device, uint32_t id) {
                if (auto it = net_devices_.find(device); it != net_devices_.end()) {

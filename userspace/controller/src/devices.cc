@@ -20,13 +20,9 @@
 namespace dimctl::controller {
 
 void Controller::apply_inventory(int64_t now_ns) {
-  if (!options_.list_net_devices) return;
-  if (!last_inventory_ns_ || now_ns - *last_inventory_ns_ >= options_.inventory_interval_ns) {
-    inventory_ = options_.list_net_devices();
-    last_inventory_ns_ = now_ns;
-    follow_devices(now_ns);
-  }
-  for (const auto& name : inventory_) {
+  if (!inventory_.enabled()) return;
+  if (inventory_.refresh(now_ns)) follow_devices(now_ns);
+  for (const auto& name : inventory_.names()) {
     NetDevice& dev = net_device_named(name);
     dev.listed = true;
     // No queue, no DIM decision; a static profile needs none. Per-queue devices are written

@@ -46,6 +46,7 @@
 #include "dim/net_dim.h"
 #include "dim/rdma_dim.h"
 #include "dimctl/common/result.h"
+#include "dimctl/controller/device_inventory.h"
 #include "dimctl/controller/napi_writes.h"
 #include "dimctl/controller/state_publisher.h"
 #include "dimctl/model/clock.h"
@@ -342,8 +343,7 @@ class Controller {
   std::unique_ptr<ModelTableCache> model_tables_;
   std::optional<int64_t> last_publish_ns_;
   bool have_prev_ = false;
-  std::vector<std::string> inventory_;  // last list_net_devices() result
-  std::optional<int64_t> last_inventory_ns_;
+  DeviceInventory inventory_;  // options_.list_net_devices, every inventory_interval_ns
 
   // Originals recorded by this controller, kept across device disappearance so a device that
   // comes back is never re-recorded with our own values, and restore() finds them.
