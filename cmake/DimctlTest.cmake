@@ -12,7 +12,7 @@ function(dimctl_add_test)
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest GTest::gtest_main)
   target_include_directories(${T_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   dimctl_warnings(${T_NAME})
-  if(TARGET dimctl_test_pch)
+  if(DIMCTL_PCH)
     # The shared PCH holds fmt, built with fmt's FMT_SHARED: a test that does not link fmt gets
     # the definition too, or its compiles could not use the PCH (cmake/DimctlPch.cmake).
     target_compile_definitions(${T_NAME} PRIVATE

@@ -2,30 +2,25 @@
 // per frame the per-queue and per-CQ deltas (quiet queues counted, not listed), and totals with
 // rates. Several files, or --rotation-set, are read in order as one trace. A truncated last frame
 // is a warning on stderr; a corrupt or unreadable file exits 2 after the totals of what was read.
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "command.h"
+#include "dimctl/common/duration.h"
 #include "dimctl/common/exit_codes.h"
+#include "dimctl/exporters/names.h"
+#include "dimctl/exporters/state_json.h"
 #include "dimctl/trace/rotation.h"
 #include "dimctl/trace/trace_reader.h"
 #include "dimctl/trace/trace_text.h"
-#if __has_include("dimctl/trace_costs/shadow_replay.h")
-#include <fmt/format.h>
-
-#include <nlohmann/json.hpp>
-
-#include "dimctl/common/duration.h"
-#include "dimctl/exporters/names.h"
-#include "dimctl/exporters/state_json.h"
 #include "dimctl/trace_costs/shadow_replay.h"
-#define DIMCTL_HAVE_TRACE_COSTS 1
-#endif
 
 namespace dimctl::cli {
 namespace {
@@ -92,7 +87,6 @@ int run_show(const ShowArgs& a) {
   return rc;
 }
 
-#ifdef DIMCTL_HAVE_TRACE_COSTS
 std::string us(double ns) {
   return fmt::format("{:.2f}us", ns / 1000);
 }
@@ -221,7 +215,6 @@ int run_costs(const ShowArgs& a) {
   }
   return rc;
 }
-#endif
 
 const Registrar kRegisterTrace{
     "trace", [](CLI::App& app, Runner& run) {
@@ -235,7 +228,6 @@ const Registrar kRegisterTrace{
       show->add_flag("--rotation-set", a->rotation_set,
                      "Read FILE's whole rotation set, oldest first (FILE.N .. FILE.1, FILE)");
       run = [a] { return run_show(*a); };
-#ifdef DIMCTL_HAVE_TRACE_COSTS
       auto c = std::make_shared<ShowArgs>();
       CLI::App* costs = sub->add_subcommand(
           "costs",
@@ -248,7 +240,6 @@ const Registrar kRegisterTrace{
                         "Print the costs every this much trace time (default 1s)");
       costs->add_flag("--json", c->json, "One JSON document: the final costs and the timeline");
       run = [a, c, costs] { return costs->parsed() ? run_costs(*c) : run_show(*a); };
-#endif
       return sub;
     }};
 

@@ -5,7 +5,7 @@
 #   cases/invalid/*.yml   both refuse (promtool non-zero, dimctl exit 2 naming the file)
 #   cases/stricter/*.yml  promtool accepts, dimctl refuses: where dimctl is stricter on purpose
 #                         (each documented); a change on either side shows up here
-# The files name certificates made by pki.sh next to them, in a scratch directory.
+# The files name certificates made by tests/support/pki.sh, in a scratch directory.
 #
 # usage: agree.sh DIMCTL_BINARY      exit 0 pass, 1 fail, 77 skipped (no promtool)
 set -euo pipefail
@@ -20,7 +20,7 @@ command -v openssl >/dev/null || { echo "FAIL: openssl is required"; exit 1; }
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d /tmp/dimctl-e2e-webcfg.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-bash "$here/pki.sh" "$tmp"
+bash "$here/../../support/pki.sh" "$tmp"
 
 failed=0
 count=0

@@ -33,7 +33,7 @@ failed=0
 pass() { echo "ok: $*"; }
 fail() { echo "FAIL: $*"; failed=1; }
 
-bash "$here/pki.sh" "$tmp"
+bash "$here/../../support/pki.sh" "$tmp"
 # The exporter reads copies, which the rotation replaces as a Secret update would.
 cp "$tmp/server.pem" "$tmp/live.pem"
 cp "$tmp/server.key" "$tmp/live.key"

@@ -39,6 +39,25 @@ report_boot() {
   fi
 }
 
+# guest_begin TITLE : the start of a guest's main.sh: everything it prints into guest.log, an
+# empty report, the title line and the boot result.
+guest_begin() {
+  exec > >(tee -a "$LAB_OUT/guest.log") 2>&1
+  : >"$REPORT"
+  note "$1: kernel $(uname -r), $(nproc) cpus, build $LAB_BUILD, scenarios $LAB_SCENARIOS"
+  GUEST_T0=$(now)
+  report_boot
+}
+
+# guest_end ALL [REQUIRE_PLATFORM] : the end of a guest's main.sh: the scenarios (run_scenarios,
+# with $platform_ok exported to them), the guest's total time and the report's end mark.
+guest_end() {
+  export platform_ok
+  run_scenarios "$@"
+  note "time guest-total $(elapsed "$GUEST_T0")s"
+  echo "# END" >>"$REPORT"
+}
+
 # run_scenarios ALL [REQUIRE_PLATFORM] : the scenarios $LAB_SCENARIOS names (`all` = ALL, a
 # comma list; `none` = nothing) from the caller's SC (name -> script in $GUEST_DIR) and SC_BOUND
 # (name -> seconds) arrays, each under `timeout` within what is left of the lab's time budget

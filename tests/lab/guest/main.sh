@@ -5,14 +5,7 @@ set -uo pipefail
 GUEST_DIR=$(cd "$(dirname "$0")" && pwd)
 . "$GUEST_DIR/lib.sh"
 . "$GUEST_DIR/platform.sh"
-exec > >(tee -a "$LAB_OUT/guest.log") 2>&1
-
-: >"$REPORT"
-note "lab guest: kernel $(uname -r), $(nproc) cpus, build $LAB_BUILD, scenarios $LAB_SCENARIOS"
-t_all=$(now)
-
-# boot: every lab module loaded
-report_boot
+guest_begin "lab guest"
 [ -e /sys/kernel/btf/ib_core ] || report FAIL boot "no module BTF for ib_core (/sys/kernel/btf/ib_core)"
 
 platform_ok=1
@@ -58,11 +51,8 @@ if [ $platform_ok -eq 1 ]; then
     platform_ok=0
   fi
 fi
-export platform_ok
 
 declare -A SC=([a]=sc-a-rdma.sh [b]=sc-b-napi.sh [c]=sc-c-shadow.sh [d]=sc-d-netlink.sh [e]=sc-e-verbs.sh [i]=sc-i-idle.sh
   [p]=sc-p-patching.sh)
 declare -A SC_BOUND=([a]=240 [b]=120 [c]=150 [d]=120 [e]=60 [i]=60 [p]=200)
-run_scenarios a,b,c,d,e,i
-note "time guest-total $(elapsed "$t_all")s"
-echo "# END" >>"$REPORT"
+guest_end a,b,c,d,e,i

@@ -7,7 +7,6 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/platform.sh"
 t0=$(now)
-dimctl_has verbs-probe || { report SKIP verbs-probe "dimctl at $DIMCTL has no 'verbs-probe' command"; exit 0; }
 state() { rdma dev show -d 2>&1 | grep -o '^[0-9]*: [a-z0-9]*:\|adaptive-moderation [a-z]*' | tr '\n' ' '; echo; rdma resource show cq 2>&1 | grep -v 'comm \[\?dimctl' ; }
 dmesg_n() { dmesg | grep -cE 'BUG:|Oops|general protection|WARNING:'; }
 before=$(state); k0=$(dmesg_n)

@@ -1,4 +1,4 @@
-// Test certificates (made with the openssl CLI in a temporary directory) and a blocking OpenSSL
+// Test certificates (tests/support/pki.sh, in a temporary directory) and a blocking OpenSSL
 // client that says what the handshake and the response were, for the TLS and auth tests.
 #pragma once
 
@@ -20,33 +20,13 @@ namespace dimctl::exporters::tls_testing {
 
 // A CA; "server" and "server2" (signed by it, for 127.0.0.1 and localhost; different CNs, so a
 // client sees which one is served); "client" (signed by it, clientAuth); "stranger" (a
-// self-signed client certificate). Each as NAME.pem and NAME.key.
+// self-signed client certificate). Each as NAME.pem and NAME.key (tests/support/pki.sh).
 class TestPki {
  public:
   TestPki() {
     char tmpl[] = "/tmp/dimctl-pki-XXXXXX";
     dir_ = mkdtemp(tmpl);
-    const std::string script = R"(set -e
-cd ")" + dir_ + R"("
-key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1.key" 2>/dev/null; }
-key ca
-openssl req -x509 -new -key ca.key -out ca.pem -days 2 -subj /CN=dimctl-test-ca 2>/dev/null
-sign() {
-  key "$1"
-  openssl req -new -key "$1.key" -out "$1.csr" -subj "/CN=$2" 2>/dev/null
-  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=%s\n' "$3" > "$1.ext"
-  openssl x509 -req -in "$1.csr" -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
-    -extfile "$1.ext" -out "$1.pem" 2>/dev/null
-}
-sign server dimctl-server serverAuth
-sign server2 dimctl-server-rotated serverAuth
-sign client prometheus clientAuth
-key stranger
-openssl req -x509 -new -key stranger.key -out stranger.pem -days 2 -subj /CN=stranger 2>/dev/null
-)";
-    const std::string file = dir_ + "/make.sh";
-    std::ofstream(file) << script;
-    ok_ = std::system(("bash " + file).c_str()) == 0;
+    ok_ = std::system(("bash '" DIMCTL_PKI_SCRIPT "' '" + dir_ + "'").c_str()) == 0;
   }
   ~TestPki() {
     std::error_code ec;

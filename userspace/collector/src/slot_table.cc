@@ -63,6 +63,28 @@ struct CqState {
 
 constexpr int kSeqAttempts = 1000;
 
+// Gives back the retired slots whose grace period is over: release(index) zeroes the slot and
+// hands it to the free list. After a failure the remaining slots wait for the next call, and so
+// does the failed one (zeroed and released again then).
+template <typename Release>
+Result<void> give_back_retired(std::vector<RetiredSlot>& retired, int64_t now_ns, Release release) {
+  size_t kept = 0;
+  Result<void> result = ok();
+  for (size_t j = 0; j < retired.size(); ++j) {
+    const RetiredSlot r = retired[j];
+    if (!result || now_ns - r.since_ns < kSlotGraceNs) {
+      retired[kept++] = r;
+      continue;
+    }
+    if (auto p = release(r.index); !p) {
+      result = std::move(p).error();
+      retired[kept++] = r;
+    }
+  }
+  retired.resize(kept);
+  return result;
+}
+
 }  // namespace
 
 // ---- NAPI ----------------------------------------------------------------------------------
@@ -141,28 +163,16 @@ Result<void> NapiSlotTable::erase(const dimctl_napi_key& key) {
 }
 
 Result<void> NapiSlotTable::give_back() {
-  const int64_t now = clock_.now_ns();
-  size_t kept = 0;
-  Result<void> result = ok();
-  for (size_t j = 0; j < retired_.size(); ++j) {
-    const RetiredSlot r = retired_[j];
-    if (!result || now - r.since_ns < kSlotGraceNs) {
-      retired_[kept++] = r;
-      continue;
-    }
-    uint64_t* w = &words_[r.index * kNapiSlotWords];
+  return give_back_retired(retired_, clock_.now_ns(), [this](uint32_t index) -> Result<void> {
+    uint64_t* w = &words_[index * kNapiSlotWords];
     for (size_t k = 1; k < kNapiSlotWords; ++k) store(w[k], 0);
     // Counters zero before the slot reads as free: a home slot can be claimed from here on.
     store_release(w[0], 0);
-    if (r.index >= DIMCTL_NAPI_SLOTS) {
-      if (auto p = free_.push(r.index); !p) {
-        result = std::move(p).error().wrap(fmt::format("give back napi slot {}", r.index));
-        retired_[kept++] = r;  // zeroed and free again next time, then pushed
-      }
-    }
-  }
-  retired_.resize(kept);
-  return result;
+    if (index < DIMCTL_NAPI_SLOTS) return ok();  // a home slot is on no free list
+    if (auto p = free_.push(index); !p)
+      return std::move(p).error().wrap(fmt::format("give back napi slot {}", index));
+    return ok();
+  });
 }
 
 // ---- CQ ------------------------------------------------------------------------------------
@@ -254,25 +264,14 @@ Result<void> CqSlotTable::retire(const dimctl_cq_key& key) {
 }
 
 Result<void> CqSlotTable::give_back() {
-  const int64_t now = clock_.now_ns();
-  size_t kept = 0;
-  Result<void> result = ok();
-  for (size_t j = 0; j < retired_.size(); ++j) {
-    const RetiredSlot r = retired_[j];
-    if (!result || now - r.since_ns < kSlotGraceNs) {
-      retired_[kept++] = r;
-      continue;
-    }
-    uint64_t* w = &words_[r.index * kCqSlotWords];
+  return give_back_retired(retired_, clock_.now_ns(), [this](uint32_t index) -> Result<void> {
+    uint64_t* w = &words_[index * kCqSlotWords];
     for (size_t k = 2; k < kCqSlotWords; ++k) store(w[k], 0);  // seq (word 0) stays even
     store_release(w[1], word_of(CqState{DIMCTL_SLOT_FREE, 0}));
-    if (auto p = free_.push(r.index); !p) {
-      result = std::move(p).error().wrap(fmt::format("give back cq slot {}", r.index));
-      retired_[kept++] = r;
-    }
-  }
-  retired_.resize(kept);
-  return result;
+    if (auto p = free_.push(index); !p)
+      return std::move(p).error().wrap(fmt::format("give back cq slot {}", index));
+    return ok();
+  });
 }
 
 }  // namespace dimctl::collector

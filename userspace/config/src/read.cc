@@ -62,6 +62,20 @@ std::optional<int64_t> read_duration(Ctx& ctx, const Entry& e, int64_t lo, int64
   return yaml::read_duration(ctx, e, lo, hi, "ms");
 }
 
+// A file the daemon reads at start-up: an absolute path (it runs from anywhere), not a folder.
+std::optional<std::string> read_absolute_file(Ctx& ctx, const Entry& e) {
+  auto s = read_string(ctx, e);
+  if (!s) return std::nullopt;
+  if ((*s)[0] != '/' || s->back() == '/') {
+    ctx.error(e.at(), e.path,
+              fmt::format("'{}' must be an absolute file path (it is read at start-up from "
+                          "wherever the daemon runs)",
+                          *s));
+    return std::nullopt;
+  }
+  return s;
+}
+
 std::optional<Mode> read_mode(Ctx& ctx, const Entry& e) {
   return read_name(ctx, e, model::kModeNames);
 }
@@ -129,17 +143,8 @@ void read_metrics(Ctx& ctx, const Entry& e, MetricsConfig& m) {
     if (auto v = read_int(ctx, *x, 1, kMaxSeries)) m.max_cq_series = static_cast<uint32_t>(*v);
   if (const Entry* x = r.get("publish_interval"))
     if (auto v = read_duration(ctx, *x, 0, kMaxPublishInterval)) m.publish_interval_ns = *v;
-  if (const Entry* x = r.get("web_config")) {
-    if (auto s = read_string(ctx, *x)) {
-      if ((*s)[0] != '/' || s->back() == '/')
-        ctx.error(x->at(), x->path,
-                  fmt::format("'{}' must be an absolute file path (it is read at start-up from "
-                              "wherever the daemon runs)",
-                              *s));
-      else
-        m.web_config = *s;
-    }
-  }
+  if (const Entry* x = r.get("web_config"))
+    if (auto s = read_absolute_file(ctx, *x)) m.web_config = std::move(*s);
 }
 
 void read_collectors(Ctx& ctx, const Entry& e, CollectorsConfig& c) {
@@ -421,17 +426,8 @@ void read_document(Ctx& ctx, const YAML::Node& root, Config& cfg) {
     if (auto v = read_mode(ctx, *x)) cfg.mode = *v;
   if (const Entry* x = r.get("interval"))
     if (auto v = read_duration(ctx, *x, kMinInterval, kMaxInterval)) cfg.interval_ns = *v;
-  if (const Entry* x = r.get("state_file")) {
-    if (auto s = read_string(ctx, *x)) {
-      if ((*s)[0] != '/' || s->back() == '/')
-        ctx.error(x->at(), x->path,
-                  fmt::format("'{}' must be an absolute file path (it is read at start-up from "
-                              "wherever the daemon runs)",
-                              *s));
-      else
-        cfg.state_file = *s;
-    }
-  }
+  if (const Entry* x = r.get("state_file"))
+    if (auto s = read_absolute_file(ctx, *x)) cfg.state_file = std::move(*s);
   if (const Entry* x = r.get("metrics")) read_metrics(ctx, *x, cfg.metrics);
   if (const Entry* x = r.get("collectors")) read_collectors(ctx, *x, cfg.collectors);
 

@@ -6,7 +6,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -14,6 +13,18 @@
 #include "slots.h"
 
 namespace dimctl::controller {
+
+namespace {
+
+// What state() gives before the first step: no view, the options' mode and config.
+model::ControllerState initial_state(const ControllerOptions& options) {
+  model::ControllerState st;
+  st.default_mode = options.default_mode;
+  st.config_path = options.config_path;
+  return st;
+}
+
+}  // namespace
 
 Controller::Controller(model::CounterSource& source, model::NetActuator& net,
                        model::RdmaDimSwitch* rdma, model::OriginalsStore& originals,
@@ -28,17 +39,19 @@ Controller::Controller(model::CounterSource& source, model::NetActuator& net,
     : source_(source),
       net_(net),
       rdma_(rdma),
-      napi_(napi),
-      napi_available_(napi != nullptr && napi->available().ok()),
       originals_(originals),
       policy_(policy),
       clock_(clock),
       options_(std::move(options)),
       model_tables_(std::make_unique<ModelTableCache>()),
-      published_(std::make_shared<model::ControllerState>()) {
-  published_->default_mode = options_.default_mode;
-  published_->config_path = options_.config_path;
-}
+      inventory_(options_.list_net_devices, options_.inventory_interval_ns),
+      napis_(napi, originals, options_.forget_gone_ns, options_.inventory_interval_ns,
+             [this](const std::string& device, uint32_t id) {
+               if (auto it = net_devices_.find(device); it != net_devices_.end()) {
+                 napi_drift(*it->second, id);
+               }
+             }),
+      publisher_(initial_state(options_)) {}
 
 Controller::~Controller() = default;
 
@@ -138,13 +151,10 @@ Result<void> Controller::step() {
     apply_queue(queues_[i], *queues_[i].dev, snap.queues[i], now);
   }
   // Method napi: no notifications exist, so what we wrote is read back now and then.
-  if (!napis_.empty() &&
-      (!last_napi_check_ns_ || now - *last_napi_check_ns_ >= options_.inventory_interval_ns)) {
-    check_napis(now);
-  }
+  if (napis_.check_due(now)) napis_.check_all(now);
   std::shared_ptr<model::ControllerState> st;
   if (publish_now) {
-    st = acquire_state();
+    st = publisher_.acquire();
     st->queues.resize(queues_.size());
     st->queue_comparisons.clear();
     // Rates since the last view (the last period when publishing every period).
@@ -190,11 +200,7 @@ Result<void> Controller::step() {
 // A failed or unusable sample: the same view, updated loop counters.
 Result<void> Controller::reject_sample(Error e, int64_t loop_start_ns) {
   ++sample_errors_total_;
-  auto st = acquire_state();
-  {
-    std::lock_guard<std::mutex> lock(state_mu_);
-    *st = *published_;
-  }
+  auto st = publisher_.acquire_copy();
   finish_publish(std::move(st), loop_start_ns);
   return fail(std::move(e).wrap("taking a counter snapshot"));
 }

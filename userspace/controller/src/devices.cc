@@ -20,13 +20,9 @@
 namespace dimctl::controller {
 
 void Controller::apply_inventory(int64_t now_ns) {
-  if (!options_.list_net_devices) return;
-  if (!last_inventory_ns_ || now_ns - *last_inventory_ns_ >= options_.inventory_interval_ns) {
-    inventory_ = options_.list_net_devices();
-    last_inventory_ns_ = now_ns;
-    follow_devices(now_ns);
-  }
-  for (const auto& name : inventory_) {
+  if (!inventory_.enabled()) return;
+  if (inventory_.refresh(now_ns)) follow_devices(now_ns);
+  for (const auto& name : inventory_.names()) {
     NetDevice& dev = net_device_named(name);
     dev.listed = true;
     // No queue, no DIM decision; a static profile needs none. Per-queue devices are written
@@ -193,7 +189,7 @@ void Controller::reload_policies() {
     const NetDevice& d = *it->second;
     bool ethtool_records = net_originals_.count(name) != 0;
     for (const auto& [key, o] : queue_originals_) ethtool_records |= key.first == name;
-    const bool method_changed = d.napi ? ethtool_records : has_napi_originals(name);
+    const bool method_changed = d.napi ? ethtool_records : napis_.has_originals(name);
     if (may_write(d) && !method_changed) continue;
     if (auto r = release_net(name); r) {
       spdlog::info("{}: no longer enforced by the config: original coalesce settings restored",

@@ -25,9 +25,7 @@ std::vector<std::string> Controller::net_names_with_originals() const {
   std::vector<std::string> names;
   for (const auto& [name, o] : net_originals_) names.push_back(name);
   for (const auto& [key, o] : queue_originals_) names.push_back(key.first);
-  for (const auto& [id, rec] : napis_) {
-    if (rec.original) names.push_back(rec.device);
-  }
+  napis_.add_names_with_originals(names);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
@@ -41,10 +39,7 @@ uint32_t Controller::recorded_ifindex(const std::string& name) const {
        it != queue_originals_.end() && it->first.first == name; ++it) {
     if (it->second.ifindex != 0) return it->second.ifindex;
   }
-  for (const auto& [id, rec] : napis_) {
-    if (rec.original && rec.device == name && rec.ifindex != 0) return rec.ifindex;
-  }
-  return 0;
+  return napis_.recorded_ifindex(name);
 }
 
 // Devices were renamed: what we recorded moves to their new names, the OriginalsStore first
@@ -81,9 +76,7 @@ Result<void> Controller::move_records(
   }
   // NAPI records: all pairs at once, like the store (a swap of two names).
   const std::map<std::string, std::string> to_of(renames.begin(), renames.end());
-  for (auto& [id, rec] : napis_) {
-    if (auto t = to_of.find(rec.device); t != to_of.end()) rec.device = t->second;
-  }
+  napis_.rename(to_of);
   for (auto& [to, o] : devices) net_originals_.insert_or_assign(to, std::move(o));
   for (auto& [key, o] : queues) queue_originals_.insert_or_assign(key, std::move(o));
   for (const std::string& to : drifted) {
@@ -157,7 +150,7 @@ void Controller::drop_records(const std::string& name) {
                  f.error().message());
     return;
   }
-  if (auto f = forget_napis(name); !f) {
+  if (auto f = napis_.forget(name); !f) {
     spdlog::warn("{}: gone, but its recorded NAPI originals could not be forgotten: {}", name,
                  f.error().message());
     return;
@@ -232,7 +225,7 @@ Result<void> Controller::release_net(const std::string& name) {
       dev->second->recent.push_back(*r);
     }
   }
-  if (auto r = release_napis(name, failures); !r && !first) first = std::move(r).error();
+  if (auto r = napis_.release(name, failures); !r && !first) first = std::move(r).error();
   if (first) {
     return failures > 1 ? fail(std::move(*first).wrap(fmt::format("{} writes failed", failures)))
                         : fail(std::move(*first));
@@ -240,7 +233,7 @@ Result<void> Controller::release_net(const std::string& name) {
   if (auto f = originals_.forget_net(name); !f) {
     return fail(std::move(f).error().wrap(fmt::format("restored {}, but", name)));
   }
-  if (auto f = forget_napis(name); !f) {
+  if (auto f = napis_.forget(name); !f) {
     return fail(std::move(f).error().wrap(fmt::format("restored {}, but", name)));
   }
   net_originals_.erase(name);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -81,16 +80,7 @@ void fill_device_view(model::DeviceView& v, model::DeviceKind kind, const Device
 }  // namespace
 
 std::shared_ptr<const model::ControllerState> Controller::state() const {
-  std::lock_guard<std::mutex> lock(state_mu_);
-  return published_;
-}
-
-// Reuses the buffer published two periods ago when no reader holds it any more: a 10k-queue
-// state is a few MB, and assigning into existing strings and vectors avoids reallocating it.
-std::shared_ptr<model::ControllerState> Controller::acquire_state() {
-  if (spare_ && spare_.use_count() == 1) return std::move(spare_);
-  spare_.reset();
-  return std::make_shared<model::ControllerState>();
+  return publisher_.state();
 }
 
 void Controller::add_comparison(std::vector<model::Comparison>& comparisons, uint32_t index,
@@ -244,12 +234,7 @@ void Controller::finish_publish(std::shared_ptr<model::ControllerState> st, int6
   st->programs = source_.programs();
   st->bpf_drops = source_.drops_by_reason();
   st->last_loop_seconds = static_cast<double>(clock_.now_ns() - loop_start_ns) / 1e9;
-  std::shared_ptr<model::ControllerState> prev;
-  {
-    std::lock_guard<std::mutex> lock(state_mu_);
-    prev = std::exchange(published_, std::move(st));
-  }
-  spare_ = std::move(prev);
+  publisher_.publish(std::move(st));
 }
 
 }  // namespace dimctl::controller

@@ -38,7 +38,7 @@ Result<void> Controller::restore() {
     if (drifted_.count(name) != 0) {
       spdlog::warn("restore: {} changed by another writer since; left as it is", name);
       if (auto f = originals_.forget_net(name); !f) failed(std::move(f).error());
-      if (auto f = forget_napis(name); !f) failed(std::move(f).error());
+      if (auto f = napis_.forget(name); !f) failed(std::move(f).error());
       continue;
     }
     if (auto r = release_net(name); !r) {

@@ -36,22 +36,6 @@ struct Controller::Original {
   uint32_t ifindex = 0;     // the device's when recorded (0: unknown): it follows renames
 };
 
-// One NAPI of a device written with method napi (a write target of its own).
-struct Controller::NapiRecord {
-  std::string device;  // its device's name now (follows renames)
-  uint32_t ifindex = 0;
-  // The two fields we write, as read right before our first write (also in the OriginalsStore).
-  std::optional<model::NapiConfig> original;
-  std::optional<model::NapiConfig> current;      // as last read (napi-get, set read-back)
-  std::optional<model::NapiConfig> applied;      // read-back of our last write
-  std::optional<model::SoftwareProfile> target;  // what we last wrote successfully
-  int64_t checked_ns = 0;                        // last read-back (drift compare) or write
-  // Since when napi-get has answered ENOENT. The record is kept for forget_gone_ns: since Linux
-  // 6.13 a driver that registers its NAPIs with a config slot (igb, mlx5, ...) re-creates them
-  // after link down/up with the same id and the same settings, ours included.
-  std::optional<int64_t> gone_since_ns;
-};
-
 // Write-side state of one coalesce target: a device, or a queue on per-queue devices.
 struct Controller::Apply {
   std::optional<model::Coalesce> current;  // what the device holds (GET, SET read-back, NTF)

@@ -5,12 +5,7 @@ set -uo pipefail
 GUEST_DIR=$(cd "$(dirname "$0")" && pwd)
 . "$GUEST_DIR/lib.sh"
 . "$GUEST_DIR/platform.sh"
-exec > >(tee -a "$LAB_OUT/guest.log") 2>&1
-
-: >"$REPORT"
-note "net lab guest: kernel $(uname -r), $(nproc) cpus, build $LAB_BUILD, scenarios $LAB_SCENARIOS"
-t_all=$(now)
-report_boot
+guest_begin "net lab guest"
 
 t=$(now)
 platform_ok=0
@@ -28,11 +23,8 @@ fi
 log "vectors: $(igb_vectors "$RX" | tr '\n' ' ')"
 grep -E "CPU|$RX" /proc/interrupts
 ethtool -l "$RX"; ethtool -c "$RX"
-export platform_ok
 
 declare -A SC=([m]=sc-m-napi-counts.sh [q]=sc-q-mapping.sh [r]=sc-r-rss.sh [e]=sc-e-ethtool.sh
   [n]=sc-n-napi-set.sh [c]=sc-c-costs.sh [i]=../../guest/sc-i-idle.sh)
 declare -A SC_BOUND=([m]=90 [q]=60 [r]=90 [e]=150 [n]=120 [c]=90 [i]=60)
-run_scenarios m,q,r,e,n,c,i 1
-note "time guest-total $(elapsed "$t_all")s"
-echo "# END" >>"$REPORT"
+guest_end m,q,r,e,n,c,i 1

@@ -5,13 +5,11 @@
 # napi show --json` must read back exactly those values per NAPI, and again after link
 # down/up: igb registers its NAPIs with netif_napi_add_config, so NAPI ids and settings survive
 # (a driver without it would come back with new ids and zeros). Everything is reset to 0 after.
-# Daemon side (dimctl applying napi-set per rule, restoring on exit): runs only when this
-# build's config accepts `method: napi` on a rule; otherwise SKIP naming what is missing.
+# Daemon side: dimctl applying napi-set per rule (`method: napi`), restoring on exit.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 t0=$(now)
 G="/usr/bin/python3 $NET_GUEST_DIR/netdev_gnl.py"
-dimctl_has napi show || { report SKIP napi-set "dimctl has no 'napi show'"; exit 0; }
 ifx=$(cat /sys/class/net/$RX/ifindex)
 $G >"$WORK/gnl-n0.json" 2>"$WORK/gnl-n.err" || { report FAIL napi-set "netdev_gnl.py: $(tail -n 1 "$WORK/gnl-n.err")"; exit 0; }
 mapfile -t napis < <(jq -r --argjson i "$ifx" '.queues[] | select(.ifindex == $i and .type == "rx") | .napi_id' "$WORK/gnl-n0.json")
@@ -79,7 +77,7 @@ devices:
       - {gro_flush_timeout: 200us, defer_hard_irqs: 2}
 YAML
 if ! "$DIMCTL" check-config "$WORK/n.yaml" >"$WORK/n-check.log" 2>&1; then
-  report SKIP napi-set-daemon "this dimctl's config has no per-rule 'method: napi' (the daemon's napi-set actuator, issue 23, is not on this branch): $(grep -m 1 -i method "$WORK/n-check.log" | cut -c1-160)"
+  report FAIL napi-set-daemon "dimctl check-config rejects a rule with 'method: napi': $(grep -m 1 -i method "$WORK/n-check.log" | cut -c1-160)"
   exit 0
 fi
 t1=$(now)
@@ -98,14 +96,6 @@ orig=""; for n in "${napis[@]}"; do orig+="$n:0:0 "; done
 UDP_SOCKETS=2 send_start nd "$NET.2,$NET.3,$NET.4,$NET.5,$NET.6,$NET.7,$NET.8,$NET.9" 0 12 ||
   { report FAIL napi-set-daemon "sender did not start: $(cat "$WORK/nd.out")"; exit 0; }
 run_start nd "$WORK/n.yaml" $PORT || { report FAIL napi-set-daemon "dimctl run did not serve its state: $(tail -n 2 "$WORK/run-nd.log" | tr '\n' ' ')"; kill $SEND_PID; exit 0; }
-# The controller got no NAPI actuator at all (its message for a null one, distinct from "netdev
-# netlink unavailable: ..."): `dimctl run` of this build does not wire method napi yet. It
-# says so when it discovers igb0, right after start.
-if wait_for 5 grep -q 'method napi: no netdev netlink; not written' "$WORK/run-nd.log"; then
-  kill "$SEND_PID" 2>/dev/null; run_stop TERM
-  report SKIP napi-set-daemon "this build's 'dimctl run' accepts method: napi but gives the controller no netdev netlink actuator (\"method napi: no netdev netlink; not written\": the NapiNetlink wiring in cmd_run.cc is not on this branch)"
-  exit 0
-fi
 send_go nd
 wait_for 20 bash -c "[ \"\$($G | jq -r --argjson i $ifx '[.napis[] | select(.ifindex == \$i and .defer_hard_irqs == 2 and .gro_flush_timeout == 50000)] | length')\" -ge ${#napis[@]} ]"
 got=$(rx_values)
@@ -122,9 +112,7 @@ after=$(rx_values)
 [ "$after" = "$orig" ] || why+="after SIGTERM napi-get reads '$after', originals '$orig'; "
 [ "$RUN_RC" -eq 0 ] || why+="dimctl run exited $RUN_RC on SIGTERM; "
 cp "$WORK/run-nd.log" "$WORK/state-nd.json" "$LAB_OUT/" 2>/dev/null
-if grep -q 'method napi: no netdev netlink; not written' "$WORK/run-nd.log"; then
-  report SKIP napi-set-daemon "this build's 'dimctl run' accepts method: napi but gives the controller no netdev netlink actuator (the NapiNetlink wiring in cmd_run.cc is not on this branch); napi-get read '$got' while it ran"
-elif [ -z "$why" ]; then
+if [ -z "$why" ]; then
   report PASS napi-set-daemon "method: napi, static:2 -> (defer 2, 50 us) on every RX NAPI ($want; napi-get), kept across link down/up, originals back on SIGTERM ($after); $(elapsed "$t1")s"
 else
   report FAIL napi-set-daemon "$why(log: $(tail -n 2 "$WORK/run-nd.log" | tr '\n' ' '))"

@@ -12,7 +12,6 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 t0=$(now)
 PORT=9982
-dimctl_has run || { report SKIP rss-dim-state "dimctl has no 'run' command"; exit 0; }
 cat >"$WORK/r.yaml" <<YAML
 version: 1
 mode: shadow

@@ -35,7 +35,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <span>
@@ -47,6 +46,9 @@
 #include "dim/net_dim.h"
 #include "dim/rdma_dim.h"
 #include "dimctl/common/result.h"
+#include "dimctl/controller/device_inventory.h"
+#include "dimctl/controller/napi_writes.h"
+#include "dimctl/controller/state_publisher.h"
 #include "dimctl/model/clock.h"
 #include "dimctl/model/controller_state.h"
 #include "dimctl/model/counter_source.h"
@@ -156,7 +158,6 @@ class Controller {
   struct QueueSlot;
   struct CqSlot;
   struct ModelTableCache;
-  struct NapiRecord;
   struct CoreState;
   struct CorePick;
 
@@ -249,7 +250,6 @@ class Controller {
   void feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_time_ns, int64_t now_ns);
   void update_rdma_devices(int64_t now_ns);
   void retire_devices();
-  std::shared_ptr<model::ControllerState> acquire_state();
   // view_dt_s: time since the last view (its rates' span), 0 when none.
   void fill_queue_view(model::QueueView& v, QueueSlot& slot, const model::QueueCounters& counters,
                        const std::string& device, double view_dt_s);
@@ -284,23 +284,15 @@ class Controller {
   WriteResult write_net(NetDevice& dev, Apply& apply, std::optional<uint32_t> queue,
                         const dim::Profile& profile, int64_t now_ns);
   // Method napi (napi_write.cc): which method the device's policy resolves to; one NAPI's write
-  // path; the periodic read-back of every known NAPI (drift, NAPIs gone); a device's NAPI
-  // originals put back (part of release_net) or forgotten.
+  // path (the device's side: gate, rate limit, counters; napis_ the NAPI's); drift found on a
+  // NAPI of the device.
   void resolve_method(NetDevice& dev);
   WriteResult write_napi(const model::QueueKey& key, NetDevice& dev, uint8_t ix, int64_t now_ns);
-  NapiRecord& napi_record(const model::QueueKey& key, const NetDevice& dev);
-  void check_napis(int64_t now_ns);
-  bool check_napi(uint32_t id, NapiRecord& rec, int64_t now_ns);
   void napi_drift(NetDevice& dev, uint32_t id);
-  Result<void> release_napis(const std::string& name, size_t& failures);
-  Result<void> forget_napis(const std::string& name);
-  bool has_napi_originals(const std::string& name) const;
 
   model::CounterSource& source_;
   model::NetActuator& net_;
   model::RdmaDimSwitch* rdma_;
-  model::NapiActuator* napi_ = nullptr;
-  bool napi_available_ = false;  // napi_ and its kernel has napi-set
   model::OriginalsStore& originals_;
   const model::PolicySource& policy_;
   const model::Clock& clock_;
@@ -346,8 +338,7 @@ class Controller {
   std::unique_ptr<ModelTableCache> model_tables_;
   std::optional<int64_t> last_publish_ns_;
   bool have_prev_ = false;
-  std::vector<std::string> inventory_;  // last list_net_devices() result
-  std::optional<int64_t> last_inventory_ns_;
+  DeviceInventory inventory_;  // options_.list_net_devices, every inventory_interval_ns
 
   // Originals recorded by this controller, kept across device disappearance so a device that
   // comes back is never re-recorded with our own values, and restore() finds them.
@@ -358,10 +349,9 @@ class Controller {
   std::set<std::string> drifted_;
   // Names with records whose device (ifindex) is gone, since when (follow_devices()).
   std::map<std::string, int64_t> gone_since_;
-  // NAPIs of devices written with method napi, by NAPI id (ids are never reused): their
-  // originals (recorded before the first write), what we wrote and what they hold.
-  std::map<uint32_t, NapiRecord> napis_;
-  std::optional<int64_t> last_napi_check_ns_;
+  // NAPIs of devices written with method napi: their originals (recorded before the first
+  // write), what we wrote and what they hold.
+  NapiWrites napis_;
   bool writes_disabled_ = false;  // after restore()
   uint32_t next_binding_ = 0;     // NetDevice::binding
 
@@ -369,9 +359,7 @@ class Controller {
   uint64_t sample_errors_total_ = 0;
   bool ready_ = false;
 
-  mutable std::mutex state_mu_;
-  std::shared_ptr<model::ControllerState> published_;  // guarded by state_mu_
-  std::shared_ptr<model::ControllerState> spare_;      // control thread only: reused buffers
+  StatePublisher publisher_;
 };
 
 }  // namespace dimctl::controller

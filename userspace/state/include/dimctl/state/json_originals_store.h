@@ -163,6 +163,9 @@ class JsonOriginalsStore final : public model::OriginalsStore {
   Result<void> forget_records(const std::string& device, bool net, bool rdma);
   Result<void> persist();  // atomic write of data_ (deletes nothing)
   Result<void> remove_file();
+  // After a change of data_ from `before`: the file rewritten (removed when nothing is left), or
+  // data_ back to `before` and the error wrapped in `what`.
+  Result<void> save_or_undo(const Originals& before, const std::string& what);
 
   std::string path_;
   bool loaded_ = false;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# pki.sh DIR: test certificates for the web config e2e tests, with the openssl CLI. In DIR:
+# pki.sh DIR: test certificates for the web config tests (unit: TestPki; e2e: tests/e2e/webconfig),
+# made with the openssl CLI. In DIR:
 #   ca.pem/.key                   the CA that signs the rest
 #   server.pem/.key, server2.pem/.key   server certificates for 127.0.0.1 and localhost (CN
 #                                 dimctl-server and dimctl-server-rotated: a rotation is visible)
@@ -9,7 +10,7 @@ set -euo pipefail
 cd "$1"
 key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1.key" 2>/dev/null; }
 key ca
-openssl req -x509 -new -key ca.key -out ca.pem -days 2 -subj /CN=dimctl-e2e-ca 2>/dev/null
+openssl req -x509 -new -key ca.key -out ca.pem -days 2 -subj /CN=dimctl-test-ca 2>/dev/null
 sign() {  # sign NAME CN EXTENDED_KEY_USAGE
   key "$1"
   openssl req -new -key "$1.key" -out "$1.csr" -subj "/CN=$2" 2>/dev/null
