@@ -199,17 +199,6 @@ def interrupts():
     return out
 
 
-def idle_ticks():
-    out = {}
-    with open("/proc/stat") as f:
-        for line in f:
-            m = re.match(r"cpu(\d+) (.*)", line)
-            if m:
-                v = [int(x) for x in m.group(2).split()]
-                out[int(m.group(1))] = v[3] + v[4]  # idle + iowait
-    return out
-
-
 def ctx_switches(pid):
     """Voluntary + involuntary context switches over every thread of pid."""
     total = 0
@@ -243,11 +232,7 @@ class Meter:
         # Loaded before any state runs: the meter's own programs, reported apart.
         self.meter_programs = set(bpf_programs())
 
-    def udp_in(self):
-        with open(f"/proc/{self.server_pid}/net/snmp") as f:
-            rows = [line.split() for line in f if line.startswith("Udp:")]
-        d = dict(zip(rows[0][1:], map(int, rows[1][1:])))
-        return d["InDatagrams"], d["RcvbufErrors"]
+    udp_in = host.Meter.udp_in  # the server's InDatagrams and RcvbufErrors
 
     def sample(self):
         import resource
@@ -256,7 +241,8 @@ class Meter:
              "server_cs": ctx_switches(self.server_pid),
              "state": cpu_ns(self.state_pid) if self.state_pid else 0,
              "children": resource.getrusage(resource.RUSAGE_CHILDREN).ru_stime,
-             "idle": idle_ticks(), "irqs": interrupts(), "bpf": bpf_programs()}
+             "idle": {c: v["idle"] for c, v in host.cpu_times().items()},
+             "irqs": interrupts(), "bpf": bpf_programs()}
         s["meter"] = self.probe.sample() if self.probe else None
         return s
 
