@@ -50,6 +50,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report as host_report  # noqa: E402  (bench/host/report.py: its section writer)
 import run as host  # noqa: E402  (bench/host/run.py: the veth pair, sockperf, the meter)
 
 STATES = ["none", "none2", "bpf-napi", "bpf-napi-cpu", "wake50", "observe", "shadow",
@@ -595,15 +596,7 @@ def cmd_report(a):
     if not a.markdown:
         print(text)
         return
-    with open(a.markdown) as f:
-        doc = f.read()
-    begin, end = "<!-- overhead:begin -->", "<!-- overhead:end -->"
-    if begin not in doc or end not in doc:
-        sys.exit(f"overhead.py: {a.markdown} has no {begin} ... {end} section")
-    head, rest_doc = doc.split(begin, 1)
-    _, tail = rest_doc.split(end, 1)
-    with open(a.markdown, "w") as f:
-        f.write(head + begin + "\n" + text + end + tail)
+    host_report.replace_section(a.markdown, "overhead", text, "overhead.py")
 
 
 def main():

@@ -402,16 +402,22 @@ def main():
     if not a.markdown:
         print(text)
         return
-    with open(a.markdown) as f:
+    replace_section(a.markdown, "host", text + "\n", "bench/host/report.py")
+    print(f"bench/host/report.py: wrote the host section of {a.markdown}")
+
+
+def replace_section(path, name, body, who):
+    """Puts body between <!-- NAME:begin --> (and a newline) and <!-- NAME:end --> in path;
+    exits naming the file when it has no such section (the file is left as it was)."""
+    with open(path) as f:
         doc = f.read()
-    begin, end = "<!-- host:begin -->", "<!-- host:end -->"
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
     if begin not in doc or end not in doc:
-        sys.exit(f"bench/host/report.py: {a.markdown} has no {begin} ... {end} section")
+        sys.exit(f"{who}: {path} has no {begin} ... {end} section")
     head, rest = doc.split(begin, 1)
     _, tail = rest.split(end, 1)
-    with open(a.markdown, "w") as f:
-        f.write(head + begin + "\n" + text + "\n" + end + tail)
-    print(f"bench/host/report.py: wrote the host section of {a.markdown}")
+    with open(path, "w") as f:
+        f.write(head + begin + "\n" + body + end + tail)
 
 
 if __name__ == "__main__":
