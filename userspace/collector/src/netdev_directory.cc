@@ -162,8 +162,7 @@ Result<void> NetlinkNetdevDirectory::refresh() {
     if (auto r = impl_->fill_devices(); !r) return r;
   }
   if (!caps_.family) return ok();  // label by napi id only
-  if (impl_->topology_stale || !topology_valid_ ||
-      monotonic_ns() - topology_read_ns_ >= kTopologyMaxAgeNs) {
+  if (impl_->topology_stale || monotonic_ns() - topology_read_ns_ >= kTopologyMaxAgeNs) {
     return read_topology();
   }
   return qstats_reported_ ? read_qstats() : ok();
@@ -179,8 +178,6 @@ bool NetlinkNetdevDirectory::reread() {
 }
 
 Result<void> NetlinkNetdevDirectory::read_topology() {
-  ++topology_reads_;
-  topology_valid_ = false;
   impl_->topology_stale = false;
   napis_.clear();
   listed_.clear();
@@ -212,7 +209,6 @@ Result<void> NetlinkNetdevDirectory::read_topology() {
     info.queue = static_cast<int32_t>(*std::min_element(qs.begin(), qs.end()));
   }
   topology_read_ns_ = monotonic_ns();
-  topology_valid_ = true;
   // Whether any device reports qstats is learned here, so a host whose drivers have none pays
   // for no qstats dump between two topology reads.
   return read_qstats();

@@ -74,8 +74,6 @@ class NetlinkNetdevDirectory final : public NetdevDirectory {
   // 1 ms with 100. Without the notification socket, re-read on every call.
   Result<std::map<uint32_t, std::string>> devices() override;
   const NetdevCapabilities& capabilities() const { return caps_; }
-  // Topology reads (queue-get + napi-get) so far, for tests and benchmarks.
-  uint64_t topology_reads() const { return topology_reads_; }
 
  private:
   Result<void> read_topology();
@@ -84,10 +82,8 @@ class NetlinkNetdevDirectory final : public NetdevDirectory {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   NetdevCapabilities caps_;
-  uint64_t topology_reads_ = 0;
   int64_t topology_read_ns_ = 0;  // CLOCK_MONOTONIC of the last topology read
-  bool topology_valid_ = false;
-  bool reread_used_ = false;  // reread() since the last refresh()
+  bool reread_used_ = false;      // reread() since the last refresh()
   // RX queues of each NAPI (a NAPI may serve several), for the qstats sums.
   std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> napi_rxqs_;
   bool qstats_reported_ = false;  // the last qstats dump had an RX queue
