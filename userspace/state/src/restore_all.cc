@@ -72,7 +72,9 @@ RestoreReport JsonOriginalsStore::restore_all(model::NetActuator& net, model::Rd
       if (o == RestoreOutcome::kGone) continue;  // its queues went with it
       if (o == RestoreOutcome::kFailed) remaining.net[dev].device = c;
     }
-    for (const auto& [q, c] : n.queues) {
+    for (const auto& [q, queue_c] : n.queues) {
+      // A named reference: clang before 16 cannot capture a structured binding in a lambda.
+      const model::Coalesce& c = queue_c;
       auto r = net.set_queue(dev, q, c);
       const RestoreOutcome o = write_back(
           rep, fmt::format("{} queue {}", dev, q), r, !r && is_gone(r.error()), "no longer exists",
@@ -106,7 +108,8 @@ RestoreReport JsonOriginalsStore::restore_all(model::NetActuator& net, model::Rd
   }
 
   for (const auto& [dev, ids] : data_.napi) {
-    for (const auto& [id, c] : ids) {
+    for (const auto& [id, napi_c] : ids) {
+      const model::NapiConfig& c = napi_c;
       const std::string name = fmt::format("{} napi {}", dev, id);
       if (napi == nullptr) {
         rep.results.push_back({name, RestoreOutcome::kFailed,
