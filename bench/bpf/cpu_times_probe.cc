@@ -6,7 +6,7 @@
 //                start and the end;
 //   MODE empty:  empty tp_btf programs on the same tracepoints (calibrate_irq.bpf.c): the floor.
 // Prints one line per tracepoint: "<tracepoint> <ns_per_run> <runs>", then for dimctl the
-// sampled deltas summed over CPUs, times estimated from the timed runs (model::estimated_ns):
+// sampled deltas summed over CPUs, times estimated from the timed runs (seam::estimated_ns):
 // "hardirq <ns> <count>" and "net_rx <ns> <count>".
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -90,8 +90,8 @@ int run_dimctl(unsigned seconds, bool raw_tp, uint32_t one_in) {
     nn += a.softirq_net_rx_count - b.softirq_net_rx_count;
     nt += a.softirq_net_rx_timed - b.softirq_net_rx_timed;
   }
-  std::printf("hardirq %.0f %llu\nnet_rx %.0f %llu\n", dimctl::model::estimated_ns(hns, ht, hn),
-              static_cast<unsigned long long>(hn), dimctl::model::estimated_ns(nns, nt, nn),
+  std::printf("hardirq %.0f %llu\nnet_rx %.0f %llu\n", dimctl::seam::estimated_ns(hns, ht, hn),
+              static_cast<unsigned long long>(hn), dimctl::seam::estimated_ns(nns, nt, nn),
               static_cast<unsigned long long>(nn));
   return 0;
 }

@@ -47,7 +47,7 @@
 #include "dimctl/collector/aggregator.h"
 #include "dimctl/collector/slot_table.h"
 #include "dimctl/common/fd.h"
-#include "dimctl/model/clock.h"
+#include "dimctl/seam/clock.h"
 #include "support/count_allocations.h"
 
 namespace {
@@ -96,7 +96,7 @@ void run(benchmark::State& state, Map& map, bool in_place) {
   NamesOnly dir;
   collector::CounterAggregator agg(dir, false);
   size_t queues = 0;
-  model::Snapshot kept;  // in_place: the controller's snapshot
+  seam::Snapshot kept;  // in_place: the controller's snapshot
   // One sample; false (after SkipWithError) on failure.
   auto sample = [&] {
     if (in_place) {
@@ -108,7 +108,7 @@ void run(benchmark::State& state, Map& map, bool in_place) {
       benchmark::DoNotOptimize(kept.queues.data());
       return true;
     }
-    model::Snapshot fresh;
+    seam::Snapshot fresh;
     if (auto r = agg.queues(map, fresh); !r) {
       skip(state, r.error());
       return false;
@@ -239,7 +239,7 @@ void collect_slots(benchmark::State& state, bool in_place) {
   }
   collector::BpfSlotDirectory<dimctl_napi_key> directory(index.get(), "napi_stats");
   collector::BpfFreeSlots free_slots(free.get(), "napi_free");
-  model::MonotonicClock clock;
+  seam::MonotonicClock clock;
   collector::NapiSlotTable table(words, &overflow_next, directory, free_slots, clock);
   run(state, table, in_place);
   state.counters["slots_scanned"] = static_cast<double>(table.scanned());

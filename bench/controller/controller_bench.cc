@@ -40,7 +40,7 @@ constexpr int kQueuesPerDevice = 64;
 // case, every queue deciding every period. A quiet queue (busy_pct < 100) gets 4 interrupts per
 // period (80/s), so its window closes every 16th period, as on the many lightly loaded queues of
 // a real multi-queue host.
-class SyntheticSource final : public model::CounterSource {
+class SyntheticSource final : public seam::CounterSource {
  public:
   explicit SyntheticSource(int queues, int busy_pct = 100) : queues_(queues), busy_pct_(busy_pct) {}
   // BM_ControllerStep_Costs: the queues spread over `cpus` CPUs (queue i on CPU i % cpus), and,
@@ -51,13 +51,13 @@ class SyntheticSource final : public model::CounterSource {
     times_ = times;
   }
 
-  Result<model::Snapshot> sample() override {
+  Result<seam::Snapshot> sample() override {
     if (auto r = sample_into(own_); !r) return fail(std::move(r).error());
     return own_;
   }
 
   // In place, as the controller asks for it: only the counters change from period to period.
-  Result<void> sample_into(model::Snapshot& snap) override {
+  Result<void> sample_into(seam::Snapshot& snap) override {
     if (!time_self_) return update(snap);
     const int64_t t0 = thread_cpu_ns();
     auto r = update(snap);
@@ -74,7 +74,7 @@ class SyntheticSource final : public model::CounterSource {
   }
 
  private:
-  Result<void> update(model::Snapshot& snap) {
+  Result<void> update(seam::Snapshot& snap) {
     if (snap.queues.size() != static_cast<size_t>(queues_)) init(snap);
     ++period_;
     snap.time_ns = period_ * kPeriodNs;
@@ -109,7 +109,7 @@ class SyntheticSource final : public model::CounterSource {
       q.bytes += packets * (64 + (i * 101) % 1400);
       if (times_) {
         // 150 + 350 ns per interrupt, 40 ns per packet (cores 10-30 % busy), every run timed.
-        model::CpuTimes& t = snap.cpus[q.cpu];
+        seam::CpuTimes& t = snap.cpus[q.cpu];
         t.hardirq_count += events;
         t.hardirq_timed += events;
         t.hardirq_ns += events * 150;
@@ -130,7 +130,7 @@ class SyntheticSource final : public model::CounterSource {
   }
 
  private:
-  void init(model::Snapshot& snap) const {
+  void init(seam::Snapshot& snap) const {
     snap.queues.assign(static_cast<size_t>(queues_), {});
     snap.devices.clear();
     snap.cqs.clear();
@@ -151,7 +151,7 @@ class SyntheticSource final : public model::CounterSource {
     snap.cpus.assign(times_ ? static_cast<size_t>(cpus_) : 0, {});
   }
 
-  model::Snapshot own_;  // for sample()
+  seam::Snapshot own_;  // for sample()
   bool time_self_ = false;
   int64_t last_ns_ = 0;
   int queues_;
@@ -175,7 +175,7 @@ struct Rig {
   Rig(int queues, int64_t publish_interval_ns, int busy_pct = 100, Policy p = Policy::kNetDim)
       : source(queues, busy_pct) {
     if (p == Policy::kModel || p == Policy::kModelCompare) {
-      policy.fallback.algorithm = model::Algorithm::kModel;
+      policy.fallback.algorithm = seam::Algorithm::kModel;
     }
     policy.fallback.compare = p == Policy::kNetDimCompare || p == Policy::kModelCompare;
     source.devices_into(net);
@@ -308,7 +308,7 @@ BENCHMARK(BM_ControllerStep_Costs)
 // The source's own share of a step: the same in-place update the controller asks for.
 void BM_SourceOnly(benchmark::State& state) {
   SyntheticSource source(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
-  model::Snapshot snap;
+  seam::Snapshot snap;
   for (auto _ : state) {
     auto r = source.sample_into(snap);
     benchmark::DoNotOptimize(r);
@@ -339,14 +339,14 @@ void BM_LoopFloor(benchmark::State& state) {
     uint8_t cold[246];
   };
   SyntheticSource source(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
-  model::Snapshot snap;
+  seam::Snapshot snap;
   (void)source.sample_into(snap);
   std::vector<Slot> slots(snap.queues.size());
   uint64_t busiest = 0;
   for (auto _ : state) {
     (void)source.sample_into(snap);
     for (size_t i = 0; i < snap.queues.size(); ++i) {
-      const model::QueueCounters& q = snap.queues[i];
+      const seam::QueueCounters& q = snap.queues[i];
       Slot& s = slots[i];
       const uint64_t d_polls = q.polls - s.polls;
       const uint64_t d_budget = q.budget_exhausted - s.budget;

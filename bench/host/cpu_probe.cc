@@ -49,10 +49,10 @@ int main(int argc, char** argv) {
       const auto& p = s->cpus[i];
       std::printf("%s{\"net_rx_ns\":%.0f,\"net_rx\":%llu,\"hardirq_ns\":%.0f,\"hardirq\":%llu}",
                   i ? "," : "",
-                  dimctl::model::estimated_ns(p.softirq_net_rx_ns, p.softirq_net_rx_timed,
-                                              p.softirq_net_rx_count),
+                  dimctl::seam::estimated_ns(p.softirq_net_rx_ns, p.softirq_net_rx_timed,
+                                             p.softirq_net_rx_count),
                   static_cast<unsigned long long>(p.softirq_net_rx_count),
-                  dimctl::model::estimated_ns(p.hardirq_ns, p.hardirq_timed, p.hardirq_count),
+                  dimctl::seam::estimated_ns(p.hardirq_ns, p.hardirq_timed, p.hardirq_count),
                   static_cast<unsigned long long>(p.hardirq_count));
     }
     std::printf(

@@ -19,7 +19,7 @@ bool parse(std::string_view s, T& out) {
   return ec == std::errc() && p == s.data() + s.size();
 }
 
-std::string json(const dimctl::model::NapiConfig& c) {
+std::string json(const dimctl::seam::NapiConfig& c) {
   return "{\"defer_hard_irqs\":" + std::to_string(c.defer_hard_irqs.value_or(0)) +
          ",\"gro_flush_timeout_ns\":" + std::to_string(c.gro_flush_timeout_ns.value_or(0)) + "}";
 }
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s DEV [DEFER GRO_FLUSH_TIMEOUT_NS]\n", argv[0]);
     return 2;
   }
-  dimctl::model::NapiConfig req;
+  dimctl::seam::NapiConfig req;
   if (argc == 4) {
     uint32_t defer = 0;
     uint64_t timeout = 0;

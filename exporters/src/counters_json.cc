@@ -7,14 +7,14 @@ namespace dimctl::exporters {
 
 using nlohmann::json;
 
-json queue_counters_to_json(const model::QueueCounters& c, const std::string& device) {
+json queue_counters_to_json(const seam::QueueCounters& c, const std::string& device) {
   json o = json::object();
   JsonWriter w(o);
   fields(w, c, device);
   return o;
 }
 
-json cq_counters_to_json(const model::CqCounters& c) {
+json cq_counters_to_json(const seam::CqCounters& c) {
   json o = json::object();
   JsonWriter w(o);
   fields(w, c);

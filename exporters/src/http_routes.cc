@@ -7,7 +7,7 @@
 
 #include "basic_auth.h"
 #include "dimctl/exporters/state_json.h"
-#include "dimctl/model/clock.h"
+#include "dimctl/seam/clock.h"
 
 namespace dimctl::exporters {
 namespace {
@@ -62,7 +62,7 @@ void add_routes(httplib::Server& server, const HttpServerOptions& options, Basic
       return R::Handled;
     });
   }
-  auto state = [o]() -> std::shared_ptr<const model::ControllerState> {
+  auto state = [o]() -> std::shared_ptr<const seam::ControllerState> {
     return o->state ? o->state() : nullptr;
   };
   auto alive = [o, state] { return o->alive ? o->alive() : state() != nullptr; };
@@ -108,7 +108,7 @@ void add_routes(httplib::Server& server, const HttpServerOptions& options, Basic
 
 std::function<bool()> liveness_from_state(StateGetter state, std::chrono::nanoseconds period,
                                           int periods, std::function<int64_t()> now_ns) {
-  if (!now_ns) now_ns = [] { return model::MonotonicClock().now_ns(); };
+  if (!now_ns) now_ns = [] { return seam::MonotonicClock().now_ns(); };
   const int64_t started = now_ns();
   const int64_t limit = period.count() * std::max(1, periods);
   return [state = std::move(state), now_ns = std::move(now_ns), started, limit] {

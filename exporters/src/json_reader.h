@@ -78,11 +78,11 @@ class JsonReader {
     out = std::move(value);
   }
   // Appends entry `index`'s comparison, if any: the vector stays in index order.
-  void comparison(const char* key, std::vector<model::Comparison>& comparisons, std::size_t index) {
+  void comparison(const char* key, std::vector<seam::Comparison>& comparisons, std::size_t index) {
     const nlohmann::json* v = find_object(key);
     if (!v) return;
     JsonReader r(*v, path(key), consulted_);
-    model::PolicyComparison c;
+    seam::PolicyComparison c;
     fields(r, c);
     comparisons.push_back({static_cast<uint32_t>(index), c});
   }

@@ -59,9 +59,9 @@ class JsonWriter {
   void optional_object(const char* key, const std::optional<T>& value) {
     object_or_null(key, value ? &*value : nullptr);
   }
-  void comparison(const char* key, const std::vector<model::Comparison>& comparisons,
+  void comparison(const char* key, const std::vector<seam::Comparison>& comparisons,
                   std::size_t index) {
-    object_or_null(key, model::comparison_at(comparisons, index));
+    object_or_null(key, seam::comparison_at(comparisons, index));
   }
   template <typename T, typename Body>
   void array(const char* key, const std::vector<T>& items, const Body& body) {

@@ -1,21 +1,21 @@
 #include "dimctl/exporters/names.h"
 
 #include "dimctl/common/name_table.h"
-#include "dimctl/model/names.h"
+#include "dimctl/seam/names.h"
 
 namespace dimctl::exporters {
 namespace {
 
-// Enums only the exporters name; the policy vocabulary's tables are dimctl/model/names.h's.
-constexpr NameTable<model::DeviceKind, 2> kKinds{{{
-    {model::DeviceKind::kNet, "net"},
-    {model::DeviceKind::kRdma, "rdma"},
+// Enums only the exporters name; the policy vocabulary's tables are dimctl/seam/names.h's.
+constexpr NameTable<seam::DeviceKind, 2> kKinds{{{
+    {seam::DeviceKind::kNet, "net"},
+    {seam::DeviceKind::kRdma, "rdma"},
 }}};
-constexpr NameTable<model::PollContext, 4> kPollContexts{{{
-    {model::PollContext::kDirect, "direct"},
-    {model::PollContext::kSoftirq, "softirq"},
-    {model::PollContext::kWorkqueue, "workqueue"},
-    {model::PollContext::kUnboundWorkqueue, "unbound_workqueue"},
+constexpr NameTable<seam::PollContext, 4> kPollContexts{{{
+    {seam::PollContext::kDirect, "direct"},
+    {seam::PollContext::kSoftirq, "softirq"},
+    {seam::PollContext::kWorkqueue, "workqueue"},
+    {seam::PollContext::kUnboundWorkqueue, "unbound_workqueue"},
 }}};
 constexpr NameTable<dim::CostConfidence, 4> kCostConfidences{{{
     {dim::CostConfidence::kDefaults, "defaults"},
@@ -33,22 +33,22 @@ std::optional<dim::CostConfidence> parse_cost_confidence(std::string_view s) {
   return kCostConfidences.parse(s);
 }
 
-std::string_view mode_name(model::Mode m) {
-  return model::kModeNames.name(m);
+std::string_view mode_name(seam::Mode m) {
+  return seam::kModeNames.name(m);
 }
-std::string_view algorithm_name(model::Algorithm a) {
-  return model::kAlgorithmNames.name(a);
+std::string_view algorithm_name(seam::Algorithm a) {
+  return seam::kAlgorithmNames.name(a);
 }
-std::string_view method_name(model::Method m) {
-  return model::kMethodNames.name(m);
+std::string_view method_name(seam::Method m) {
+  return seam::kMethodNames.name(m);
 }
-std::optional<model::Method> parse_method(std::string_view s) {
-  return model::kMethodNames.parse(s);
+std::optional<seam::Method> parse_method(std::string_view s) {
+  return seam::kMethodNames.parse(s);
 }
-std::string_view device_kind_name(model::DeviceKind k) {
+std::string_view device_kind_name(seam::DeviceKind k) {
   return kKinds.name(k);
 }
-std::string_view poll_context_name(model::PollContext p) {
+std::string_view poll_context_name(seam::PollContext p) {
   return kPollContexts.name(p);
 }
 
@@ -80,20 +80,20 @@ std::string_view verdict_name(int ix) {
   }
 }
 
-std::optional<model::Mode> parse_mode(std::string_view s) {
-  return model::kModeNames.parse(s);
+std::optional<seam::Mode> parse_mode(std::string_view s) {
+  return seam::kModeNames.parse(s);
 }
-std::optional<model::Algorithm> parse_algorithm(std::string_view s) {
-  return model::kAlgorithmNames.parse(s);
+std::optional<seam::Algorithm> parse_algorithm(std::string_view s) {
+  return seam::kAlgorithmNames.parse(s);
 }
-std::optional<model::DeviceKind> parse_device_kind(std::string_view s) {
+std::optional<seam::DeviceKind> parse_device_kind(std::string_view s) {
   return kKinds.parse(s);
 }
-std::optional<model::PollContext> parse_poll_context(std::string_view s) {
+std::optional<seam::PollContext> parse_poll_context(std::string_view s) {
   return kPollContexts.parse(s);
 }
 
-std::string queue_label(const model::QueueCounters& q) {
+std::string queue_label(const seam::QueueCounters& q) {
   if (q.queue >= 0) return std::to_string(q.queue);
   return "napi" + std::to_string(q.key.napi_id);
 }

@@ -11,7 +11,7 @@
 #include <tuple>
 
 #include "dimctl/exporters/names.h"
-#include "dimctl/model/clock.h"
+#include "dimctl/seam/clock.h"
 #include "metric_table.h"
 
 #ifndef DIMCTL_EXPORTERS_VERSION
@@ -127,7 +127,7 @@ std::vector<std::size_t> select(const std::vector<T>& items, std::size_t cap, Ke
 }
 
 // DIM series of one queue (labels device, queue, direction) or CQ (labels device, cq).
-void render_dim(Builder& out, const model::DimView& dim, bool cq, const Labels& labels) {
+void render_dim(Builder& out, const seam::DimView& dim, bool cq, const Labels& labels) {
   auto with = [&labels](std::string_view extra) {
     Labels l = labels;
     l.push_back(extra);
@@ -164,7 +164,7 @@ void render_dim(Builder& out, const model::DimView& dim, bool cq, const Labels& 
 }
 
 // Both policies' picks of a queue or CQ whose rule compares them.
-void render_compare(Builder& out, const model::PolicyComparison* c, bool cq, const Labels& labels) {
+void render_compare(Builder& out, const seam::PolicyComparison* c, bool cq, const Labels& labels) {
   if (!c) return;
   auto with = [&labels](std::string_view policy) {
     Labels l = labels;
@@ -181,7 +181,7 @@ void render_compare(Builder& out, const model::PolicyComparison* c, bool cq, con
   out.add(changes, with("model"), d(c->model_changes_total));
 }
 
-void render_coalesce(Builder& out, const std::string& dev, const std::optional<model::Coalesce>& c,
+void render_coalesce(Builder& out, const std::string& dev, const std::optional<seam::Coalesce>& c,
                      std::string_view source) {
   if (!c) return;
   auto put = [&](std::size_t id, const auto& v) {
@@ -230,7 +230,7 @@ Result<std::shared_ptr<StateCollector>> StateCollector::create(StateGetter state
     }
   }
   if (!options.now_ns) {
-    options.now_ns = [] { return model::MonotonicClock().now_ns(); };
+    options.now_ns = [] { return seam::MonotonicClock().now_ns(); };
   }
   if (options.version.empty()) options.version = built_in_version();
   return std::shared_ptr<StateCollector>(new StateCollector(std::move(state), std::move(options)));
@@ -248,7 +248,7 @@ void StateCollector::set_series_caps(uint32_t queues, uint32_t cqs) {
 
 std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
   Builder out;
-  std::shared_ptr<const model::ControllerState> s = state_();
+  std::shared_ptr<const seam::ControllerState> s = state_();
   // Read once: the limit gauges and the selection below must agree even if a reload lands now.
   const uint64_t caps = caps_.load(std::memory_order_relaxed);
   const std::size_t max_queues = static_cast<uint32_t>(caps >> 32);
@@ -313,13 +313,13 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
     }
 
     // Queues.
-    auto qkey = [](const model::QueueView& q) {
+    auto qkey = [](const seam::QueueView& q) {
       // Numeric queue order (queue 10 after queue 9); unknown indices (-1) after known ones.
       int32_t qi = q.counters.queue >= 0 ? q.counters.queue : INT32_MAX;
       return std::tuple(std::string_view(q.device), qi, q.counters.key.napi_id,
                         std::string_view(q.direction));
     };
-    auto qid = [](const model::QueueView& q) {
+    auto qid = [](const seam::QueueView& q) {
       return q.device + "/" + queue_label(q.counters) + "/" + q.direction;
     };
     for (std::size_t i : select(s->queues, max_queues, qkey, qid, dropped[0], n_dropped[0])) {
@@ -359,16 +359,16 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
                   static_cast<double>(*q.napi_config->gro_flush_timeout_ns) / 1e9);
         }
       }
-      render_compare(out, model::comparison_at(s->queue_comparisons, i), /*cq=*/false,
+      render_compare(out, seam::comparison_at(s->queue_comparisons, i), /*cq=*/false,
                      {dev, ql, dir});
     }
 
     // CQs.
-    auto ckey = [](const model::CqView& q) {
+    auto ckey = [](const seam::CqView& q) {
       return std::tuple(std::string_view(q.counters.ibdev), q.counters.key.dev_index,
                         q.counters.key.cq_id);
     };
-    auto cid = [](const model::CqView& q) {
+    auto cid = [](const seam::CqView& q) {
       return q.counters.ibdev + "/" + std::to_string(q.counters.key.cq_id);
     };
     for (std::size_t i : select(s->cqs, max_cqs, ckey, cid, dropped[1], n_dropped[1])) {
@@ -400,7 +400,7 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
       }
       if (q.model_sharers > 0)
         out.add(metric("dimctl_rdma_cq_model_sharers"), {dev, cq}, q.model_sharers);
-      render_compare(out, model::comparison_at(s->cq_comparisons, i), /*cq=*/true, {dev, cq});
+      render_compare(out, seam::comparison_at(s->cq_comparisons, i), /*cq=*/true, {dev, cq});
     }
 
     // Devices: bounded by the host's NICs, so not capped; duplicates are still skipped.
@@ -414,7 +414,7 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
               1);
       out.add(metric("dimctl_device_allowlisted"), {dev}, b(dv.allowlisted));
       out.add(metric("dimctl_device_error"), {dev}, b(!dv.last_error.empty()));
-      if (dv.kind == model::DeviceKind::kNet)
+      if (dv.kind == seam::DeviceKind::kNet)
         out.add(metric("dimctl_device_method"), {dev, method_name(dv.method)}, 1);
       if (dv.coalescing) out.add(metric("dimctl_device_coalescing"), {dev}, b(*dv.coalescing));
       render_coalesce(out, dev, dv.requested, "requested");

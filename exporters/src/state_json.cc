@@ -10,31 +10,31 @@ namespace dimctl::exporters {
 
 using nlohmann::json;
 
-json coalesce_to_json(const model::Coalesce& c) {
+json coalesce_to_json(const seam::Coalesce& c) {
   json j = json::object();
   JsonWriter w(j);
   fields(w, c);
   return j;
 }
 
-json core_to_json(const model::CoreView& c) {
+json core_to_json(const seam::CoreView& c) {
   json j = json::object();
   JsonWriter w(j);
   fields(w, c);
   return j;
 }
 
-json state_to_json(const model::ControllerState& s) {
+json state_to_json(const seam::ControllerState& s) {
   json j = json::object();
   JsonWriter w(j);
   fields(w, s);
   return j;
 }
 
-Result<model::ControllerState> state_from_json(const json& j) {
+Result<seam::ControllerState> state_from_json(const json& j) {
   try {
     if (!j.is_object()) throw JsonReadError{"$", "state is not a JSON object"};
-    model::ControllerState s;
+    seam::ControllerState s;
     JsonReader r(j, "$");
     fields(r, s);
     return s;
@@ -43,7 +43,7 @@ Result<model::ControllerState> state_from_json(const json& j) {
   }
 }
 
-Result<model::ControllerState> state_from_json_text(std::string_view text) {
+Result<seam::ControllerState> state_from_json_text(std::string_view text) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return DIMCTL_FAIL(0, "state JSON: not valid JSON");
   return state_from_json(j);

@@ -9,8 +9,8 @@ ControllerBridge::ControllerBridge(Engine& engine, const PolicySpec& policy, con
       policy_(policy),
       stage_specs_(w.stages),
       // RDMA DIM, and the model policy on a storage workload, run on CQs.
-      rdma_(policy.algorithm == model::Algorithm::kRdma ||
-            (policy.algorithm == model::Algorithm::kModel && w.table == ProfileTable::kRdma)),
+      rdma_(policy.algorithm == seam::Algorithm::kRdma ||
+            (policy.algorithm == seam::Algorithm::kModel && w.table == ProfileTable::kRdma)),
       stages_(engine.moderated_stages()) {
   // A NIC reports its CQE mode: on for a net-cqe workload, unless the policy runs another timer
   // (PolicySpec::timer: net-eqe's) from the start, as if it had written the mode before the run.
@@ -24,7 +24,7 @@ ControllerBridge::ControllerBridge(Engine& engine, const PolicySpec& policy, con
   }
   controller::ControllerOptions opt;
   opt.publish_interval_ns = 0;  // the RDMA path reads each period's decision from the state
-  opt.default_mode = model::Mode::kEnforce;
+  opt.default_mode = seam::Mode::kEnforce;
   opt.config_path = "(simulator)";
   controller_ = std::make_unique<controller::Controller>(*this, *this, nullptr, originals_, *this,
                                                          *this, std::move(opt));
@@ -36,9 +36,9 @@ int64_t ControllerBridge::now_ns() const {
   return engine_.now();
 }
 
-model::DevicePolicy ControllerBridge::policy_for(const model::DeviceInfo& dev) const {
-  model::DevicePolicy p;
-  p.mode = model::Mode::kEnforce;
+seam::DevicePolicy ControllerBridge::policy_for(const seam::DeviceInfo& dev) const {
+  seam::DevicePolicy p;
+  p.mode = seam::Mode::kEnforce;
   p.algorithm = policy_.algorithm;
   p.rule = "simulator";
   p.rate_limit_ns = 0;
@@ -59,14 +59,14 @@ model::DevicePolicy ControllerBridge::policy_for(const model::DeviceInfo& dev) c
   return p;
 }
 
-Result<model::Snapshot> ControllerBridge::sample() {
-  model::Snapshot snap;
+Result<seam::Snapshot> ControllerBridge::sample() {
+  seam::Snapshot snap;
   auto r = sample_into(snap);
   if (!r) return fail(std::move(r).error());
   return snap;
 }
 
-Result<void> ControllerBridge::sample_into(model::Snapshot& out) {
+Result<void> ControllerBridge::sample_into(seam::Snapshot& out) {
   out.time_ns = engine_.now();
   out.queues.clear();
   out.cqs.clear();
@@ -79,10 +79,10 @@ Result<void> ControllerBridge::sample_into(model::Snapshot& out) {
     for (uint32_t q = 0; q < engine_.queues(); ++q) {
       const Engine::CqCounters& c = engine_.counters(stages_[i], q);
       if (rdma_) {
-        model::CqCounters cq;
+        seam::CqCounters cq;
         cq.key = {i, q + 1};
         cq.ibdev = names_[i];
-        cq.poll_ctx = model::PollContext::kSoftirq;
+        cq.poll_ctx = seam::PollContext::kSoftirq;
         // One completion vector per core of the stage: the queues a core serves share it.
         cq.comp_vector = static_cast<int32_t>(q % cores);
         cq.schedules = c.interrupts;
@@ -93,7 +93,7 @@ Result<void> ControllerBridge::sample_into(model::Snapshot& out) {
         cq.cpu = static_cast<uint16_t>(core_base + q % cores);  // the core that polls it
         out.cqs.push_back(std::move(cq));
       } else {
-        model::QueueCounters qc;
+        seam::QueueCounters qc;
         qc.key = {i + 1, q + 1};
         qc.queue = static_cast<int32_t>(q);
         qc.polls = c.polls;
@@ -116,7 +116,7 @@ Result<void> ControllerBridge::sample_into(model::Snapshot& out) {
     for (uint32_t q = 0; q < engine_.queues(); ++q) {
       const Engine::IrqTimeCounters& t = engine_.irq_times(stages_[i], q);
       if (t.count == 0) continue;
-      out.irqs.push_back(model::IrqTimes{irq_of(i, q), t.ns, t.count, t.timed});
+      out.irqs.push_back(seam::IrqTimes{irq_of(i, q), t.ns, t.count, t.timed});
     }
   }
   return ok();
@@ -126,13 +126,13 @@ uint32_t ControllerBridge::irq_of(uint32_t stage_ix, uint32_t queue) const {
   return kFirstIrq + stage_ix * engine_.queues() + queue;
 }
 
-void ControllerBridge::add_cpu_times(model::Snapshot& out, uint32_t stage, uint32_t first_cpu,
+void ControllerBridge::add_cpu_times(seam::Snapshot& out, uint32_t stage, uint32_t first_cpu,
                                      uint32_t cores) const {
   if (out.cpus.size() < first_cpu + cores) out.cpus.resize(first_cpu + cores);
   const uint32_t first_core = engine_.core_of(stage, 0);  // the stage's cores are consecutive
   for (uint32_t k = 0; k < cores && k < engine_.queues(); ++k) {
     const Engine::CpuTimeCounters& t = engine_.cpu_times(first_core + k);
-    model::CpuTimes& c = out.cpus[first_cpu + k];
+    seam::CpuTimes& c = out.cpus[first_cpu + k];
     c.hardirq_ns = t.hardirq_ns;
     c.hardirq_count = t.hardirq_count;
     c.hardirq_timed = t.hardirq_timed;
@@ -161,7 +161,7 @@ std::vector<ModelCore> ControllerBridge::model_cores() const {
   std::vector<ModelCore> out;
   const auto st = controller_->state();
   if (!st) return out;
-  for (const model::CoreView& c : st->cores) {
+  for (const seam::CoreView& c : st->cores) {
     out.push_back({c.cpu, static_cast<uint8_t>(c.confidence), c.used_completion_ns,
                    c.used_interrupt_ns, c.estimate.background, c.saturated, c.saturation_profile,
                    c.saturation_episodes, c.descents_kept, c.descents_back, c.rejudged});
@@ -175,7 +175,7 @@ void ControllerBridge::step() {
   // Kernel ULP CQs cannot be moderated from user space; an application that owns its CQs
   // applies what the controller decided (VerbsCqModerator). The simulator plays that part.
   const auto st = controller_->state();
-  for (const model::CqView& v : st->cqs) {
+  for (const seam::CqView& v : st->cqs) {
     const uint32_t i = v.counters.key.dev_index;
     if (i >= stages_.size() || v.counters.key.cq_id == 0) continue;
     // No wish (every RDMA profile has a count): the model has not measured the CQ yet, and an
@@ -194,16 +194,16 @@ Result<uint32_t> ControllerBridge::stage_of(const std::string& dev) const {
   return it->second;
 }
 
-model::Coalesce ControllerBridge::coalesce_of(uint32_t stage, uint32_t queue) const {
+seam::Coalesce ControllerBridge::coalesce_of(uint32_t stage, uint32_t queue) const {
   const Moderation m = engine_.moderation(stage, queue);
-  model::Coalesce c;
+  seam::Coalesce c;
   c.rx_usecs = static_cast<uint32_t>(m.timer_ns / 1000);
   c.rx_max_frames = m.count;
   if (!rdma_) c.use_cqe_mode_rx = cqe_mode_[stage];
   return c;
 }
 
-void ControllerBridge::apply(uint32_t stage, uint32_t queue, const model::Coalesce& req) {
+void ControllerBridge::apply(uint32_t stage, uint32_t queue, const seam::Coalesce& req) {
   if (!rdma_ && req.use_cqe_mode_rx && *req.use_cqe_mode_rx != cqe_mode_[stage]) {
     cqe_mode_[stage] = *req.use_cqe_mode_rx;
     engine_.set_timer(stage, cqe_mode_[stage] ? TimerMode::kIdleGap : TimerMode::kRateLimit);
@@ -214,13 +214,13 @@ void ControllerBridge::apply(uint32_t stage, uint32_t queue, const model::Coales
   engine_.request_moderation(stage, queue, m);
 }
 
-Result<model::Coalesce> ControllerBridge::get(const std::string& dev) {
+Result<seam::Coalesce> ControllerBridge::get(const std::string& dev) {
   auto s = stage_of(dev);
   if (!s) return fail(std::move(s).error());
   return coalesce_of(*s, 0);
 }
 
-Result<model::Coalesce> ControllerBridge::set(const std::string& dev, const model::Coalesce& req) {
+Result<seam::Coalesce> ControllerBridge::set(const std::string& dev, const seam::Coalesce& req) {
   auto s = stage_of(dev);
   if (!s) return fail(std::move(s).error());
   for (uint32_t q = 0; q < engine_.queues(); ++q) apply(*s, q, req);
@@ -231,15 +231,15 @@ bool ControllerBridge::supports_per_queue(const std::string&) {
   return true;
 }
 
-Result<model::Coalesce> ControllerBridge::get_queue(const std::string& dev, uint32_t queue) {
+Result<seam::Coalesce> ControllerBridge::get_queue(const std::string& dev, uint32_t queue) {
   auto s = stage_of(dev);
   if (!s) return fail(std::move(s).error());
   if (queue >= engine_.queues()) return DIMCTL_FAIL(EINVAL, "{}: no queue {}", dev, queue);
   return coalesce_of(*s, queue);
 }
 
-Result<model::Coalesce> ControllerBridge::set_queue(const std::string& dev, uint32_t queue,
-                                                    const model::Coalesce& req) {
+Result<seam::Coalesce> ControllerBridge::set_queue(const std::string& dev, uint32_t queue,
+                                                   const seam::Coalesce& req) {
   auto s = stage_of(dev);
   if (!s) return fail(std::move(s).error());
   if (queue >= engine_.queues()) return DIMCTL_FAIL(EINVAL, "{}: no queue {}", dev, queue);

@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "dimctl/controller/controller.h"
-#include "dimctl/model/clock.h"
-#include "dimctl/model/counter_source.h"
-#include "dimctl/model/net_actuator.h"
-#include "dimctl/model/null_originals_store.h"
-#include "dimctl/model/policy.h"
+#include "dimctl/seam/clock.h"
+#include "dimctl/seam/counter_source.h"
+#include "dimctl/seam/net_actuator.h"
+#include "dimctl/seam/null_originals_store.h"
+#include "dimctl/seam/policy.h"
 #include "dimctl/sim/metrics.h"
 #include "dimctl/sim/policy.h"
 #include "dimctl/sim/workload.h"
@@ -29,10 +29,10 @@ namespace dimctl::sim {
 
 class Engine;
 
-class ControllerBridge final : public model::CounterSource,
-                               public model::NetActuator,
-                               public model::PolicySource,
-                               public model::Clock {
+class ControllerBridge final : public seam::CounterSource,
+                               public seam::NetActuator,
+                               public seam::PolicySource,
+                               public seam::Clock {
  public:
   ControllerBridge(Engine& engine, const PolicySpec& policy, const Workload& w);
   ~ControllerBridge() override;
@@ -40,25 +40,25 @@ class ControllerBridge final : public model::CounterSource,
   // One controller period at the engine's current time.
   void step();
   // What the controller published after its latest period (tests: the per-core costs).
-  std::shared_ptr<const model::ControllerState> state() const { return controller_->state(); }
+  std::shared_ptr<const seam::ControllerState> state() const { return controller_->state(); }
   // The per-core costs and saturation state of the latest period, for the run's result.
   std::vector<ModelCore> model_cores() const;
 
-  // model::CounterSource
-  Result<model::Snapshot> sample() override;
-  Result<void> sample_into(model::Snapshot& out) override;
-  // model::NetActuator
-  Result<model::Coalesce> get(const std::string& dev) override;
-  Result<model::Coalesce> set(const std::string& dev, const model::Coalesce& req) override;
+  // seam::CounterSource
+  Result<seam::Snapshot> sample() override;
+  Result<void> sample_into(seam::Snapshot& out) override;
+  // seam::NetActuator
+  Result<seam::Coalesce> get(const std::string& dev) override;
+  Result<seam::Coalesce> set(const std::string& dev, const seam::Coalesce& req) override;
   bool supports_per_queue(const std::string& dev) override;
-  Result<model::Coalesce> get_queue(const std::string& dev, uint32_t queue) override;
-  Result<model::Coalesce> set_queue(const std::string& dev, uint32_t queue,
-                                    const model::Coalesce& req) override;
-  std::vector<model::CoalesceChange> drain_changes() override { return {}; }
-  // model::PolicySource: every simulated device enforced with the policy's algorithm, no rate
+  Result<seam::Coalesce> get_queue(const std::string& dev, uint32_t queue) override;
+  Result<seam::Coalesce> set_queue(const std::string& dev, uint32_t queue,
+                                   const seam::Coalesce& req) override;
+  std::vector<seam::CoalesceChange> drain_changes() override { return {}; }
+  // seam::PolicySource: every simulated device enforced with the policy's algorithm, no rate
   // limit beyond the controller period.
-  model::DevicePolicy policy_for(const model::DeviceInfo& dev) const override;
-  // model::Clock
+  seam::DevicePolicy policy_for(const seam::DeviceInfo& dev) const override;
+  // seam::Clock
   int64_t now_ns() const override;
 
  private:
@@ -66,11 +66,10 @@ class ControllerBridge final : public model::CounterSource,
   static constexpr uint32_t kFirstIrq = 128;
   uint32_t irq_of(uint32_t stage_ix, uint32_t queue) const;
   // Snapshot::cpus[first_cpu, first_cpu + cores) from the engine's cores of `stage`.
-  void add_cpu_times(model::Snapshot& out, uint32_t stage, uint32_t first_cpu,
-                     uint32_t cores) const;
+  void add_cpu_times(seam::Snapshot& out, uint32_t stage, uint32_t first_cpu, uint32_t cores) const;
   Result<uint32_t> stage_of(const std::string& dev) const;
-  model::Coalesce coalesce_of(uint32_t stage, uint32_t queue) const;
-  void apply(uint32_t stage, uint32_t queue, const model::Coalesce& req);
+  seam::Coalesce coalesce_of(uint32_t stage, uint32_t queue) const;
+  void apply(uint32_t stage, uint32_t queue, const seam::Coalesce& req);
 
   Engine& engine_;
   const PolicySpec& policy_;
@@ -80,7 +79,7 @@ class ControllerBridge final : public model::CounterSource,
   std::vector<std::string> names_;  // per moderated stage
   std::map<std::string, uint32_t> stage_by_name_;
   std::vector<uint32_t> stages_;
-  model::NullOriginalsStore originals_;  // the simulated devices need no restore
+  seam::NullOriginalsStore originals_;  // the simulated devices need no restore
   std::unique_ptr<controller::Controller> controller_;
 };
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "dimctl/common/duration.h"
-#include "dimctl/model/names.h"
+#include "dimctl/seam/names.h"
 #include "dimctl/sim/workload_yaml.h"
 
 namespace dimctl::sim {
@@ -19,13 +19,13 @@ constexpr std::string_view kHostSuffix = "-host";
 
 // The controller algorithms a dimctl-* policy can name: every one but static and off, which the
 // simulator has as static:IX and none.
-constexpr model::Algorithm kControllerAlgorithms[] = {
-    model::Algorithm::kNetEqe, model::Algorithm::kNetCqe, model::Algorithm::kRdma,
-    model::Algorithm::kModel, model::Algorithm::kModelCqe};
+constexpr seam::Algorithm kControllerAlgorithms[] = {
+    seam::Algorithm::kNetEqe, seam::Algorithm::kNetCqe, seam::Algorithm::kRdma,
+    seam::Algorithm::kModel, seam::Algorithm::kModelCqe};
 
-std::optional<model::Algorithm> controller_algorithm(std::string_view name) {
-  auto a = model::kAlgorithmNames.parse_name(name);
-  for (model::Algorithm c : kControllerAlgorithms)
+std::optional<seam::Algorithm> controller_algorithm(std::string_view name) {
+  auto a = seam::kAlgorithmNames.parse_name(name);
+  for (seam::Algorithm c : kControllerAlgorithms)
     if (a == c) return a;
   return std::nullopt;
 }
@@ -42,9 +42,9 @@ Result<int64_t> parse_period(std::string_view s, std::string_view whole) {
 
 std::optional<TimerMode> PolicySpec::timer() const {
   const bool net = kind == Kind::kKernelNet ||
-                   (kind == Kind::kController && (algorithm == model::Algorithm::kNetEqe ||
-                                                  algorithm == model::Algorithm::kNetCqe ||
-                                                  algorithm == model::Algorithm::kModelCqe));
+                   (kind == Kind::kController && (algorithm == seam::Algorithm::kNetEqe ||
+                                                  algorithm == seam::Algorithm::kNetCqe ||
+                                                  algorithm == seam::Algorithm::kModelCqe));
   if (!net) return std::nullopt;
   return cqe ? TimerMode::kIdleGap : TimerMode::kRateLimit;
 }
@@ -56,10 +56,10 @@ ProfileTable PolicySpec::table(ProfileTable workload_table) const {
     case Kind::kKernelRdma:
       return ProfileTable::kRdma;
     case Kind::kController:
-      if (algorithm == model::Algorithm::kNetEqe) return ProfileTable::kNetEqe;
-      if (algorithm == model::Algorithm::kNetCqe) return ProfileTable::kNetCqe;
-      if (algorithm == model::Algorithm::kRdma) return ProfileTable::kRdma;
-      if (algorithm == model::Algorithm::kModelCqe) return ProfileTable::kNetCqe;
+      if (algorithm == seam::Algorithm::kNetEqe) return ProfileTable::kNetEqe;
+      if (algorithm == seam::Algorithm::kNetCqe) return ProfileTable::kNetCqe;
+      if (algorithm == seam::Algorithm::kRdma) return ProfileTable::kRdma;
+      if (algorithm == seam::Algorithm::kModelCqe) return ProfileTable::kNetCqe;
       // model: the table of the NIC's CQE mode, which it keeps (the simulated NIC is in CQE mode
       // on a net-cqe workload: ControllerBridge), the RDMA table on a storage one.
       return workload_table;
@@ -101,11 +101,11 @@ Result<PolicySpec> parse_policy(std::string_view text) {
     p.host_costs = algo.ends_with(kHostSuffix);
     if (p.host_costs) algo.remove_suffix(kHostSuffix.size());
     auto a = controller_algorithm(algo);
-    if (!a || (p.host_costs && *a != model::Algorithm::kModel))
+    if (!a || (p.host_costs && *a != seam::Algorithm::kModel))
       return DIMCTL_FAIL(0, "unknown policy '{}' (known: {})", text, policy_help());
     p.kind = K::kController;
     p.algorithm = *a;
-    p.cqe = *a == model::Algorithm::kNetCqe || *a == model::Algorithm::kModelCqe;
+    p.cqe = *a == seam::Algorithm::kNetCqe || *a == seam::Algorithm::kModelCqe;
   } else {
     return DIMCTL_FAIL(0, "unknown policy '{}' (known: {})", text, policy_help());
   }
@@ -125,10 +125,10 @@ std::string_view policy_help() {
     std::vector<std::string> names = {"none", "static:IX"};
     for (const auto& t : kProfileTableNames.names)
       names.push_back(fmt::format("{}{}", kKernel, t.name));
-    for (model::Algorithm a : kControllerAlgorithms)
-      names.push_back(fmt::format("{}{}", kDimctl, model::kAlgorithmNames.name(a)));
-    names.push_back(fmt::format(
-        "{}{}{}", kDimctl, model::kAlgorithmNames.name(model::Algorithm::kModel), kHostSuffix));
+    for (seam::Algorithm a : kControllerAlgorithms)
+      names.push_back(fmt::format("{}{}", kDimctl, seam::kAlgorithmNames.name(a)));
+    names.push_back(fmt::format("{}{}{}", kDimctl,
+                                seam::kAlgorithmNames.name(seam::Algorithm::kModel), kHostSuffix));
     return fmt::format(
         "{} ({}* take @PERIOD, default @{}), oracle (oracle@LAG: its schedule applied LAG after "
         "each phase start)",

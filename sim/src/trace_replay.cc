@@ -68,22 +68,22 @@ Result<Intervals> read_intervals(const std::string& path, const std::string& dev
     auto frame = reader->next();
     if (!frame) return fail(std::move(frame).error());
     if (!*frame) break;
-    const model::Snapshot& s = **frame;
+    const seam::Snapshot& s = **frame;
     if (!t0) t0 = s.time_ns;
     prev_frame_ns = frames == 0 ? s.time_ns : t_last;
     t_last = s.time_ns;
     ++frames;
-    for (const model::QueueCounters& q : s.queues) {
+    for (const seam::QueueCounters& q : s.queues) {
       const std::string& dev = q.device_ix < s.devices.size() ? s.device_of(q) : std::string();
       seen.insert(dev);
       if (!device.empty() && dev != device) continue;
-      account(net, model::packed(q.key), q.packets, s.time_ns, false,
+      account(net, seam::packed(q.key), q.packets, s.time_ns, false,
               fmt::format("{} queue {} (napi {})", dev, q.queue, q.key.napi_id));
     }
-    for (const model::CqCounters& c : s.cqs) {
+    for (const seam::CqCounters& c : s.cqs) {
       seen.insert(c.ibdev);
       if (!device.empty() && c.ibdev != device) continue;
-      account(cq, model::packed(c.key), c.completions, s.time_ns, true,
+      account(cq, seam::packed(c.key), c.completions, s.time_ns, true,
               fmt::format("{} cq {}", c.ibdev, c.key.cq_id));
     }
   }

@@ -258,7 +258,7 @@ void read_stage(Ctx& ctx, const YAML::Node& node, const std::string& path, Stage
   if (const Entry* x = r.get("shared_servers"))
     if (auto v = read_bool(ctx, *x)) s.shared_servers = *v;
   if (const Entry* x = r.get("timer")) {
-    if (auto t = read_name(ctx, *x, model::kTimerModeNames,
+    if (auto t = read_name(ctx, *x, seam::kTimerModeNames,
                            {{"eqe", "rate-limit"},
                             {"EQE", "rate-limit"},
                             {"cqe", "idle-gap"},
@@ -621,11 +621,11 @@ std::string format_dist(const Dist& d) {
 }
 
 std::string_view timer_mode_name(TimerMode m) {
-  return model::kTimerModeNames.name(m);
+  return seam::kTimerModeNames.name(m);
 }
 
 std::optional<TimerMode> parse_timer_mode(std::string_view text) {
-  return model::kTimerModeNames.parse(text);
+  return seam::kTimerModeNames.parse(text);
 }
 
 std::string_view table_name(ProfileTable t) {

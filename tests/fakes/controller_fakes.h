@@ -1,4 +1,4 @@
-// In-memory fakes of the model:: interfaces the Controller is built on, for unit tests and
+// In-memory fakes of the seam:: interfaces the Controller is built on, for unit tests and
 // benchmarks: scripted counter snapshots, a settable clock, an originals store and a policy
 // source with failure injection, and recording actuators that behave like the kernel where it
 // matters to the controller (reject unsupported fields, read back, notify every change).
@@ -17,20 +17,20 @@
 #include <vector>
 
 #include "dimctl/common/result.h"
-#include "dimctl/model/clock.h"
-#include "dimctl/model/coalesce.h"
-#include "dimctl/model/counter_source.h"
-#include "dimctl/model/net_actuator.h"
-#include "dimctl/model/originals_store.h"
-#include "dimctl/model/policy.h"
-#include "dimctl/model/rdma_actuator.h"
-#include "dimctl/model/snapshot.h"
+#include "dimctl/seam/clock.h"
+#include "dimctl/seam/coalesce.h"
+#include "dimctl/seam/counter_source.h"
+#include "dimctl/seam/net_actuator.h"
+#include "dimctl/seam/originals_store.h"
+#include "dimctl/seam/policy.h"
+#include "dimctl/seam/rdma_actuator.h"
+#include "dimctl/seam/snapshot.h"
 
 namespace dimctl::fakes {
 
-// The position of `name` in the snapshot's name table (model::Snapshot::devices), appended
+// The position of `name` in the snapshot's name table (seam::Snapshot::devices), appended
 // when missing: what a hand-built queue's device_ix should be.
-inline uint32_t device_ix(model::Snapshot& snap, const std::string& name) {
+inline uint32_t device_ix(seam::Snapshot& snap, const std::string& name) {
   for (size_t i = 0; i < snap.devices.size(); ++i) {
     if (snap.devices[i] == name) return static_cast<uint32_t>(i);
   }
@@ -39,9 +39,9 @@ inline uint32_t device_ix(model::Snapshot& snap, const std::string& name) {
 }
 
 // Returns `current` (which the test edits between steps), or the next scripted result first.
-class FakeCounterSource final : public model::CounterSource {
+class FakeCounterSource final : public seam::CounterSource {
  public:
-  Result<model::Snapshot> sample() override {
+  Result<seam::Snapshot> sample() override {
     ++calls;
     if (!script.empty()) {
       auto r = std::move(script.front());
@@ -56,26 +56,26 @@ class FakeCounterSource final : public model::CounterSource {
   }
 
   // The queue with `key`, or null.
-  model::QueueCounters* queue(const model::QueueKey& key) {
+  seam::QueueCounters* queue(const seam::QueueKey& key) {
     for (auto& q : current.queues) {
       if (q.key == key) return &q;
     }
     return nullptr;
   }
-  model::CqCounters* cq(const model::CqKey& key) {
+  seam::CqCounters* cq(const seam::CqKey& key) {
     for (auto& c : current.cqs) {
       if (c.key == key) return &c;
     }
     return nullptr;
   }
 
-  model::Snapshot current;
-  std::deque<Result<model::Snapshot>> script;
+  seam::Snapshot current;
+  std::deque<Result<seam::Snapshot>> script;
   bool fail_next = false;
   int calls = 0;
 };
 
-class FakeClock final : public model::Clock {
+class FakeClock final : public seam::Clock {
  public:
   int64_t now_ns() const override { return now; }
   void advance(int64_t ns) { now += ns; }
@@ -83,9 +83,9 @@ class FakeClock final : public model::Clock {
 };
 
 // Records like a persistent store: first value per key wins (the true original).
-class FakeOriginalsStore final : public model::OriginalsStore {
+class FakeOriginalsStore final : public seam::OriginalsStore {
  public:
-  Result<void> record_net(const std::string& dev, const model::Coalesce& original) override {
+  Result<void> record_net(const std::string& dev, const seam::Coalesce& original) override {
     ++net_calls;
     if (on_record) on_record(dev);
     if (fail_net) return DIMCTL_FAIL(EIO, "fake originals store: cannot persist {}", dev);
@@ -93,7 +93,7 @@ class FakeOriginalsStore final : public model::OriginalsStore {
     return ok();
   }
   Result<void> record_net_queue(const std::string& dev, uint32_t queue,
-                                const model::Coalesce& original) override {
+                                const seam::Coalesce& original) override {
     ++queue_calls;
     if (on_record) on_record(dev);
     if (fail_queue) return DIMCTL_FAIL(EIO, "fake originals store: cannot persist {}", dev);
@@ -109,7 +109,7 @@ class FakeOriginalsStore final : public model::OriginalsStore {
   }
 
   Result<void> record_napi(const std::string& dev, uint32_t napi_id,
-                           const model::NapiConfig& original) override {
+                           const seam::NapiConfig& original) override {
     ++napi_calls;
     if (on_record) on_record(dev);
     if (fail_napi) return DIMCTL_FAIL(EIO, "fake originals store: cannot persist {}", dev);
@@ -141,9 +141,9 @@ class FakeOriginalsStore final : public model::OriginalsStore {
       const std::vector<std::pair<std::string, std::string>>& renames) override {
     ++rename_calls;
     if (fail_rename) return DIMCTL_FAIL(EIO, "fake originals store: cannot persist renames");
-    std::map<std::string, model::Coalesce> moved_net;
-    std::map<std::pair<std::string, uint32_t>, model::Coalesce> moved_queues;
-    std::map<std::pair<std::string, uint32_t>, model::NapiConfig> moved_napis;
+    std::map<std::string, seam::Coalesce> moved_net;
+    std::map<std::pair<std::string, uint32_t>, seam::Coalesce> moved_queues;
+    std::map<std::pair<std::string, uint32_t>, seam::NapiConfig> moved_napis;
     for (const auto& [from, to] : renames) {
       if (auto n = net.extract(from)) moved_net.emplace(to, n.mapped());
       std::erase_if(queues, [&, &to = to, &from = from](const auto& kv) {
@@ -163,10 +163,10 @@ class FakeOriginalsStore final : public model::OriginalsStore {
     return ok();
   }
 
-  std::map<std::string, model::Coalesce> net;
-  std::map<std::pair<std::string, uint32_t>, model::Coalesce> queues;
+  std::map<std::string, seam::Coalesce> net;
+  std::map<std::pair<std::string, uint32_t>, seam::Coalesce> queues;
   std::map<std::string, bool> rdma;
-  std::map<std::pair<std::string, uint32_t>, model::NapiConfig> napis;  // (dev, napi id)
+  std::map<std::pair<std::string, uint32_t>, seam::NapiConfig> napis;  // (dev, napi id)
   bool fail_net = false, fail_queue = false, fail_rdma = false, fail_forget = false;
   bool fail_rename = false, fail_napi = false;
   int forget_calls = 0, rename_calls = 0;
@@ -175,41 +175,41 @@ class FakeOriginalsStore final : public model::OriginalsStore {
 };
 
 // Per-device policies by name; everything else gets `fallback`.
-class FakePolicySource final : public model::PolicySource {
+class FakePolicySource final : public seam::PolicySource {
  public:
-  model::DevicePolicy policy_for(const model::DeviceInfo& dev) const override {
+  seam::DevicePolicy policy_for(const seam::DeviceInfo& dev) const override {
     asked.push_back(dev);
     auto it = by_name.find(dev.name);
     return it != by_name.end() ? it->second : fallback;
   }
-  std::map<std::string, model::DevicePolicy> by_name;
-  model::DevicePolicy fallback;  // shadow, net-eqe, no rule
-  mutable std::vector<model::DeviceInfo> asked;
+  std::map<std::string, seam::DevicePolicy> by_name;
+  seam::DevicePolicy fallback;  // shadow, net-eqe, no rule
+  mutable std::vector<seam::DeviceInfo> asked;
 };
 
 // A NIC's coalescing as the kernel presents it: GET reports only supported fields, SET of an
 // unreported field fails with EINVAL (and is counted as a contract violation), values may be
 // quantized, every successful SET is notified (ETHTOOL_MSG_COALESCE_NTF), and someone else can
 // change settings too.
-class RecordingNetActuator final : public model::NetActuator {
+class RecordingNetActuator final : public seam::NetActuator {
  public:
   struct Device {
-    model::Coalesce state;  // present fields = supported fields
+    seam::Coalesce state;  // present fields = supported fields
     bool per_queue = false;
-    std::map<uint32_t, model::Coalesce> queues;
+    std::map<uint32_t, seam::Coalesce> queues;
     std::optional<int> get_errno, set_errno;
     std::function<uint32_t(uint32_t)> quantize_usecs;  // driver rounding, e.g. ENA
   };
   struct SetCall {
     std::string dev;
     std::optional<uint32_t> queue;
-    model::Coalesce req;
+    seam::Coalesce req;
   };
 
   // A typical mlx5-like device: rx/tx usecs and frames, adaptive rx/tx, CQE mode rx/tx.
-  static model::Coalesce full_coalesce(uint32_t rx_usecs = 8, uint32_t rx_frames = 128,
-                                       bool adaptive_rx = false) {
-    model::Coalesce c;
+  static seam::Coalesce full_coalesce(uint32_t rx_usecs = 8, uint32_t rx_frames = 128,
+                                      bool adaptive_rx = false) {
+    seam::Coalesce c;
     c.rx_usecs = rx_usecs;
     c.rx_max_frames = rx_frames;
     c.tx_usecs = 16;
@@ -221,7 +221,7 @@ class RecordingNetActuator final : public model::NetActuator {
     return c;
   }
 
-  Result<model::Coalesce> get(const std::string& dev) override {
+  Result<seam::Coalesce> get(const std::string& dev) override {
     ++gets;
     auto it = devices.find(dev);
     if (it == devices.end()) return DIMCTL_FAIL(ENODEV, "fake: no device {}", dev);
@@ -229,7 +229,7 @@ class RecordingNetActuator final : public model::NetActuator {
     return it->second.state;
   }
 
-  Result<model::Coalesce> set(const std::string& dev, const model::Coalesce& req) override {
+  Result<seam::Coalesce> set(const std::string& dev, const seam::Coalesce& req) override {
     sets.push_back({dev, std::nullopt, req});
     auto it = devices.find(dev);
     if (it == devices.end()) return DIMCTL_FAIL(ENODEV, "fake: no device {}", dev);
@@ -245,7 +245,7 @@ class RecordingNetActuator final : public model::NetActuator {
     return it != devices.end() && it->second.per_queue;
   }
 
-  Result<model::Coalesce> get_queue(const std::string& dev, uint32_t queue) override {
+  Result<seam::Coalesce> get_queue(const std::string& dev, uint32_t queue) override {
     ++queue_gets;
     auto it = devices.find(dev);
     if (it == devices.end() || !it->second.per_queue) {
@@ -256,8 +256,8 @@ class RecordingNetActuator final : public model::NetActuator {
     return q->second;
   }
 
-  Result<model::Coalesce> set_queue(const std::string& dev, uint32_t queue,
-                                    const model::Coalesce& req) override {
+  Result<seam::Coalesce> set_queue(const std::string& dev, uint32_t queue,
+                                   const seam::Coalesce& req) override {
     sets.push_back({dev, queue, req});
     auto it = devices.find(dev);
     if (it == devices.end() || !it->second.per_queue) {
@@ -270,10 +270,10 @@ class RecordingNetActuator final : public model::NetActuator {
     return q->second;  // the per-queue ioctl sends no netlink notification
   }
 
-  std::vector<model::CoalesceChange> drain_changes() override { return std::exchange(changes, {}); }
+  std::vector<seam::CoalesceChange> drain_changes() override { return std::exchange(changes, {}); }
 
   // Someone else (tuned, an operator's ethtool -C) changes the device: notified like ours.
-  void external_set(const std::string& dev, const model::Coalesce& req) {
+  void external_set(const std::string& dev, const seam::Coalesce& req) {
     auto& d = devices.at(dev);
     (void)apply(d, d.state, req);
     changes.push_back({dev, d.state});
@@ -290,12 +290,12 @@ class RecordingNetActuator final : public model::NetActuator {
 
   std::map<std::string, Device> devices;
   std::vector<SetCall> sets;
-  std::vector<model::CoalesceChange> changes;
+  std::vector<seam::CoalesceChange> changes;
   int gets = 0, queue_gets = 0;
   int unsupported_sends = 0;  // SET requests naming a field the device does not report
 
  private:
-  Result<void> apply(Device& d, model::Coalesce& target, const model::Coalesce& req) {
+  Result<void> apply(Device& d, seam::Coalesce& target, const seam::Coalesce& req) {
     bool bad = false;
     auto set_field = [&](auto field) {
       if (!(req.*field).has_value()) return;
@@ -306,15 +306,15 @@ class RecordingNetActuator final : public model::NetActuator {
       target.*field = req.*field;
     };
     // Validate everything first: the kernel rejects the whole request.
-    model::Coalesce before = target;
-    set_field(&model::Coalesce::rx_usecs);
-    set_field(&model::Coalesce::rx_max_frames);
-    set_field(&model::Coalesce::tx_usecs);
-    set_field(&model::Coalesce::tx_max_frames);
-    set_field(&model::Coalesce::use_adaptive_rx);
-    set_field(&model::Coalesce::use_adaptive_tx);
-    set_field(&model::Coalesce::use_cqe_mode_rx);
-    set_field(&model::Coalesce::use_cqe_mode_tx);
+    seam::Coalesce before = target;
+    set_field(&seam::Coalesce::rx_usecs);
+    set_field(&seam::Coalesce::rx_max_frames);
+    set_field(&seam::Coalesce::tx_usecs);
+    set_field(&seam::Coalesce::tx_max_frames);
+    set_field(&seam::Coalesce::use_adaptive_rx);
+    set_field(&seam::Coalesce::use_adaptive_tx);
+    set_field(&seam::Coalesce::use_cqe_mode_rx);
+    set_field(&seam::Coalesce::use_cqe_mode_tx);
     if (bad) {
       target = before;
       ++unsupported_sends;
@@ -325,9 +325,9 @@ class RecordingNetActuator final : public model::NetActuator {
   }
 };
 
-class RecordingRdmaDimSwitch final : public model::RdmaDimSwitch {
+class RecordingRdmaDimSwitch final : public seam::RdmaDimSwitch {
  public:
-  Result<std::vector<model::RdmaDevice>> list() override {
+  Result<std::vector<seam::RdmaDevice>> list() override {
     if (list_errno) return DIMCTL_FAIL(*list_errno, "fake: rdma dev list");
     return devices;
   }
@@ -349,7 +349,7 @@ class RecordingRdmaDimSwitch final : public model::RdmaDimSwitch {
     return DIMCTL_FAIL(ENODEV, "fake: no IB device {}", ibdev);
   }
 
-  std::vector<model::RdmaDevice> devices;
+  std::vector<seam::RdmaDevice> devices;
   std::vector<std::pair<std::string, bool>> set_calls;
   std::optional<int> list_errno, set_errno;
 };

@@ -1,4 +1,4 @@
-// In-memory fakes of model::NetActuator and model::RdmaDimSwitch for tests of the controller,
+// In-memory fakes of seam::NetActuator and seam::RdmaDimSwitch for tests of the controller,
 // the state store and anything else that drives actuators. Header-only.
 //
 // FakeNetActuator models what the real EthtoolNetlink does:
@@ -19,22 +19,22 @@
 #include <vector>
 
 #include "dimctl/common/result.h"
-#include "dimctl/model/net_actuator.h"
-#include "dimctl/model/rdma_actuator.h"
+#include "dimctl/seam/net_actuator.h"
+#include "dimctl/seam/rdma_actuator.h"
 
 namespace dimctl::fakes {
 
-class FakeNetActuator : public model::NetActuator {
+class FakeNetActuator : public seam::NetActuator {
  public:
   struct Device {
-    model::Coalesce values;  // present fields = supported fields, with their values
-    model::Coalesce limits;  // present fields = maximum accepted (clamped), optional
-    std::map<uint32_t, model::Coalesce> queues;  // empty = no per-queue support
+    seam::Coalesce values;  // present fields = supported fields, with their values
+    seam::Coalesce limits;  // present fields = maximum accepted (clamped), optional
+    std::map<uint32_t, seam::Coalesce> queues;  // empty = no per-queue support
   };
 
   // A device; `values` lists the supported fields and their current values. With nqueues > 0
   // the device supports per-queue coalescing and every queue starts with `values`.
-  void add_device(const std::string& dev, const model::Coalesce& values, uint32_t nqueues = 0) {
+  void add_device(const std::string& dev, const seam::Coalesce& values, uint32_t nqueues = 0) {
     Device d;
     d.values = values;
     for (uint32_t q = 0; q < nqueues; ++q) d.queues[q] = values;
@@ -43,7 +43,7 @@ class FakeNetActuator : public model::NetActuator {
   void remove_device(const std::string& dev) { devices_.erase(dev); }
   bool has_device(const std::string& dev) const { return devices_.count(dev) != 0; }
   // Clamp written values of `dev` to the present fields of `limits`.
-  void set_limits(const std::string& dev, const model::Coalesce& limits) {
+  void set_limits(const std::string& dev, const seam::Coalesce& limits) {
     devices_.at(dev).limits = limits;
   }
   // The next set()/set_queue() on dev fails with `err` (no change).
@@ -57,15 +57,15 @@ class FakeNetActuator : public model::NetActuator {
     }
   }
   // Someone else changed the device (e.g. `ethtool -C`): apply and notify.
-  void external_change(const std::string& dev, const model::Coalesce& c) {
+  void external_change(const std::string& dev, const seam::Coalesce& c) {
     auto& d = devices_.at(dev);
     merge(d.values, c, d.limits);
     changes_.push_back({dev, d.values});
   }
 
   // Direct state access for assertions.
-  const model::Coalesce& values(const std::string& dev) const { return devices_.at(dev).values; }
-  const model::Coalesce& queue_values(const std::string& dev, uint32_t q) const {
+  const seam::Coalesce& values(const std::string& dev) const { return devices_.at(dev).values; }
+  const seam::Coalesce& queue_values(const std::string& dev, uint32_t q) const {
     return devices_.at(dev).queues.at(q);
   }
 
@@ -73,16 +73,16 @@ class FakeNetActuator : public model::NetActuator {
   int get_calls = 0;
   int set_calls = 0;        // attempts, including refused and failed ones
   int queue_set_calls = 0;  // attempts
-  std::vector<std::pair<std::string, model::Coalesce>> set_history;  // successful device writes
+  std::vector<std::pair<std::string, seam::Coalesce>> set_history;  // successful device writes
 
-  Result<model::Coalesce> get(const std::string& dev) override {
+  Result<seam::Coalesce> get(const std::string& dev) override {
     ++get_calls;
     auto it = devices_.find(dev);
     if (it == devices_.end()) return DIMCTL_FAIL(ENODEV, "fake: no device {}", dev);
     return it->second.values;
   }
 
-  Result<model::Coalesce> set(const std::string& dev, const model::Coalesce& req) override {
+  Result<seam::Coalesce> set(const std::string& dev, const seam::Coalesce& req) override {
     ++set_calls;
     auto it = devices_.find(dev);
     if (it == devices_.end()) return DIMCTL_FAIL(ENODEV, "fake: no device {}", dev);
@@ -105,7 +105,7 @@ class FakeNetActuator : public model::NetActuator {
     return it != devices_.end() && !it->second.queues.empty();
   }
 
-  Result<model::Coalesce> get_queue(const std::string& dev, uint32_t queue) override {
+  Result<seam::Coalesce> get_queue(const std::string& dev, uint32_t queue) override {
     auto it = devices_.find(dev);
     if (it == devices_.end()) return DIMCTL_FAIL(ENODEV, "fake: no device {}", dev);
     if (it->second.queues.empty()) {
@@ -117,8 +117,8 @@ class FakeNetActuator : public model::NetActuator {
     return q->second;
   }
 
-  Result<model::Coalesce> set_queue(const std::string& dev, uint32_t queue,
-                                    const model::Coalesce& req) override {
+  Result<seam::Coalesce> set_queue(const std::string& dev, uint32_t queue,
+                                   const seam::Coalesce& req) override {
     ++queue_set_calls;
     auto it = devices_.find(dev);
     if (it == devices_.end()) return DIMCTL_FAIL(ENODEV, "fake: no device {}", dev);
@@ -136,8 +136,8 @@ class FakeNetActuator : public model::NetActuator {
     return q->second;
   }
 
-  std::vector<model::CoalesceChange> drain_changes() override {
-    std::vector<model::CoalesceChange> out(changes_.begin(), changes_.end());
+  std::vector<seam::CoalesceChange> drain_changes() override {
+    std::vector<seam::CoalesceChange> out(changes_.begin(), changes_.end());
     changes_.clear();
     return out;
   }
@@ -147,7 +147,7 @@ class FakeNetActuator : public model::NetActuator {
   static bool field_ok(const std::optional<T>& want, const std::optional<T>& have) {
     return !want || have;
   }
-  static bool supported(const model::Coalesce& req, const model::Coalesce& have) {
+  static bool supported(const seam::Coalesce& req, const seam::Coalesce& have) {
     return field_ok(req.rx_usecs, have.rx_usecs) &&
            field_ok(req.rx_max_frames, have.rx_max_frames) &&
            field_ok(req.tx_usecs, have.tx_usecs) &&
@@ -164,8 +164,7 @@ class FakeNetActuator : public model::NetActuator {
   static void put(std::optional<bool>& dst, const std::optional<bool>& v) {
     if (v) dst = *v;
   }
-  static void merge(model::Coalesce& dst, const model::Coalesce& req,
-                    const model::Coalesce& limits) {
+  static void merge(seam::Coalesce& dst, const seam::Coalesce& req, const seam::Coalesce& limits) {
     put(dst.rx_usecs, req.rx_usecs, limits.rx_usecs);
     put(dst.rx_max_frames, req.rx_max_frames, limits.rx_max_frames);
     put(dst.tx_usecs, req.tx_usecs, limits.tx_usecs);
@@ -190,10 +189,10 @@ class FakeNetActuator : public model::NetActuator {
   std::map<std::string, Device> devices_;
   std::map<std::string, Error> fail_next_;
   std::map<std::string, int> fail_always_;
-  std::deque<model::CoalesceChange> changes_;
+  std::deque<seam::CoalesceChange> changes_;
 };
 
-class FakeRdmaDimSwitch : public model::RdmaDimSwitch {
+class FakeRdmaDimSwitch : public seam::RdmaDimSwitch {
  public:
   void add_device(const std::string& name, bool dim_enabled) {
     devices_[name] = {next_index_++, name, dim_enabled};
@@ -212,8 +211,8 @@ class FakeRdmaDimSwitch : public model::RdmaDimSwitch {
   bool dim(const std::string& name) const { return devices_.at(name).dim_enabled; }
   int set_calls = 0;
 
-  Result<std::vector<model::RdmaDevice>> list() override {
-    std::vector<model::RdmaDevice> out;
+  Result<std::vector<seam::RdmaDevice>> list() override {
+    std::vector<seam::RdmaDevice> out;
     for (const auto& [n, d] : devices_) out.push_back(d);
     return out;
   }
@@ -234,7 +233,7 @@ class FakeRdmaDimSwitch : public model::RdmaDimSwitch {
   }
 
  private:
-  std::map<std::string, model::RdmaDevice> devices_;
+  std::map<std::string, seam::RdmaDevice> devices_;
   std::map<std::string, int> fail_;
   std::map<std::string, bool> stuck_;
   uint32_t next_index_ = 1;

@@ -14,9 +14,9 @@ namespace {
 using dimctl::config::Config;
 using dimctl::config::ConfigPolicy;
 using dimctl::config::Diagnostic;
-using dimctl::model::DeviceInfo;
-using dimctl::model::DeviceKind;
-using dimctl::model::Mode;
+using dimctl::seam::DeviceInfo;
+using dimctl::seam::DeviceKind;
+using dimctl::seam::Mode;
 
 // Devices a rule in the seed corpus names, and one nothing names.
 const DeviceInfo kDevices[] = {

@@ -28,8 +28,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using config::Config;
-using model::DeviceInfo;
-using model::DeviceKind;
+using seam::DeviceInfo;
+using seam::DeviceKind;
 
 struct Options {
   std::string file;
@@ -79,7 +79,7 @@ void print_summary(const Config& cfg) {
   std::cout << fmt::format("{}: OK\n", cfg.source);
   std::cout << fmt::format("  mode: {} (devices named by no rule: {}, never written)\n",
                            config::mode_name(cfg.mode),
-                           config::mode_name(std::min(cfg.mode, model::Mode::kShadow)));
+                           config::mode_name(std::min(cfg.mode, seam::Mode::kShadow)));
   std::cout << fmt::format("  interval: {}, metrics: {}, state_file: {}\n",
                            format_duration(cfg.interval_ns), cfg.metrics.listen.to_string(),
                            cfg.state_file);
@@ -95,9 +95,9 @@ void print_summary(const Config& cfg) {
 }
 
 // The algorithm, and the policy compared with it ("model vs dim").
-std::string algorithm_text(const model::DevicePolicy& p) {
+std::string algorithm_text(const seam::DevicePolicy& p) {
   std::string out = config::algorithm_name(p.algorithm, p.static_index);
-  if (p.compare) out += model::is_model(p.algorithm) ? " vs dim" : " vs model";
+  if (p.compare) out += seam::is_model(p.algorithm) ? " vs dim" : " vs model";
   return out;
 }
 
@@ -113,7 +113,7 @@ int print_devices(const config::ConfigPolicy& policy, const Options& opt) {
   int conflicts = 0;
   std::vector<bool> used(policy.config().rules.size(), false);
   for (const auto& dev : devices) {
-    model::DevicePolicy p = policy.policy_for(dev);
+    seam::DevicePolicy p = policy.policy_for(dev);
     auto names = policy.matching_rules(dev);
     for (size_t i = 0; i < policy.config().rules.size(); ++i)
       if (std::find(names.begin(), names.end(), policy.config().rules[i].name) != names.end())
@@ -124,7 +124,7 @@ int print_devices(const config::ConfigPolicy& policy, const Options& opt) {
       ++conflicts;
     } else if (p.rule.empty()) {
       note = "no rule: never written";
-    } else if (p.mode == model::Mode::kEnforce) {
+    } else if (p.mode == seam::Mode::kEnforce) {
       note = "allowlisted: written";
     } else {
       note = "allowlisted";

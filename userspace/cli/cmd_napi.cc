@@ -71,7 +71,7 @@ int run_show(const NapiOptions& opt) {
     std::cerr << fmt::format("dimctl napi show: {}\n", a.error().message());
     return kExitFailure;
   }
-  std::vector<std::pair<std::string, model::Napi>> rows;
+  std::vector<std::pair<std::string, seam::Napi>> rows;
   for (const auto& [name, idx] : *devs) {
     auto l = (*napi)->list(idx);
     if (!l && l.error().code() == ENODEV && opt.devices.empty()) continue;  // went away meanwhile

@@ -21,7 +21,7 @@
 #include "dimctl/common/control_period.h"
 #include "dimctl/common/duration.h"
 #include "dimctl/common/exit_codes.h"
-#include "dimctl/model/clock.h"
+#include "dimctl/seam/clock.h"
 #include "dimctl/trace/device_filter.h"
 #include "dimctl/trace/trace_writer.h"
 
@@ -160,8 +160,8 @@ int run_record(const RecordArgs& a) {
     return kExitUsage;
   }
 
-  model::MonotonicClock clock;
-  model::Snapshot sampled, filtered;
+  seam::MonotonicClock clock;
+  seam::Snapshot sampled, filtered;
   uint64_t consecutive_errors = 0;
   const int64_t start = clock.now_ns();
   int64_t next = start, last_flush = start;
@@ -175,7 +175,7 @@ int run_record(const RecordArgs& a) {
         spdlog::info("sampling recovered after {} failed interval(s)", consecutive_errors);
         consecutive_errors = 0;
       }
-      const model::Snapshot* frame = &sampled;
+      const seam::Snapshot* frame = &sampled;
       if (!a.devices.empty()) {
         trace::keep_devices(sampled, a.devices, filtered);
         frame = &filtered;

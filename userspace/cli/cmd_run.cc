@@ -42,7 +42,7 @@
 #include "dimctl/exporters/http_server.h"
 #include "dimctl/exporters/state_collector.h"
 #include "dimctl/exporters/web_config.h"
-#include "dimctl/model/clock.h"
+#include "dimctl/seam/clock.h"
 #include "dimctl/state/json_originals_store.h"
 
 namespace dimctl::cli {
@@ -64,11 +64,11 @@ struct RunArgs {
 };
 
 // The policy the controller holds a reference to; SIGHUP swaps the config underneath.
-class ReloadablePolicy final : public model::PolicySource {
+class ReloadablePolicy final : public seam::PolicySource {
  public:
   explicit ReloadablePolicy(config::Config cfg)
       : current_(std::make_unique<config::ConfigPolicy>(std::move(cfg))) {}
-  model::DevicePolicy policy_for(const model::DeviceInfo& dev) const override {
+  seam::DevicePolicy policy_for(const seam::DeviceInfo& dev) const override {
     return current_->policy_for(dev);
   }
   void replace(config::Config cfg) {
@@ -156,7 +156,7 @@ timespec to_timespec(int64_t ns) {
 // (docs/CONTROLLER.md, "Measured costs").
 bool config_runs_model(const config::Config& c) {
   for (const config::Rule& r : c.rules) {
-    if (r.algorithm == model::Algorithm::kModel || r.algorithm == model::Algorithm::kModelCqe ||
+    if (r.algorithm == seam::Algorithm::kModel || r.algorithm == seam::Algorithm::kModelCqe ||
         r.compare == config::CompareWith::kModel) {
       return true;
     }
@@ -302,7 +302,7 @@ int run_daemon(RunArgs args) {
     return kExitFailure;
   }
   actuators::RdmaNetlink rdma_nl;
-  model::RdmaDimSwitch* rdma = rdma_nl.available() ? &rdma_nl : nullptr;
+  seam::RdmaDimSwitch* rdma = rdma_nl.available() ? &rdma_nl : nullptr;
   if (!rdma)
     spdlog::info("rdma netlink unavailable ({}); RDMA DIM switch not managed",
                  rdma_nl.unavailable_reason());
@@ -311,15 +311,15 @@ int run_daemon(RunArgs args) {
   // asks for napi on a kernel without napi-set is refused like a config error (exit 2, before
   // anything is written); auto falls back to ethtool.
   std::unique_ptr<actuators::NapiNetlink> napi_nl;
-  model::NapiActuator* napi = nullptr;
-  const auto rule_with = [&](model::Method m) -> const config::Rule* {
+  seam::NapiActuator* napi = nullptr;
+  const auto rule_with = [&](seam::Method m) -> const config::Rule* {
     for (const auto& r : cfg->rules) {
       if (r.method == m) return &r;
     }
     return nullptr;
   };
-  const config::Rule* napi_rule = rule_with(model::Method::kNapi);
-  const config::Rule* auto_rule = rule_with(model::Method::kAuto);
+  const config::Rule* napi_rule = rule_with(seam::Method::kNapi);
+  const config::Rule* auto_rule = rule_with(seam::Method::kAuto);
   if (napi_rule != nullptr || auto_rule != nullptr) {
     auto opened = actuators::NapiNetlink::open();
     Result<void> usable = opened ? (*opened)->available() : fail(opened.error());
@@ -396,7 +396,7 @@ int run_daemon(RunArgs args) {
   }
 
   ReloadablePolicy policy(*cfg);
-  model::MonotonicClock clock;
+  seam::MonotonicClock clock;
   controller::ControllerOptions ctl_opts;
   ctl_opts.publish_interval_ns = cfg->metrics.publish_interval_ns;
   ctl_opts.default_mode = cfg->mode;

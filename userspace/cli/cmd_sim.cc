@@ -24,8 +24,8 @@
 #include "dim/profile.h"
 #include "dimctl/common/duration.h"
 #include "dimctl/common/exit_codes.h"
-#include "dimctl/model/names.h"
-#include "dimctl/model/policy.h"
+#include "dimctl/seam/names.h"
+#include "dimctl/seam/policy.h"
 #include "dimctl/sim/simulator.h"
 #include "dimctl/sim/trace_source.h"
 #include "dimctl/sim/workload_yaml.h"
@@ -343,7 +343,7 @@ const Registrar kSim("sim", [](CLI::App& app, Runner& runner) {
                   "recording host's costs, measured from the trace's CPU times)")
       ->check(CLI::IsMember(costs));
   sub->add_option("--timer", a->timer, "timer semantics of every stage")
-      ->check(CLI::IsMember(model::kTimerModeNames.words()));
+      ->check(CLI::IsMember(seam::kTimerModeNames.words()));
   sub->add_option("--service", a->service,
                   "service time of every stage: 5us, exp:MEAN or lognormal:MEAN:CV");
   sub->add_option("--table", a->table, "profile table static:IX and the oracle index")

@@ -18,22 +18,22 @@ struct StatusOptions {
   bool json = false;
 };
 
-std::string req_app(const std::optional<model::Coalesce>& req,
-                    const std::optional<model::Coalesce>& app,
-                    std::optional<uint32_t> model::Coalesce::*field) {
-  auto one = [field](const std::optional<model::Coalesce>& c) {
+std::string req_app(const std::optional<seam::Coalesce>& req,
+                    const std::optional<seam::Coalesce>& app,
+                    std::optional<uint32_t> seam::Coalesce::*field) {
+  auto one = [field](const std::optional<seam::Coalesce>& c) {
     return c ? opt_str((*c).*field) : std::string("-");
   };
   return one(req) + "/" + one(app);
 }
 
 // The algorithm, and the policy compared with it (rule key compare): "model vs dim".
-std::string algorithm_text(const model::DeviceView& d) {
+std::string algorithm_text(const seam::DeviceView& d) {
   std::string out(exporters::algorithm_name(d.algorithm));
-  if (d.compare) out += model::is_model(d.algorithm) ? " vs dim" : " vs model";
+  if (d.compare) out += seam::is_model(d.algorithm) ? " vs dim" : " vs model";
   // Written per NAPI with napi-set: the coalesce columns stay empty, `dimctl top` shows the
   // software profile of each NAPI.
-  if (d.method == model::Method::kNapi) {
+  if (d.method == seam::Method::kNapi) {
     out += " via napi";
   } else if (d.coalescing == false) {
     out += " (no coalescing)";  // decided, never written: only napi could moderate it
@@ -41,7 +41,7 @@ std::string algorithm_text(const model::DeviceView& d) {
   return out;
 }
 
-std::string render_status(const model::ControllerState& s, const std::string& address) {
+std::string render_status(const seam::ControllerState& s, const std::string& address) {
   std::string out =
       fmt::format("dimctl daemon at {}: {}, {} loops, last loop {:.2f} ms, {} sample errors\n",
                   address, s.ready ? "ready" : "NOT ready", s.loops_total,
@@ -66,17 +66,17 @@ std::string render_status(const model::ControllerState& s, const std::string& ad
   std::string errors;
   for (const auto& d : s.devices) {
     std::string drift = std::to_string(d.drift_total) + (d.drifted ? " DRIFTED" : "");
-    if (d.kind == model::DeviceKind::kRdma) {
+    if (d.kind == seam::DeviceKind::kRdma) {
       drift += d.rdma_dim_enabled ? (*d.rdma_dim_enabled ? " (kernel DIM on)" : " (kernel DIM off)")
                                   : "";
     }
     t.add({d.name, std::string(exporters::device_kind_name(d.kind)),
            d.driver.empty() ? "-" : d.driver, std::string(exporters::mode_name(d.mode)),
            algorithm_text(d), d.rule.empty() ? "-" : d.rule,
-           req_app(d.requested, d.applied, &model::Coalesce::rx_usecs),
-           req_app(d.requested, d.applied, &model::Coalesce::rx_max_frames),
-           req_app(d.requested, d.applied, &model::Coalesce::tx_usecs),
-           req_app(d.requested, d.applied, &model::Coalesce::tx_max_frames),
+           req_app(d.requested, d.applied, &seam::Coalesce::rx_usecs),
+           req_app(d.requested, d.applied, &seam::Coalesce::rx_max_frames),
+           req_app(d.requested, d.applied, &seam::Coalesce::tx_usecs),
+           req_app(d.requested, d.applied, &seam::Coalesce::tx_max_frames),
            fmt::format("{}/{}/{}", d.applies_ok_total, d.applies_failed_total,
                        d.applies_rate_limited_total),
            drift, d.last_error.empty() ? "-" : "yes"});

@@ -47,14 +47,14 @@ std::string ratio(double num, double den) {
   return den > 0 ? fmt::format("{:.1f}", num / den) : std::string("-");
 }
 
-std::string profile(const model::DimView& d) {
+std::string profile(const seam::DimView& d) {
   if (!d.active) return "-";
   if (d.profile_ix == d.applied_ix) return std::to_string(d.profile_ix);
   return fmt::format("{}->{}", d.profile_ix, d.applied_ix);  // DIM's choice -> after bounds
 }
 
 // Rules with compare: both policies' picks after bounds, "dim/model" (e.g. "3/1").
-std::string compared(const model::PolicyComparison* c) {
+std::string compared(const seam::PolicyComparison* c) {
   return c != nullptr ? fmt::format("{}/{}", c->dim_ix, c->model_ix) : std::string("-");
 }
 
@@ -68,16 +68,16 @@ std::string software_text(std::optional<uint32_t> defer, std::optional<uint64_t>
   return fmt::format("{}x{}ns", d, *timeout_ns);
 }
 
-std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
+std::string render_frame(const seam::ControllerState& s, const TopOptions& o) {
   std::string out = fmt::format(
       "dimctl top  {}  {}  loops {}  last loop {:.2f} ms  sample errors {}  (every {}{})\n\n",
       o.endpoint.address, s.ready ? "ready" : "NOT READY", s.loops_total, s.last_loop_seconds * 1e3,
       s.sample_errors_total, o.interval, o.once ? "" : ", Ctrl-C quits");
 
-  std::vector<const model::QueueView*> queues;
+  std::vector<const seam::QueueView*> queues;
   for (const auto& q : s.queues) queues.push_back(&q);
   std::sort(queues.begin(), queues.end(), [](const auto* a, const auto* b) {
-    auto key = [](const model::QueueView* q) {
+    auto key = [](const seam::QueueView* q) {
       return std::tuple(q->device, q->counters.queue < 0, q->counters.queue,
                         q->counters.key.napi_id, q->direction);
     };
@@ -121,7 +121,7 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
         q->device,
         exporters::queue_label(q->counters),
         q->direction,
-        q->counters.cpu != model::QueueCounters::kNoCpu ? std::to_string(q->counters.cpu) : "-",
+        q->counters.cpu != seam::QueueCounters::kNoCpu ? std::to_string(q->counters.cpu) : "-",
         dev ? std::string(exporters::mode_name(dev->mode)) : "-",
         human(q->packets_per_second),
         human(q->events_per_second),
@@ -133,7 +133,7 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
       row.push_back(q->model_sharers > 0 ? fmt::format("{:g}", q->model_sharers) : "-");
     }
     if (any_compare) {
-      row.push_back(compared(model::comparison_at(s.queue_comparisons, q - s.queues.data())));
+      row.push_back(compared(seam::comparison_at(s.queue_comparisons, q - s.queues.data())));
     }
     if (any_software) {
       const auto& w = q->wanted_software;
@@ -148,7 +148,7 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
   out += qt.size() ? qt.str() : "no queues\n";
 
   if (!s.cqs.empty()) {
-    std::vector<const model::CqView*> cqs;
+    std::vector<const seam::CqView*> cqs;
     for (const auto& c : s.cqs) cqs.push_back(&c);
     std::sort(cqs.begin(), cqs.end(), [](const auto* a, const auto* b) {
       return std::tuple(a->counters.ibdev, a->counters.key.cq_id) <
@@ -187,7 +187,7 @@ std::string render_frame(const model::ControllerState& s, const TopOptions& o) {
         row.push_back(c->model_sharers > 0 ? fmt::format("{:g}", c->model_sharers) : "-");
       }
       if (cq_compare) {
-        row.push_back(compared(model::comparison_at(s.cq_comparisons, c - s.cqs.data())));
+        row.push_back(compared(seam::comparison_at(s.cq_comparisons, c - s.cqs.data())));
       }
       ct.add(std::move(row));
     }

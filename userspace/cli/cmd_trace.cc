@@ -91,7 +91,7 @@ std::string us(double ns) {
   return fmt::format("{:.2f}us", ns / 1000);
 }
 
-std::string core_line(const model::CoreView& c) {
+std::string core_line(const seam::CoreView& c) {
   return fmt::format(
       "  cpu {:<4} {:<9} interrupt {:>9} completion {:>9}  busy {:5.1f}%  interrupts/s {:>9.0f}  "
       "completions/s {:>9.0f}{}\n",
@@ -117,7 +117,7 @@ int run_costs(const ShowArgs& a) {
   int64_t first = 0, last = 0, next_report = 0;
   bool any_cores = false;
   int rc = kExitOk;
-  const auto cores_json = [](const model::ControllerState& st) {
+  const auto cores_json = [](const seam::ControllerState& st) {
     nlohmann::json cores = nlohmann::json::array();
     for (const auto& c : st.cores) cores.push_back(exporters::core_to_json(c));
     return cores;
@@ -140,7 +140,7 @@ int run_costs(const ShowArgs& a) {
         break;
       }
       if (!frame->has_value()) break;
-      const model::Snapshot& s = **frame;
+      const seam::Snapshot& s = **frame;
       if (frames == 0) first = next_report = s.time_ns;
       ++frames;
       last = s.time_ns;

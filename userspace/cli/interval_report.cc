@@ -24,7 +24,7 @@ double ratio(uint64_t a, uint64_t b) {
 
 }  // namespace
 
-IntervalReport make_interval_report(const model::Snapshot& before, const model::Snapshot& after,
+IntervalReport make_interval_report(const seam::Snapshot& before, const seam::Snapshot& after,
                                     std::vector<collector::ProgramStatus> programs,
                                     uint64_t drops) {
   IntervalReport r;
@@ -32,10 +32,10 @@ IntervalReport make_interval_report(const model::Snapshot& before, const model::
   r.programs = std::move(programs);
   r.drops = drops;
   r.devices = after.devices;
-  std::map<model::QueueKey, const model::QueueCounters*> qb;
+  std::map<seam::QueueKey, const seam::QueueCounters*> qb;
   for (const auto& q : before.queues) qb[q.key] = &q;
   for (const auto& a : after.queues) {
-    model::QueueCounters d = a;
+    seam::QueueCounters d = a;
     if (auto it = qb.find(a.key); it != qb.end()) {
       const auto& b = *it->second;
       // Counters going backwards mean a new incarnation: report it from zero.
@@ -51,10 +51,10 @@ IntervalReport make_interval_report(const model::Snapshot& before, const model::
     }
     r.queues.push_back(std::move(d));
   }
-  std::map<model::CqKey, const model::CqCounters*> cb;
+  std::map<seam::CqKey, const seam::CqCounters*> cb;
   for (const auto& c : before.cqs) cb[c.key] = &c;
   for (const auto& a : after.cqs) {
-    model::CqCounters d = a;
+    seam::CqCounters d = a;
     if (auto it = cb.find(a.key); it != cb.end()) {
       const auto& b = *it->second;
       if (a.events >= b.events && a.polls >= b.polls) {

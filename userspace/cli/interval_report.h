@@ -10,25 +10,25 @@
 #include <vector>
 
 #include "dimctl/collector/bpf_collector.h"
-#include "dimctl/model/snapshot.h"
+#include "dimctl/seam/snapshot.h"
 
 namespace dimctl::cli {
 
 struct IntervalReport {
   double interval_s = 0;
   std::vector<collector::ProgramStatus> programs;
-  std::vector<model::QueueCounters> queues;  // counters = deltas over the interval
-  std::vector<std::string> devices;          // the queues' names (device_ix), as in `after`
-  std::vector<model::CqCounters> cqs;        // counters = deltas (kernel_comps/usec: last value)
+  std::vector<seam::QueueCounters> queues;  // counters = deltas over the interval
+  std::vector<std::string> devices;         // the queues' names (device_ix), as in `after`
+  std::vector<seam::CqCounters> cqs;        // counters = deltas (kernel_comps/usec: last value)
   uint64_t drops = 0;
 
-  const std::string& device_of(const model::QueueCounters& q) const { return devices[q.device_ix]; }
+  const std::string& device_of(const seam::QueueCounters& q) const { return devices[q.device_ix]; }
 };
 
 // Deltas after - before per key. A key absent from `before` counts from zero (the collector was
 // attached before `before` was taken and its entries start at zero); a key absent from `after`
 // is gone and not reported.
-IntervalReport make_interval_report(const model::Snapshot& before, const model::Snapshot& after,
+IntervalReport make_interval_report(const seam::Snapshot& before, const seam::Snapshot& after,
                                     std::vector<collector::ProgramStatus> programs,
                                     uint64_t drops = 0);
 

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dimctl/common/duration.h"
-#include "dimctl/model/names.h"
+#include "dimctl/seam/names.h"
 #include "dimctl/sim/workload_yaml.h"
 
 namespace dimctl::cli::sim_report {
@@ -211,8 +211,8 @@ json windows_json(const std::vector<Window>& ws) {
 // `cost`, written above), so only the defaults' costs are written here.
 json controller_json(const PolicySpec& s) {
   json j = {{"period_ns", s.period_ns}};
-  if (model::is_model(s.algorithm)) {
-    const model::ModelSettings m;
+  if (seam::is_model(s.algorithm)) {
+    const seam::ModelSettings m;
     j["max_changes_per_s"] = m.max_changes_per_s;
     // Told: the workload's cost model; measured: the estimate once it is more than the defaults
     // (the run's model_cores), these defaults before.

@@ -16,14 +16,14 @@
 #include "dimctl/exporters/http_server.h"
 #include "dimctl/exporters/names.h"
 #include "dimctl/exporters/state_json.h"
-#include "dimctl/model/controller_state.h"
+#include "dimctl/seam/controller_state.h"
 #include "endpoint_flags.h"
 
 namespace dimctl::cli {
 
 struct FetchedState {
   std::string body;  // raw JSON as served
-  model::ControllerState state;
+  seam::ControllerState state;
 };
 
 // GET /api/v1/state. Errors say what to check: unreachable daemon, TLS, credentials, HTTP
@@ -112,8 +112,7 @@ std::string opt_str(const std::optional<T>& v) {
   }
 }
 
-inline const model::DeviceView* find_device(const model::ControllerState& s,
-                                            std::string_view name) {
+inline const seam::DeviceView* find_device(const seam::ControllerState& s, std::string_view name) {
   for (const auto& d : s.devices) {
     if (d.name == name) return &d;
   }
@@ -123,7 +122,7 @@ inline const model::DeviceView* find_device(const model::ControllerState& s,
 // The per-core measured costs and saturation (state `cores`, present while CPU times are
 // measured): the cores that carry model queues, have an estimate or are busy. Empty string when
 // none.
-inline std::string cores_table(const model::ControllerState& s) {
+inline std::string cores_table(const seam::ControllerState& s) {
   Table t({"CPU", "BUSY", "IRQ/S", "COMPS/S", "BATCH", "ESTIMATE irq/comp ns", "USED irq/comp ns",
            "CONFIDENCE", "SATURATED", "EPISODES"});
   for (const auto& c : s.cores) {

@@ -38,19 +38,19 @@
 
 /* One NAPI instance of one net device. */
 struct dimctl_napi_key {
-	__u32 ifindex; /* napi->dev->ifindex */
-	__u32 napi_id; /* napi->napi_id (0 for NAPIs the kernel does not hash: TX-only NAPIs) */
+  __u32 ifindex; /* napi->dev->ifindex */
+  __u32 napi_id; /* napi->napi_id (0 for NAPIs the kernel does not hash: TX-only NAPIs) */
 };
 
 /* A NAPI's counters (the per-CPU value of the former napi_stats map; the per-CPU read path
  * in userspace, kept for the benchmark's comparison, still sums it over the CPUs). */
 struct dimctl_napi_value {
-	__u64 polls;            /* napi_poll with budget > 0 */
-	__u64 packets;          /* sum of work */
-	__u64 budget_exhausted; /* work >= budget */
-	__u64 empty_polls;      /* work == 0 */
-	__u64 bytes;            /* only with the optional skb byte program (count_bytes) */
-	__u64 skbs;             /* skbs seen by the optional byte program */
+  __u64 polls;            /* napi_poll with budget > 0 */
+  __u64 packets;          /* sum of work */
+  __u64 budget_exhausted; /* work >= budget */
+  __u64 empty_polls;      /* work == 0 */
+  __u64 bytes;            /* only with the optional skb byte program (count_bytes) */
+  __u64 skbs;             /* skbs seen by the optional byte program */
 };
 
 /* Map napi_slots (BPF_MAP_TYPE_ARRAY, BPF_F_MMAPABLE, DIMCTL_NAPI_SLOT_COUNT entries): one
@@ -87,13 +87,13 @@ struct dimctl_napi_value {
 #define DIMCTL_NAPI_SLOT_COUNT (DIMCTL_NAPI_SLOTS + DIMCTL_NAPI_OVERFLOW)
 #define DIMCTL_NAPI_ID_RETIRED 0xffffffffu
 struct dimctl_napi_slot {
-	struct dimctl_napi_key key; /* ifindex 0: free or retired (above) */
-	struct dimctl_napi_value v;
-	/* 1 + the CPU the latest poll ran on (0: not polled yet): where the NAPI's interrupt and
-	 * softirq work lands, so that userspace can tell which NAPIs share a core. Stored whole by
-	 * every poll; for napi_id 0 (concurrent polls) one of the racing CPUs wins, any is right. */
-	__u32 cpu;
-	__u32 pad;
+  struct dimctl_napi_key key; /* ifindex 0: free or retired (above) */
+  struct dimctl_napi_value v;
+  /* 1 + the CPU the latest poll ran on (0: not polled yet): where the NAPI's interrupt and
+   * softirq work lands, so that userspace can tell which NAPIs share a core. Stored whole by
+   * every poll; for napi_id 0 (concurrent polls) one of the racing CPUs wins, any is right. */
+  __u32 cpu;
+  __u32 pad;
 };
 
 /* Map skb_bytes_ifidx (BPF_MAP_TYPE_HASH, key __u32 ifindex, value __u8 = 1): the devices
@@ -107,29 +107,29 @@ struct dimctl_napi_slot {
 
 /* restrack ids are per ib_device, so the key carries the device index. */
 struct dimctl_cq_key {
-	__u32 dev_index; /* cq->device->index */
-	__u32 cq_id;     /* cq->res.id */
+  __u32 dev_index; /* cq->device->index */
+  __u32 cq_id;     /* cq->res.id */
 };
 
 /* A CQ's counters as the aggregator reads them (the per-CPU value of the former cq_stats map;
  * last_modify_ns only mattered between CPUs and is 0 from the slot table). */
 struct dimctl_cq_value {
-	__u64 schedules;      /* rdma_core:cq_schedule */
-	__u64 reschedules;    /* rdma_core:cq_reschedule */
-	__u64 events;         /* rdma_core:cq_process */
-	__u64 polls;          /* rdma_core:cq_poll */
-	__u64 completions;    /* sum of cq_poll rc > 0 */
-	__u64 poll_errors;    /* cq_poll rc < 0 */
-	__u64 modifies;       /* rdma_core:cq_modify (in-kernel RDMA DIM decisions) */
-	__u64 last_modify_ns; /* bpf_ktime_get_ns() of this CPU's last cq_modify */
-	__u32 last_comps;     /* comps of this CPU's last cq_modify */
-	__u32 last_usec;      /* usec of this CPU's last cq_modify */
-	__u32 cpu;            /* dimctl_cq_slot.cpu (0: unknown; the per-CPU map path leaves it 0) */
-	__u32 pad;
-	__u64 exhausted;      /* poll passes that used their whole budget (dimctl_cq_slot) */
+  __u64 schedules;      /* rdma_core:cq_schedule */
+  __u64 reschedules;    /* rdma_core:cq_reschedule */
+  __u64 events;         /* rdma_core:cq_process */
+  __u64 polls;          /* rdma_core:cq_poll */
+  __u64 completions;    /* sum of cq_poll rc > 0 */
+  __u64 poll_errors;    /* cq_poll rc < 0 */
+  __u64 modifies;       /* rdma_core:cq_modify (in-kernel RDMA DIM decisions) */
+  __u64 last_modify_ns; /* bpf_ktime_get_ns() of this CPU's last cq_modify */
+  __u32 last_comps;     /* comps of this CPU's last cq_modify */
+  __u32 last_usec;      /* usec of this CPU's last cq_modify */
+  __u32 cpu;            /* dimctl_cq_slot.cpu (0: unknown; the per-CPU map path leaves it 0) */
+  __u32 pad;
+  __u64 exhausted; /* poll passes that used their whole budget (dimctl_cq_slot) */
 };
 
-/* Stable dimctl encoding of enum ib_poll_context (== dimctl::model::PollContext). The kernel
+/* Stable dimctl encoding of enum ib_poll_context (== dimctl::seam::PollContext). The kernel
  * reordered its enum in v5.10, so BPF translates with bpf_core_enum_value(). */
 #define DIMCTL_POLL_DIRECT 0
 #define DIMCTL_POLL_SOFTIRQ 1
@@ -138,17 +138,18 @@ struct dimctl_cq_value {
 #define DIMCTL_POLL_UNKNOWN 255
 
 /* dimctl_cq_info.flags */
-#define DIMCTL_CQ_INFO_FROM_ALLOC 1u /* filled by cq_alloc (else read from the CQ on first sight) */
+#define DIMCTL_CQ_INFO_FROM_ALLOC 1u /* filled by cq_alloc (else read from the CQ on first sight) \
+                                      */
 
 /* Static description of a CQ (in its slot; in the cq_events ring buffer records). */
 struct dimctl_cq_info {
-	__u32 dev_index;
-	__u32 cq_id;
-	__u32 nr_cqe;
-	__s32 comp_vector;
-	__u32 poll_ctx; /* DIMCTL_POLL_* */
-	__u32 flags;    /* DIMCTL_CQ_INFO_* */
-	char ibdev[DIMCTL_IBDEV_NAME_LEN];
+  __u32 dev_index;
+  __u32 cq_id;
+  __u32 nr_cqe;
+  __s32 comp_vector;
+  __u32 poll_ctx; /* DIMCTL_POLL_* */
+  __u32 flags;    /* DIMCTL_CQ_INFO_* */
+  char ibdev[DIMCTL_IBDEV_NAME_LEN];
 };
 
 /* Map cq_slots (BPF_MAP_TYPE_ARRAY, BPF_F_MMAPABLE, DIMCTL_CQ_SLOTS entries): one slot per CQ,
@@ -171,33 +172,33 @@ struct dimctl_cq_info {
 #define DIMCTL_SLOT_LIVE 1
 #define DIMCTL_SLOT_RETIRED 2
 struct dimctl_cq_slot {
-	__u64 seq;    /* even: stable; odd: BPF is writing key/info/state or resetting */
-	__u32 state;  /* DIMCTL_SLOT_* */
-	/* 1 + the CPU the latest cq_poll ran on (0: not polled yet), as dimctl_napi_slot.cpu: the
-	 * core whose interrupt and softirq (or ib_comp_wq worker) time the CQ's completions cost.
-	 * Stored whole by every poll, outside seq (not identity). */
-	__u32 cpu;
-	struct dimctl_cq_key key;
-	__u64 schedules;
-	__u64 reschedules;
-	__u64 events;
-	__u64 polls;
-	__u64 completions;
-	__u64 poll_errors;
-	__u64 modifies;
-	__u64 last_modify; /* comps | (__u64)usec << 32 of the latest cq_modify */
-	/* Poll passes that used their whole budget (ib_poll_handler's 256, the work item's 65536).
-	 * __ib_process_cq ends a pass on a poll that returned fewer than IB_POLL_BATCH, or once
-	 * the completions reach the budget; the request is min(batch, budget - completed), so a
-	 * pass whose last cq_poll returned all it requested ended at its budget. Which poll was the
-	 * last shows only when the next pass starts: cq_poll stores last_poll_full (1: returned all
-	 * it requested), cq_process counts a set flag here and clears it. An exhausted pass is
-	 * always followed by one (irq_poll keeps the CQ scheduled, the work item requeues itself),
-	 * so the count lags by microseconds. A DIRECT CQ polled with budget -1 never counts. */
-	__u64 exhausted;
-	__u32 last_poll_full;
-	__u32 pad1;
-	struct dimctl_cq_info info; /* 192 bytes in all: three cache lines */
+  __u64 seq;   /* even: stable; odd: BPF is writing key/info/state or resetting */
+  __u32 state; /* DIMCTL_SLOT_* */
+  /* 1 + the CPU the latest cq_poll ran on (0: not polled yet), as dimctl_napi_slot.cpu: the
+   * core whose interrupt and softirq (or ib_comp_wq worker) time the CQ's completions cost.
+   * Stored whole by every poll, outside seq (not identity). */
+  __u32 cpu;
+  struct dimctl_cq_key key;
+  __u64 schedules;
+  __u64 reschedules;
+  __u64 events;
+  __u64 polls;
+  __u64 completions;
+  __u64 poll_errors;
+  __u64 modifies;
+  __u64 last_modify; /* comps | (__u64)usec << 32 of the latest cq_modify */
+  /* Poll passes that used their whole budget (ib_poll_handler's 256, the work item's 65536).
+   * __ib_process_cq ends a pass on a poll that returned fewer than IB_POLL_BATCH, or once
+   * the completions reach the budget; the request is min(batch, budget - completed), so a
+   * pass whose last cq_poll returned all it requested ended at its budget. Which poll was the
+   * last shows only when the next pass starts: cq_poll stores last_poll_full (1: returned all
+   * it requested), cq_process counts a set flag here and clears it. An exhausted pass is
+   * always followed by one (irq_poll keeps the CQ scheduled, the work item requeues itself),
+   * so the count lags by microseconds. A DIRECT CQ polled with budget -1 never counts. */
+  __u64 exhausted;
+  __u32 last_poll_full;
+  __u32 pad1;
+  struct dimctl_cq_info info; /* 192 bytes in all: three cache lines */
 };
 
 #define DIMCTL_CQ_EVENT_ALLOC 1
@@ -205,10 +206,10 @@ struct dimctl_cq_slot {
 
 /* Ring buffer cq_events: CQ lifecycle. */
 struct dimctl_cq_event {
-	__u32 type; /* DIMCTL_CQ_EVENT_* */
-	__u32 pad;
-	__u64 time_ns; /* bpf_ktime_get_ns() */
-	struct dimctl_cq_info info;
+  __u32 type; /* DIMCTL_CQ_EVENT_* */
+  __u32 pad;
+  __u64 time_ns; /* bpf_ktime_get_ns() */
+  struct dimctl_cq_info info;
 };
 
 /* ---- cpu_time.bpf.c ---------------------------------------------------------------------- */
@@ -267,35 +268,35 @@ struct dimctl_cq_event {
 #define DIMCTL_SOFTIRQ_COUNTED 3
 /* Handler or softirq runs of one kind on one CPU (or of one IRQ). */
 struct dimctl_run_times {
-	__u64 ns;    /* sum over the timed runs (softirqs: excluding nested hardirq time) */
-	__u64 count; /* every run (exit events) */
-	__u64 timed; /* runs timed (== count when targ_time_mask is 0) */
+  __u64 ns;    /* sum over the timed runs (softirqs: excluding nested hardirq time) */
+  __u64 count; /* every run (exit events) */
+  __u64 timed; /* runs timed (== count when targ_time_mask is 0) */
 };
 struct dimctl_cpu_slot {
-	/* BPF state, not for readers. First, with the hardirq and NET_RX counters, in the slot's
-	 * first cache line: an interrupt's or a NET_RX softirq's entry and exit touch that line
-	 * (on a host where interrupts are rare each run finds it cold). */
-	__u64 hardirq_start;   /* bpf_ktime_get_ns() at a timed irq_handler_entry, else 0 */
-	__u64 softirq_start;   /* the same for a timed counted softirq */
-	__u64 softirq_hard_ns; /* hardirq.ns at that softirq_entry */
-	struct dimctl_run_times hardirq;
-	struct dimctl_run_times softirq[DIMCTL_SOFTIRQ_COUNTED]; /* DIMCTL_SOFTIRQ_* */
-	__u64 pad0; /* the idle words start the slot's third line: a switch touches that line only */
-	/* Idle time (sched:sched_switch): the CPU's idle task (pid 0) running. idle_ns sums the
-	 * finished idle stretches; idle_start is the stamp (rq clock) at which the running stretch
-	 * began (0: not idle, or no switch seen yet); seen is set at the first switch the program
-	 * sees on the CPU, so that a reader knows whether idle_ns means anything (a CPU idle since
-	 * before the attach has not switched yet). idle_entries counts idle entries (it picks the
-	 * calibrated ones); idle_cal_mono / idle_cal_stamp are bpf_ktime_get_ns() and the stamp of
-	 * the latest calibrated entry (0: none yet). Written only at idle edges and at the
-	 * first switch. */
-	__u64 idle_start;
-	__u64 idle_ns;
-	__u64 seen;
-	__u64 idle_entries;
-	__u64 idle_cal_mono;
-	__u64 idle_cal_stamp;
-	__u64 pad[2]; /* 192 bytes: a slot never shares a line with another CPU's */
+  /* BPF state, not for readers. First, with the hardirq and NET_RX counters, in the slot's
+   * first cache line: an interrupt's or a NET_RX softirq's entry and exit touch that line
+   * (on a host where interrupts are rare each run finds it cold). */
+  __u64 hardirq_start;   /* bpf_ktime_get_ns() at a timed irq_handler_entry, else 0 */
+  __u64 softirq_start;   /* the same for a timed counted softirq */
+  __u64 softirq_hard_ns; /* hardirq.ns at that softirq_entry */
+  struct dimctl_run_times hardirq;
+  struct dimctl_run_times softirq[DIMCTL_SOFTIRQ_COUNTED]; /* DIMCTL_SOFTIRQ_* */
+  __u64 pad0; /* the idle words start the slot's third line: a switch touches that line only */
+  /* Idle time (sched:sched_switch): the CPU's idle task (pid 0) running. idle_ns sums the
+   * finished idle stretches; idle_start is the stamp (rq clock) at which the running stretch
+   * began (0: not idle, or no switch seen yet); seen is set at the first switch the program
+   * sees on the CPU, so that a reader knows whether idle_ns means anything (a CPU idle since
+   * before the attach has not switched yet). idle_entries counts idle entries (it picks the
+   * calibrated ones); idle_cal_mono / idle_cal_stamp are bpf_ktime_get_ns() and the stamp of
+   * the latest calibrated entry (0: none yet). Written only at idle edges and at the
+   * first switch. */
+  __u64 idle_start;
+  __u64 idle_ns;
+  __u64 seen;
+  __u64 idle_entries;
+  __u64 idle_cal_mono;
+  __u64 idle_cal_stamp;
+  __u64 pad[2]; /* 192 bytes: a slot never shares a line with another CPU's */
 };
 
 /* Map irq_times (BPF_MAP_TYPE_ARRAY, BPF_F_MMAPABLE, DIMCTL_IRQ_SLOTS entries), indexed by IRQ
@@ -307,8 +308,8 @@ struct dimctl_cpu_slot {
  * whose per-IRQ sums may lose an add when two CPUs update together; cpu_times stays exact. */
 #define DIMCTL_IRQ_SLOTS 4096
 struct dimctl_irq_slot {
-	struct dimctl_run_times t;
-	__u64 pad;
+  struct dimctl_run_times t;
+  __u64 pad;
 };
 
 /* Map dimctl_drops (BPF_MAP_TYPE_PERCPU_ARRAY, DIMCTL_DROP_MAX entries of __u64): what a

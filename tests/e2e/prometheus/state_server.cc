@@ -16,7 +16,7 @@
 #include "dimctl/exporters/http_server.h"
 #include "dimctl/exporters/state_collector.h"
 #include "dimctl/exporters/web_config.h"
-#include "dimctl/model/clock.h"
+#include "dimctl/seam/clock.h"
 #include "unit/exporters/fake_state.h"
 
 namespace {
@@ -54,10 +54,10 @@ int main(int argc, char** argv) {
   std::signal(SIGINT, on_signal);
 
   std::mutex mu;
-  std::shared_ptr<const model::ControllerState> state;
-  model::MonotonicClock clock;
+  std::shared_ptr<const seam::ControllerState> state;
+  seam::MonotonicClock clock;
   auto publish = [&](uint64_t tick) {
-    auto s = std::make_shared<model::ControllerState>(testing::full_fake_state());
+    auto s = std::make_shared<seam::ControllerState>(testing::full_fake_state());
     s->time_ns = clock.now_ns();
     s->loops_total += tick;
     // Queue 0 keeps its fake-state values at tick 0 (packets 50000, the value the e2e test

@@ -47,8 +47,8 @@ bool tun_persist(const char* name, bool persist) {
   return ioctl(fd.get(), TUNSETPERSIST, persist ? 1 : 0) == 0;
 }
 
-model::Coalesce frames(uint32_t n) {
-  model::Coalesce c;
+seam::Coalesce frames(uint32_t n) {
+  seam::Coalesce c;
   c.rx_max_frames = n;
   return c;
 }
@@ -93,7 +93,7 @@ class KernelActuators : public ::testing::Test {
   }
 
   std::unique_ptr<EthtoolNetlink> eth_;
-  model::Coalesce untouched_;
+  seam::Coalesce untouched_;
 };
 
 TEST_F(KernelActuators, GetReportsOnlySupportedFields) {
@@ -119,7 +119,7 @@ TEST_F(KernelActuators, SetReadsBackAndClamps) {
 TEST_F(KernelActuators, UnsupportedFieldIsRefusedBeforeSending) {
   ASSERT_TRUE(eth_->set(kDev, frames(8)).ok());
   (void)eth_->drain_changes();
-  model::Coalesce req = frames(20);
+  seam::Coalesce req = frames(20);
   req.rx_usecs = 5;
   auto r = eth_->set(kDev, req);
   ASSERT_FALSE(r.ok());
@@ -136,7 +136,7 @@ TEST_F(KernelActuators, UnsupportedFieldIsRefusedBeforeSending) {
 TEST_F(KernelActuators, KernelExtackMessageIsPassedThrough) {
   auto sock = NetlinkSocket::open(NETLINK_GENERIC, "test", NetlinkFamily::kNetdev);
   ASSERT_TRUE(sock.ok()) << sock.error().message();
-  model::Coalesce req;
+  seam::Coalesce req;
   req.rx_usecs = 5;
   const uint32_t seq = sock->next_seq();
   const nlmsghdr* msg =

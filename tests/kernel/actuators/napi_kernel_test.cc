@@ -136,7 +136,7 @@ TEST_F(KernelNapi, ListShowsTheReceiversNapi) {
 TEST_F(KernelNapi, SetReadsBackAndSetsTheOriginalBack) {
   auto orig = napi_->get(napi_id_);
   ASSERT_TRUE(orig.ok()) << orig.error().message();
-  model::NapiConfig req;
+  seam::NapiConfig req;
   req.defer_hard_irqs = 2;
   req.gro_flush_timeout_ns = 200'000;
   auto r = napi_->set(napi_id_, req);
@@ -159,7 +159,7 @@ TEST_F(KernelNapi, UnknownNapiIdIsENOENTNamingIt) {
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.error().code(), ENOENT);
   EXPECT_THAT(g.error().message(), HasSubstr(std::to_string(kBad)));
-  auto s = napi_->set(kBad, model::NapiConfig{1, std::nullopt, std::nullopt});
+  auto s = napi_->set(kBad, seam::NapiConfig{1, std::nullopt, std::nullopt});
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code(), ENOENT);
   EXPECT_THAT(s.error().message(), HasSubstr("NAPI_SET napi " + std::to_string(kBad)));
@@ -172,7 +172,7 @@ TEST_F(KernelNapi, UnknownIfindexIsENODEV) {
 }
 
 TEST_F(KernelNapi, OutOfRangeDeferIsRefusedBeforeSending) {
-  auto s = napi_->set(napi_id_, model::NapiConfig{0x80000000U, std::nullopt, std::nullopt});
+  auto s = napi_->set(napi_id_, seam::NapiConfig{0x80000000U, std::nullopt, std::nullopt});
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code(), EINVAL);
   EXPECT_THAT(s.error().message(), HasSubstr("defer-hard-irqs above"));
@@ -183,7 +183,7 @@ TEST_F(KernelNapi, OutOfRangeDeferIsRefusedBeforeSending) {
 TEST_F(KernelNapi, GroOffAndOnRecreatesTheNapiWithDefaults) {
   auto orig = napi_->get(napi_id_);
   ASSERT_TRUE(orig.ok()) << orig.error().message();
-  ASSERT_TRUE(napi_->set(napi_id_, model::NapiConfig{2, 200'000, std::nullopt}).ok());
+  ASSERT_TRUE(napi_->set(napi_id_, seam::NapiConfig{2, 200'000, std::nullopt}).ok());
   ASSERT_TRUE(sh(fmt::format("ethtool -K {} gro off && ethtool -K {} gro on", kRx, kRx)));
   auto old = napi_->get(napi_id_);
   ASSERT_FALSE(old.ok());
@@ -206,7 +206,7 @@ TEST_F(KernelNapi, RestoreThroughTheOriginalsStorePutsTheOriginalBack) {
   {
     state::JsonOriginalsStore store(path);
     ASSERT_TRUE(store.record_napi(kRx, napi_id_, orig->config).ok());
-    ASSERT_TRUE(napi_->set(napi_id_, model::NapiConfig{2, 200'000, 0}).ok());
+    ASSERT_TRUE(napi_->set(napi_id_, seam::NapiConfig{2, 200'000, 0}).ok());
   }  // "killed" here: the NAPI stays moderated, the file keeps the original
   auto eth = EthtoolNetlink::open();
   ASSERT_TRUE(eth.ok()) << eth.error().message();
@@ -227,7 +227,7 @@ TEST_F(KernelNapi, RestoreOfARecreatedNapiReportsItGone) {
   const std::string path = dir + "/state.json";
   {
     state::JsonOriginalsStore store(path);
-    ASSERT_TRUE(store.record_napi(kRx, napi_id_, model::NapiConfig{5, 1'000, 0}).ok());
+    ASSERT_TRUE(store.record_napi(kRx, napi_id_, seam::NapiConfig{5, 1'000, 0}).ok());
   }
   ASSERT_TRUE(sh(fmt::format("ethtool -K {} gro off && ethtool -K {} gro on", kRx, kRx)));
   ASSERT_TRUE(send_udp(2));

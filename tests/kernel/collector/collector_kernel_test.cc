@@ -61,7 +61,7 @@ class CollectorKernelTest : public ::testing::Test {
     std::map<uint32_t, uint64_t> packets_by_napi;
   };
 
-  static Totals totals(const model::Snapshot& s, uint32_t ifindex) {
+  static Totals totals(const seam::Snapshot& s, uint32_t ifindex) {
     Totals t;
     for (const auto& q : s.queues) {
       if (q.key.ifindex != ifindex) continue;
@@ -75,8 +75,8 @@ class CollectorKernelTest : public ::testing::Test {
 
   // Samples until va has seen `want` packets (or 5 s), then once more after a quiet period so
   // an over-count would show.
-  static model::Snapshot settle(BpfCollector& c, uint32_t ifindex, uint64_t want) {
-    model::Snapshot s;
+  static seam::Snapshot settle(BpfCollector& c, uint32_t ifindex, uint64_t want) {
+    seam::Snapshot s;
     for (int i = 0; i < 100; ++i) {
       auto r = c.sample();
       EXPECT_TRUE(r.ok());
@@ -93,7 +93,7 @@ class CollectorKernelTest : public ::testing::Test {
 
   // settle() through sample_into(): `s` is the one snapshot the caller keeps across samples, as
   // the controller keeps it.
-  static void settle_into(BpfCollector& c, model::Snapshot& s, uint32_t ifindex, uint64_t want) {
+  static void settle_into(BpfCollector& c, seam::Snapshot& s, uint32_t ifindex, uint64_t want) {
     for (int i = 0; i < 100; ++i) {
       auto r = c.sample_into(s);
       ASSERT_TRUE(r.ok()) << r.error().detailed();
@@ -121,7 +121,7 @@ class CollectorKernelTest : public ::testing::Test {
     const uint32_t ifindex = lab.rx_ifindex();
     const Totals t0 = totals(*before, ifindex);
     ASSERT_TRUE(lab.send_udp(kPackets, 1).ok());
-    const model::Snapshot after = settle(*c, ifindex, t0.packets + kPackets);
+    const seam::Snapshot after = settle(*c, ifindex, t0.packets + kPackets);
     const Totals t1 = totals(after, ifindex);
     EXPECT_EQ(t1.packets - t0.packets, static_cast<uint64_t>(kPackets));
     EXPECT_GE(t1.polls - t0.polls, 1u);
@@ -132,7 +132,7 @@ class CollectorKernelTest : public ::testing::Test {
     for (const auto& q : after.queues) {
       if (q.key.ifindex != ifindex || q.polls == 0) continue;
       ++polled;
-      EXPECT_NE(q.cpu, model::QueueCounters::kNoCpu) << "napi " << q.key.napi_id;
+      EXPECT_NE(q.cpu, seam::QueueCounters::kNoCpu) << "napi " << q.key.napi_id;
       EXPECT_LT(q.cpu, cpus) << "napi " << q.key.napi_id;
     }
     EXPECT_GE(polled, 1);
@@ -160,7 +160,7 @@ TEST_F(CollectorKernelTest, FourQueueVethSpreadsFlowsAndPerQueueWorkSumsToN) {
   const uint32_t ifindex = lab.rx_ifindex();
   const Totals t0 = totals(*before, ifindex);
   ASSERT_TRUE(lab.send_udp(kPackets, 16).ok());
-  const model::Snapshot after = settle(*c, ifindex, t0.packets + kPackets);
+  const seam::Snapshot after = settle(*c, ifindex, t0.packets + kPackets);
   const Totals t1 = totals(after, ifindex);
   uint64_t sum = 0;
   int busy = 0;
@@ -186,7 +186,7 @@ TEST_F(CollectorKernelTest, SampleIntoCountsExactlyAsSampleDoes) {
   ASSERT_NE(in_place, nullptr);
   ASSERT_NE(fresh, nullptr);
   const uint32_t ifindex = lab.rx_ifindex();
-  model::Snapshot kept;
+  seam::Snapshot kept;
   ASSERT_TRUE(in_place->sample_into(kept).ok());
   auto before = fresh->sample();
   ASSERT_TRUE(before.ok());
@@ -194,7 +194,7 @@ TEST_F(CollectorKernelTest, SampleIntoCountsExactlyAsSampleDoes) {
 
   ASSERT_TRUE(lab.send_udp(kPackets, 16).ok());
   ASSERT_NO_FATAL_FAILURE(settle_into(*in_place, kept, ifindex, a0.packets + kPackets));
-  const model::Snapshot after = settle(*fresh, ifindex, b0.packets + kPackets);
+  const seam::Snapshot after = settle(*fresh, ifindex, b0.packets + kPackets);
   const Totals a1 = totals(kept, ifindex), b1 = totals(after, ifindex);
   EXPECT_EQ(a1.packets - a0.packets, static_cast<uint64_t>(kPackets));
   EXPECT_EQ(b1.packets - b0.packets, static_cast<uint64_t>(kPackets));
@@ -210,7 +210,7 @@ TEST_F(CollectorKernelTest, SampleIntoCountsExactlyAsSampleDoes) {
   };
   EXPECT_EQ(delta(a1, a0), delta(b1, b0));
   // The same queues in the same order with the same labels.
-  auto labels = [&](const model::Snapshot& s) {
+  auto labels = [&](const seam::Snapshot& s) {
     std::vector<std::string> out;
     for (const auto& q : s.queues) {
       if (q.key.ifindex == ifindex)
@@ -265,7 +265,7 @@ TEST_F(CollectorKernelTest, OptionalByteCounterCountsBytesPerNapi) {
     if (q.key.ifindex == ifindex) b0 += q.bytes;
   }
   ASSERT_TRUE(lab.send_udp(kPackets, 1).ok());
-  const model::Snapshot after = settle(*c, ifindex, totals(*before, ifindex).packets + kPackets);
+  const seam::Snapshot after = settle(*c, ifindex, totals(*before, ifindex).packets + kPackets);
   uint64_t b1 = 0;
   for (const auto& q : after.queues) {
     if (q.key.ifindex != ifindex) continue;
@@ -332,7 +332,7 @@ struct DeviceBytes {
   int queues = 0, with_bytes = 0;
 };
 
-DeviceBytes device_bytes(const model::Snapshot& s, uint32_t ifindex) {
+DeviceBytes device_bytes(const seam::Snapshot& s, uint32_t ifindex) {
   DeviceBytes d;
   for (const auto& q : s.queues) {
     if (q.key.ifindex != ifindex) continue;
@@ -346,8 +346,8 @@ DeviceBytes device_bytes(const model::Snapshot& s, uint32_t ifindex) {
 
 // Samples until every (ifindex, packets) target is reached (or 5 s), then once more after a
 // quiet period so an over-count would show.
-model::Snapshot settle_all(BpfCollector& c, const std::map<uint32_t, uint64_t>& want) {
-  model::Snapshot s;
+seam::Snapshot settle_all(BpfCollector& c, const std::map<uint32_t, uint64_t>& want) {
+  seam::Snapshot s;
   for (int i = 0; i < 100; ++i) {
     auto r = c.sample();
     EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().detailed());
@@ -466,11 +466,11 @@ TEST_F(CollectorKernelTest, ByteCounterDeviceGlobsCountOnlyTheNamedDevice) {
   // Warm-up (first polls create the NAPI entries), then the counted burst on both devices.
   ASSERT_TRUE(sel.send_udp(10, 1).ok());
   ASSERT_TRUE(other.send_udp(10, 1).ok());
-  const model::Snapshot before = settle_all(*c, {{sel_if, 10}, {other_if, 10}});
+  const seam::Snapshot before = settle_all(*c, {{sel_if, 10}, {other_if, 10}});
   const DeviceBytes s0 = device_bytes(before, sel_if), o0 = device_bytes(before, other_if);
   ASSERT_TRUE(sel.send_udp(kPackets, 1).ok());
   ASSERT_TRUE(other.send_udp(kPackets, 1).ok());
-  const model::Snapshot after =
+  const seam::Snapshot after =
       settle_all(*c, {{sel_if, s0.packets + kPackets}, {other_if, o0.packets + kPackets}});
   const DeviceBytes s1 = device_bytes(after, sel_if), o1 = device_bytes(after, other_if);
 
@@ -513,7 +513,7 @@ TEST_F(CollectorKernelTest, ByteCounterFilterFollowsDevicesThatComeAndGo) {
     EXPECT_THAT(*c->byte_counter_devices(), ::testing::ElementsAre("va3"));
     EXPECT_EQ(filter_map_keys(filter.get()), (std::set<uint32_t>{ifindex}));
     ASSERT_TRUE(lab.send_udp(kPackets, 1).ok());
-    const model::Snapshot s = settle_all(*c, {{ifindex, kPackets}});
+    const seam::Snapshot s = settle_all(*c, {{ifindex, kPackets}});
     const DeviceBytes d = device_bytes(s, ifindex);
     EXPECT_EQ(d.packets, static_cast<uint64_t>(kPackets));
     EXPECT_EQ(d.with_bytes, d.queues);
@@ -551,7 +551,7 @@ TEST_F(CollectorKernelTest, ANapiCreatedAfterStartIsCountedExactly) {
   ASSERT_TRUE(lab.create(1).ok());
   const uint32_t ifindex = lab.rx_ifindex();
   ASSERT_TRUE(lab.send_udp(kPackets, 1).ok());
-  const model::Snapshot s = settle(*c, ifindex, kPackets);
+  const seam::Snapshot s = settle(*c, ifindex, kPackets);
   EXPECT_EQ(totals(s, ifindex).packets, static_cast<uint64_t>(kPackets));
 }
 
@@ -565,7 +565,7 @@ TEST_F(CollectorKernelTest, SteadySamplesReadNoNapiTopology) {
   ASSERT_NE(c, nullptr);
   const uint32_t ifindex = lab.rx_ifindex();
   ASSERT_TRUE(lab.send_udp(100, 1).ok());
-  const model::Snapshot s = settle(*c, ifindex, 100);
+  const seam::Snapshot s = settle(*c, ifindex, 100);
   ASSERT_EQ(totals(s, ifindex).packets, 100u);
   const uint64_t before = netlink_requests()[static_cast<size_t>(NetlinkFamily::kNetdev)];
   constexpr int kSamples = 20;

@@ -51,10 +51,10 @@ class CpuTimesKernelTest : public ::testing::Test {
     return c.ok() ? std::move(*c) : nullptr;
   }
 
-  static model::Snapshot sample(BpfCollector& c) {
+  static seam::Snapshot sample(BpfCollector& c) {
     auto s = c.sample();
     EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().detailed());
-    return s.ok() ? std::move(*s) : model::Snapshot{};
+    return s.ok() ? std::move(*s) : seam::Snapshot{};
   }
 };
 
@@ -62,7 +62,7 @@ struct Sums {
   uint64_t hard_ns = 0, hard_count = 0, hard_timed = 0;
   uint64_t net_rx_ns = 0, net_rx_count = 0, net_rx_timed = 0;
 };
-Sums sums(const model::Snapshot& s) {
+Sums sums(const seam::Snapshot& s) {
   Sums t;
   for (const auto& c : s.cpus) {
     t.hard_ns += c.hardirq_ns;
@@ -245,12 +245,12 @@ void net_rx_grows_with_traffic(bool raw_tp, uint32_t one_in = 1) {
       static_cast<double>(busy.net_rx_ns) / static_cast<double>(busy.net_rx_count);
   EXPECT_GE(per_run, 100.0);
   EXPECT_LE(per_run, 1e6);
-  const double busy_ns = model::estimated_ns(busy.net_rx_ns, busy.net_rx_timed, busy.net_rx_count);
+  const double busy_ns = seam::estimated_ns(busy.net_rx_ns, busy.net_rx_timed, busy.net_rx_count);
   EXPECT_LE(busy_ns, busy_wall * 1e9 * ncpus);
   // Rate with traffic well above the host's own rate (shared host: not exactly 0 without).
   const double busy_rate = busy_ns / busy_wall;
   const double quiet_rate =
-      model::estimated_ns(quiet.net_rx_ns, quiet.net_rx_timed, quiet.net_rx_count) / quiet_wall;
+      seam::estimated_ns(quiet.net_rx_ns, quiet.net_rx_timed, quiet.net_rx_count) / quiet_wall;
   EXPECT_GT(busy_rate, 2 * quiet_rate + 1e5) << "quiet " << quiet_rate << " ns/s";
   // Without traffic the host's NET_RX time is a small share of the CPUs.
   EXPECT_LT(quiet_rate, 0.05e9 * ncpus);

@@ -70,7 +70,7 @@ class SlotTableKernelTest : public ::testing::Test {
     return out;
   }
 
-  uint64_t packets(const model::Snapshot& s, uint32_t ifindex) const {
+  uint64_t packets(const seam::Snapshot& s, uint32_t ifindex) const {
     uint64_t n = 0;
     for (const auto& q : s.queues) {
       if (q.key.ifindex == ifindex) n += q.packets;
@@ -79,8 +79,8 @@ class SlotTableKernelTest : public ::testing::Test {
   }
 
   // Samples until ifindex has `want` packets (or 5 s), then once more after a quiet period.
-  model::Snapshot settle(uint32_t ifindex, uint64_t want) {
-    model::Snapshot s;
+  seam::Snapshot settle(uint32_t ifindex, uint64_t want) {
+    seam::Snapshot s;
     for (int i = 0; i < 100; ++i) {
       EXPECT_TRUE(collector->sample_into(s).ok());
       if (packets(s, ifindex) >= want) break;
@@ -108,12 +108,12 @@ TEST_F(SlotTableKernelTest, ANapiWhoseHomeSlotIsHeldCountsExactlyInAnOverflowSlo
     testing::VethLab lab;
     ASSERT_TRUE(lab.create(1).ok());
     ifindex = lab.rx_ifindex();
-    model::Snapshot before;
+    seam::Snapshot before;
     ASSERT_TRUE(collector->sample_into(before).ok());  // retires the fakes (no such device)
     EXPECT_EQ(packets(before, ifindex), 0u);
     EXPECT_EQ(slot(0).key.napi_id, DIMCTL_NAPI_ID_RETIRED);
     ASSERT_TRUE(lab.send_udp(kPackets, 1).ok());
-    const model::Snapshot after = settle(ifindex, kPackets);
+    const seam::Snapshot after = settle(ifindex, kPackets);
     EXPECT_EQ(packets(after, ifindex), static_cast<uint64_t>(kPackets));
     EXPECT_EQ(collector->drops(), 0u);
 
@@ -130,7 +130,7 @@ TEST_F(SlotTableKernelTest, ANapiWhoseHomeSlotIsHeldCountsExactlyInAnOverflowSlo
 
   // Retired at the next sample: tombstoned, its directory entry removed, counters left until
   // the grace period is over.
-  model::Snapshot s;
+  seam::Snapshot s;
   ASSERT_TRUE(collector->sample_into(s).ok());
   EXPECT_EQ(packets(s, ifindex), 0u);
   const dimctl_napi_slot retired = slot(over);
@@ -161,7 +161,7 @@ TEST_F(SlotTableKernelTest, ARetiredHomeSlotIsZeroedAndFreedAfterTheGracePeriod)
     ASSERT_TRUE(lab.create(1).ok());
     ifindex = lab.rx_ifindex();
     ASSERT_TRUE(lab.send_udp(kPackets, 1).ok());
-    const model::Snapshot s = settle(ifindex, kPackets);
+    const seam::Snapshot s = settle(ifindex, kPackets);
     EXPECT_EQ(packets(s, ifindex), static_cast<uint64_t>(kPackets));
     const std::vector<uint32_t> held = slots_of(ifindex);
     ASSERT_EQ(held.size(), 1u);
@@ -169,7 +169,7 @@ TEST_F(SlotTableKernelTest, ARetiredHomeSlotIsZeroedAndFreedAfterTheGracePeriod)
     EXPECT_LT(home, static_cast<uint32_t>(DIMCTL_NAPI_SLOTS));
     EXPECT_EQ(home, slot(home).key.napi_id & (DIMCTL_NAPI_SLOTS - 1));
   }
-  model::Snapshot s;
+  seam::Snapshot s;
   ASSERT_TRUE(collector->sample_into(s).ok());
   EXPECT_EQ(slot(home).key.napi_id, DIMCTL_NAPI_ID_RETIRED);
   EXPECT_EQ(slot(home).v.packets, static_cast<uint64_t>(kPackets));

@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const auto id = static_cast<uint32_t>(std::stoul(argv[1]));
-  dimctl::model::NapiConfig req;
+  dimctl::seam::NapiConfig req;
   req.defer_hard_irqs = static_cast<uint32_t>(std::stoul(argv[2]));
   req.gro_flush_timeout_ns = std::stoull(argv[3]);
   auto napi = dimctl::actuators::NapiNetlink::open();

@@ -8,8 +8,8 @@
 namespace dimctl::fakes {
 namespace {
 
-model::Coalesce frames(uint32_t n) {
-  model::Coalesce c;
+seam::Coalesce frames(uint32_t n) {
+  seam::Coalesce c;
   c.rx_max_frames = n;
   return c;
 }
@@ -18,7 +18,7 @@ TEST(FakeNetActuator, RefusesUnsupportedClampsAndNotifies) {
   FakeNetActuator net;
   net.add_device("tun0", frames(0));  // like tun: rx-frames only
   net.set_limits("tun0", frames(64));
-  model::Coalesce usecs;
+  seam::Coalesce usecs;
   usecs.rx_usecs = 5;
   auto refused = net.set("tun0", usecs);
   ASSERT_FALSE(refused.ok());

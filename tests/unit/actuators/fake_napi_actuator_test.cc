@@ -19,13 +19,13 @@ TEST(FakeNapiActuator, ListsSetsAndReadsBack) {
   EXPECT_EQ((*l)[0].id, 8193u);
   EXPECT_EQ(napi.list(6).error().code(), ENODEV);
 
-  model::NapiConfig req;
+  seam::NapiConfig req;
   req.defer_hard_irqs = 2;
   auto r = napi.set(8193, req);
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->config, (model::NapiConfig{2, 0, 0})) << "only the present field is written";
+  EXPECT_EQ(r->config, (seam::NapiConfig{2, 0, 0})) << "only the present field is written";
   EXPECT_EQ(napi.config(8194), FakeNapiActuator::defaults());
-  EXPECT_EQ(napi.set(8193, model::NapiConfig{}).error().code(), EINVAL);
+  EXPECT_EQ(napi.set(8193, seam::NapiConfig{}).error().code(), EINVAL);
 }
 
 TEST(FakeNapiActuator, RecreatedNapiIsGoneUnderItsOldId) {

@@ -79,7 +79,7 @@ TEST(NapiCodec, DumpRequestFiltersByIfindex) {
 
 TEST(NapiCodec, SetEncodesOnlyPresentFields) {
   std::vector<char> buf(MNL_SOCKET_BUFFER_SIZE);
-  model::NapiConfig req;
+  seam::NapiConfig req;
   req.defer_hard_irqs = 2;
   req.gro_flush_timeout_ns = 200'000;
   const nlmsghdr* nlh = nl::build_napi_set(buf.data(), kNetdevFamily, 9, 8193, req);
@@ -92,7 +92,7 @@ TEST(NapiCodec, SetEncodesOnlyPresentFields) {
   EXPECT_EQ(as<uint64_t>(a.at(t::kNapiGroFlush)), 200'000u);
   EXPECT_EQ(a.count(t::kNapiIrqSuspend), 0u);
 
-  model::NapiConfig only;
+  seam::NapiConfig only;
   only.irq_suspend_timeout_ns = 1ULL << 33;
   auto b = attrs_of(nl::build_napi_set(buf.data(), kNetdevFamily, 10, 1, only));
   ASSERT_EQ(b.size(), 2u);
@@ -100,10 +100,10 @@ TEST(NapiCodec, SetEncodesOnlyPresentFields) {
 }
 
 TEST(NapiCodec, DescribeNamesThePresentFields) {
-  EXPECT_EQ(nl::describe(model::NapiConfig{}), "(nothing)");
-  EXPECT_EQ(nl::describe(model::NapiConfig{2, 200'000, std::nullopt}),
+  EXPECT_EQ(nl::describe(seam::NapiConfig{}), "(nothing)");
+  EXPECT_EQ(nl::describe(seam::NapiConfig{2, 200'000, std::nullopt}),
             "defer-hard-irqs=2 gro-flush-timeout=200000ns");
-  EXPECT_EQ(nl::describe(model::NapiConfig{std::nullopt, std::nullopt, 5}),
+  EXPECT_EQ(nl::describe(seam::NapiConfig{std::nullopt, std::nullopt, 5}),
             "irq-suspend-timeout=5ns");
 }
 
@@ -122,7 +122,7 @@ TEST(NapiCodec, DecodesAFullReply) {
   EXPECT_EQ(n->id, 8193u);
   EXPECT_EQ(n->ifindex, 2u);
   EXPECT_EQ(n->irq, 41u);
-  EXPECT_EQ(n->config, (model::NapiConfig{2, 200'000, 0}));
+  EXPECT_EQ(n->config, (seam::NapiConfig{2, 200'000, 0}));
 }
 
 TEST(NapiCodec, AbsentAttributesAreUnsupported) {

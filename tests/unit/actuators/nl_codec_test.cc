@@ -73,7 +73,7 @@ TEST(EthtoolCodec, CoalesceGetRequestNamesTheDevice) {
 
 TEST(EthtoolCodec, CoalesceSetEncodesOnlyPresentFields) {
   std::vector<char> buf(MNL_SOCKET_BUFFER_SIZE);
-  model::Coalesce req;
+  seam::Coalesce req;
   req.rx_max_frames = 32;
   req.use_adaptive_rx = false;
   const nlmsghdr* nlh = nl::build_coalesce_set(buf.data(), kFamily, 1, "dimt0", req);
@@ -93,7 +93,7 @@ TEST(EthtoolCodec, CoalesceSetEncodesOnlyPresentFields) {
 }
 
 TEST(EthtoolCodec, PresentFieldsInOrder) {
-  model::Coalesce c;
+  seam::Coalesce c;
   c.tx_usecs = 1;
   c.rx_usecs = 2;
   c.use_cqe_mode_rx = true;
@@ -118,7 +118,7 @@ TEST(EthtoolCodec, DecodesGetReplyAndIgnoresUnknownAttributes) {
   EXPECT_EQ(m->cmd, ETHTOOL_MSG_COALESCE_GET_REPLY);
   EXPECT_EQ(m->device, "dimt0");
   EXPECT_EQ(m->ifindex, 7u);
-  model::Coalesce want;
+  seam::Coalesce want;
   want.rx_max_frames = 64;
   want.use_adaptive_rx = true;
   EXPECT_EQ(m->values, want);  // everything else absent = unsupported

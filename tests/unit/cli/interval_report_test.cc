@@ -15,8 +15,8 @@ using collector::ProgramStatus;
 using ::testing::HasSubstr;
 
 // A queue of "va": device_ix 0 of a snapshot whose devices are {"va"}.
-model::QueueCounters queue(uint32_t napi, uint64_t polls, uint64_t packets, uint64_t exhausted) {
-  model::QueueCounters q;
+seam::QueueCounters queue(uint32_t napi, uint64_t polls, uint64_t packets, uint64_t exhausted) {
+  seam::QueueCounters q;
   q.key = {3, napi};
   q.device_ix = 0;
   q.polls = polls;
@@ -26,20 +26,20 @@ model::QueueCounters queue(uint32_t napi, uint64_t polls, uint64_t packets, uint
 }
 
 TEST(IntervalReport, DeltasRatesAndJson) {
-  model::Snapshot a, b;
+  seam::Snapshot a, b;
   a.time_ns = 1'000'000'000;
   b.time_ns = 3'000'000'000;
   a.queues = {queue(300, 10, 100, 1)};
   a.devices = {"va"};
   b.queues = {queue(300, 110, 2100, 11), queue(301, 4, 8, 0)};
   b.devices = {"va"};
-  model::CqCounters c0;
+  seam::CqCounters c0;
   c0.key = {0, 5};
   c0.ibdev = "rxe0";
   c0.events = 10;
   c0.completions = 40;
   c0.budget_exhausted = 3;
-  model::CqCounters c1 = c0;
+  seam::CqCounters c1 = c0;
   c1.events = 30;
   c1.completions = 120;
   c1.budget_exhausted = 7;
@@ -91,18 +91,18 @@ TEST(IntervalReport, DeltasRatesAndJson) {
 // `dimctl list --json` and GET /api/v1/state render the same counter under the same key: every
 // key of the shared rendering is in the list's objects, with the interval's value.
 TEST(IntervalReport, JsonUsesTheStateApiKeys) {
-  model::Snapshot a, b;
+  seam::Snapshot a, b;
   b.time_ns = 1'000'000'000;
-  model::QueueCounters q = queue(300, 10, 100, 1);
+  seam::QueueCounters q = queue(300, 10, 100, 1);
   q.has_bytes = true;
   q.bytes = 1500;
   q.cpu = 1;
   b.queues = {q};
   b.devices = {"va"};
-  model::CqCounters c;
+  seam::CqCounters c;
   c.key = {1, 42};
   c.ibdev = "mlx5_0";
-  c.poll_ctx = model::PollContext::kWorkqueue;
+  c.poll_ctx = seam::PollContext::kWorkqueue;
   c.nr_cqe = 256;
   c.comp_vector = 3;
   c.schedules = 1;
@@ -136,7 +136,7 @@ TEST(IntervalReport, JsonUsesTheStateApiKeys) {
 }
 
 TEST(IntervalReport, CountersGoingBackwardsAreANewIncarnation) {
-  model::Snapshot a, b;
+  seam::Snapshot a, b;
   a.time_ns = 0;
   b.time_ns = 1'000'000'000;
   a.queues = {queue(300, 100, 1000, 0)};

@@ -341,7 +341,7 @@ TEST_F(CqFixture, LabelsFromCqInfoAndSums) {
   ASSERT_TRUE(c.ok());
   ASSERT_EQ(c->size(), 1u);
   EXPECT_EQ((*c)[0].ibdev, "mlx5_0");
-  EXPECT_EQ((*c)[0].poll_ctx, model::PollContext::kSoftirq);
+  EXPECT_EQ((*c)[0].poll_ctx, seam::PollContext::kSoftirq);
   EXPECT_EQ((*c)[0].nr_cqe, 256u);
   EXPECT_EQ((*c)[0].comp_vector, 3);
   EXPECT_EQ((*c)[0].events, 4u);
@@ -369,17 +369,17 @@ TEST_F(CqFixture, InfoIsJoinedByKeyAndTheSnapshotIsInKeyOrder) {
   auto c = agg.cqs(stats, info, {});
   ASSERT_TRUE(c.ok());
   ASSERT_EQ(c->size(), 4u);
-  EXPECT_EQ((*c)[0].key, (model::CqKey{1, 5}));
-  EXPECT_EQ((*c)[0].poll_ctx, model::PollContext::kSoftirq);
+  EXPECT_EQ((*c)[0].key, (seam::CqKey{1, 5}));
+  EXPECT_EQ((*c)[0].poll_ctx, seam::PollContext::kSoftirq);
   EXPECT_EQ((*c)[0].events, 3u);
-  EXPECT_EQ((*c)[1].key, (model::CqKey{1, 7}));
+  EXPECT_EQ((*c)[1].key, (seam::CqKey{1, 7}));
   EXPECT_EQ((*c)[1].ibdev, "");
   EXPECT_EQ((*c)[1].comp_vector, -1);
-  EXPECT_EQ((*c)[2].key, (model::CqKey{1, 9}));
-  EXPECT_EQ((*c)[2].poll_ctx, model::PollContext::kWorkqueue);
-  EXPECT_EQ((*c)[3].key, (model::CqKey{256, 1}));
+  EXPECT_EQ((*c)[2].key, (seam::CqKey{1, 9}));
+  EXPECT_EQ((*c)[2].poll_ctx, seam::PollContext::kWorkqueue);
+  EXPECT_EQ((*c)[3].key, (seam::CqKey{256, 1}));
   EXPECT_EQ((*c)[3].ibdev, "rxe0");
-  EXPECT_EQ((*c)[3].poll_ctx, model::PollContext::kUnboundWorkqueue);
+  EXPECT_EQ((*c)[3].poll_ctx, seam::PollContext::kUnboundWorkqueue);
 }
 
 TEST_F(CqFixture, MapErrorsNameTheMap) {
@@ -429,7 +429,7 @@ TEST_F(CqFixture, FreeOfACqNeverPolledIsNotAnError) {
 
 // Every field and the name table, so that snapshots compare whole (and a difference reads as
 // one line).
-std::vector<std::string> fields(const model::Snapshot& s) {
+std::vector<std::string> fields(const seam::Snapshot& s) {
   std::vector<std::string> out;
   for (const auto& q : s.queues) {
     out.push_back(
@@ -442,7 +442,7 @@ std::vector<std::string> fields(const model::Snapshot& s) {
   return out;
 }
 
-std::vector<std::string> fields(const std::vector<model::CqCounters>& v) {
+std::vector<std::string> fields(const std::vector<seam::CqCounters>& v) {
   std::vector<std::string> out;
   for (const auto& c : v) {
     out.push_back(
@@ -474,7 +474,7 @@ struct InPlaceNapiFixture : ::testing::Test {
   fakes::FakePerCpuMap<dimctl_napi_key, dimctl_napi_value> map_a, map_b;
   fakes::FakeDirectory dir;
   CounterAggregator in_place{dir, true}, fresh{dir, true};
-  model::Snapshot kept;
+  seam::Snapshot kept;
 
   void set(dimctl_napi_key k, std::vector<dimctl_napi_value> v) {
     map_a.entries[k] = v;
@@ -562,7 +562,7 @@ TEST_F(InPlaceNapiFixture, EqualsANewSnapshotEveryPeriodAndAllocatesNothingInSte
   dir.names.erase(7);
   period();
   ASSERT_EQ(kept.queues.size(), 3u);
-  EXPECT_EQ(kept.queues[0].key, (model::QueueKey{9, 500}));
+  EXPECT_EQ(kept.queues[0].key, (seam::QueueKey{9, 500}));
   EXPECT_EQ(kept.queues[0].queue, -1);
   EXPECT_EQ(kept.devices, (std::vector<std::string>{"uplink0"}));
   EXPECT_EQ(map_a.erased.size(), 3u);
@@ -594,7 +594,7 @@ struct InPlaceCqFixture : ::testing::Test {
   fakes::FakeMap<dimctl_cq_key, dimctl_cq_info> info_a, info_b;
   fakes::FakeDirectory dir;
   CounterAggregator in_place{dir, false}, fresh{dir, false};
-  std::vector<model::CqCounters> kept;
+  std::vector<seam::CqCounters> kept;
 
   static dimctl_cq_value v(uint64_t events, uint64_t completions, uint32_t comps = 0) {
     dimctl_cq_value x{};
@@ -660,7 +660,7 @@ TEST_F(InPlaceCqFixture, EqualsANewSnapshotEveryPeriodAndAllocatesNothingInStead
   set_info(cq_info(1, 7, "mlx5_0", DIMCTL_POLL_DIRECT));
   period({cq_event(DIMCTL_CQ_EVENT_FREE, 1, 5)});
   ASSERT_EQ(kept.size(), 4u);
-  EXPECT_EQ(kept[0].key, (model::CqKey{1, 2}));
+  EXPECT_EQ(kept[0].key, (seam::CqKey{1, 2}));
   EXPECT_EQ(kept[0].ibdev, "");
   EXPECT_EQ(kept[0].comp_vector, -1);
   EXPECT_EQ(kept[0].kernel_comps, 0u);
@@ -675,11 +675,11 @@ TEST_F(InPlaceCqFixture, EqualsANewSnapshotEveryPeriodAndAllocatesNothingInStead
 }
 
 TEST(PollContext, DimctlCodesMapToTheModel) {
-  EXPECT_EQ(poll_context_from_code(DIMCTL_POLL_DIRECT), model::PollContext::kDirect);
-  EXPECT_EQ(poll_context_from_code(DIMCTL_POLL_SOFTIRQ), model::PollContext::kSoftirq);
-  EXPECT_EQ(poll_context_from_code(DIMCTL_POLL_WORKQUEUE), model::PollContext::kWorkqueue);
+  EXPECT_EQ(poll_context_from_code(DIMCTL_POLL_DIRECT), seam::PollContext::kDirect);
+  EXPECT_EQ(poll_context_from_code(DIMCTL_POLL_SOFTIRQ), seam::PollContext::kSoftirq);
+  EXPECT_EQ(poll_context_from_code(DIMCTL_POLL_WORKQUEUE), seam::PollContext::kWorkqueue);
   EXPECT_EQ(poll_context_from_code(DIMCTL_POLL_UNBOUND_WORKQUEUE),
-            model::PollContext::kUnboundWorkqueue);
+            seam::PollContext::kUnboundWorkqueue);
 }
 
 // The napi_slots array: per slot index, one dimctl_napi_slot per CPU. read() lays the slots out

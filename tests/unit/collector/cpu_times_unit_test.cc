@@ -40,32 +40,32 @@ dimctl_cpu_slot slot_for(uint64_t base) {
 
 TEST(CpuTimesDecode, EveryCounterOfEveryCpuFromItsOwnWord) {
   const auto words = words_of(std::vector{slot_for(100), slot_for(200), slot_for(300)});
-  std::vector<model::CpuTimes> out;
+  std::vector<seam::CpuTimes> out;
   read_cpu_times(words, 0, out);
   ASSERT_EQ(out.size(), 3u);
   for (size_t cpu = 0; cpu < 3; ++cpu) {
     const uint64_t b = 100 * (cpu + 1);
-    const model::CpuTimes want{.hardirq_ns = b + 1,
-                               .hardirq_count = b + 2,
-                               .hardirq_timed = b + 3,
-                               .softirq_net_rx_ns = b + 4,
-                               .softirq_net_rx_count = b + 5,
-                               .softirq_net_rx_timed = b + 6,
-                               .softirq_block_ns = b + 7,
-                               .softirq_block_count = b + 8,
-                               .softirq_block_timed = b + 9,
-                               .softirq_irq_poll_ns = b + 10,
-                               .softirq_irq_poll_count = b + 11,
-                               .softirq_irq_poll_timed = b + 12,
-                               .idle_ns = b + 13,
-                               .idle_known = true};
+    const seam::CpuTimes want{.hardirq_ns = b + 1,
+                              .hardirq_count = b + 2,
+                              .hardirq_timed = b + 3,
+                              .softirq_net_rx_ns = b + 4,
+                              .softirq_net_rx_count = b + 5,
+                              .softirq_net_rx_timed = b + 6,
+                              .softirq_block_ns = b + 7,
+                              .softirq_block_count = b + 8,
+                              .softirq_block_timed = b + 9,
+                              .softirq_irq_poll_ns = b + 10,
+                              .softirq_irq_poll_count = b + 11,
+                              .softirq_irq_poll_timed = b + 12,
+                              .idle_ns = b + 13,
+                              .idle_known = true};
     EXPECT_EQ(out[cpu], want) << "cpu " << cpu;
   }
 }
 
 TEST(CpuTimesDecode, SizeFollowsTheArrayAndAPartialSlotIsIgnored) {
   auto words = words_of(std::vector{slot_for(0), slot_for(10)});
-  std::vector<model::CpuTimes> out(5);
+  std::vector<seam::CpuTimes> out(5);
   read_cpu_times(std::span<const uint64_t>(words).first(kCpuSlotWords * 2 - 1), 0, out);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].hardirq_ns, 1u);
@@ -76,7 +76,7 @@ TEST(CpuTimesDecode, SizeFollowsTheArrayAndAPartialSlotIsIgnored) {
 
 TEST(CpuTimesDecode, ReadsInPlaceWithoutAllocatingWhileTheCpuCountStays) {
   auto words = words_of(std::vector{slot_for(0), slot_for(10)});
-  std::vector<model::CpuTimes> out;
+  std::vector<seam::CpuTimes> out;
   read_cpu_times(words, 0, out);
   words[offsetof(dimctl_cpu_slot, hardirq) / 8] = 777;  // cpu 0's hardirq ns advanced
   const uint64_t before = testing::allocations_so_far();
@@ -103,7 +103,7 @@ TEST(CpuTimesDecode, IdleAddsTheRunningStretchAndNeedsASwitch) {
   slots[2].idle_ns = 0;
   slots[3].idle_ns = 9'000;
   slots[3].idle_start = 1'000'000;  // idle, but no calibration yet: the stretch waits its end
-  std::vector<model::CpuTimes> out;
+  std::vector<seam::CpuTimes> out;
   read_cpu_times(words_of(slots), 1'250'000 + kBehind, out);
   ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(out[0].idle_ns, 5'000u + 250'000u);
@@ -130,9 +130,9 @@ TEST(IrqTimesDecode, OnlyIrqsThatRanInIrqOrder) {
   slots[18].t = {.ns = 99, .count = 0, .timed = 0};  // never completed a run: not one that ran
   slots[DIMCTL_IRQ_SLOTS - 1].t = {.ns = 40950, .count = 7, .timed = 1};
   slots[DIMCTL_IRQ_SLOTS - 1].pad = 0xdead;
-  std::vector<model::IrqTimes> out;
+  std::vector<seam::IrqTimes> out;
   read_irq_times(words_of(slots), out);
-  const std::vector<model::IrqTimes> want = {
+  const std::vector<seam::IrqTimes> want = {
       {.irq = 0, .ns = 5, .count = 1, .timed = 1},
       {.irq = 17, .ns = 1700, .count = 3, .timed = 2},
       {.irq = DIMCTL_IRQ_SLOTS - 1, .ns = 40950, .count = 7, .timed = 1}};
@@ -144,7 +144,7 @@ TEST(IrqTimesDecode, ReusesItsStorageAndDropsNothingStale) {
   slots[2].t = {.ns = 20, .count = 2, .timed = 2};
   slots[5].t = {.ns = 50, .count = 5, .timed = 5};
   auto words = words_of(slots);
-  std::vector<model::IrqTimes> out;
+  std::vector<seam::IrqTimes> out;
   read_irq_times(words, out);
   ASSERT_EQ(out.size(), 2u);
   const uint64_t before = testing::allocations_so_far();
@@ -157,10 +157,10 @@ TEST(IrqTimesDecode, ReusesItsStorageAndDropsNothingStale) {
 }
 
 TEST(EstimatedNs, ScalesTheTimedMeanToEveryRunAndNeverDividesByZero) {
-  EXPECT_DOUBLE_EQ(model::estimated_ns(1000, 4, 32), 8000.0);   // 250 ns each, 32 runs
-  EXPECT_DOUBLE_EQ(model::estimated_ns(1000, 10, 10), 1000.0);  // every run timed
-  EXPECT_DOUBLE_EQ(model::estimated_ns(0, 0, 7), 0.0);          // none timed yet
-  EXPECT_DOUBLE_EQ(model::estimated_ns(0, 0, 0), 0.0);
+  EXPECT_DOUBLE_EQ(seam::estimated_ns(1000, 4, 32), 8000.0);   // 250 ns each, 32 runs
+  EXPECT_DOUBLE_EQ(seam::estimated_ns(1000, 10, 10), 1000.0);  // every run timed
+  EXPECT_DOUBLE_EQ(seam::estimated_ns(0, 0, 7), 0.0);          // none timed yet
+  EXPECT_DOUBLE_EQ(seam::estimated_ns(0, 0, 0), 0.0);
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-class ManualClock final : public model::Clock {
+class ManualClock final : public seam::Clock {
  public:
   int64_t now = 1'000'000'000;
   int64_t now_ns() const override { return now; }
@@ -75,7 +75,7 @@ class NamesOnlyDirectory final : public NetdevDirectory {
   Result<std::map<uint32_t, std::string>> devices() override { return names; }
 };
 
-std::vector<std::string> fields(const model::Snapshot& s) {
+std::vector<std::string> fields(const seam::Snapshot& s) {
   std::vector<std::string> out;
   for (const auto& q : s.queues) {
     out.push_back(fmt::format("{}/{} {} #{} q={} irq={} {} {} {} {} bytes={}/{}", q.key.ifindex,
@@ -153,21 +153,21 @@ TEST_F(NapiTableFixture, TheLatestPollsCpuReachesTheQueue) {
   mem.put(4, {7, 4}, napi_v(5, 50), 0x10000);  // beyond what the snapshot holds: unknown
   ASSERT_TRUE(table.refresh().ok());
   EXPECT_EQ(table.cpu(1), 3);
-  EXPECT_EQ(table.cpu(2), model::QueueCounters::kNoCpu);
+  EXPECT_EQ(table.cpu(2), seam::QueueCounters::kNoCpu);
   EXPECT_EQ(table.cpu(3), 0);
-  EXPECT_EQ(table.cpu(4), model::QueueCounters::kNoCpu);
+  EXPECT_EQ(table.cpu(4), seam::QueueCounters::kNoCpu);
   dir.names = {{7, "eth7"}};
-  model::Snapshot snap;
+  seam::Snapshot snap;
   ASSERT_TRUE(agg.queues(table, snap).ok());
   ASSERT_EQ(snap.queues.size(), 4u);
   EXPECT_EQ(snap.queues[0].cpu, 3);
-  EXPECT_EQ(snap.queues[1].cpu, model::QueueCounters::kNoCpu);
+  EXPECT_EQ(snap.queues[1].cpu, seam::QueueCounters::kNoCpu);
   EXPECT_EQ(snap.queues[2].cpu, 0);
   CounterAggregator generic(dir, false);
   auto g = generic.queues(static_cast<NapiMap&>(table));
   ASSERT_TRUE(g.ok());
   ASSERT_EQ(g->queues.size(), 4u);
-  EXPECT_EQ(g->queues[0].cpu, model::QueueCounters::kNoCpu);
+  EXPECT_EQ(g->queues[0].cpu, seam::QueueCounters::kNoCpu);
   // A slot given back is zeroed with its CPU word: the next NAPI to claim it starts unknown.
   ASSERT_TRUE(table.erase({7, 1}).ok());
   clock.now += kSlotGraceNs + 1;
@@ -189,11 +189,11 @@ TEST_F(NapiTableFixture, LiveSlotsComeInKeyOrderWithTheirCountersFromMemory) {
   EXPECT_EQ(table.counters(512).packets, 30u);
 
   dir.names = {{3, "eth3"}, {7, "eth7"}};
-  model::Snapshot snap;
+  seam::Snapshot snap;
   ASSERT_TRUE(agg.queues(table, snap).ok());
   ASSERT_EQ(snap.queues.size(), 4u);
-  EXPECT_EQ(snap.queues[0].key, (model::QueueKey{3, 1024}));
-  EXPECT_EQ(snap.queues[3].key, (model::QueueKey{7, 514}));
+  EXPECT_EQ(snap.queues[0].key, (seam::QueueKey{3, 1024}));
+  EXPECT_EQ(snap.queues[3].key, (seam::QueueKey{7, 514}));
   EXPECT_EQ(snap.queues[3].polls, 3u);
   EXPECT_EQ(snap.queues[3].packets, 30u);
   EXPECT_EQ(snap.queues[3].budget_exhausted, 0u);
@@ -307,7 +307,7 @@ TEST_F(NapiTableFixture, TheCallFreePathLabelsAsTheGeneralOne) {
   }
   for (bool bytes : {false, true}) {
     CounterAggregator fast(names, bytes), general(dir, bytes);
-    model::Snapshot a, b;
+    seam::Snapshot a, b;
     ASSERT_TRUE(fast.queues(table, a).ok());
     ASSERT_TRUE(general.queues(table, b).ok());
     EXPECT_EQ(a.queues.size(), 700u);
@@ -327,17 +327,17 @@ TEST_F(NapiTableFixture, TwoSlotsOfOneKeyAreOneQueueAndRetireTogether) {
   names.names = dir.names;
   for (NetdevDirectory* d : std::initializer_list<NetdevDirectory*>{&names, &dir}) {
     CounterAggregator bytes_agg(*d, true);
-    model::Snapshot snap;
+    seam::Snapshot snap;
     ASSERT_TRUE(bytes_agg.queues(table, snap).ok());
     ASSERT_EQ(snap.queues.size(), 2u);
-    EXPECT_EQ(snap.queues[0].key, (model::QueueKey{7, 2}));
+    EXPECT_EQ(snap.queues[0].key, (seam::QueueKey{7, 2}));
     EXPECT_EQ(snap.queues[0].polls, 7u);
     EXPECT_EQ(snap.queues[0].packets, 70u);
     EXPECT_EQ(snap.queues[0].bytes, 700u);
-    EXPECT_EQ(snap.queues[1].key, (model::QueueKey{7, 3}));
+    EXPECT_EQ(snap.queues[1].key, (seam::QueueKey{7, 3}));
   }
   CounterAggregator bytes_agg(dir, true);
-  model::Snapshot snap;
+  seam::Snapshot snap;
 
   // Gone from netlink's list: both slots retired, counted once.
   dir.listed = {7};
@@ -354,7 +354,7 @@ TEST_F(NapiTableFixture, SteadyStateSamplesAllocateNothingAndSeeNewCounters) {
   for (uint32_t ifindex = 2; ifindex < 12; ++ifindex) {
     dir.names[ifindex] = fmt::format("eth{}", ifindex);
   }
-  model::Snapshot snap;
+  seam::Snapshot snap;
   ASSERT_TRUE(agg.queues(table, snap).ok());  // sizes everything
   ASSERT_EQ(snap.queues.size(), 600u);
   const uint32_t slot = table.live()[599].index;
@@ -372,7 +372,7 @@ TEST_F(NapiTableFixture, DeletedDeviceIsRetiredThroughTheTable) {
   mem.claim({7, 2}, napi_v(1, 1));
   mem.claim({8, 3}, napi_v(1, 1));
   dir.names = {{8, "eth8"}};  // ifindex 7 is gone
-  model::Snapshot snap;
+  seam::Snapshot snap;
   ASSERT_TRUE(agg.queues(table, snap).ok());
   ASSERT_EQ(snap.queues.size(), 1u);
   EXPECT_EQ(snap.queues[0].key.ifindex, 8u);
@@ -441,28 +441,28 @@ TEST_F(CqTableFixture, LiveSlotsAreLabelledFromTheirInfo) {
   retired.key = {1, 6};
   mem.put(static_cast<uint32_t>(mem.next++), retired);
 
-  std::vector<model::CqCounters> out;
+  std::vector<seam::CqCounters> out;
   ASSERT_TRUE(agg.cqs(table.stats(), table.info(), {}, out).ok());
   ASSERT_EQ(out.size(), 3u);
-  EXPECT_EQ(out[0].key, (model::CqKey{0, 0}));
+  EXPECT_EQ(out[0].key, (seam::CqKey{0, 0}));
   EXPECT_EQ(out[0].ibdev, "rxe1");
   EXPECT_EQ(out[0].kernel_modifies, 2u);
   EXPECT_EQ(out[0].kernel_comps, 64u);
   EXPECT_EQ(out[0].kernel_usec, 16u);
   EXPECT_EQ(out[0].budget_exhausted, 3u);
   EXPECT_EQ(out[1].budget_exhausted, 0u);
-  EXPECT_EQ(out[1].key, (model::CqKey{1, 5}));
+  EXPECT_EQ(out[1].key, (seam::CqKey{1, 5}));
   EXPECT_EQ(out[1].events, 5u);
   EXPECT_EQ(out[1].completions, 10u);
-  EXPECT_EQ(out[1].poll_ctx, model::PollContext::kWorkqueue);
+  EXPECT_EQ(out[1].poll_ctx, seam::PollContext::kWorkqueue);
   EXPECT_EQ(out[1].nr_cqe, 128u);
-  EXPECT_EQ(out[2].key, (model::CqKey{1, 9}));
+  EXPECT_EQ(out[2].key, (seam::CqKey{1, 9}));
 }
 
 TEST_F(CqTableFixture, FreedCqIsRetiredAndItsSlotGivenBackAfterTheGracePeriod) {
   const uint32_t a = mem.claim({1, 5}, "rxe0", 3);
   mem.claim({1, 6}, "rxe0", 4);
-  std::vector<model::CqCounters> out;
+  std::vector<seam::CqCounters> out;
   const dimctl_cq_event freed{
       .type = DIMCTL_CQ_EVENT_FREE, .pad = 0, .time_ns = 0, .info = mem.get(a).info};
   ASSERT_TRUE(agg.cqs(table.stats(), table.info(), std::span(&freed, 1), out).ok());

@@ -1,14 +1,14 @@
-// The name tables of the policy vocabulary (dimctl/model/names.h): every value has one name
+// The name tables of the policy vocabulary (dimctl/seam/names.h): every value has one name
 // that reads back as itself, in the config's kebab-case, and the former label spellings are
 // read (never written).
-#include "dimctl/model/names.h"
+#include "dimctl/seam/names.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 
-namespace dimctl::model {
+namespace dimctl::seam {
 namespace {
 
 template <typename E, size_t N, size_t A>
@@ -67,4 +67,4 @@ TEST(Names, TheFormerLabelSpellingsAreReadAndNeverWritten) {
 }
 
 }  // namespace
-}  // namespace dimctl::model
+}  // namespace dimctl::seam

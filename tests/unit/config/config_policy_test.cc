@@ -10,12 +10,12 @@
 namespace dimctl::config {
 namespace {
 
-using model::Algorithm;
-using model::CombinePolicy;
-using model::DeviceInfo;
-using model::DeviceKind;
-using model::DevicePolicy;
-using model::Mode;
+using seam::Algorithm;
+using seam::CombinePolicy;
+using seam::DeviceInfo;
+using seam::DeviceKind;
+using seam::DevicePolicy;
+using seam::Mode;
 
 ConfigPolicy policy(std::string_view yaml) {
   auto r = parse_config(yaml, "policy.yaml");
@@ -121,7 +121,7 @@ TEST(ConfigPolicy, ModelAlgorithmCompareAndSettingsAreMapped) {
   DevicePolicy c = p.policy_for(net("eth9"));
   EXPECT_EQ(c.algorithm, Algorithm::kModelCqe);
   EXPECT_FALSE(c.compare);
-  EXPECT_EQ(c.model, model::ModelSettings{});
+  EXPECT_EQ(c.model, seam::ModelSettings{});
   // compare: model on the default algorithm (net-eqe).
   DevicePolicy m = p.policy_for(net("eth8"));
   EXPECT_EQ(m.algorithm, Algorithm::kNetEqe);
@@ -340,30 +340,30 @@ TEST(ConfigPolicy, MethodAndSoftwareProfiles) {
       "    match: {driver: virtio_net}\n"
       "    method: auto\n");
   DevicePolicy old = p.policy_for(net("eth1"));
-  EXPECT_EQ(old.method, model::Method::kEthtool);
+  EXPECT_EQ(old.method, seam::Method::kEthtool);
   EXPECT_FALSE(old.software_profiles);
   DevicePolicy sw = p.policy_for(net("dnc0"));
-  EXPECT_EQ(sw.method, model::Method::kNapi);
+  EXPECT_EQ(sw.method, seam::Method::kNapi);
   ASSERT_TRUE(sw.software_profiles);
-  EXPECT_EQ((*sw.software_profiles)[0], (model::SoftwareProfile{0, 0}));
-  EXPECT_EQ((*sw.software_profiles)[2], (model::SoftwareProfile{1, 50'000}));
-  EXPECT_EQ((*sw.software_profiles)[4], (model::SoftwareProfile{3, 1'000'000}));
+  EXPECT_EQ((*sw.software_profiles)[0], (seam::SoftwareProfile{0, 0}));
+  EXPECT_EQ((*sw.software_profiles)[2], (seam::SoftwareProfile{1, 50'000}));
+  EXPECT_EQ((*sw.software_profiles)[4], (seam::SoftwareProfile{3, 1'000'000}));
   DevicePolicy either = p.policy_for(net("ens3", "virtio_net"));
-  EXPECT_EQ(either.method, model::Method::kAuto);
+  EXPECT_EQ(either.method, seam::Method::kAuto);
   EXPECT_FALSE(either.software_profiles);
   // Unnamed devices: ethtool (they are never written anyway).
-  EXPECT_EQ(p.policy_for(net("lo")).method, model::Method::kEthtool);
+  EXPECT_EQ(p.policy_for(net("lo")).method, seam::Method::kEthtool);
 }
 
 TEST(ConfigPolicy, DefaultSoftwareProfile) {
   // usec 0: no moderation; otherwise the usec as the timer, one deferral.
-  EXPECT_EQ(model::default_software_profile({0, 256, 0}), (model::SoftwareProfile{0, 0}));
+  EXPECT_EQ(seam::default_software_profile({0, 256, 0}), (seam::SoftwareProfile{0, 0}));
   // Below kMinSoftwareTimerUs a timer costs an empty poll per message and batches nothing.
-  EXPECT_EQ(model::default_software_profile({1, 256, 0}), (model::SoftwareProfile{0, 0}));
-  EXPECT_EQ(model::default_software_profile({8, 128, 0}), (model::SoftwareProfile{0, 0}));
-  EXPECT_EQ(model::default_software_profile({15, 128, 0}), (model::SoftwareProfile{0, 0}));
-  EXPECT_EQ(model::default_software_profile({16, 64, 0}), (model::SoftwareProfile{1, 16'000}));
-  EXPECT_EQ(model::default_software_profile({256, 256, 0}), (model::SoftwareProfile{1, 256'000}));
+  EXPECT_EQ(seam::default_software_profile({1, 256, 0}), (seam::SoftwareProfile{0, 0}));
+  EXPECT_EQ(seam::default_software_profile({8, 128, 0}), (seam::SoftwareProfile{0, 0}));
+  EXPECT_EQ(seam::default_software_profile({15, 128, 0}), (seam::SoftwareProfile{0, 0}));
+  EXPECT_EQ(seam::default_software_profile({16, 64, 0}), (seam::SoftwareProfile{1, 16'000}));
+  EXPECT_EQ(seam::default_software_profile({256, 256, 0}), (seam::SoftwareProfile{1, 256'000}));
 }
 
 TEST(ConfigPolicy, MethodDifferenceIsAConflict) {

@@ -16,9 +16,9 @@ namespace dimctl::config {
 namespace {
 
 namespace fs = std::filesystem;
-using model::Algorithm;
-using model::CombinePolicy;
-using model::Mode;
+using seam::Algorithm;
+using seam::CombinePolicy;
+using seam::Mode;
 
 std::string good(const char* name) {
   return (fs::path(DIMCTL_CONFIG_TEST_DIR) / "good" / name).string();
@@ -252,7 +252,7 @@ TEST(ConfigValues, ModelCostsMeasuredByDefaultExplicitValuesMarked) {
   EXPECT_EQ(c.rules[0].model->interrupt_cost_ns, 3'000);
   EXPECT_FALSE(c.rules[1].model->measured_costs);
   EXPECT_FALSE(c.rules[1].model->interrupt_cost_set);
-  EXPECT_TRUE(model::ModelSettings{}.measured_costs);
+  EXPECT_TRUE(seam::ModelSettings{}.measured_costs);
   EXPECT_FALSE(diagnostics("devices:\n"
                            "  - name: a\n"
                            "    match: {interface: eth0}\n"

@@ -74,7 +74,7 @@ TEST(DiffForReload, MovingARuleInTheFileIsNoChange) {
 TEST(DiffForReload, LiveKeysAreAppliedWithOldAndNewValues) {
   Config running = parse(kRunning);
   Config fresh = running;
-  fresh.mode = model::Mode::kObserve;
+  fresh.mode = seam::Mode::kObserve;
   fresh.interval_ns = 10'000'000;
   fresh.metrics.publish_interval_ns = 1'000'000'000;
   fresh.metrics.max_queue_series = 100;
@@ -93,7 +93,7 @@ TEST(DiffForReload, LiveKeysAreAppliedWithOldAndNewValues) {
   EXPECT_EQ(change_of(d.applied, "mode"), "shadow -> observe");
   EXPECT_EQ(change_of(d.applied, "collectors.skb_bytes"), "[dimtap*] -> [dimtap0, veth*]");
   // Everything applied is what runs next.
-  EXPECT_EQ(d.next.mode, model::Mode::kObserve);
+  EXPECT_EQ(d.next.mode, seam::Mode::kObserve);
   EXPECT_EQ(d.next.interval_ns, 10'000'000);
   EXPECT_EQ(d.next.metrics.publish_interval_ns, 1'000'000'000);
   EXPECT_EQ(d.next.metrics.max_queue_series, 100u);
@@ -225,24 +225,24 @@ TEST(SameRule, EveryFieldButThePositionCounts) {
   EXPECT_TRUE(differs([](Rule& r) { r.name = "z"; }));
   EXPECT_TRUE(differs([](Rule& r) { r.match.driver = {"ice"}; }));
   EXPECT_TRUE(differs([](Rule& r) { r.match.rdma_device = {"mlx5_*"}; }));
-  EXPECT_TRUE(differs([](Rule& r) { r.mode = model::Mode::kShadow; }));
-  EXPECT_TRUE(differs([](Rule& r) { r.algorithm = model::Algorithm::kOff; }));
+  EXPECT_TRUE(differs([](Rule& r) { r.mode = seam::Mode::kShadow; }));
+  EXPECT_TRUE(differs([](Rule& r) { r.algorithm = seam::Algorithm::kOff; }));
   EXPECT_TRUE(differs([](Rule& r) { r.static_index = 2; }));
   EXPECT_TRUE(differs([](Rule& r) { r.min_profile = 1; }));
   EXPECT_TRUE(differs([](Rule& r) { r.max_profile = 3; }));
   EXPECT_TRUE(differs([](Rule& r) { r.rx_profile = std::array<dim::Profile, 5>{}; }));
   EXPECT_TRUE(differs([](Rule& r) { r.tx_profile = std::array<dim::Profile, 5>{}; }));
   EXPECT_TRUE(differs([](Rule& r) { r.rate_limit_ns = 1; }));
-  EXPECT_TRUE(differs([](Rule& r) { r.combine = model::CombinePolicy::kMaxProfile; }));
+  EXPECT_TRUE(differs([](Rule& r) { r.combine = seam::CombinePolicy::kMaxProfile; }));
   EXPECT_TRUE(differs([](Rule& r) { r.take_over_adaptive = false; }));
   EXPECT_TRUE(differs([](Rule& r) { r.kernel_dim = true; }));
   EXPECT_TRUE(differs([](Rule& r) { r.compare = CompareWith::kModel; }));
-  EXPECT_TRUE(differs([](Rule& r) { r.model = model::ModelSettings{}; }));
-  EXPECT_TRUE(differs([](Rule& r) { r.method = model::Method::kEthtool; }));
+  EXPECT_TRUE(differs([](Rule& r) { r.model = seam::ModelSettings{}; }));
+  EXPECT_TRUE(differs([](Rule& r) { r.method = seam::Method::kEthtool; }));
   EXPECT_TRUE(
-      differs([](Rule& r) { r.software_profiles = std::array<model::SoftwareProfile, 5>{}; }));
+      differs([](Rule& r) { r.software_profiles = std::array<seam::SoftwareProfile, 5>{}; }));
   EXPECT_TRUE(differs([](Rule& r) {
-    r.model = model::ModelSettings{};
+    r.model = seam::ModelSettings{};
     r.model->interrupt_cost_ns = 1;
   }));
 }

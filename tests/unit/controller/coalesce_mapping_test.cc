@@ -8,7 +8,7 @@ namespace dimctl::controller {
 namespace {
 
 TEST(ClampProfile, BoundsAndTableEnd) {
-  model::DevicePolicy p;
+  seam::DevicePolicy p;
   EXPECT_EQ(clamp_profile(7, p, 5), 4);  // max 255 capped at the last index
   p.min_profile = 1;
   p.max_profile = 3;
@@ -23,7 +23,7 @@ TEST(ClampProfile, BoundsAndTableEnd) {
 }
 
 TEST(NetTarget, OnlyReportedFields) {
-  model::Coalesce reported;
+  seam::Coalesce reported;
   reported.rx_usecs = 5;
   const dim::Profile prof{64, 256, 0};
   auto t = net_target(prof, true, reported);
@@ -54,18 +54,18 @@ TEST(NetTarget, IgbNeverGetsADynamicModeOrARefusedValue) {
   EXPECT_EQ(driver_rx_usecs(1, "igbvf"), 1u);
   EXPECT_EQ(driver_rx_usecs(8, "mlx5_core"), 8u);
   EXPECT_EQ(driver_rx_usecs(3, ""), 3u);
-  model::Coalesce reported;
+  seam::Coalesce reported;
   reported.rx_usecs = 3;
   EXPECT_EQ(net_target({8, 256, 0}, false, reported, "igb").rx_usecs, 10u);
   EXPECT_EQ(net_target({8, 256, 0}, false, reported).rx_usecs, 8u);
 }
 
 TEST(NetRequest, ModeOnlyWhenChangingAdaptiveOnlyOnTakeOver) {
-  model::Coalesce target;
+  seam::Coalesce target;
   target.rx_usecs = 8;
   target.rx_max_frames = 256;
   target.use_cqe_mode_rx = false;
-  model::Coalesce current = target;
+  seam::Coalesce current = target;
   current.use_adaptive_rx = true;
   auto r = net_request(target, current, true);
   EXPECT_EQ(r.rx_usecs, 8u);
@@ -78,12 +78,12 @@ TEST(NetRequest, ModeOnlyWhenChangingAdaptiveOnlyOnTakeOver) {
 }
 
 TEST(FieldHelpers, MarkOnlyAgreeOverlay) {
-  model::Coalesce mask;
-  model::Coalesce sent;
+  seam::Coalesce mask;
+  seam::Coalesce sent;
   sent.rx_usecs = 1;
   sent.use_adaptive_rx = false;
   mark_fields(mask, sent);
-  model::Coalesce orig;
+  seam::Coalesce orig;
   orig.rx_usecs = 3;
   orig.rx_max_frames = 32;
   orig.use_adaptive_rx = true;
@@ -92,14 +92,14 @@ TEST(FieldHelpers, MarkOnlyAgreeOverlay) {
   EXPECT_EQ(back.use_adaptive_rx, true);
   EXPECT_FALSE(back.rx_max_frames.has_value());
 
-  model::Coalesce a = orig, b = orig;
+  seam::Coalesce a = orig, b = orig;
   b.rx_max_frames = 64;  // not in the mask
   EXPECT_TRUE(agrees(a, b, mask));
   b.rx_usecs = 4;
   EXPECT_FALSE(agrees(a, b, mask));
 
-  model::Coalesce into = orig;
-  model::Coalesce ntf;
+  seam::Coalesce into = orig;
+  seam::Coalesce ntf;
   ntf.rx_usecs = 99;
   overlay(into, ntf);
   EXPECT_EQ(into.rx_usecs, 99u);
@@ -107,18 +107,18 @@ TEST(FieldHelpers, MarkOnlyAgreeOverlay) {
 }
 
 TEST(Discontinuity, BackwardsAndIdentityChanges) {
-  model::QueueCounters a;
+  seam::QueueCounters a;
   a.polls = 100;
   a.packets = 1000;
   a.bytes = 100000;
   a.has_bytes = true;
   a.queue = 1;
   // What advance() says of `b` after `a`, leaving the record of `a` as it is.
-  const auto is_discontinuity_after_a = [&](const model::QueueCounters& b) {
+  const auto is_discontinuity_after_a = [&](const seam::QueueCounters& b) {
     QueueCounts prev = QueueCounts::of(a);
     return advance(prev, a.has_bytes, b).discontinuity;
   };
-  model::QueueCounters b = a;
+  seam::QueueCounters b = a;
   EXPECT_FALSE(is_discontinuity_after_a(b));
   b.polls = 150;
   EXPECT_FALSE(is_discontinuity_after_a(b));
@@ -134,10 +134,10 @@ TEST(Discontinuity, BackwardsAndIdentityChanges) {
   b.has_bytes = false;
   EXPECT_TRUE(is_discontinuity_after_a(b));
 
-  model::CqCounters c;
+  seam::CqCounters c;
   c.events = 10;
   c.completions = 40;
-  model::CqCounters d = c;
+  seam::CqCounters d = c;
   d.completions = 39;
   EXPECT_TRUE(is_discontinuity(c, d));
   d = c;

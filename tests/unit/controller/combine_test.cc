@@ -5,8 +5,8 @@
 namespace dimctl::controller {
 namespace {
 
-using model::CombinePolicy;
-using model::QueueKey;
+using seam::CombinePolicy;
+using seam::QueueKey;
 
 TEST(ProfileCombiner, EmptyHasNoResult) {
   ProfileCombiner c;

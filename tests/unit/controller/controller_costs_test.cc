@@ -47,15 +47,15 @@ class CostsTest : public ControllerTest {
     source.queue(key(2, 0))->cpu = 1;
     source.current.cpus.resize(2);
   }
-  static model::DevicePolicy model_policy(model::DevicePolicy p) {
-    p.algorithm = model::Algorithm::kModel;
+  static seam::DevicePolicy model_policy(seam::DevicePolicy p) {
+    p.algorithm = seam::Algorithm::kModel;
     return p;
   }
   // One period on CPU 1: `packets` completions in `events` interrupts, and the CPU times they
   // cost on `host` (every run timed).
   void period(uint64_t events, uint64_t packets, const Host& host) {
     traffic(key(2, 0), events, packets, packets * 100);
-    model::CpuTimes& t = source.current.cpus[1];
+    seam::CpuTimes& t = source.current.cpus[1];
     const auto hard = static_cast<uint64_t>(host.handler * static_cast<double>(events));
     const auto soft = static_cast<uint64_t>(host.wakeup * static_cast<double>(events) +
                                             host.completion * static_cast<double>(packets));
@@ -91,9 +91,9 @@ class CostsTest : public ControllerTest {
   // mlx5_0 on the model: CQ 7 polled in softirq and CQ 8 on an unbound workqueue, both last polled
   // on CPU 1 (vector 0).
   void two_cqs_on_core_1() {
-    for (const auto& [id, ctx] : {std::pair{7u, model::PollContext::kSoftirq},
-                                  std::pair{8u, model::PollContext::kUnboundWorkqueue}}) {
-      model::CqCounters c;
+    for (const auto& [id, ctx] : {std::pair{7u, seam::PollContext::kSoftirq},
+                                  std::pair{8u, seam::PollContext::kUnboundWorkqueue}}) {
+      seam::CqCounters c;
       c.key = {0, id};
       c.ibdev = "mlx5_0";
       c.poll_ctx = ctx;
@@ -103,7 +103,7 @@ class CostsTest : public ControllerTest {
     }
     policy.by_name["mlx5_0"] = model_policy(shadow());
   }
-  const model::CoreView* core(uint32_t cpu) {
+  const seam::CoreView* core(uint32_t cpu) {
     hold_ = st();
     for (const auto& c : hold_->cores) {
       if (c.cpu == cpu) return &c;
@@ -134,7 +134,7 @@ class CostsTest : public ControllerTest {
   }
 
   uint64_t period_ = 0, regime_rate_ = 0, regime_ppe_ = 1;
-  std::shared_ptr<const model::ControllerState> hold_;
+  std::shared_ptr<const seam::ControllerState> hold_;
   std::map<std::pair<double, double>, std::unique_ptr<dim::ModelTable>> tables_;
 };
 
@@ -149,7 +149,7 @@ TEST_F(CostsTest, CostsAreRecoveredAndTheModelPicksWithThem) {
     const auto [events, packets] = varied(rng);
     period(events, packets, host);
     ASSERT_TRUE(step().ok());
-    const model::CoreView* c = core(1);
+    const seam::CoreView* c = core(1);
     ASSERT_NE(c, nullptr);
     // The reference judges with what the core published for this period: the defaults in the
     // first period, the direct costs until the estimate is confident, the estimate after
@@ -166,7 +166,7 @@ TEST_F(CostsTest, CostsAreRecoveredAndTheModelPicksWithThem) {
   ASSERT_GE(measured_at, 0) << "the estimate never became confident";
   // 8 entries of a second each (the first staggered by CPU: 1/20 s for CPU 1).
   EXPECT_LE(measured_at, 8 * 20 + 2);
-  const model::CoreView* c = core(1);
+  const seam::CoreView* c = core(1);
   EXPECT_EQ(c->confidence, dim::CostConfidence::kMeasured);
   EXPECT_NEAR(c->estimate.completion_ns, host.completion, host.completion * 0.10);
   EXPECT_NEAR(c->estimate.interrupt_ns, host.handler + host.wakeup,
@@ -250,7 +250,7 @@ TEST_F(CostsTest, ExplicitCostsOverrideTheMeasurement) {
     const auto [events, packets] = varied(rng);
     period(events, packets, Host{});
     ASSERT_TRUE(step().ok());
-    const model::CoreView* c = core(1);
+    const seam::CoreView* c = core(1);
     const dim::ModelTable& t =
         c->used_completion_ns > 0 ? table(c->used_completion_ns, 9000) : table(1000, 9000);
     if (!ref) ref = std::make_unique<dim::ModelPolicy>(table(1000, 9000));
@@ -302,7 +302,7 @@ TEST_F(CostsTest, ASaturatedCoreClimbsAndHandsBackAtOnce) {
   ASSERT_TRUE(step().ok());
   // The core is busy with application work: never idle. (Not other softirq work: that is in the
   // CPU's softirq time, which the direct costs put on the queue's completions.)
-  model::CpuTimes& times = source.current.cpus[1];
+  seam::CpuTimes& times = source.current.cpus[1];
   times.idle_known = true;
   // A closed loop on the saturated core: more batching, more completions (10 % per index).
   const double base = 60'000;
@@ -312,7 +312,7 @@ TEST_F(CostsTest, ASaturatedCoreClimbsAndHandsBackAtOnce) {
     const auto packets = static_cast<uint64_t>(base * (1 + 0.1 * applied) * kPeriod / 1e9);
     period(packets / 8, packets, Host{});
     ASSERT_TRUE(step().ok());
-    const model::CoreView* c = core(1);
+    const seam::CoreView* c = core(1);
     const auto* q = queue(key(2, 0));
     if (c->saturated && entered < 0) entered = p;
     if (c->saturated && q->dim.applied_ix > q->dim.profile_ix && climbed < 0) climbed = p;
@@ -362,7 +362,7 @@ TEST_F(CostsTest, ASaturatedCoreClimbsAndHandsBackAtOnce) {
 TEST_F(CostsTest, AnOverloadedCoreSettlesWhereItIsFreeAndStaysThere) {
   policy.by_name["eth0"] = model_policy(shadow());
   ASSERT_TRUE(step().ok());
-  model::CpuTimes& times = source.current.cpus[1];
+  seam::CpuTimes& times = source.current.cpus[1];
   times.idle_known = true;
   const Host host;
   const double offered = 450'000;  // packets/s
@@ -392,7 +392,7 @@ TEST_F(CostsTest, ApplicationWorkSaturatesTheCoreOnlyWhenIdleIsMeasured) {
   policy.by_name["eth0"] = model_policy(shadow());
   const auto packets = static_cast<uint64_t>(100'000 * kPeriod / 1e9);
   auto run = [&](bool idle_known, double idle_share) {
-    model::CpuTimes& t = source.current.cpus[1];
+    seam::CpuTimes& t = source.current.cpus[1];
     t.idle_known = idle_known;
     for (int p = 0; p < 10; ++p) {
       period(packets / 4, packets, Host{});
@@ -402,7 +402,7 @@ TEST_F(CostsTest, ApplicationWorkSaturatesTheCoreOnlyWhenIdleIsMeasured) {
     return core(1);
   };
   // The interrupts take about 0.12 of the core: without idle times, that is all it is busy.
-  const model::CoreView* c = run(false, 0.0);
+  const seam::CoreView* c = run(false, 0.0);
   ASSERT_NE(c, nullptr);
   EXPECT_LT(c->busy, 0.2);
   EXPECT_FALSE(c->saturated);
@@ -527,7 +527,7 @@ TEST_F(CostsTest, CqsCountOnTheCoreThatPollsThemAndFollowItsThroughputProfile) {
   // profile: with the rate still rising at 8, the projection of that busy to the latency
   // objective's pick falls below leave_busy there, and the core leaves and enters again.
   const double base = 100'000;
-  model::CpuTimes& t = source.current.cpus[1];
+  seam::CpuTimes& t = source.current.cpus[1];
   t.idle_known = true;
   int saturated_periods = 0;
   for (int p = 0; p < 40; ++p) {
@@ -552,7 +552,7 @@ TEST_F(CostsTest, CqsCountOnTheCoreThatPollsThemAndFollowItsThroughputProfile) {
     t.softirq_irq_poll_timed += comps / 2;
     ASSERT_TRUE(step().ok());
     hold_ = st();
-    const model::CoreView* c = core(1);
+    const seam::CoreView* c = core(1);
     ASSERT_NE(c, nullptr);
     // The softirq CQ's completions are the core's; the unbound one's are not (it was polled
     // there this period, but an unbound worker may run anywhere the next).
@@ -568,7 +568,7 @@ TEST_F(CostsTest, CqsCountOnTheCoreThatPollsThemAndFollowItsThroughputProfile) {
     }
   }
   EXPECT_GE(saturated_periods, 35);
-  const model::CoreView* c = core(1);
+  const seam::CoreView* c = core(1);
   EXPECT_EQ(c->saturation_episodes, 1u);
   EXPECT_GT(c->saturation_profile, 0) << "the throughput objective never left profile 0";
 }
@@ -584,7 +584,7 @@ TEST_P(CqExhaustionTest, ExhaustedCqPassesArePressureOnTheirCore) {
   const bool exhaust = GetParam();
   two_cqs_on_core_1();
   ASSERT_TRUE(step().ok());
-  model::CpuTimes& t = source.current.cpus[1];
+  seam::CpuTimes& t = source.current.cpus[1];
   t.idle_known = true;
   // 85 % busy: above leave_busy, below enter_busy.
   auto core_times = [&](uint64_t passes) {
@@ -608,7 +608,7 @@ TEST_P(CqExhaustionTest, ExhaustedCqPassesArePressureOnTheirCore) {
     }
     core_times(passes);
     ASSERT_TRUE(step().ok());
-    const model::CoreView* c = core(1);
+    const seam::CoreView* c = core(1);
     ASSERT_NE(c, nullptr);
     EXPECT_DOUBLE_EQ(c->exhausted_share, exhaust ? 0.5 : 0.0) << "period " << p;
     saturated |= c->saturated;

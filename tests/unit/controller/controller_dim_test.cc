@@ -21,7 +21,7 @@ const dim::NetProfiles& kEqe = dim::net_profiles(dim::CqPeriodMode::kEqe, dim::D
 struct Reference {
   dim::NetDim dim;
   uint64_t verdicts[3] = {0, 0, 0};
-  void feed(int64_t t, const model::QueueCounters& q) {
+  void feed(int64_t t, const seam::QueueCounters& q) {
     const uint64_t before = dim.windows_evaluated();
     dim.on_sample(dim::Sample::from_counters(t, q.events(), q.packets, q.bytes));
     if (dim.windows_evaluated() != before) ++verdicts[static_cast<size_t>(*dim.last_verdict())];
@@ -29,7 +29,7 @@ struct Reference {
   }
 };
 
-void expect_same(const model::DimView& v, const Reference& ref, int step) {
+void expect_same(const seam::DimView& v, const Reference& ref, int step) {
   EXPECT_EQ(v.profile_ix, ref.dim.profile_ix()) << "step " << step;
   EXPECT_EQ(v.tune_state, static_cast<uint8_t>(ref.dim.tune_state())) << "step " << step;
   EXPECT_EQ(v.measure_state, static_cast<uint8_t>(ref.dim.state())) << "step " << step;
@@ -49,7 +49,7 @@ struct Lcg {
   }
 };
 
-class RampTest : public ControllerTest, public ::testing::WithParamInterface<model::Mode> {};
+class RampTest : public ControllerTest, public ::testing::WithParamInterface<seam::Mode> {};
 
 // A realistic ramp: load rises from idle to ~150k pps with noise, plateaus, falls back; events
 // per period follow the packet rate (interrupt coalescing merges packets), some periods have
@@ -76,22 +76,22 @@ TEST_P(RampTest, MovesTheProfileExactlyAsTheLibraryAlone) {
     expect_same(q->dim, ref, step_no);
     if (ref.dim.profile_ix() != last_ix) ++changes;
     last_ix = ref.dim.profile_ix();
-    if (GetParam() == model::Mode::kEnforce) {
+    if (GetParam() == seam::Mode::kEnforce) {
       EXPECT_EQ(net.devices["eth0"].state.rx_usecs, kEqe[ref.dim.profile_ix()].usec)
           << "step " << step_no;
     }
   }
   EXPECT_GE(changes, 4) << "the ramp must exercise DIM";
-  if (GetParam() == model::Mode::kShadow) {
+  if (GetParam() == seam::Mode::kShadow) {
     EXPECT_TRUE(net.sets.empty());
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, RampTest,
-                         ::testing::Values(model::Mode::kShadow, model::Mode::kEnforce));
+                         ::testing::Values(seam::Mode::kShadow, seam::Mode::kEnforce));
 
 class CombineTest : public ControllerTest,
-                    public ::testing::WithParamInterface<model::CombinePolicy> {};
+                    public ::testing::WithParamInterface<seam::CombinePolicy> {};
 
 // Three queues with different traffic hold different indices; the device gets the combination
 // the policy names, checked against three standalone NetDims.
@@ -128,13 +128,13 @@ TEST_P(CombineTest, DeviceGetsThePolicysCombinationOfPerQueueDecisions) {
     busiest = b;
     uint8_t expected = 0;
     switch (GetParam()) {
-      case model::CombinePolicy::kBusiestQueue:
+      case seam::CombinePolicy::kBusiestQueue:
         expected = ix[b];
         break;
-      case model::CombinePolicy::kMaxProfile:
+      case seam::CombinePolicy::kMaxProfile:
         expected = *std::max_element(ix.begin(), ix.end());
         break;
-      case model::CombinePolicy::kMinProfile:
+      case seam::CombinePolicy::kMinProfile:
         expected = *std::min_element(ix.begin(), ix.end());
         break;
     }
@@ -154,9 +154,9 @@ TEST_P(CombineTest, DeviceGetsThePolicysCombinationOfPerQueueDecisions) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, CombineTest,
-                         ::testing::Values(model::CombinePolicy::kBusiestQueue,
-                                           model::CombinePolicy::kMaxProfile,
-                                           model::CombinePolicy::kMinProfile));
+                         ::testing::Values(seam::CombinePolicy::kBusiestQueue,
+                                           seam::CombinePolicy::kMaxProfile,
+                                           seam::CombinePolicy::kMinProfile));
 
 TEST_F(ControllerTest, CombinePoliciesDisagreeOnTheSameQueues) {
   // Sanity for the parameterised test: the three policies really pick different queues here.
@@ -315,7 +315,7 @@ TEST_F(ControllerTest, ANewQueueIsNotTheBusiestOnItsPastCounters) {
   ASSERT_EQ(device("eth0")->requested->rx_usecs, kEqe[2].usec);
   // A second NAPI appears with counters from before (a queue enabled by ethtool -L, a collector
   // that saw it earlier): in this period it did nothing, queue 0 had 100 events.
-  model::QueueCounters late = *source.queue(key(2, 0));
+  seam::QueueCounters late = *source.queue(key(2, 0));
   late.key = key(2, 1);
   late.queue = -1;  // like veth: no queue index, no IRQ, no byte counter
   late.irq = -1;
@@ -334,11 +334,11 @@ TEST_F(ControllerTest, ReloadRecreatesDimWhenTheAlgorithmChanges) {
   policy.by_name["eth0"] = shadow();
   for (int p = 0; p < 4; ++p) ramp_step(key(2, 0), p);
   ASSERT_EQ(queue(key(2, 0))->dim.profile_ix, 2);
-  policy.by_name["eth0"].algorithm = model::Algorithm::kNetCqe;
+  policy.by_name["eth0"].algorithm = seam::Algorithm::kNetCqe;
   ctl().reload_policies();
   ASSERT_TRUE(step().ok());
   EXPECT_EQ(queue(key(2, 0))->dim.profile_ix, 0);  // fresh instance on the CQE table
-  EXPECT_EQ(device("eth0")->algorithm, model::Algorithm::kNetCqe);
+  EXPECT_EQ(device("eth0")->algorithm, seam::Algorithm::kNetCqe);
 }
 
 // The exported verdict and change totals are counters: they go on from the queue's earlier
@@ -347,10 +347,10 @@ TEST_F(ControllerTest, DecisionTotalsCarryOverWhenDimIsRecreated) {
   add_device("eth0", 2, 1);
   policy.by_name["eth0"] = shadow();
   for (int p = 0; p < 6; ++p) ramp_step(key(2, 0), p);
-  const model::DimView before = queue(key(2, 0))->dim;
+  const seam::DimView before = queue(key(2, 0))->dim;
   ASSERT_GE(before.profile_changes_total, 2u);
   ASSERT_GE(before.verdicts_total[2], 2u);  // better, climbing
-  policy.by_name["eth0"].algorithm = model::Algorithm::kNetCqe;
+  policy.by_name["eth0"].algorithm = seam::Algorithm::kNetCqe;
   ctl().reload_policies();
   ASSERT_TRUE(step().ok());
   EXPECT_EQ(queue(key(2, 0))->dim.profile_changes_total, before.profile_changes_total);
@@ -358,12 +358,12 @@ TEST_F(ControllerTest, DecisionTotalsCarryOverWhenDimIsRecreated) {
     EXPECT_EQ(queue(key(2, 0))->dim.verdicts_total[v], before.verdicts_total[v]) << v;
   }
   for (int p = 6; p < 10; ++p) ramp_step(key(2, 0), p);
-  const model::DimView after = queue(key(2, 0))->dim;
+  const seam::DimView after = queue(key(2, 0))->dim;
   EXPECT_GT(after.profile_changes_total, before.profile_changes_total);
   EXPECT_GT(after.verdicts_total[0] + after.verdicts_total[1] + after.verdicts_total[2],
             before.verdicts_total[0] + before.verdicts_total[1] + before.verdicts_total[2]);
   // DIM off (a static profile): the totals stay as they were.
-  policy.by_name["eth0"].algorithm = model::Algorithm::kStatic;
+  policy.by_name["eth0"].algorithm = seam::Algorithm::kStatic;
   ctl().reload_policies();
   ASSERT_TRUE(step().ok());
   EXPECT_FALSE(queue(key(2, 0))->dim.active);
@@ -384,7 +384,7 @@ struct Rig : FakeRig {
     auto add = [&](const std::string& name, uint32_t ifindex, int nqueues) {
       net.devices[name].state = fakes::RecordingNetActuator::full_coalesce(3, 32);
       for (int i = 0; i < nqueues; ++i) {
-        model::QueueCounters q;
+        seam::QueueCounters q;
         q.key = {ifindex, 100 * ifindex + static_cast<uint32_t>(i)};
         q.device_ix = fakes::device_ix(source.current, name);
         q.queue = i;
@@ -394,13 +394,13 @@ struct Rig : FakeRig {
     };
     add("eth0", 2, 3);
     add("eth1", 3, 2);
-    model::DevicePolicy enforce;
-    enforce.mode = model::Mode::kEnforce;
+    seam::DevicePolicy enforce;
+    enforce.mode = seam::Mode::kEnforce;
     enforce.rule = "rule-1";
     enforce.rate_limit_ns = 3 * kPeriod;  // holds some changes pending
     policy.by_name["eth0"] = enforce;
-    model::DevicePolicy shadow = enforce;
-    shadow.mode = model::Mode::kShadow;
+    seam::DevicePolicy shadow = enforce;
+    shadow.mode = seam::Mode::kShadow;
     shadow.rate_limit_ns = 0;
     shadow.compare = true;  // the cost model beside DIM: its queues take the model's path
     policy.by_name["eth1"] = shadow;
@@ -434,7 +434,7 @@ TEST(PendingRelease, IsTheSameWhetherAViewOrTheNextFeedCarriesItOut) {
       const uint64_t events = std::clamp<uint64_t>(packets / 8, 3, 4000) + rng.next(7);
       const uint64_t bytes = packets * (64 + rng.next(1400));
       for (Rig* r : {&every_step, &every_second}) {
-        model::QueueCounters& q = r->source.current.queues[i];
+        seam::QueueCounters& q = r->source.current.queues[i];
         q.polls += events;
         q.packets += packets;
         q.bytes += bytes;
@@ -445,7 +445,7 @@ TEST(PendingRelease, IsTheSameWhetherAViewOrTheNextFeedCarriesItOut) {
     for (Rig* r : {&every_step, &every_second}) {
       r->clock.advance(kPeriod);
       r->source.current.time_ns = r->clock.now;
-      model::QueueCounters& last = r->source.current.queues.back();
+      seam::QueueCounters& last = r->source.current.queues.back();
       const uint32_t ix = last.device_ix;
       if (breaks) last.device_ix = 99;
       ok[k++] = r->ctl->step().ok();
@@ -456,7 +456,7 @@ TEST(PendingRelease, IsTheSameWhetherAViewOrTheNextFeedCarriesItOut) {
     broken += breaks;
     // Queue 3 comes before the break, so it is fed in every step; queue 4 only in whole ones.
     for (size_t r = 0; r < eth1.size(); ++r) {
-      const model::QueueCounters& q = every_step.source.current.queues[3 + r];
+      const seam::QueueCounters& q = every_step.source.current.queues[3 + r];
       if (r == 0 || !breaks) {
         eth1[r].on_sample(
             dim::Sample::from_counters(every_step.clock.now, q.events(), q.packets, q.bytes));
@@ -468,7 +468,7 @@ TEST(PendingRelease, IsTheSameWhetherAViewOrTheNextFeedCarriesItOut) {
         const auto st = rig->ctl->state();
         if (st->loops_total != static_cast<uint64_t>(step_no) + 1) continue;  // not published
         for (size_t r = 0; r < eth1.size(); ++r) {
-          const model::DimView& v = st->queues[3 + r].dim;
+          const seam::DimView& v = st->queues[3 + r].dim;
           EXPECT_EQ(v.measure_state, static_cast<uint8_t>(eth1[r].state()))
               << "step " << step_no << " queue " << 3 + r;
           EXPECT_EQ(v.profile_ix, eth1[r].profile_ix()) << "step " << step_no << " queue " << 3 + r;
@@ -488,8 +488,8 @@ TEST(PendingRelease, IsTheSameWhetherAViewOrTheNextFeedCarriesItOut) {
     if (sb->loops_total != sa->loops_total || breaks) continue;  // b did not publish
     ASSERT_EQ(sa->queues.size(), sb->queues.size());
     for (size_t i = 0; i < sa->queues.size(); ++i) {
-      const model::DimView& va = sa->queues[i].dim;
-      const model::DimView& vb = sb->queues[i].dim;
+      const seam::DimView& va = sa->queues[i].dim;
+      const seam::DimView& vb = sb->queues[i].dim;
       EXPECT_EQ(va.measure_state, vb.measure_state) << "step " << step_no << " queue " << i;
       EXPECT_EQ(va.profile_ix, vb.profile_ix) << "step " << step_no << " queue " << i;
       EXPECT_EQ(va.tune_state, vb.tune_state) << "step " << step_no << " queue " << i;
@@ -509,7 +509,7 @@ TEST(PendingRelease, IsTheSameWhetherAViewOrTheNextFeedCarriesItOut) {
   for (const auto& q : s->queues) changes += q.dim.profile_changes_total;
   EXPECT_GE(changes, 40u);
   const auto eth0 = std::find_if(s->devices.begin(), s->devices.end(),
-                                 [](const model::DeviceView& d) { return d.name == "eth0"; });
+                                 [](const seam::DeviceView& d) { return d.name == "eth0"; });
   ASSERT_NE(eth0, s->devices.end());
   EXPECT_GE(eth0->applies_rate_limited_total, 5u);
   EXPECT_GE(every_step.net.sets.size(), 10u);

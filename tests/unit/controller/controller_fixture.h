@@ -39,13 +39,13 @@ class ControllerTest : public ::testing::Test {
 
   // A net device with `nqueues` queues (queue index i, napi id 100*ifindex + i).
   void add_device(const std::string& name, uint32_t ifindex, int nqueues,
-                  model::Coalesce state = fakes::RecordingNetActuator::full_coalesce(),
+                  seam::Coalesce state = fakes::RecordingNetActuator::full_coalesce(),
                   bool per_queue = false) {
     auto& d = net.devices[name];
     d.state = state;
     d.per_queue = per_queue;
     for (int i = 0; i < nqueues; ++i) {
-      model::QueueCounters q;
+      seam::QueueCounters q;
       q.key = {ifindex, 100 * ifindex + static_cast<uint32_t>(i)};
       q.device_ix = fakes::device_ix(source.current, name);
       q.queue = i;
@@ -57,38 +57,38 @@ class ControllerTest : public ::testing::Test {
   // A device without hardware coalescing (veth: its COALESCE_GET fails with EOPNOTSUPP) whose
   // queues are NAPIs the napi actuator knows, with `config` as their settings.
   void add_napi_device(const std::string& name, uint32_t ifindex, int nqueues,
-                       const model::NapiConfig& config = fakes::FakeNapiActuator::defaults()) {
-    add_device(name, ifindex, nqueues, model::Coalesce{});
+                       const seam::NapiConfig& config = fakes::FakeNapiActuator::defaults()) {
+    add_device(name, ifindex, nqueues, seam::Coalesce{});
     net.devices[name].get_errno = EOPNOTSUPP;
     napi.add_device(ifindex);
     for (int i = 0; i < nqueues; ++i) napi.add_napi(ifindex, key(ifindex, i).napi_id, config);
   }
   void remove_device(const std::string& name) {
-    // The name stays in the table, referred to by no queue (model::Snapshot allows it).
-    std::erase_if(source.current.queues, [&](const model::QueueCounters& q) {
+    // The name stays in the table, referred to by no queue (seam::Snapshot allows it).
+    std::erase_if(source.current.queues, [&](const seam::QueueCounters& q) {
       return source.current.device_of(q) == name;
     });
   }
 
-  static model::QueueKey key(uint32_t ifindex, int queue) {
+  static seam::QueueKey key(uint32_t ifindex, int queue) {
     return {ifindex, 100 * ifindex + static_cast<uint32_t>(queue)};
   }
 
-  static model::DevicePolicy enforce(std::string rule = "rule-1") {
-    model::DevicePolicy p;
-    p.mode = model::Mode::kEnforce;
+  static seam::DevicePolicy enforce(std::string rule = "rule-1") {
+    seam::DevicePolicy p;
+    p.mode = seam::Mode::kEnforce;
     p.rule = std::move(rule);
     p.rate_limit_ns = 0;
     return p;
   }
-  static model::DevicePolicy shadow(std::string rule = "rule-1") {
-    model::DevicePolicy p = enforce(std::move(rule));
-    p.mode = model::Mode::kShadow;
+  static seam::DevicePolicy shadow(std::string rule = "rule-1") {
+    seam::DevicePolicy p = enforce(std::move(rule));
+    p.mode = seam::Mode::kShadow;
     return p;
   }
 
   // Traffic on one queue in this period (events = polls that re-armed interrupts).
-  void traffic(const model::QueueKey& k, uint64_t events, uint64_t packets, uint64_t bytes) {
+  void traffic(const seam::QueueKey& k, uint64_t events, uint64_t packets, uint64_t bytes) {
     auto* q = source.queue(k);
     ASSERT_NE(q, nullptr);
     q->polls += events;
@@ -105,23 +105,23 @@ class ControllerTest : public ::testing::Test {
 
   // Period k of a ramp: 100 events and 20 % more traffic every period, which makes net DIM
   // climb one index every second period (decide, then the next window starts).
-  void ramp_step(const model::QueueKey& k, int period) {
+  void ramp_step(const seam::QueueKey& k, int period) {
     uint64_t packets = 1000;
     for (int i = 0; i < period; ++i) packets = packets * 6 / 5;
     traffic(k, 100, packets, packets * 1000);
     ASSERT_TRUE(step().ok());
   }
 
-  std::shared_ptr<const model::ControllerState> st() { return ctl().state(); }
+  std::shared_ptr<const seam::ControllerState> st() { return ctl().state(); }
 
-  const model::DeviceView* device(const std::string& name) {
+  const seam::DeviceView* device(const std::string& name) {
     state_hold_ = st();
     for (const auto& d : state_hold_->devices) {
       if (d.name == name) return &d;
     }
     return nullptr;
   }
-  const model::QueueView* queue(const model::QueueKey& k) {
+  const seam::QueueView* queue(const seam::QueueKey& k) {
     state_hold_ = st();
     for (const auto& q : state_hold_->queues) {
       if (q.counters.key == k) return &q;
@@ -129,11 +129,11 @@ class ControllerTest : public ::testing::Test {
     return nullptr;
   }
   // The queue's comparison (rules with compare), or null.
-  const model::PolicyComparison* comparison(const model::QueueKey& k) {
+  const seam::PolicyComparison* comparison(const seam::QueueKey& k) {
     state_hold_ = st();
     for (size_t i = 0; i < state_hold_->queues.size(); ++i) {
       if (state_hold_->queues[i].counters.key == k) {
-        return model::comparison_at(state_hold_->queue_comparisons, i);
+        return seam::comparison_at(state_hold_->queue_comparisons, i);
       }
     }
     return nullptr;
@@ -151,7 +151,7 @@ class ControllerTest : public ::testing::Test {
 
  private:
   std::unique_ptr<Controller> controller_;
-  std::shared_ptr<const model::ControllerState> state_hold_;
+  std::shared_ptr<const seam::ControllerState> state_hold_;
 };
 
 }  // namespace dimctl::controller::testing

@@ -36,19 +36,19 @@ class InventoryTest : public ::testing::Test {
     source.current.time_ns = clock.now;
     ASSERT_TRUE(ctl().step().ok());
   }
-  const model::DeviceView* device(const std::string& name) {
+  const seam::DeviceView* device(const std::string& name) {
     hold_ = ctl().state();
     for (const auto& d : hold_->devices) {
       if (d.name == name) return &d;
     }
     return nullptr;
   }
-  static model::DevicePolicy static_enforce(uint8_t ix) {
-    model::DevicePolicy p;
-    p.mode = model::Mode::kEnforce;
+  static seam::DevicePolicy static_enforce(uint8_t ix) {
+    seam::DevicePolicy p;
+    p.mode = seam::Mode::kEnforce;
     p.rule = "lab";
     p.rate_limit_ns = 0;
-    p.algorithm = model::Algorithm::kStatic;
+    p.algorithm = seam::Algorithm::kStatic;
     p.static_index = ix;
     return p;
   }
@@ -63,7 +63,7 @@ class InventoryTest : public ::testing::Test {
 
  private:
   std::unique_ptr<Controller> controller_;
-  std::shared_ptr<const model::ControllerState> hold_;
+  std::shared_ptr<const seam::ControllerState> hold_;
 };
 
 TEST_F(InventoryTest, StaticProfileReachesADeviceWithoutTraffic) {
@@ -94,7 +94,7 @@ TEST_F(InventoryTest, DimAlgorithmsNeedTrafficToDecide) {
   net.devices["tap0"].state = RecordingNetActuator::full_coalesce(3, 32);
   inventory = {"tap0"};
   auto p = static_enforce(0);
-  p.algorithm = model::Algorithm::kNetEqe;
+  p.algorithm = seam::Algorithm::kNetEqe;
   policy.by_name["tap0"] = p;
   for (int i = 0; i < 5; ++i) step();
   EXPECT_TRUE(net.sets.empty());

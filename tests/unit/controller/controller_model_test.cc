@@ -20,7 +20,7 @@ dim::ModelTable eqe_model(uint8_t lo = 0, uint8_t hi = 255) {
   return dim::ModelTable(kEqe, dim::ProfileCount::kPackets, dim::ModelParams{}, lo, hi);
 }
 
-model::DevicePolicy with(model::DevicePolicy p, model::Algorithm a, bool compare = false) {
+seam::DevicePolicy with(seam::DevicePolicy p, seam::Algorithm a, bool compare = false) {
   p.algorithm = a;
   p.compare = compare;
   return p;
@@ -38,7 +38,7 @@ struct Lcg {
 class ModelTest : public ControllerTest {
  protected:
   // A period of `rate` packets per second at `ppe` packets per event on one queue.
-  void load(const model::QueueKey& k, double rate, uint64_t ppe) {
+  void load(const seam::QueueKey& k, double rate, uint64_t ppe) {
     const auto packets = static_cast<uint64_t>(rate * static_cast<double>(kPeriod) / 1e9);
     traffic(k, ppe ? packets / ppe : 0, packets, packets * 100);
   }
@@ -46,7 +46,7 @@ class ModelTest : public ControllerTest {
 
 TEST_F(ModelTest, JumpsToThePredictedProfileInOnePeriodAndEnforceWritesIt) {
   add_device("eth0", 2, 1, fakes::RecordingNetActuator::full_coalesce(3, 32));
-  policy.by_name["eth0"] = with(enforce(), model::Algorithm::kModel);
+  policy.by_name["eth0"] = with(enforce(), seam::Algorithm::kModel);
   const dim::ModelTable t = eqe_model();
   ASSERT_TRUE(step().ok());  // first snapshot: no deltas yet, so nothing measured or written
   EXPECT_TRUE(queue(key(2, 0))->dim.model);
@@ -67,7 +67,7 @@ TEST_F(ModelTest, JumpsToThePredictedProfileInOnePeriodAndEnforceWritesIt) {
   EXPECT_EQ(q->dim.profile_changes_total, 1u);
   EXPECT_EQ(q->wanted_usecs, kEqe[target].usec);
   EXPECT_EQ(net.devices["eth0"].state.rx_usecs, kEqe[target].usec);
-  EXPECT_EQ(device("eth0")->algorithm, model::Algorithm::kModel);
+  EXPECT_EQ(device("eth0")->algorithm, seam::Algorithm::kModel);
   EXPECT_EQ(comparison(key(2, 0)), nullptr);  // no compare asked for
 
   // Back to idle: one period, written.
@@ -78,7 +78,7 @@ TEST_F(ModelTest, JumpsToThePredictedProfileInOnePeriodAndEnforceWritesIt) {
 
 TEST_F(ModelTest, MatchesTheLibraryFedTheSameDeltas) {
   add_device("eth0", 2, 1, fakes::RecordingNetActuator::full_coalesce(3, 32));
-  policy.by_name["eth0"] = with(enforce(), model::Algorithm::kModel);
+  policy.by_name["eth0"] = with(enforce(), seam::Algorithm::kModel);
   const dim::ModelTable t = eqe_model();
   dim::ModelPolicy ref(t);
   Lcg rng;
@@ -103,7 +103,7 @@ TEST_F(ModelTest, MatchesTheLibraryFedTheSameDeltas) {
 
 TEST_F(ModelTest, QueueDepthOneStaysOnTheLatencyProfile) {
   add_device("eth0", 2, 1, fakes::RecordingNetActuator::full_coalesce(3, 32));
-  policy.by_name["eth0"] = with(enforce(), model::Algorithm::kModel);
+  policy.by_name["eth0"] = with(enforce(), seam::Algorithm::kModel);
   ASSERT_TRUE(step().ok());
   for (int p = 0; p < 50; ++p) {
     load(key(2, 0), 2e5 + 1e4 * p, 1);  // one packet per interrupt at any rate
@@ -116,7 +116,7 @@ TEST_F(ModelTest, QueueDepthOneStaysOnTheLatencyProfile) {
 
 TEST_F(ModelTest, BoundsClampTheModelsOwnChoice) {
   add_device("eth0", 2, 1, fakes::RecordingNetActuator::full_coalesce(3, 32));
-  auto p = with(enforce(), model::Algorithm::kModel);
+  auto p = with(enforce(), seam::Algorithm::kModel);
   p.min_profile = 1;
   p.max_profile = 3;
   policy.by_name["eth0"] = p;
@@ -148,7 +148,7 @@ TEST_F(ModelTest, ReloadSwitchingDimAndModelRecreatesState) {
   ASSERT_EQ(queue(key(2, 0))->dim.profile_ix, 2);
   ASSERT_FALSE(queue(key(2, 0))->dim.model);
 
-  policy.by_name["eth0"] = with(shadow(), model::Algorithm::kModel);
+  policy.by_name["eth0"] = with(shadow(), seam::Algorithm::kModel);
   ctl().reload_policies();
   load(key(2, 0), 100, 8);  // light load: the model stays where it starts
   ASSERT_TRUE(step().ok());
@@ -156,7 +156,7 @@ TEST_F(ModelTest, ReloadSwitchingDimAndModelRecreatesState) {
   EXPECT_TRUE(q->dim.model);
   EXPECT_EQ(q->dim.profile_ix, 0);  // a fresh model at the latency profile, not DIM's 2
   EXPECT_EQ(q->dim.profile_changes_total, 0u);
-  EXPECT_EQ(device("eth0")->algorithm, model::Algorithm::kModel);
+  EXPECT_EQ(device("eth0")->algorithm, seam::Algorithm::kModel);
   load(key(2, 0), 1e8, 64);
   ASSERT_TRUE(step().ok());
   ASSERT_GT(queue(key(2, 0))->dim.profile_ix, 2);
@@ -180,7 +180,7 @@ dim::ModelTable cqe_idle_gap_table() {
 
 TEST_F(ModelTest, ModelCqeUsesTheCqeTableAndMode) {
   add_device("eth0", 2, 1);  // reports use_cqe_mode_rx
-  policy.by_name["eth0"] = with(enforce(), model::Algorithm::kModelCqe);
+  policy.by_name["eth0"] = with(enforce(), seam::Algorithm::kModelCqe);
   const auto& cqe = dim::net_profiles(dim::CqPeriodMode::kCqe, dim::Direction::kRx);
   const dim::ModelTable t = cqe_idle_gap_table();
   ASSERT_TRUE(step().ok());
@@ -197,7 +197,7 @@ TEST_F(ModelTest, ModelKeepsTheCqeModeTheDeviceWasFoundIn) {
   auto found = fakes::RecordingNetActuator::full_coalesce();
   found.use_cqe_mode_rx = true;
   add_device("eth0", 2, 1, found);
-  policy.by_name["eth0"] = with(enforce(), model::Algorithm::kModel);
+  policy.by_name["eth0"] = with(enforce(), seam::Algorithm::kModel);
   const auto& cqe = dim::net_profiles(dim::CqPeriodMode::kCqe, dim::Direction::kRx);
   const auto& eqe = dim::net_profiles(dim::CqPeriodMode::kEqe, dim::Direction::kRx);
   const dim::ModelTable t = cqe_idle_gap_table();
@@ -215,7 +215,7 @@ TEST_F(ModelTest, ModelKeepsTheCqeModeTheDeviceWasFoundIn) {
   // The same device found in EQE mode: the EQE table, the mode untouched.
   found.use_cqe_mode_rx = false;
   add_device("eth1", 3, 1, found);
-  policy.by_name["eth1"] = with(enforce(), model::Algorithm::kModel);
+  policy.by_name["eth1"] = with(enforce(), seam::Algorithm::kModel);
   ctl().reload_policies();
   ASSERT_TRUE(step().ok());
   load(key(3, 0), 1000, 1);  // QD~1: the latency profile
@@ -226,7 +226,7 @@ TEST_F(ModelTest, ModelKeepsTheCqeModeTheDeviceWasFoundIn) {
 
 TEST_F(ModelTest, ACounterResetDecidesNothing) {
   add_device("eth0", 2, 1);
-  policy.by_name["eth0"] = with(shadow(), model::Algorithm::kModel);
+  policy.by_name["eth0"] = with(shadow(), seam::Algorithm::kModel);
   ASSERT_TRUE(step().ok());
   load(key(2, 0), 1e8, 64);
   ASSERT_TRUE(step().ok());
@@ -248,7 +248,7 @@ TEST_F(ModelTest, ACounterResetDecidesNothing) {
 
 TEST_F(ModelTest, PerQueueDevicesGetEachQueuesOwnPick) {
   add_device("eth0", 2, 2, fakes::RecordingNetActuator::full_coalesce(3, 32), /*per_queue=*/true);
-  policy.by_name["eth0"] = with(enforce(), model::Algorithm::kModel);
+  policy.by_name["eth0"] = with(enforce(), seam::Algorithm::kModel);
   const dim::ModelTable t = eqe_model();
   ASSERT_TRUE(step().ok());
   const double heavy = t.threshold(t.pick(1e12)) * 3;
@@ -266,8 +266,8 @@ TEST_F(ModelTest, PerQueueDevicesGetEachQueuesOwnPick) {
 TEST_F(ModelTest, TakeoverWritesNothingBeforeTheQueueCarriesTraffic) {
   add_device("eth0", 2, 2, fakes::RecordingNetActuator::full_coalesce(64, 32), /*per_queue=*/true);
   add_device("eth1", 3, 2, fakes::RecordingNetActuator::full_coalesce(64, 32));
-  policy.by_name["eth0"] = with(enforce(), model::Algorithm::kModel);
-  policy.by_name["eth1"] = with(enforce(), model::Algorithm::kModel);
+  policy.by_name["eth0"] = with(enforce(), seam::Algorithm::kModel);
+  policy.by_name["eth1"] = with(enforce(), seam::Algorithm::kModel);
   const dim::ModelTable t = eqe_model();
   // What a queue of eth0 holds, as the driver would report it.
   const auto held = [&](uint32_t q) { return net.get_queue("eth0", q)->rx_usecs; };
@@ -302,7 +302,7 @@ TEST_F(ModelTest, TakeoverWritesNothingBeforeTheQueueCarriesTraffic) {
 // compare; the model's picks are exported beside it and match the library alone.
 TEST_F(ModelTest, CompareModelBesideDimWritesOnlyDim) {
   add_device("eth0", 2, 1, fakes::RecordingNetActuator::full_coalesce(3, 32));
-  policy.by_name["eth0"] = with(enforce(), model::Algorithm::kNetEqe, /*compare=*/true);
+  policy.by_name["eth0"] = with(enforce(), seam::Algorithm::kNetEqe, /*compare=*/true);
   const dim::ModelTable t = eqe_model();
   dim::ModelPolicy model_ref(t);
   dim::NetDim dim_ref;
@@ -350,7 +350,7 @@ TEST_F(ModelTest, CompareModelBesideDimWritesOnlyDim) {
 // and matches the library alone.
 TEST_F(ModelTest, CompareDimBesideModelWritesOnlyTheModel) {
   add_device("eth0", 2, 1, fakes::RecordingNetActuator::full_coalesce(3, 32));
-  auto p = with(enforce(), model::Algorithm::kModel, /*compare=*/true);
+  auto p = with(enforce(), seam::Algorithm::kModel, /*compare=*/true);
   p.max_profile = 3;
   policy.by_name["eth0"] = p;
   const dim::ModelTable t = eqe_model(0, 3);
@@ -394,8 +394,8 @@ TEST_F(ModelTest, CompareDimBesideModelWritesOnlyTheModel) {
 
 TEST_F(ModelTest, ObserveRunsNeitherPolicy) {
   add_device("eth0", 2, 1);
-  auto p = with(shadow(), model::Algorithm::kModel, /*compare=*/true);
-  p.mode = model::Mode::kObserve;
+  auto p = with(shadow(), seam::Algorithm::kModel, /*compare=*/true);
+  p.mode = seam::Mode::kObserve;
   policy.by_name["eth0"] = p;
   load(key(2, 0), 1e8, 64);
   ASSERT_TRUE(step().ok());
@@ -408,28 +408,28 @@ TEST_F(ModelTest, ObserveRunsNeitherPolicy) {
 class ModelRdmaTest : public ControllerTest {
  protected:
   void add_cq(uint32_t cq_id, int32_t comp_vector = -1,
-              model::PollContext ctx = model::PollContext::kSoftirq) {
-    model::CqCounters c;
+              seam::PollContext ctx = seam::PollContext::kSoftirq) {
+    seam::CqCounters c;
     c.key = {0, cq_id};
     c.ibdev = "mlx5_0";
     c.poll_ctx = ctx;
     c.comp_vector = comp_vector;
     source.current.cqs.push_back(c);
   }
-  const model::CqView* cq(uint32_t cq_id) {
+  const seam::CqView* cq(uint32_t cq_id) {
     hold_ = st();
     for (const auto& c : hold_->cqs) {
       if (c.counters.key.cq_id == cq_id) return &c;
     }
     return nullptr;
   }
-  std::shared_ptr<const model::ControllerState> hold_;
+  std::shared_ptr<const seam::ControllerState> hold_;
 };
 
 TEST_F(ModelRdmaTest, CqModelMatchesTheLibraryAndComparesWithRdmaDim) {
   add_cq(7);
   auto p = shadow();
-  p.algorithm = model::Algorithm::kModel;
+  p.algorithm = seam::Algorithm::kModel;
   p.compare = true;
   policy.by_name["mlx5_0"] = p;
   const dim::ModelTable t(dim::kRdmaProfiles, dim::ProfileCount::kCompletions, dim::ModelParams{});
@@ -457,7 +457,7 @@ TEST_F(ModelRdmaTest, CqModelMatchesTheLibraryAndComparesWithRdmaDim) {
     ASSERT_TRUE(v->dim.model);
     ASSERT_EQ(v->dim.profile_ix, ref.profile_ix()) << s;
     ASSERT_EQ(v->wanted_comps, dim::kRdmaProfiles[ref.profile_ix()].comps) << s;
-    const auto* cmp = model::comparison_at(hold_->cq_comparisons, 0);
+    const auto* cmp = seam::comparison_at(hold_->cq_comparisons, 0);
     ASSERT_NE(cmp, nullptr);
     ASSERT_EQ(cmp->model_ix, ref.profile_ix()) << s;
     ASSERT_EQ(cmp->dim_ix, dim_ref.profile_ix()) << s;
@@ -468,7 +468,7 @@ TEST_F(ModelRdmaTest, CqModelMatchesTheLibraryAndComparesWithRdmaDim) {
 TEST_F(ModelRdmaTest, CqModelAloneHasNoComparison) {
   add_cq(7);
   auto p = shadow();
-  p.algorithm = model::Algorithm::kModel;
+  p.algorithm = seam::Algorithm::kModel;
   policy.by_name["mlx5_0"] = p;
   ASSERT_TRUE(step().ok());
   // Before a period with completions: the model decided nothing, so no wish and not active.
@@ -492,7 +492,7 @@ TEST_F(ModelRdmaTest, CqModelAloneHasNoComparison) {
 struct CqLoad {
   uint32_t cq_id;
   int32_t comp_vector;
-  model::PollContext ctx;
+  seam::PollContext ctx;
   double share;    // of the step's rate
   double sharers;  // the level the controller must judge it with
 };
@@ -505,7 +505,7 @@ class ModelShareTest : public ModelRdmaTest {
 void ModelShareTest::expect_shared_decisions(const std::vector<CqLoad>& cqs, bool shared_load) {
   ModelShareTest& t = *this;
   auto p = t.shadow();
-  p.algorithm = model::Algorithm::kModel;
+  p.algorithm = seam::Algorithm::kModel;
   p.model.shared_load = shared_load;
   t.policy.by_name["mlx5_0"] = p;
   std::vector<dim::ModelTable> tables;
@@ -547,7 +547,7 @@ void ModelShareTest::expect_shared_decisions(const std::vector<CqLoad>& cqs, boo
   for (size_t i = 0; i < cqs.size(); ++i) EXPECT_GT(moved[i], 0) << "cq " << cqs[i].cq_id;
 }
 
-using K = model::PollContext;
+using K = seam::PollContext;
 
 TEST_F(ModelShareTest, CqsOnOneVectorAreJudgedByTheVectorsLoad) {
   // Four alike on vector 0, one alone on vector 1, one on an unbound workqueue (any core) and
@@ -586,7 +586,7 @@ TEST_F(ModelShareTest, SharedLoadOffJudgesEachCqAlone) {
 class ModelCpuShareTest : public ModelTest {
  protected:
   struct NetLoad {
-    model::QueueKey key;
+    seam::QueueKey key;
     uint16_t cpu;
     double sharers;  // 0: not a model queue
   };
@@ -594,7 +594,7 @@ class ModelCpuShareTest : public ModelTest {
     add_device("eth0", 2, 4);
     add_device("eth1", 3, 1);
     auto p = shadow();
-    p.algorithm = model::Algorithm::kModel;
+    p.algorithm = seam::Algorithm::kModel;
     p.model.shared_load = shared_load;
     policy.by_name["eth0"] = p;
     policy.by_name["eth1"] = shadow();  // net DIM: its packets still load CPU 2
@@ -602,7 +602,7 @@ class ModelCpuShareTest : public ModelTest {
     const std::vector<NetLoad> loads = {{key(2, 0), 2, on_cpu2},
                                         {key(2, 1), 2, on_cpu2},
                                         {key(2, 2), 5, 1},
-                                        {key(2, 3), model::QueueCounters::kNoCpu, 1},
+                                        {key(2, 3), seam::QueueCounters::kNoCpu, 1},
                                         {key(3, 0), 2, 0}};
     for (const NetLoad& l : loads) source.queue(l.key)->cpu = l.cpu;
     std::vector<dim::ModelTable> tables;

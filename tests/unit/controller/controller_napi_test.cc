@@ -13,16 +13,16 @@
 namespace dimctl::controller::testing {
 namespace {
 
-using model::NapiConfig;
-using model::SoftwareProfile;
+using seam::NapiConfig;
+using seam::SoftwareProfile;
 
 class NapiControllerTest : public ControllerTest {
  protected:
-  static model::DevicePolicy napi_static(uint8_t ix, model::Mode mode = model::Mode::kEnforce) {
-    model::DevicePolicy p = enforce();
+  static seam::DevicePolicy napi_static(uint8_t ix, seam::Mode mode = seam::Mode::kEnforce) {
+    seam::DevicePolicy p = enforce();
     p.mode = mode;
-    p.method = model::Method::kNapi;
-    p.algorithm = model::Algorithm::kStatic;
+    p.method = seam::Method::kNapi;
+    p.algorithm = seam::Algorithm::kStatic;
     p.static_index = ix;
     return p;
   }
@@ -47,7 +47,7 @@ TEST_F(NapiControllerTest, EnforceWritesEveryNapiAndExportsTheReadBack) {
     // The two fields written, as they were before: that is what a restore puts back.
     ASSERT_EQ(store.napis.count({"dnc1", id}), 1u);
     EXPECT_EQ(store.napis.at({"dnc1", id}), (NapiConfig{0, 0, std::nullopt}));
-    const model::QueueView* v = queue(key(5, q));
+    const seam::QueueView* v = queue(key(5, q));
     ASSERT_NE(v, nullptr);
     EXPECT_EQ(v->wanted_software, (SoftwareProfile{1, 128'000}));
     EXPECT_EQ(v->napi_config, expect(1, 128'000));
@@ -55,9 +55,9 @@ TEST_F(NapiControllerTest, EnforceWritesEveryNapiAndExportsTheReadBack) {
   }
   EXPECT_EQ(napi.set_calls, 2);
   EXPECT_TRUE(net.sets.empty());  // no ethtool write: the driver has no coalescing
-  const model::DeviceView* d = device("dnc1");
+  const seam::DeviceView* d = device("dnc1");
   ASSERT_NE(d, nullptr);
-  EXPECT_EQ(d->method, model::Method::kNapi);
+  EXPECT_EQ(d->method, seam::Method::kNapi);
   EXPECT_EQ(d->applies_ok_total, 2u);
   EXPECT_EQ(d->last_error, "");
   // Unchanged wish: nothing written again.
@@ -67,7 +67,7 @@ TEST_F(NapiControllerTest, EnforceWritesEveryNapiAndExportsTheReadBack) {
 
 TEST_F(NapiControllerTest, RuleSoftwareProfilesReplaceTheDefaults) {
   add_napi_device("dnc1", 5, 1);
-  model::DevicePolicy p = napi_static(2);
+  seam::DevicePolicy p = napi_static(2);
   p.software_profiles = {{{0, 0}, {1, 8'000}, {2, 50'000}, {2, 100'000}, {3, 200'000}}};
   policy.by_name["dnc1"] = p;
   busy_step();
@@ -77,7 +77,7 @@ TEST_F(NapiControllerTest, RuleSoftwareProfilesReplaceTheDefaults) {
 // A profile of 0 usec (here from the rule's rx_profile) is no moderation: both fields 0.
 TEST_F(NapiControllerTest, AZeroUsecProfileClearsModeration) {
   add_napi_device("dnc1", 5, 1, {3, 20'000, 0});
-  model::DevicePolicy p = napi_static(0);
+  seam::DevicePolicy p = napi_static(0);
   p.rx_profiles = {{{0, 256, 0}, {8, 128, 0}, {16, 64, 0}, {32, 64, 0}, {64, 64, 0}}};
   policy.by_name["dnc1"] = p;
   busy_step();
@@ -89,9 +89,9 @@ TEST_F(NapiControllerTest, ShadowObserveAndUnnamedDevicesNeverWrite) {
   add_napi_device("dnc1", 5, 2);
   add_napi_device("dnc2", 6, 1);
   add_napi_device("dnc3", 7, 1);
-  policy.by_name["dnc1"] = napi_static(3, model::Mode::kShadow);
-  policy.by_name["dnc2"] = napi_static(3, model::Mode::kObserve);
-  model::DevicePolicy unnamed = napi_static(3);
+  policy.by_name["dnc1"] = napi_static(3, seam::Mode::kShadow);
+  policy.by_name["dnc2"] = napi_static(3, seam::Mode::kObserve);
+  seam::DevicePolicy unnamed = napi_static(3);
   unnamed.rule.clear();  // enforce, but not allowlisted
   policy.by_name["dnc3"] = unnamed;
   for (int i = 0; i < 3; ++i) {
@@ -103,7 +103,7 @@ TEST_F(NapiControllerTest, ShadowObserveAndUnnamedDevicesNeverWrite) {
   EXPECT_TRUE(store.napis.empty());
   EXPECT_EQ(store.napi_calls, 0);
   // Shadow exports the software profile enforce would apply, and what the NAPI holds.
-  const model::QueueView* v = queue(key(5, 0));
+  const seam::QueueView* v = queue(key(5, 0));
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(v->wanted_software, (SoftwareProfile{1, 128'000}));
   EXPECT_EQ(v->napi_config, expect(0, 0));
@@ -126,7 +126,7 @@ TEST_F(NapiControllerTest, RecordFailureMeansNoWrite) {
   busy_step();
   EXPECT_EQ(napi.set_calls, 0);
   EXPECT_EQ(napi.config(key(5, 0).napi_id), expect(0, 0));
-  const model::DeviceView* d = device("dnc1");
+  const seam::DeviceView* d = device("dnc1");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->applies_failed_total, 1u);
   EXPECT_NE(d->last_error.find("recording its original settings failed"), std::string::npos)
@@ -139,7 +139,7 @@ TEST_F(NapiControllerTest, RecordFailureMeansNoWrite) {
 
 TEST_F(NapiControllerTest, WritesAreRateLimitedPerDevice) {
   add_napi_device("dnc1", 5, 1);
-  model::DevicePolicy p = napi_static(3);
+  seam::DevicePolicy p = napi_static(3);
   p.rate_limit_ns = 1'000'000'000;
   policy.by_name["dnc1"] = p;
   busy_step();
@@ -149,7 +149,7 @@ TEST_F(NapiControllerTest, WritesAreRateLimitedPerDevice) {
   ctl().reload_policies();
   busy_step();  // 50 ms after the first write
   EXPECT_EQ(napi.set_calls, 1);
-  const model::DeviceView* d = device("dnc1");
+  const seam::DeviceView* d = device("dnc1");
   ASSERT_NE(d, nullptr);
   EXPECT_GE(d->applies_rate_limited_total, 1u);
   for (int i = 0; i < 20; ++i) busy_step();
@@ -167,13 +167,13 @@ TEST_F(NapiControllerTest, AnOutsideNapiSetIsDriftAndIsNotOverwritten) {
   napi.external_set(id, {5, 7'000, std::nullopt});
   const int sets_before = napi.set_calls;
   for (int i = 0; i < 25; ++i) busy_step();  // > 1 s: one check
-  const model::DeviceView* d = device("dnc1");
+  const seam::DeviceView* d = device("dnc1");
   ASSERT_NE(d, nullptr);
   EXPECT_TRUE(d->drifted);
   EXPECT_EQ(d->drift_total, 1u);  // one change, counted once however often it is read back
   EXPECT_NE(d->last_error.find("drift"), std::string::npos) << d->last_error;
   // A new wish is not written: the device belongs to the other writer now.
-  model::DevicePolicy p = napi_static(1);
+  seam::DevicePolicy p = napi_static(1);
   policy.by_name["dnc1"] = p;
   ctl().reload_policies();
   for (int i = 0; i < 3; ++i) busy_step();
@@ -198,7 +198,7 @@ TEST_F(NapiControllerTest, AWriteAfterAQuietPeriodChecksFirst) {
   ctl().reload_policies();
   busy_step();
   EXPECT_EQ(napi.config(id), expect(5, 7'000));
-  const model::DeviceView* d = device("dnc1");
+  const seam::DeviceView* d = device("dnc1");
   ASSERT_NE(d, nullptr);
   EXPECT_TRUE(d->drifted);
 }
@@ -223,7 +223,7 @@ TEST_F(NapiControllerTest, ARecreatedNapiIsANewTargetAndTheOldRecordIsForgotten)
   ASSERT_TRUE(step(61'000'000'000).ok());  // past forget_gone_ns (60 s)
   ASSERT_TRUE(step(2'000'000'000).ok());   // the next check
   EXPECT_EQ(store.napis.count({"dnc1", old_id}), 0u);
-  const model::DeviceView* d = device("dnc1");
+  const seam::DeviceView* d = device("dnc1");
   ASSERT_NE(d, nullptr);
   EXPECT_FALSE(d->drifted);
   EXPECT_EQ(d->last_error, "");
@@ -250,7 +250,7 @@ TEST_F(NapiControllerTest, ANapiBackWithItsIdAndSettingsKeepsItsOriginal) {
   EXPECT_EQ(napi.set_calls, sets);           // its settings are ours: nothing to write
   ASSERT_EQ(store.napis.count({"dnc1", id}), 1u);
   EXPECT_EQ(store.napis.at({"dnc1", id}), (NapiConfig{2, 30'000, std::nullopt}));
-  const model::DeviceView* d = device("dnc1");
+  const seam::DeviceView* d = device("dnc1");
   ASSERT_NE(d, nullptr);
   EXPECT_FALSE(d->drifted);
   EXPECT_TRUE(ctl().restore().ok());
@@ -269,7 +269,7 @@ TEST_F(NapiControllerTest, ANapiBackWithItsIdButDefaultsIsWrittenAgain) {
   napi.add_napi(5, id, expect(0, 0));
   for (int i = 0; i < 50; ++i) busy_step();
   EXPECT_EQ(napi.config(id), expect(1, 128'000));
-  const model::DeviceView* d = device("dnc1");
+  const seam::DeviceView* d = device("dnc1");
   ASSERT_NE(d, nullptr);
   EXPECT_FALSE(d->drifted);
   EXPECT_EQ(d->drift_total, 0u);
@@ -306,7 +306,7 @@ TEST_F(NapiControllerTest, ReloadHandsBackANapiDeviceNoLongerEnforced) {
   add_napi_device("dnc1", 5, 1, {2, 30'000, 0});
   policy.by_name["dnc1"] = napi_static(3);
   busy_step();
-  policy.by_name["dnc1"] = napi_static(3, model::Mode::kShadow);
+  policy.by_name["dnc1"] = napi_static(3, seam::Mode::kShadow);
   ctl().reload_policies();
   EXPECT_EQ(napi.config(key(5, 0).napi_id), expect(2, 30'000));
   EXPECT_TRUE(store.napis.empty());
@@ -324,8 +324,8 @@ TEST_F(NapiControllerTest, ReloadToEthtoolHandsTheNapisBack) {
   add_napi_device("dnc1", 5, 1);
   policy.by_name["dnc1"] = napi_static(3);
   busy_step();
-  model::DevicePolicy p = napi_static(3);
-  p.method = model::Method::kEthtool;
+  seam::DevicePolicy p = napi_static(3);
+  p.method = seam::Method::kEthtool;
   policy.by_name["dnc1"] = p;
   ctl().reload_policies();
   EXPECT_EQ(napi.config(key(5, 0).napi_id), expect(0, 0));
@@ -336,14 +336,14 @@ TEST_F(NapiControllerTest, ReloadToEthtoolHandsTheNapisBack) {
 TEST_F(NapiControllerTest, AutoPicksEthtoolOrNapiByTheDriver) {
   add_device("eth1", 4, 1, fakes::RecordingNetActuator::full_coalesce());
   add_napi_device("dnc1", 5, 1);
-  model::DevicePolicy p = napi_static(3);
-  p.method = model::Method::kAuto;
+  seam::DevicePolicy p = napi_static(3);
+  p.method = seam::Method::kAuto;
   policy.by_name["eth1"] = p;
   policy.by_name["dnc1"] = p;
   traffic(key(4, 0), 100, 1000, 1000);
   busy_step();
-  EXPECT_EQ(device("eth1")->method, model::Method::kEthtool);
-  EXPECT_EQ(device("dnc1")->method, model::Method::kNapi);
+  EXPECT_EQ(device("eth1")->method, seam::Method::kEthtool);
+  EXPECT_EQ(device("dnc1")->method, seam::Method::kNapi);
   EXPECT_EQ(net.sets_for("eth1").size(), 1u);
   EXPECT_EQ(napi.set_history.size(), 1u);
   EXPECT_EQ(napi.set_history[0].first, key(5, 0).napi_id);
@@ -352,11 +352,11 @@ TEST_F(NapiControllerTest, AutoPicksEthtoolOrNapiByTheDriver) {
 TEST_F(NapiControllerTest, AutoFallsBackToEthtoolWithoutNapiSet) {
   napi.unavailable(DIMCTL_ERR(EOPNOTSUPP, "needs Linux >= 6.13"));
   add_napi_device("dnc1", 5, 1);
-  model::DevicePolicy p = napi_static(3);
-  p.method = model::Method::kAuto;
+  seam::DevicePolicy p = napi_static(3);
+  p.method = seam::Method::kAuto;
   policy.by_name["dnc1"] = p;
   busy_step();
-  EXPECT_EQ(device("dnc1")->method, model::Method::kEthtool);
+  EXPECT_EQ(device("dnc1")->method, seam::Method::kEthtool);
   EXPECT_EQ(napi.set_calls, 0);
 }
 
@@ -366,7 +366,7 @@ TEST_F(NapiControllerTest, MethodNapiWithoutNapiSetWritesNothingAndSaysWhy) {
   policy.by_name["dnc1"] = napi_static(3);
   busy_step();
   EXPECT_EQ(napi.set_calls, 0);
-  const model::DeviceView* d = device("dnc1");
+  const seam::DeviceView* d = device("dnc1");
   ASSERT_NE(d, nullptr);
   EXPECT_NE(d->last_error.find("needs Linux >= 6.13"), std::string::npos) << d->last_error;
 }
@@ -375,15 +375,15 @@ TEST_F(NapiControllerTest, MethodNapiWithoutNapiSetWritesNothingAndSaysWhy) {
 // daemon on a host full of veths must not flag every one of them.
 TEST_F(NapiControllerTest, ADeviceWithoutCoalescingIsNoErrorWhenNotWritten) {
   add_napi_device("dnc1", 5, 1);
-  for (const model::Mode mode : {model::Mode::kShadow, model::Mode::kObserve}) {
-    model::DevicePolicy p = shadow();
+  for (const seam::Mode mode : {seam::Mode::kShadow, seam::Mode::kObserve}) {
+    seam::DevicePolicy p = shadow();
     p.mode = mode;
-    p.algorithm = model::Algorithm::kStatic;
+    p.algorithm = seam::Algorithm::kStatic;
     p.static_index = 3;
     policy.by_name["dnc1"] = p;
     ctl().reload_policies();
     busy_step();
-    const model::DeviceView* d = device("dnc1");
+    const seam::DeviceView* d = device("dnc1");
     ASSERT_NE(d, nullptr);
     EXPECT_EQ(d->last_error, "") << static_cast<int>(mode);
     EXPECT_EQ(d->coalescing, std::optional<bool>(false));
@@ -398,14 +398,14 @@ TEST_F(NapiControllerTest, ADeviceWithoutCoalescingIsNoErrorWhenNotWritten) {
 TEST_F(NapiControllerTest, ADeviceWithoutCoalescingEnforcedWithEthtoolSaysWhy) {
   add_napi_device("dnc1", 5, 1);
   add_device("eth1", 4, 1, fakes::RecordingNetActuator::full_coalesce());
-  model::DevicePolicy p = napi_static(3);
-  p.method = model::Method::kEthtool;
+  seam::DevicePolicy p = napi_static(3);
+  p.method = seam::Method::kEthtool;
   policy.by_name["dnc1"] = p;
   policy.by_name["eth1"] = p;
   busy_step();
   const int gets_after_first = net.gets;
   for (int i = 0; i < 3; ++i) busy_step();
-  const model::DeviceView* d = device("dnc1");
+  const seam::DeviceView* d = device("dnc1");
   ASSERT_NE(d, nullptr);
   EXPECT_NE(d->last_error.find("has no interrupt coalescing"), std::string::npos) << d->last_error;
   EXPECT_NE(d->last_error.find("method napi or auto"), std::string::npos) << d->last_error;
@@ -417,7 +417,7 @@ TEST_F(NapiControllerTest, ADeviceWithoutCoalescingEnforcedWithEthtoolSaysWhy) {
   EXPECT_EQ(device("eth1")->last_error, "");
   EXPECT_EQ(device("eth1")->coalescing, std::optional<bool>(true));
 
-  p.mode = model::Mode::kShadow;
+  p.mode = seam::Mode::kShadow;
   policy.by_name["dnc1"] = p;
   ctl().reload_policies();
   busy_step();
@@ -426,17 +426,17 @@ TEST_F(NapiControllerTest, ADeviceWithoutCoalescingEnforcedWithEthtoolSaysWhy) {
 
 // A driver that answers COALESCE_GET with no rx parameter has nothing to write either.
 TEST_F(NapiControllerTest, ADeviceReportingNoRxParameterIsRefusedAlike) {
-  model::Coalesce tx_only;
+  seam::Coalesce tx_only;
   tx_only.tx_usecs = 8;
   add_device("tx1", 6, 1, tx_only);
-  model::DevicePolicy p = napi_static(3);
-  p.method = model::Method::kEthtool;
+  seam::DevicePolicy p = napi_static(3);
+  p.method = seam::Method::kEthtool;
   policy.by_name["tx1"] = p;
   for (int i = 0; i < 3; ++i) {
     traffic(key(6, 0), 100, 1000, 1000);
     ASSERT_TRUE(step().ok());
   }
-  const model::DeviceView* d = device("tx1");
+  const seam::DeviceView* d = device("tx1");
   ASSERT_NE(d, nullptr);
   EXPECT_NE(d->last_error.find("neither rx-usecs nor rx-frames"), std::string::npos)
       << d->last_error;
@@ -451,7 +451,7 @@ TEST_F(NapiControllerTest, AFailedReadOfAnotherKindIsStillAnError) {
   policy.by_name["eth1"] = shadow();
   traffic(key(4, 0), 100, 1000, 1000);
   ASSERT_TRUE(step().ok());
-  const model::DeviceView* d = device("eth1");
+  const seam::DeviceView* d = device("eth1");
   ASSERT_NE(d, nullptr);
   EXPECT_NE(d->last_error.find("reading coalesce settings"), std::string::npos) << d->last_error;
   EXPECT_EQ(d->coalescing, std::optional<bool>(true));
@@ -460,15 +460,15 @@ TEST_F(NapiControllerTest, AFailedReadOfAnotherKindIsStillAnError) {
 // DIM as the algorithm: each NAPI follows its own instance, no combining.
 TEST_F(NapiControllerTest, DimPicksPerNapiWithoutCombining) {
   add_napi_device("dnc1", 5, 2);
-  model::DevicePolicy p = enforce();
-  p.method = model::Method::kNapi;
+  seam::DevicePolicy p = enforce();
+  p.method = seam::Method::kNapi;
   policy.by_name["dnc1"] = p;
   for (int period = 0; period < 8; ++period) {
     traffic(key(5, 1), 100, 1000, 1000);  // steady
     ramp_step(key(5, 0), period);         // climbing
   }
-  const model::QueueView* a = queue(key(5, 0));
-  const model::QueueView* b = queue(key(5, 1));
+  const seam::QueueView* a = queue(key(5, 0));
+  const seam::QueueView* b = queue(key(5, 1));
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   const uint8_t ia = a->dim.applied_ix;
@@ -476,7 +476,7 @@ TEST_F(NapiControllerTest, DimPicksPerNapiWithoutCombining) {
   EXPECT_NE(ia, ib);
   const dim::NetProfiles eqe = dim::net_profiles(dim::CqPeriodMode::kEqe, dim::Direction::kRx);
   EXPECT_EQ(napi.config(key(5, 0).napi_id).gro_flush_timeout_ns,
-            model::default_software_profile(eqe[ia]).gro_flush_timeout_ns);
+            seam::default_software_profile(eqe[ia]).gro_flush_timeout_ns);
 }
 
 // A renamed device keeps its NAPI records (they carry its ifindex): restore finds them under

@@ -11,8 +11,8 @@ namespace {
 class RdmaTest : public ControllerTest {
  protected:
   void add_cq(const std::string& ibdev, uint32_t dev_index, uint32_t cq_id,
-              model::PollContext ctx = model::PollContext::kSoftirq) {
-    model::CqCounters c;
+              seam::PollContext ctx = seam::PollContext::kSoftirq) {
+    seam::CqCounters c;
     c.key = {dev_index, cq_id};
     c.ibdev = ibdev;
     c.poll_ctx = ctx;
@@ -20,7 +20,7 @@ class RdmaTest : public ControllerTest {
     c.comp_vector = 1;
     source.current.cqs.push_back(c);
   }
-  void cq_traffic(const model::CqKey& k, uint64_t events, uint64_t completions) {
+  void cq_traffic(const seam::CqKey& k, uint64_t events, uint64_t completions) {
     auto* c = source.cq(k);
     ASSERT_NE(c, nullptr);
     c->events += events;
@@ -28,7 +28,7 @@ class RdmaTest : public ControllerTest {
     c->polls += events;
     c->completions += completions;
   }
-  const model::CqView* cq(const model::CqKey& k) {
+  const seam::CqView* cq(const seam::CqKey& k) {
     hold_ = st();
     for (const auto& c : hold_->cqs) {
       if (c.counters.key == k) return &c;
@@ -36,20 +36,20 @@ class RdmaTest : public ControllerTest {
     return nullptr;
   }
   void add_ibdev(const std::string& name, bool dim_enabled) {
-    model::RdmaDevice d;
+    seam::RdmaDevice d;
     d.index = static_cast<uint32_t>(rdma.devices.size());
     d.name = name;
     d.dim_enabled = dim_enabled;
     rdma.devices.push_back(d);
   }
-  static model::DevicePolicy rdma_enforce(std::optional<bool> kernel_dim) {
-    model::DevicePolicy p = enforce();
-    p.algorithm = model::Algorithm::kRdma;
+  static seam::DevicePolicy rdma_enforce(std::optional<bool> kernel_dim) {
+    seam::DevicePolicy p = enforce();
+    p.algorithm = seam::Algorithm::kRdma;
     p.rdma_kernel_dim = kernel_dim;
     return p;
   }
 
-  std::shared_ptr<const model::ControllerState> hold_;
+  std::shared_ptr<const seam::ControllerState> hold_;
 };
 
 TEST_F(RdmaTest, CqDimMatchesTheLibraryFedTheSamePeriods) {
@@ -93,7 +93,7 @@ TEST_F(RdmaTest, CqDimMatchesTheLibraryFedTheSamePeriods) {
 TEST_F(RdmaTest, ObserveRunsNoCqDim) {
   add_cq("mlx5_0", 0, 7);
   policy.by_name["mlx5_0"] = rdma_enforce(std::nullopt);
-  policy.by_name["mlx5_0"].mode = model::Mode::kObserve;
+  policy.by_name["mlx5_0"].mode = seam::Mode::kObserve;
   for (int p = 0; p < 5; ++p) {
     cq_traffic({0, 7}, 200, 800);
     ASSERT_TRUE(step().ok());
@@ -105,7 +105,7 @@ TEST_F(RdmaTest, ObserveRunsNoCqDim) {
 }
 
 TEST_F(RdmaTest, DirectPollCqsHaveNoDimLikeTheKernel) {
-  add_cq("mlx5_0", 0, 7, model::PollContext::kDirect);
+  add_cq("mlx5_0", 0, 7, seam::PollContext::kDirect);
   for (int p = 0; p < 3; ++p) {
     cq_traffic({0, 7}, 200, 800);
     ASSERT_TRUE(step().ok());
@@ -132,7 +132,7 @@ TEST_F(RdmaTest, KernelDimSwitchSetOnlyInEnforceOnAllowlistedDevices) {
   add_ibdev("mlx5_2", true);
   policy.by_name["mlx5_0"] = rdma_enforce(false);
   policy.by_name["mlx5_1"] = rdma_enforce(false);
-  policy.by_name["mlx5_1"].mode = model::Mode::kShadow;
+  policy.by_name["mlx5_1"].mode = seam::Mode::kShadow;
   policy.by_name["mlx5_2"] = rdma_enforce(false);
   policy.by_name["mlx5_2"].rule.clear();  // not named by a rule
   size_t sets_at_record = 99;
@@ -148,7 +148,7 @@ TEST_F(RdmaTest, KernelDimSwitchSetOnlyInEnforceOnAllowlistedDevices) {
   EXPECT_TRUE(rdma.devices[2].dim_enabled);
   const auto* d = device("mlx5_0");
   ASSERT_NE(d, nullptr);
-  EXPECT_EQ(d->kind, model::DeviceKind::kRdma);
+  EXPECT_EQ(d->kind, seam::DeviceKind::kRdma);
   EXPECT_EQ(d->rdma_dim_enabled, false);
   EXPECT_EQ(d->applies_ok_total, 1u);
   EXPECT_EQ(device("mlx5_1")->rdma_dim_enabled, true);

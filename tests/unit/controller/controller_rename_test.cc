@@ -61,7 +61,7 @@ class RenameTest : public ::testing::Test {
     ifindex[name] = ix;
     inventory.push_back(name);
     if (with_queue) {
-      model::QueueCounters q;
+      seam::QueueCounters q;
       q.key = {ix, 100 * ix};
       q.device_ix = fakes::device_ix(source.current, name);
       source.current.queues.push_back(q);
@@ -83,19 +83,19 @@ class RenameTest : public ::testing::Test {
     net.devices.erase(name);
     ifindex.erase(name);
     std::erase(inventory, name);
-    std::erase_if(source.current.queues, [&](const model::QueueCounters& q) {
+    std::erase_if(source.current.queues, [&](const seam::QueueCounters& q) {
       return source.current.device_of(q) == name;
     });
   }
   uint32_t frames(const std::string& name) { return *net.devices.at(name).state.rx_max_frames; }
   size_t writes(const std::string& name) { return net.sets_for(name).size(); }
 
-  static model::DevicePolicy static_enforce(uint8_t ix) {
-    model::DevicePolicy p;
-    p.mode = model::Mode::kEnforce;
+  static seam::DevicePolicy static_enforce(uint8_t ix) {
+    seam::DevicePolicy p;
+    p.mode = seam::Mode::kEnforce;
     p.rule = "taps";
     p.rate_limit_ns = 0;
-    p.algorithm = model::Algorithm::kStatic;
+    p.algorithm = seam::Algorithm::kStatic;
     p.static_index = ix;
     return p;
   }
@@ -155,7 +155,7 @@ TEST_F(RenameTest, RenamedOutOfTheAllowlistHandedBackAtOnce) {
 TEST_F(RenameTest, DriftStaysWithARenamedDevice) {
   add_tap("tap0", 7, 11);
   step();
-  model::Coalesce theirs;
+  seam::Coalesce theirs;
   theirs.rx_max_frames = 50;
   net.external_set("tap0", theirs);
   step();

@@ -16,7 +16,7 @@ using fakes::RecordingNetActuator;
 const dim::NetProfiles& kEqe = dim::net_profiles(dim::CqPeriodMode::kEqe, dim::Direction::kRx);
 const dim::NetProfiles& kCqe = dim::net_profiles(dim::CqPeriodMode::kCqe, dim::Direction::kRx);
 
-model::Coalesce initial() {
+seam::Coalesce initial() {
   return RecordingNetActuator::full_coalesce(3, 32);
 }
 
@@ -44,7 +44,7 @@ TEST_F(ControllerTest, ShadowNeverWritesButExportsRequested) {
 TEST_F(ControllerTest, ObserveRunsNoDim) {
   add_device("eth0", 2, 1, initial());
   policy.by_name["eth0"] = enforce();
-  policy.by_name["eth0"].mode = model::Mode::kObserve;
+  policy.by_name["eth0"].mode = seam::Mode::kObserve;
   for (int p = 0; p < 6; ++p) ramp_step(key(2, 0), p);
 
   EXPECT_TRUE(net.sets.empty());
@@ -132,7 +132,7 @@ TEST_F(ControllerTest, WriteSkippedWhenRecordingFails) {
 }
 
 TEST_F(ControllerTest, AdaptiveTakenOverInTheSameWriteAndRestored) {
-  model::Coalesce adaptive = RecordingNetActuator::full_coalesce(3, 32, /*adaptive_rx=*/true);
+  seam::Coalesce adaptive = RecordingNetActuator::full_coalesce(3, 32, /*adaptive_rx=*/true);
   add_device("eth0", 2, 1, adaptive);
   policy.by_name["eth0"] = enforce();
   ASSERT_TRUE(step().ok());
@@ -151,7 +151,7 @@ TEST_F(ControllerTest, AdaptiveTakenOverInTheSameWriteAndRestored) {
 }
 
 TEST_F(ControllerTest, AdaptiveLeftAloneWithoutTakeOver) {
-  model::Coalesce adaptive = RecordingNetActuator::full_coalesce(3, 32, true);
+  seam::Coalesce adaptive = RecordingNetActuator::full_coalesce(3, 32, true);
   add_device("eth0", 2, 1, adaptive);
   policy.by_name["eth0"] = enforce();
   policy.by_name["eth0"].take_over_adaptive = false;
@@ -167,12 +167,12 @@ TEST_F(ControllerTest, AdaptiveLeftAloneWithoutTakeOver) {
 }
 
 TEST_F(ControllerTest, UnsupportedFieldsNeverSent) {
-  model::Coalesce usecs_only;
+  seam::Coalesce usecs_only;
   usecs_only.rx_usecs = 3;
   usecs_only.tx_usecs = 3;
   add_device("eth0", 2, 1, usecs_only);
   policy.by_name["eth0"] = enforce();
-  policy.by_name["eth0"].algorithm = model::Algorithm::kNetCqe;  // no CQE mode reported
+  policy.by_name["eth0"].algorithm = seam::Algorithm::kNetCqe;  // no CQE mode reported
   for (int p = 0; p < 6; ++p) ramp_step(key(2, 0), p);
 
   ASSERT_GE(net.sets.size(), 2u);
@@ -189,7 +189,7 @@ TEST_F(ControllerTest, UnsupportedFieldsNeverSent) {
 TEST_F(ControllerTest, CqeModeSentOnceWhenTheDeviceReportsIt) {
   add_device("eth0", 2, 1, initial());
   policy.by_name["eth0"] = enforce();
-  policy.by_name["eth0"].algorithm = model::Algorithm::kNetCqe;
+  policy.by_name["eth0"].algorithm = seam::Algorithm::kNetCqe;
   for (int p = 0; p < 4; ++p) ramp_step(key(2, 0), p);
 
   ASSERT_GE(net.sets.size(), 2u);
@@ -247,7 +247,7 @@ TEST_F(ControllerTest, DriftStopsWritesButDimKeepsRunning) {
   ASSERT_GE(writes, 2u);
   EXPECT_EQ(device("eth0")->drift_total, 0u);
 
-  model::Coalesce theirs;
+  seam::Coalesce theirs;
   theirs.rx_usecs = 99;
   net.external_set("eth0", theirs);  // e.g. tuned or an operator's ethtool -C
   for (int p = 4; p < 10; ++p) ramp_step(key(2, 0), p);
@@ -330,7 +330,7 @@ TEST_F(ControllerTest, ReloadOutOfEnforceHandsTheDeviceBackAtOnce) {
   }
   ASSERT_NE(net.devices["eth0"].state, initial());
   ASSERT_NE(net.devices["eth1"].state, initial());
-  const model::Coalesce eth1_written = net.devices["eth1"].state;
+  const seam::Coalesce eth1_written = net.devices["eth1"].state;
 
   policy.by_name["eth0"] = shadow();  // eth1 stays enforced
   ctl().reload_policies();
@@ -408,7 +408,7 @@ TEST_F(ControllerTest, DeviceAppearingMidRunGetsItsPolicy) {
   ASSERT_TRUE(step().ok());
   const auto* d = device("eth9");
   ASSERT_NE(d, nullptr);
-  EXPECT_EQ(d->mode, model::Mode::kEnforce);
+  EXPECT_EQ(d->mode, seam::Mode::kEnforce);
   EXPECT_EQ(net.sets_for("eth9").size(), 1u);
   EXPECT_TRUE(net.sets_for("eth0").empty());
 }
@@ -435,7 +435,7 @@ TEST_F(ControllerTest, ProfileBoundsClampWhatIsApplied) {
 TEST_F(ControllerTest, StaticAlgorithmWritesTheStaticProfile) {
   add_device("eth0", 2, 1, initial());
   policy.by_name["eth0"] = enforce();
-  policy.by_name["eth0"].algorithm = model::Algorithm::kStatic;
+  policy.by_name["eth0"].algorithm = seam::Algorithm::kStatic;
   policy.by_name["eth0"].static_index = 3;
   for (int p = 0; p < 6; ++p) ramp_step(key(2, 0), p);
   ASSERT_EQ(net.sets.size(), 1u);
@@ -446,7 +446,7 @@ TEST_F(ControllerTest, StaticAlgorithmWritesTheStaticProfile) {
 TEST_F(ControllerTest, AlgorithmOffNeverWrites) {
   add_device("eth0", 2, 1, initial());
   policy.by_name["eth0"] = enforce();
-  policy.by_name["eth0"].algorithm = model::Algorithm::kOff;
+  policy.by_name["eth0"].algorithm = seam::Algorithm::kOff;
   for (int p = 0; p < 6; ++p) ramp_step(key(2, 0), p);
   EXPECT_TRUE(net.sets.empty());
   EXPECT_FALSE(queue(key(2, 0))->dim.active);
@@ -580,9 +580,9 @@ TEST_F(ControllerTest, PublishedStateIsImmutableForReaders) {
 // One device-wide queue (eth0, napi 200, queue 0) behind fakes, with a publish interval.
 struct OneQueueRig : FakeRig {
   explicit OneQueueRig(int64_t publish_interval_ns,
-                       std::optional<model::DevicePolicy> fallback = {}) {
+                       std::optional<seam::DevicePolicy> fallback = {}) {
     net.devices["eth0"].state = initial();
-    model::QueueCounters q;
+    seam::QueueCounters q;
     q.key = {2, 200};
     q.device_ix = fakes::device_ix(source.current, "eth0");
     q.queue = 0;
@@ -600,12 +600,12 @@ struct OneQueueRig : FakeRig {
     source.current.queues[0].polls += events;
     return ctl->step();
   }
-  const model::QueueView& view() const { return ctl->state()->queues.at(0); }
+  const seam::QueueView& view() const { return ctl->state()->queues.at(0); }
 };
 
 TEST(ControllerPublish, PublishIntervalDecimatesTheViewNotTheDecisions) {
-  model::DevicePolicy enforce;
-  enforce.mode = model::Mode::kEnforce;
+  seam::DevicePolicy enforce;
+  enforce.mode = seam::Mode::kEnforce;
   enforce.rule = "r";
   enforce.rate_limit_ns = 0;
   OneQueueRig rig(3 * kPeriod, enforce);
@@ -641,10 +641,10 @@ TEST(ControllerPublish, RatesAverageOverThePublishInterval) {
 
 // A source that updates the snapshot in place (CounterSource::sample_into) gets back exactly what
 // it wrote: the controller neither moves from it nor changes it, publishing or not.
-class InPlaceSource final : public model::CounterSource {
+class InPlaceSource final : public seam::CounterSource {
  public:
-  Result<model::Snapshot> sample() override { return DIMCTL_FAIL(ENOTSUP, "in place only"); }
-  Result<void> sample_into(model::Snapshot& out) override {
+  Result<seam::Snapshot> sample() override { return DIMCTL_FAIL(ENOTSUP, "in place only"); }
+  Result<void> sample_into(seam::Snapshot& out) override {
     if (calls++ > 0 && !(out.queues.size() == last.queues.size() && same(out, last))) {
       ++tampered;
     }
@@ -665,7 +665,7 @@ class InPlaceSource final : public model::CounterSource {
     last = out;
     return ok();
   }
-  static bool same(const model::Snapshot& a, const model::Snapshot& b) {
+  static bool same(const seam::Snapshot& a, const seam::Snapshot& b) {
     for (size_t i = 0; i < a.queues.size(); ++i) {
       const auto& x = a.queues[i];
       const auto& y = b.queues[i];
@@ -678,7 +678,7 @@ class InPlaceSource final : public model::CounterSource {
   }
   int calls = 0;
   int tampered = 0;
-  model::Snapshot last;
+  seam::Snapshot last;
 };
 
 TEST(ControllerSource, AnInPlaceSourceGetsItsSnapshotBackUntouched) {

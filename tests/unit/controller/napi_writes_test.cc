@@ -17,7 +17,7 @@ namespace {
 constexpr int64_t kSecond = 1'000'000'000;
 constexpr uint32_t kIfindex = 7;
 constexpr uint32_t kNapi = 8193;
-const model::QueueKey kKey{kIfindex, kNapi};
+const seam::QueueKey kKey{kIfindex, kNapi};
 
 struct Rig {
   Rig()
@@ -32,7 +32,7 @@ struct Rig {
   NapiWrites writes;
 };
 
-const model::SoftwareProfile kWant{2, 50'000};
+const seam::SoftwareProfile kWant{2, 50'000};
 
 TEST(NapiWrites, RecordsTheOriginalThenWritesAndKeepsTheReadBack) {
   Rig rig;

@@ -10,13 +10,13 @@ namespace dimctl::controller {
 namespace {
 
 TEST(StatePublisher, PublishesTheInitialStateUntilTheFirstPublish) {
-  model::ControllerState initial;
+  seam::ControllerState initial;
   initial.config_path = "/etc/dimctl/config.yaml";
-  initial.default_mode = model::Mode::kEnforce;
+  initial.default_mode = seam::Mode::kEnforce;
   StatePublisher p(initial);
   ASSERT_NE(p.state(), nullptr);
   EXPECT_EQ(p.state()->config_path, "/etc/dimctl/config.yaml");
-  EXPECT_EQ(p.state()->default_mode, model::Mode::kEnforce);
+  EXPECT_EQ(p.state()->default_mode, seam::Mode::kEnforce);
   EXPECT_EQ(p.state()->loops_total, 0u);
 }
 
@@ -36,7 +36,7 @@ TEST(StatePublisher, ReadersKeepTheStateTheyGotAcrossPublishes) {
 TEST(StatePublisher, ReusesTheBufferPublishedTwoPeriodsAgoOnlyWhenNoReaderHoldsIt) {
   StatePublisher p;
   auto first = p.acquire();
-  const model::ControllerState* first_buffer = first.get();
+  const seam::ControllerState* first_buffer = first.get();
   p.publish(std::move(first));
   p.publish(p.acquire());  // the first buffer is now the spare
   auto reused = p.acquire();

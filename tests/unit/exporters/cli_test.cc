@@ -67,8 +67,8 @@ CmdResult run(const std::string& args) {
 
 struct Cli : ::testing::Test {
   std::mutex mu;  // the server thread reads `state` while a test may replace it
-  std::shared_ptr<const model::ControllerState> state =
-      std::make_shared<const model::ControllerState>(testing::full_fake_state());
+  std::shared_ptr<const seam::ControllerState> state =
+      std::make_shared<const seam::ControllerState>(testing::full_fake_state());
   std::unique_ptr<HttpServer> server;
   std::string addr;
 
@@ -165,7 +165,7 @@ TEST_F(Cli, TopOncePrintsOneFrame) {
 TEST_F(Cli, TopLiveRefreshesAndFollowsTheState) {
   std::thread change([this] {
     std::this_thread::sleep_for(std::chrono::milliseconds(450));
-    auto next = std::make_shared<model::ControllerState>(testing::full_fake_state());
+    auto next = std::make_shared<seam::ControllerState>(testing::full_fake_state());
     next->loops_total = 987654;
     std::lock_guard<std::mutex> l(mu);
     state = std::move(next);

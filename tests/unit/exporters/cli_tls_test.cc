@@ -50,7 +50,7 @@ struct CliTls : ::testing::Test {
 
   void SetUp() override {
     ASSERT_TRUE(pki.ok());
-    auto state = std::make_shared<const model::ControllerState>(dimctl::testing::full_fake_state());
+    auto state = std::make_shared<const seam::ControllerState>(dimctl::testing::full_fake_state());
     WebConfig w;
     w.source = "test";
     w.tls.cert_file = pki.pem("server");

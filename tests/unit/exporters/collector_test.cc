@@ -52,7 +52,7 @@ Rendered flatten(const std::vector<prometheus::MetricFamily>& fams) {
   return r;
 }
 
-std::shared_ptr<StateCollector> make(std::shared_ptr<const model::ControllerState>* slot,
+std::shared_ptr<StateCollector> make(std::shared_ptr<const seam::ControllerState>* slot,
                                      CollectorOptions opts = {}) {
   opts.version = "9.8.7";
   opts.now_ns = [] { return int64_t{6'500'000'000}; };
@@ -68,8 +68,8 @@ CollectorOptions caps(std::size_t queues, std::size_t cqs) {
   return o;
 }
 
-Rendered render(const model::ControllerState& s, CollectorOptions opts = {}) {
-  auto slot = std::make_shared<const model::ControllerState>(s);
+Rendered render(const seam::ControllerState& s, CollectorOptions opts = {}) {
+  auto slot = std::make_shared<const seam::ControllerState>(s);
   return flatten(make(&slot, opts)->Collect());
 }
 
@@ -277,7 +277,7 @@ TEST(StateCollector, CoreCostsAndSaturation) {
   EXPECT_EQ(r.get("dimctl_core_saturation_rejudged_total", {{"cpu", "3"}}), 3);
   EXPECT_EQ(r.get("dimctl_model_cost_tables_built_total", {}), 5);
   // Without CPU times: no per-core series at all.
-  model::ControllerState st = testing::full_fake_state();
+  seam::ControllerState st = testing::full_fake_state();
   st.cores.clear();
   Rendered none = render(st);
   EXPECT_FALSE(none.has("dimctl_model_cost_seconds"));
@@ -303,7 +303,7 @@ TEST(StateCollector, TypesFollowTheCatalogueAndNaming) {
 }
 
 TEST(StateCollector, NoStateYetExportsOnlySelfMetrics) {
-  std::shared_ptr<const model::ControllerState> none;
+  std::shared_ptr<const seam::ControllerState> none;
   Rendered r = flatten(make(&none)->Collect());
   EXPECT_EQ(r.get("dimctl_ready", {}), 0);
   EXPECT_EQ(r.get("dimctl_build_info", {{"version", "9.8.7"}}), 1);
@@ -317,8 +317,8 @@ TEST(StateCollector, RejectsMissingGetter) {
   EXPECT_FALSE(c.ok());
 }
 
-model::ControllerState queues_state(int n) {
-  model::ControllerState s;
+seam::ControllerState queues_state(int n) {
+  seam::ControllerState s;
   // Inserted in reverse so the cap has to sort: queue 10 sorts after queue 9 (numeric order).
   for (int i = n - 1; i >= 0; --i) {
     auto q = testing::fake_queue("eth0", i, static_cast<uint32_t>(100 + i));
@@ -333,7 +333,7 @@ Labels qlabels(int i) {
 }
 
 TEST(StateCollector, QueueCapKeepsTheFirstQueuesAndCountsDrops) {
-  auto slot = std::make_shared<const model::ControllerState>(queues_state(12));
+  auto slot = std::make_shared<const seam::ControllerState>(queues_state(12));
   auto c = make(&slot, caps(10, 1));
   Rendered r = flatten(c->Collect());
   EXPECT_EQ(r.count("dimctl_napi_polls_total"), 10u);
@@ -350,20 +350,20 @@ TEST(StateCollector, QueueCapKeepsTheFirstQueuesAndCountsDrops) {
   EXPECT_EQ(r.get("dimctl_series_dropped_total", {{"kind", "queue"}}), 2);
 
   // One more queue: one new drop.
-  slot = std::make_shared<const model::ControllerState>(queues_state(13));
+  slot = std::make_shared<const seam::ControllerState>(queues_state(13));
   r = flatten(c->Collect());
   EXPECT_EQ(r.get("dimctl_series_dropped", {{"kind", "queue"}}), 3);
   EXPECT_EQ(r.get("dimctl_series_dropped_total", {{"kind", "queue"}}), 3);
 
   // Back under the cap: nothing dropped now, the counter keeps its history.
-  slot = std::make_shared<const model::ControllerState>(queues_state(4));
+  slot = std::make_shared<const seam::ControllerState>(queues_state(4));
   r = flatten(c->Collect());
   EXPECT_EQ(r.count("dimctl_napi_polls_total"), 4u);
   EXPECT_EQ(r.get("dimctl_series_dropped", {{"kind", "queue"}}), 0);
   EXPECT_EQ(r.get("dimctl_series_dropped_total", {{"kind", "queue"}}), 3);
 
   // Dropped again later: counted again.
-  slot = std::make_shared<const model::ControllerState>(queues_state(11));
+  slot = std::make_shared<const seam::ControllerState>(queues_state(11));
   r = flatten(c->Collect());
   EXPECT_EQ(r.get("dimctl_series_dropped_total", {{"kind", "queue"}}), 4);
 }
@@ -377,7 +377,7 @@ TEST(StateCollector, SetSeriesCapsTakesEffectAtTheNextScrape) {
     s.cqs.push_back(cq);
     s.cqs.back().counters.key.cq_id = id;
   }
-  auto slot = std::make_shared<const model::ControllerState>(s);
+  auto slot = std::make_shared<const seam::ControllerState>(s);
   auto c = make(&slot, caps(100, 100));
   Rendered r = flatten(c->Collect());
   EXPECT_EQ(r.count("dimctl_napi_polls_total"), 12u);
@@ -421,7 +421,7 @@ TEST(StateCollector, EveryScrapeUsesOneCapPair) {
     s.cqs.push_back(cq);
     s.cqs.back().counters.key.cq_id = id;
   }
-  auto slot = std::make_shared<const model::ControllerState>(s);
+  auto slot = std::make_shared<const seam::ControllerState>(s);
   auto c = make(&slot, caps(5, 1));
   // A jthread: a failed ASSERT returns early, and its destructor still stops and joins it.
   std::jthread reloads([&](std::stop_token stop) {
@@ -466,7 +466,7 @@ TEST(StateCollector, CqCapAndDuplicates) {
 }
 
 TEST(StateCollector, TextExposition) {
-  auto slot = std::make_shared<const model::ControllerState>(testing::full_fake_state());
+  auto slot = std::make_shared<const seam::ControllerState>(testing::full_fake_state());
   std::string text = render_text(*make(&slot));
   EXPECT_NE(text.find("# TYPE dimctl_napi_packets_total counter\n"), std::string::npos);
   EXPECT_NE(text.find("dimctl_napi_packets_total{device=\"eth0\",queue=\"0\",direction=\"rx\"} "
@@ -482,7 +482,7 @@ TEST(StateCollector, TextExposition) {
 TEST(StateCollector, TextEscapesLabelValues) {
   auto s = testing::full_fake_state();
   s.config_path = "/tmp/we\"ird\\path\nx.yaml";
-  auto slot = std::make_shared<const model::ControllerState>(s);
+  auto slot = std::make_shared<const seam::ControllerState>(s);
   std::string text = render_text(*make(&slot));
   EXPECT_NE(text.find(R"(path="/tmp/we\"ird\\path\nx.yaml")"), std::string::npos) << text;
 }
@@ -490,7 +490,7 @@ TEST(StateCollector, TextEscapesLabelValues) {
 TEST(StateCollector, PromtoolCheckMetricsPasses) {
   const char* promtool = "/usr/bin/promtool";
   if (access(promtool, X_OK) != 0) GTEST_SKIP() << "promtool not installed at " << promtool;
-  auto slot = std::make_shared<const model::ControllerState>(testing::full_fake_state());
+  auto slot = std::make_shared<const seam::ControllerState>(testing::full_fake_state());
   std::string text = render_text(*make(&slot));
   char path[] = "/tmp/dimctl-metrics-XXXXXX";
   int fd = mkstemp(path);

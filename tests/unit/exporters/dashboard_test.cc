@@ -33,7 +33,7 @@ struct Family {
 
 // What the exporter really emits, taken from a render (not from the catalogue alone).
 std::map<std::string, Family> emitted() {
-  auto state = std::make_shared<const model::ControllerState>(testing::full_fake_state());
+  auto state = std::make_shared<const seam::ControllerState>(testing::full_fake_state());
   auto c = StateCollector::create([state] { return state; });
   EXPECT_TRUE(c.ok());
   std::map<std::string, Family> out;

@@ -4,12 +4,12 @@
 // without separators, whose spelling issue 21 may still change.
 #pragma once
 
-#include "dimctl/model/controller_state.h"
+#include "dimctl/seam/controller_state.h"
 
 namespace dimctl::testing {
 
-inline model::DimView every_field_dim(uint8_t base) {
-  model::DimView d;
+inline seam::DimView every_field_dim(uint8_t base) {
+  seam::DimView d;
   d.active = true;
   d.model = true;
   d.profile_ix = base;
@@ -29,8 +29,8 @@ inline model::DimView every_field_dim(uint8_t base) {
   return d;
 }
 
-inline model::Coalesce every_field_coalesce(uint32_t base) {
-  model::Coalesce c;
+inline seam::Coalesce every_field_coalesce(uint32_t base) {
+  seam::Coalesce c;
   c.rx_usecs = base;
   c.rx_max_frames = base + 1;
   c.tx_usecs = base + 2;
@@ -42,17 +42,17 @@ inline model::Coalesce every_field_coalesce(uint32_t base) {
   return c;
 }
 
-inline model::ControllerState every_field_state() {
-  model::ControllerState s;
+inline seam::ControllerState every_field_state() {
+  seam::ControllerState s;
   s.time_ns = 7'000'000'001;
   s.loops_total = 21;
   s.last_loop_seconds = 0.375;
   s.sample_errors_total = 22;
-  s.default_mode = model::Mode::kEnforce;
+  s.default_mode = seam::Mode::kEnforce;
   s.config_path = "/etc/dimctl/every.yaml";
   s.ready = true;
 
-  model::QueueView q;
+  seam::QueueView q;
   q.counters.key = {.ifindex = 31, .napi_id = 32};
   q.counters.queue = 33;
   q.counters.irq = 34;
@@ -72,21 +72,21 @@ inline model::ControllerState every_field_state() {
   q.dim = every_field_dim(3);
   q.wanted_usecs = 44;
   q.wanted_frames = 45;
-  q.wanted_software = model::SoftwareProfile{.defer_hard_irqs = 98, .gro_flush_timeout_ns = 99};
-  q.napi_config = model::NapiConfig{
+  q.wanted_software = seam::SoftwareProfile{.defer_hard_irqs = 98, .gro_flush_timeout_ns = 99};
+  q.napi_config = seam::NapiConfig{
       .defer_hard_irqs = 100, .gro_flush_timeout_ns = 101, .irq_suspend_timeout_ns = 102};
   s.queues.push_back(q);
   s.queue_comparisons.push_back(
       {0, {.dim_ix = 4, .model_ix = 5, .dim_changes_total = 46, .model_changes_total = 47}});
   // No CPU, no bytes, no comparison: null.
-  model::QueueView bare;
+  seam::QueueView bare;
   bare.device = "ens1f0";
   s.queues.push_back(bare);
 
-  model::CqView cq;
+  seam::CqView cq;
   cq.counters.key = {.dev_index = 51, .cq_id = 52};
   cq.counters.ibdev = "mlx5_3";
-  cq.counters.poll_ctx = model::PollContext::kWorkqueue;
+  cq.counters.poll_ctx = seam::PollContext::kWorkqueue;
   cq.counters.nr_cqe = 53;
   cq.counters.comp_vector = 54;
   cq.counters.schedules = 55;
@@ -109,14 +109,14 @@ inline model::ControllerState every_field_state() {
   s.cqs.push_back(cq);
   s.cq_comparisons.push_back(
       {0, {.dim_ix = 6, .model_ix = 7, .dim_changes_total = 68, .model_changes_total = 69}});
-  s.cqs.push_back(model::CqView{});
+  s.cqs.push_back(seam::CqView{});
 
-  model::DeviceView d;
-  d.kind = model::DeviceKind::kRdma;
+  seam::DeviceView d;
+  d.kind = seam::DeviceKind::kRdma;
   d.name = "mlx5_3";
   d.driver = "mlx5_ib";
-  d.mode = model::Mode::kObserve;
-  d.algorithm = model::Algorithm::kModel;
+  d.mode = seam::Mode::kObserve;
+  d.algorithm = seam::Algorithm::kModel;
   d.compare = true;
   d.rule = "every";
   d.allowlisted = true;
@@ -133,11 +133,11 @@ inline model::ControllerState every_field_state() {
   s.devices.push_back(d);
   // Unknown requested/applied/rdma_dim_enabled: null; a coalesce with one parameter: the others
   // left out.
-  model::DeviceView partial;
+  seam::DeviceView partial;
   partial.name = "ens1f0";
-  partial.algorithm = model::Algorithm::kStatic;
-  partial.method = model::Method::kNapi;
-  partial.applied = model::Coalesce{};
+  partial.algorithm = seam::Algorithm::kStatic;
+  partial.method = seam::Method::kNapi;
+  partial.applied = seam::Coalesce{};
   partial.applied->rx_usecs = 8;
   s.devices.push_back(partial);
 
@@ -148,7 +148,7 @@ inline model::ControllerState every_field_state() {
                         .run_count = 95,
                         .recursion_misses = 96});
   s.bpf_drops = {{"ringbuf_full", 97}};
-  model::CoreView c;
+  seam::CoreView c;
   c.cpu = 98;
   c.confidence = dim::CostConfidence::kCombined;
   c.used_interrupt_ns = 99.5;

@@ -4,13 +4,13 @@
 
 #include <memory>
 
-#include "dimctl/model/controller_state.h"
+#include "dimctl/seam/controller_state.h"
 
 namespace dimctl::testing {
 
-inline model::QueueView fake_queue(std::string device, int32_t queue, uint32_t napi_id,
-                                   std::string direction = "rx") {
-  model::QueueView q;
+inline seam::QueueView fake_queue(std::string device, int32_t queue, uint32_t napi_id,
+                                  std::string direction = "rx") {
+  seam::QueueView q;
   q.counters.key = {.ifindex = 2, .napi_id = napi_id};
   q.device = std::move(device);
   q.counters.queue = queue;
@@ -18,13 +18,13 @@ inline model::QueueView fake_queue(std::string device, int32_t queue, uint32_t n
   return q;
 }
 
-inline model::ControllerState full_fake_state() {
-  model::ControllerState s;
+inline seam::ControllerState full_fake_state() {
+  seam::ControllerState s;
   s.time_ns = 5'000'000'000;
   s.loops_total = 1234;
   s.last_loop_seconds = 0.00025;
   s.sample_errors_total = 2;
-  s.default_mode = model::Mode::kShadow;
+  s.default_mode = seam::Mode::kShadow;
   s.config_path = "/etc/dimctl/dimctl.yaml";
   s.ready = true;
 
@@ -54,8 +54,8 @@ inline model::ControllerState full_fake_state() {
   q0.wanted_usecs = 64;
   q0.wanted_frames = 128;
   // Written with method napi: its software profile, and what the NAPI holds.
-  q0.wanted_software = model::SoftwareProfile{.defer_hard_irqs = 1, .gro_flush_timeout_ns = 64000};
-  q0.napi_config = model::NapiConfig{
+  q0.wanted_software = seam::SoftwareProfile{.defer_hard_irqs = 1, .gro_flush_timeout_ns = 64000};
+  q0.napi_config = seam::NapiConfig{
       .defer_hard_irqs = 1, .gro_flush_timeout_ns = 64000, .irq_suspend_timeout_ns = 0};
   s.queues.push_back(q0);
   // Its rule compares DIM with the cost model.
@@ -81,10 +81,10 @@ inline model::ControllerState full_fake_state() {
   q2.wanted_frames = 32;
   s.queues.push_back(q2);
 
-  model::CqView cq;
+  seam::CqView cq;
   cq.counters.key = {.dev_index = 1, .cq_id = 7};
   cq.counters.ibdev = "mlx5_0";
-  cq.counters.poll_ctx = model::PollContext::kSoftirq;
+  cq.counters.poll_ctx = seam::PollContext::kSoftirq;
   cq.counters.nr_cqe = 256;
   cq.counters.comp_vector = 3;
   cq.counters.schedules = 400;
@@ -112,15 +112,15 @@ inline model::ControllerState full_fake_state() {
   s.cq_comparisons.push_back(
       {0, {.dim_ix = 4, .model_ix = 6, .dim_changes_total = 2, .model_changes_total = 5}});
 
-  model::DeviceView eth0;
-  eth0.kind = model::DeviceKind::kNet;
+  seam::DeviceView eth0;
+  eth0.kind = seam::DeviceKind::kNet;
   eth0.name = "eth0";
   eth0.driver = "mlx5_core";
-  eth0.mode = model::Mode::kEnforce;
-  eth0.algorithm = model::Algorithm::kNetEqe;
+  eth0.mode = seam::Mode::kEnforce;
+  eth0.algorithm = seam::Algorithm::kNetEqe;
   eth0.rule = "fast-nics";
   eth0.allowlisted = true;
-  model::Coalesce req;
+  seam::Coalesce req;
   req.rx_usecs = 64;
   req.rx_max_frames = 128;
   req.tx_usecs = 16;
@@ -128,7 +128,7 @@ inline model::ControllerState full_fake_state() {
   req.use_adaptive_rx = false;
   eth0.requested = req;
   // The driver quantised rx-usecs (requested 64, applied 62) and reports adaptive-tx.
-  model::Coalesce app = req;
+  seam::Coalesce app = req;
   app.rx_usecs = 62;
   app.use_adaptive_tx = true;
   eth0.applied = app;
@@ -141,12 +141,12 @@ inline model::ControllerState full_fake_state() {
   eth0.coalescing = true;
   s.devices.push_back(eth0);
 
-  model::DeviceView ib;
-  ib.kind = model::DeviceKind::kRdma;
+  seam::DeviceView ib;
+  ib.kind = seam::DeviceKind::kRdma;
   ib.name = "mlx5_0";
   ib.driver = "mlx5_ib";
-  ib.mode = model::Mode::kShadow;
-  ib.algorithm = model::Algorithm::kRdma;
+  ib.mode = seam::Mode::kShadow;
+  ib.algorithm = seam::Algorithm::kRdma;
   ib.compare = true;
   ib.rdma_dim_enabled = true;
   s.devices.push_back(ib);
@@ -162,7 +162,7 @@ inline model::ControllerState full_fake_state() {
                         .run_time_ns = 0,
                         .run_count = 0});
   s.bpf_drops = {{"napi_map_full", 17}, {"cq_map_full", 0}, {"ringbuf_full", 3}};
-  model::CoreView core;
+  seam::CoreView core;
   core.cpu = 3;
   core.confidence = dim::CostConfidence::kMeasured;
   core.estimate.confidence = dim::CostConfidence::kMeasured;

@@ -149,8 +149,8 @@ class BigCollectable : public prometheus::Collectable {
 };
 
 struct Abuse : ::testing::Test {
-  std::shared_ptr<const model::ControllerState> state =
-      std::make_shared<const model::ControllerState>(testing::full_fake_state());
+  std::shared_ptr<const seam::ControllerState> state =
+      std::make_shared<const seam::ControllerState>(testing::full_fake_state());
   std::shared_ptr<StateCollector> collector;
   std::shared_ptr<BigCollectable> big;  // only served when a test sets it before start()
   std::unique_ptr<HttpServer> server;

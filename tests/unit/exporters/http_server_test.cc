@@ -30,7 +30,7 @@ namespace {
 // What the control loop would do: publish a new immutable state now and then.
 class Publisher {
  public:
-  void publish(std::shared_ptr<const model::ControllerState> s) {
+  void publish(std::shared_ptr<const seam::ControllerState> s) {
     std::lock_guard<std::mutex> l(mu_);
     state_ = std::move(s);
   }
@@ -43,7 +43,7 @@ class Publisher {
 
  private:
   std::mutex mu_;
-  std::shared_ptr<const model::ControllerState> state_;
+  std::shared_ptr<const seam::ControllerState> state_;
 };
 
 struct Fixture : ::testing::Test {
@@ -78,7 +78,7 @@ struct Fixture : ::testing::Test {
 };
 
 TEST_F(Fixture, MetricsEndpoint) {
-  pub.publish(std::make_shared<const model::ControllerState>(testing::full_fake_state()));
+  pub.publish(std::make_shared<const seam::ControllerState>(testing::full_fake_state()));
   auto r = get("/metrics");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.content_type, "text/plain; version=0.0.4; charset=utf-8");
@@ -95,7 +95,7 @@ TEST_F(Fixture, ConcurrentScrapesWhilePublishing) {
   std::atomic<bool> done{false};
   std::thread loop([&] {
     for (uint64_t i = 0; !done; ++i) {
-      auto s = std::make_shared<model::ControllerState>(testing::full_fake_state());
+      auto s = std::make_shared<seam::ControllerState>(testing::full_fake_state());
       s->loops_total = i;
       pub.publish(s);
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -126,7 +126,7 @@ TEST_F(Fixture, HealthzFollowsThePublishedStateAge) {
   now += 400'000'000;  // 400 ms after start, still nothing published: dead
   EXPECT_EQ(get("/healthz").status, 503);
   EXPECT_EQ(get("/-/healthy").status, 503);
-  auto s = std::make_shared<model::ControllerState>(testing::full_fake_state());
+  auto s = std::make_shared<seam::ControllerState>(testing::full_fake_state());
   s->time_ns = now.load();
   pub.publish(s);
   EXPECT_EQ(get("/healthz").status, 200);
@@ -140,12 +140,12 @@ TEST_F(Fixture, HealthzFollowsThePublishedStateAge) {
 
 TEST_F(Fixture, ReadyzFollowsStateReady) {
   EXPECT_EQ(get("/readyz").status, 503);  // nothing published
-  auto s = std::make_shared<model::ControllerState>(testing::full_fake_state());
+  auto s = std::make_shared<seam::ControllerState>(testing::full_fake_state());
   s->ready = false;
   pub.publish(s);
   EXPECT_EQ(get("/readyz").status, 503);
   EXPECT_EQ(get("/-/ready").status, 503);
-  auto t = std::make_shared<model::ControllerState>(*s);
+  auto t = std::make_shared<seam::ControllerState>(*s);
   t->ready = true;
   pub.publish(t);
   EXPECT_EQ(get("/readyz").status, 200);
@@ -155,7 +155,7 @@ TEST_F(Fixture, ReadyzFollowsStateReady) {
 TEST_F(Fixture, StateApiServesTheWholeStateAsJson) {
   EXPECT_EQ(get("/api/v1/state").status, 503);
   auto fake = testing::full_fake_state();
-  pub.publish(std::make_shared<const model::ControllerState>(fake));
+  pub.publish(std::make_shared<const seam::ControllerState>(fake));
   auto r = get("/api/v1/state");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.content_type, "application/json");
@@ -408,20 +408,20 @@ TEST(StateJson, RoundTrip) {
   EXPECT_FALSE(back->devices[0].requested->use_adaptive_tx.has_value());
   EXPECT_FALSE(back->devices[0].rdma_dim_enabled.has_value());
   EXPECT_EQ(back->devices[1].rdma_dim_enabled, true);
-  EXPECT_EQ(back->cqs[0].counters.poll_ctx, model::PollContext::kSoftirq);
+  EXPECT_EQ(back->cqs[0].counters.poll_ctx, seam::PollContext::kSoftirq);
   EXPECT_EQ(back->cqs[0].model_sharers, 4);
   EXPECT_EQ(back->queues[0].model_sharers, 2);
   EXPECT_EQ(back->queues[0].counters.cpu, 6);
   EXPECT_EQ(j["queues"][0]["cpu"], 6);
-  EXPECT_EQ(back->queues[1].counters.cpu, model::QueueCounters::kNoCpu);
+  EXPECT_EQ(back->queues[1].counters.cpu, seam::QueueCounters::kNoCpu);
   EXPECT_EQ(j["queues"][1]["cpu"], nullptr);
   EXPECT_EQ(back->queues[0].dim.verdicts_total[2], 7u);
   EXPECT_EQ(back->queues[0].counters.events(), 900u);
   EXPECT_EQ(back->queue_comparisons, fake.queue_comparisons);
   EXPECT_EQ(back->cq_comparisons, fake.cq_comparisons);
-  ASSERT_NE(model::comparison_at(back->queue_comparisons, 0), nullptr);
-  EXPECT_EQ(model::comparison_at(back->queue_comparisons, 0)->model_ix, 1);
-  EXPECT_EQ(model::comparison_at(back->queue_comparisons, 1), nullptr);
+  ASSERT_NE(seam::comparison_at(back->queue_comparisons, 0), nullptr);
+  EXPECT_EQ(seam::comparison_at(back->queue_comparisons, 0)->model_ix, 1);
+  EXPECT_EQ(seam::comparison_at(back->queue_comparisons, 1), nullptr);
   EXPECT_EQ(j["queues"][1]["compare"], nullptr);
   EXPECT_EQ(j["queues"][0]["compare"]["model_changes_total"], 3);
   EXPECT_TRUE(back->queues[2].dim.model);
@@ -439,8 +439,8 @@ TEST(StateJson, ReadsTheFormerAlgorithmSpellings) {
   j["devices"][1]["algorithm"] = "model_cqe";
   auto r = state_from_json(j);
   ASSERT_TRUE(r.ok()) << r.error().message();
-  EXPECT_EQ(r->devices[0].algorithm, model::Algorithm::kNetCqe);
-  EXPECT_EQ(r->devices[1].algorithm, model::Algorithm::kModelCqe);
+  EXPECT_EQ(r->devices[0].algorithm, seam::Algorithm::kNetCqe);
+  EXPECT_EQ(r->devices[1].algorithm, seam::Algorithm::kModelCqe);
   EXPECT_EQ(state_to_json(*r)["devices"][0]["algorithm"], "net-cqe");
   EXPECT_EQ(state_to_json(*r)["devices"][1]["algorithm"], "model-cqe");
 }

@@ -76,10 +76,10 @@ std::vector<json> other_values(const json& v) {
   for (int i = 0; i < 8; ++i) {
     const auto e = static_cast<uint8_t>(i);
     for (std::string_view name :
-         {mode_name(static_cast<model::Mode>(e)), algorithm_name(static_cast<model::Algorithm>(e)),
-          device_kind_name(static_cast<model::DeviceKind>(e)),
-          method_name(static_cast<model::Method>(e)),
-          poll_context_name(static_cast<model::PollContext>(e)),
+         {mode_name(static_cast<seam::Mode>(e)), algorithm_name(static_cast<seam::Algorithm>(e)),
+          device_kind_name(static_cast<seam::DeviceKind>(e)),
+          method_name(static_cast<seam::Method>(e)),
+          poll_context_name(static_cast<seam::PollContext>(e)),
           cost_confidence_name(static_cast<dim::CostConfidence>(e))}) {
       if (name != v.get<std::string>()) out.emplace_back(name);
     }
@@ -90,7 +90,7 @@ std::vector<json> other_values(const json& v) {
 TEST(StateJsonTable, DocumentIsTheFixture) {
   const std::string text = state_to_json(testing::every_field_state()).dump(2) + "\n";
   EXPECT_EQ(text, read_file(DIMCTL_STATE_FIXTURE)) << "the document is now:\n" << text;
-  EXPECT_EQ(state_to_json(model::ControllerState{}).dump(),
+  EXPECT_EQ(state_to_json(seam::ControllerState{}).dump(),
             R"({"bpf_drops":[],"config_path":"","cores":[],"cqs":[],"default_mode":"shadow",)"
             R"("devices":[],"last_loop_seconds":0.0,"loops_total":0,)"
             R"("model_cost_tables_built_total":0,"programs":[],"queues":[],"ready":false,)"
@@ -110,7 +110,7 @@ TEST(StateJsonTable, EveryFieldRoundTrips) {
 
 // One core alone (`dimctl trace costs --json`) is exactly its entry in the state's `cores`.
 TEST(StateJsonTable, ACoreAloneIsItsEntryInTheState) {
-  const model::ControllerState s = testing::every_field_state();
+  const seam::ControllerState s = testing::every_field_state();
   ASSERT_EQ(s.cores.size(), 1u);
   EXPECT_EQ(core_to_json(s.cores[0]), state_to_json(s)["cores"][0]);
   EXPECT_EQ(core_to_json(s.cores[0])["estimate"]["handler_ns"], s.cores[0].estimate.handler_ns);
@@ -156,7 +156,7 @@ TEST(StateJsonTable, DerivedKeysAreNotRead) {
 TEST(StateJsonTable, ReaderLooksUpExactlyTheKeysWritten) {
   const json j = state_to_json(testing::every_field_state());
   std::vector<std::string> consulted;
-  model::ControllerState s;
+  seam::ControllerState s;
   JsonReader reader(j, "$", &consulted);
   fields(reader, s);
   static const std::regex kIndex(R"(\[\d+\])");

@@ -33,7 +33,7 @@ struct Fixture : ::testing::Test {
 
   void start(WebConfig web, bool health_without_auth = false, HttpLimits limits = {}) {
     ASSERT_TRUE(pki.ok());
-    auto state = std::make_shared<const model::ControllerState>(dimctl::testing::full_fake_state());
+    auto state = std::make_shared<const seam::ControllerState>(dimctl::testing::full_fake_state());
     StateGetter getter = [state] { return state; };
     auto c = StateCollector::create(getter, {});
     ASSERT_TRUE(c.ok());

@@ -264,7 +264,7 @@ TEST_F(SimCli, JsonCarriesWhatTheControllerRanWith) {
   const json& dim = doc["runs"][2].at("controller");
   EXPECT_EQ(dim.at("period_ns"), 5'000'000) << "the @PERIOD the policy was given";
   EXPECT_FALSE(dim.contains("max_changes_per_s")) << "DIM has no change budget";
-  // model::ModelSettings' defaults: 10 changes/s, 1 us per completion, 2 us per interrupt.
+  // seam::ModelSettings' defaults: 10 changes/s, 1 us per completion, 2 us per interrupt.
   const json& model = doc["runs"][3].at("controller");
   EXPECT_EQ(model.at("period_ns"), 20'000'000) << "the daemon's default interval";
   EXPECT_EQ(model.at("max_changes_per_s"), 10);
@@ -335,17 +335,17 @@ void write_trace(const std::string& path, bool cq_only) {
   ASSERT_TRUE(w) << w.error().message();
   constexpr int64_t kMs = 1'000'000;
   for (uint64_t i = 0; i < 11; ++i) {
-    dimctl::model::Snapshot s;
+    dimctl::seam::Snapshot s;
     s.time_ns = 7'000 * kMs + static_cast<int64_t>(i) * 20 * kMs;
     if (cq_only) {
-      dimctl::model::CqCounters c;
+      dimctl::seam::CqCounters c;
       c.key = {0, 4};
       c.ibdev = "rxe0";
       c.completions = 300 * i;
       s.cqs = {c};
     } else {
       s.devices = {"veth0", "veth1"};
-      dimctl::model::QueueCounters a, b;
+      dimctl::seam::QueueCounters a, b;
       a.key = {7, 8193};
       a.queue = 0;
       a.packets = a.polls = 400 * i;
@@ -400,10 +400,10 @@ TEST_F(SimCli, TraceDurationsReadAsRoundedTextAndExactJson) {
     auto w = dimctl::trace::TraceWriter::open(t, {});
     ASSERT_TRUE(w) << w.error().message();
     for (int64_t at : {int64_t{5'000'000'000}, int64_t{5'000'000'000} + 4'001'741'174}) {
-      dimctl::model::Snapshot s;
+      dimctl::seam::Snapshot s;
       s.time_ns = at;
       s.devices = {"veth0"};
-      dimctl::model::QueueCounters q;
+      dimctl::seam::QueueCounters q;
       q.key = {7, 8193};
       q.packets = q.polls = at == 5'000'000'000 ? 0 : 4000;
       s.queues = {q};

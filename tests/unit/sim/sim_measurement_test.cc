@@ -40,7 +40,7 @@ Workload exact(Workload w) {
 
 struct Measured {
   RunResult result;
-  model::Snapshot snap;
+  seam::Snapshot snap;
   std::vector<Engine::CpuTimeCounters> cores;
 };
 
@@ -67,14 +67,14 @@ TEST(SimMeasurement, WithoutNoiseTheReportedTimesAreWhatTheEngineCharged) {
   const CostModel& cost = w.stages[0].cpu;
   ASSERT_EQ(m.snap.cpus.size(), 2u);
   uint64_t hard = 0, soft = 0, irqs = 0, polls = 0, completions = 0, exhausted = 0;
-  for (const model::QueueCounters& q : m.snap.queues) {
+  for (const seam::QueueCounters& q : m.snap.queues) {
     polls += q.polls;
     completions += q.packets;
     exhausted += q.budget_exhausted;
   }
   EXPECT_GT(exhausted, 0u);  // the re-polls' poll_ns is in the softirq time too
   for (uint32_t c = 0; c < 2; ++c) {
-    const model::CpuTimes& t = m.snap.cpus[c];
+    const seam::CpuTimes& t = m.snap.cpus[c];
     EXPECT_EQ(t.hardirq_ns, m.cores[c].hardirq_charged_ns);
     EXPECT_EQ(t.softirq_net_rx_ns, m.cores[c].softirq_charged_ns);
     EXPECT_EQ(t.hardirq_timed, t.hardirq_count);
@@ -86,7 +86,7 @@ TEST(SimMeasurement, WithoutNoiseTheReportedTimesAreWhatTheEngineCharged) {
     irqs += t.hardirq_count;
     EXPECT_EQ(t.softirq_net_rx_count, [&] {
       uint64_t n = 0;
-      for (const model::QueueCounters& q : m.snap.queues)
+      for (const seam::QueueCounters& q : m.snap.queues)
         if (q.cpu == c) n += q.polls;
       return n;
     }());
@@ -101,7 +101,7 @@ TEST(SimMeasurement, WithoutNoiseTheReportedTimesAreWhatTheEngineCharged) {
   // Per IRQ: one per queue, in IRQ order, the queue's interrupts and its share of the handler.
   ASSERT_EQ(m.snap.irqs.size(), w.queues);
   for (uint32_t q = 0; q < w.queues; ++q) {
-    const model::IrqTimes& i = m.snap.irqs[q];
+    const seam::IrqTimes& i = m.snap.irqs[q];
     EXPECT_EQ(static_cast<int32_t>(i.irq), m.snap.queues[q].irq);
     EXPECT_EQ(i.ns, i.count * 800);
     if (q > 0) {
@@ -115,7 +115,7 @@ TEST(SimMeasurement, RdmaStagesReportTheirPollsInIrqPoll) {
   const Measured m = measure(w, "dimctl-rdma");
   ASSERT_EQ(m.snap.cpus.size(), 2u);
   for (uint32_t c = 0; c < 2; ++c) {
-    const model::CpuTimes& t = m.snap.cpus[c];
+    const seam::CpuTimes& t = m.snap.cpus[c];
     EXPECT_EQ(t.softirq_net_rx_count, 0u);
     EXPECT_GT(t.softirq_irq_poll_count, 0u);
     EXPECT_EQ(t.softirq_irq_poll_ns, m.cores[c].softirq_charged_ns);
@@ -125,7 +125,7 @@ TEST(SimMeasurement, RdmaStagesReportTheirPollsInIrqPoll) {
   // is one poll call, so never more than its events).
   ASSERT_EQ(m.snap.cqs.size(), w.queues);
   uint64_t exhausted = 0;
-  for (const model::CqCounters& c : m.snap.cqs) {
+  for (const seam::CqCounters& c : m.snap.cqs) {
     EXPECT_LE(c.budget_exhausted, c.events);
     exhausted += c.budget_exhausted;
   }
@@ -138,14 +138,14 @@ TEST(SimMeasurement, OneRunInEightIsTimedAndScalesToTheCharged) {
   w.measurement.outlier_share = 0;
   const Measured m = measure(w, "none");
   for (uint32_t c = 0; c < 2; ++c) {
-    const model::CpuTimes& t = m.snap.cpus[c];
+    const seam::CpuTimes& t = m.snap.cpus[c];
     EXPECT_EQ(t.hardirq_timed, (t.hardirq_count + 7) / 8);
     EXPECT_EQ(t.softirq_net_rx_timed, (t.softirq_net_rx_count + 7) / 8);
     // Every handler costs the same: the scaled sample is exact. Poll calls differ: within 5 %.
-    EXPECT_DOUBLE_EQ(model::estimated_ns(t.hardirq_ns, t.hardirq_timed, t.hardirq_count),
+    EXPECT_DOUBLE_EQ(seam::estimated_ns(t.hardirq_ns, t.hardirq_timed, t.hardirq_count),
                      static_cast<double>(m.cores[c].hardirq_charged_ns));
     EXPECT_NEAR(
-        model::estimated_ns(t.softirq_net_rx_ns, t.softirq_net_rx_timed, t.softirq_net_rx_count),
+        seam::estimated_ns(t.softirq_net_rx_ns, t.softirq_net_rx_timed, t.softirq_net_rx_count),
         static_cast<double>(m.cores[c].softirq_charged_ns),
         0.05 * static_cast<double>(m.cores[c].softirq_charged_ns));
   }
@@ -217,7 +217,7 @@ TEST(SimMeasurement, DimctlModelEstimatesTheCoresCostsFromTheSimulatedTimes) {
   ASSERT_NE(engine.bridge(), nullptr);
   const auto st = engine.bridge()->state();
   ASSERT_EQ(st->cores.size(), 1u);
-  const model::CoreView& c = st->cores[0];
+  const seam::CoreView& c = st->cores[0];
   EXPECT_EQ(c.confidence, dim::CostConfidence::kMeasured)
       << "spread " << c.estimate.spread << ", relative error " << c.estimate.relative_error
       << ", batch " << c.estimate.batch << ", kept " << c.estimate.kept << ", w "

@@ -36,7 +36,7 @@ TEST(SimPolicy, ParsesEveryNameAndRejectsBadOnes) {
             "end at about 292 years)");
   // dimctl-<algorithm> and kernel-<table> are the config's names; the former label spellings
   // never were policy names.
-  EXPECT_EQ(parse_policy("dimctl-model-cqe")->algorithm, model::Algorithm::kModelCqe);
+  EXPECT_EQ(parse_policy("dimctl-model-cqe")->algorithm, seam::Algorithm::kModelCqe);
   EXPECT_TRUE(parse_policy("dimctl-model-cqe")->cqe);
   EXPECT_TRUE(parse_policy("kernel-net-cqe")->cqe);
   EXPECT_EQ(parse_policy("kernel-rdma")->kind, PolicySpec::Kind::kKernelRdma);

@@ -35,29 +35,29 @@ class SimTrace : public ::testing::Test {
     auto w = trace::TraceWriter::open(path_, {});
     ASSERT_TRUE(w) << w.error().message();
     for (int i = 0; i < frames; ++i) {
-      model::Snapshot s;
+      seam::Snapshot s;
       s.time_ns = 5'000 * kMs + i * 20 * kMs;
       s.devices = {"veth0", "veth1"};
-      model::QueueCounters qa;
+      seam::QueueCounters qa;
       qa.key = {7, 8193};
       qa.queue = 0;
       qa.packets = 1000 + a * static_cast<uint64_t>(i);
       qa.polls = qa.packets;
       qa.device_ix = 0;
-      model::QueueCounters qb;
+      seam::QueueCounters qb;
       qb.key = {9, 8194};
       qb.queue = 0;
       qb.packets = i < frames / 2 ? 500 : 2;  // reset: 2 new packets, then flat
       qb.device_ix = 1;
       s.queues = {qa, qb};
-      model::CqCounters c;
+      seam::CqCounters c;
       c.key = {0, 4};
       c.ibdev = "rxe0";
       c.completions = 3 * static_cast<uint64_t>(i);
       s.cqs = {c};
       if (i >= 2) {
         // A NAPI the collector first sees in frame 2, 5 packets in (its first poll).
-        model::QueueCounters late;
+        seam::QueueCounters late;
         late.key = {11, 9000};
         late.packets = 5 + static_cast<uint64_t>(i - 2);
         late.device_ix = 1;

@@ -342,10 +342,10 @@ TEST(ScalarSyntax, NamesRoundTrip) {
   EXPECT_FALSE(parse_timer_mode("eqe"));
   EXPECT_FALSE(parse_table("net"));
   // A table is named as the algorithm that indexes it.
-  for (auto [t, a] : {std::pair{ProfileTable::kNetEqe, model::Algorithm::kNetEqe},
-                      std::pair{ProfileTable::kNetCqe, model::Algorithm::kNetCqe},
-                      std::pair{ProfileTable::kRdma, model::Algorithm::kRdma}})
-    EXPECT_EQ(table_name(t), model::kAlgorithmNames.name(a));
+  for (auto [t, a] : {std::pair{ProfileTable::kNetEqe, seam::Algorithm::kNetEqe},
+                      std::pair{ProfileTable::kNetCqe, seam::Algorithm::kNetCqe},
+                      std::pair{ProfileTable::kRdma, seam::Algorithm::kRdma}})
+    EXPECT_EQ(table_name(t), seam::kAlgorithmNames.name(a));
   for (SourceSpec::Kind k : {SourceSpec::Kind::kClosed, SourceSpec::Kind::kPoisson,
                              SourceSpec::Kind::kOnOff, SourceSpec::Kind::kTrace})
     EXPECT_EQ(kSourceKindNames.parse(source_kind_name(k)), k);

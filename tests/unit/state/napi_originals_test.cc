@@ -29,8 +29,8 @@ std::string slurp(const std::string& p) {
   return ss.str();
 }
 
-const model::NapiConfig kDefaults{0, 0, 0};
-const model::NapiConfig kModerated{2, 200'000, 0};
+const seam::NapiConfig kDefaults{0, 0, 0};
+const seam::NapiConfig kModerated{2, 200'000, 0};
 
 class NapiOriginalsTest : public ::testing::Test {
  protected:
@@ -50,7 +50,7 @@ class NapiOriginalsTest : public ::testing::Test {
 TEST_F(NapiOriginalsTest, RoundTripsAndLeavesFilesWithoutNapisAsBefore) {
   {
     JsonOriginalsStore s(path_);
-    model::Coalesce c;
+    seam::Coalesce c;
     c.rx_max_frames = 0;
     ASSERT_TRUE(s.record_net("tun0", c).ok());
     EXPECT_THAT(slurp(path_), Not(HasSubstr("napi"))) << "an older dimctl must still read it";
@@ -67,8 +67,8 @@ TEST_F(NapiOriginalsTest, RoundTripsAndLeavesFilesWithoutNapisAsBefore) {
   const auto& n = again.originals().napi;
   ASSERT_EQ(n.size(), 2u);
   EXPECT_EQ(n.at("veth1").at(8193), kDefaults);
-  EXPECT_EQ(n.at("veth1").at(8194), (model::NapiConfig{7, std::nullopt, std::nullopt}));
-  EXPECT_EQ(n.at("veth2").at(9000), (model::NapiConfig{0, 5'000'000'000ULL, 1}));
+  EXPECT_EQ(n.at("veth1").at(8194), (seam::NapiConfig{7, std::nullopt, std::nullopt}));
+  EXPECT_EQ(n.at("veth2").at(9000), (seam::NapiConfig{0, 5'000'000'000ULL, 1}));
   EXPECT_EQ(again.originals().net.size(), 1u);
 }
 
@@ -79,7 +79,7 @@ TEST_F(NapiOriginalsTest, FirstValueWinsPerField) {
   JsonOriginalsStore again(path_);
   ASSERT_TRUE(again.load().ok());
   EXPECT_EQ(again.originals().napi.at("veth1").at(8193),
-            (model::NapiConfig{0, 200'000, std::nullopt}));
+            (seam::NapiConfig{0, 200'000, std::nullopt}));
   EXPECT_FALSE(s.record_napi("veth1", 0, kDefaults).ok()) << "NAPI id 0 does not exist";
   EXPECT_FALSE(s.record_napi("averyveryverylongname", 1, kDefaults).ok());
 }

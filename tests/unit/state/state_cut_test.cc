@@ -30,7 +30,7 @@ class StateCutTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
     root_ = tmpl;
     path_ = root_ + "/state.json";
-    model::Coalesce c;
+    seam::Coalesce c;
     c.rx_usecs = 8;
     c.rx_max_frames = 32;
     c.use_adaptive_rx = true;
@@ -129,7 +129,7 @@ TEST_F(StateCutTest, TemporaryFilesOfDeadWritersAreRemoved) {
   touch(".state.json.zzzzzz");        // not a pid-tagged name: left alone
   touch(".other.json.99999999.abc");  // another file's
   JsonOriginalsStore s(path_);
-  model::Coalesce c;
+  seam::Coalesce c;
   c.rx_usecs = 9;
   ASSERT_TRUE(s.record_net("eth2", c).ok());  // a write sweeps
   EXPECT_FALSE(fs::exists(root_ + "/" + dead_tmp));

@@ -21,9 +21,9 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-model::Coalesce C(std::optional<uint32_t> rx_usecs, std::optional<uint32_t> rx_frames = {},
-                  std::optional<bool> adaptive_rx = {}) {
-  model::Coalesce c;
+seam::Coalesce C(std::optional<uint32_t> rx_usecs, std::optional<uint32_t> rx_frames = {},
+                 std::optional<bool> adaptive_rx = {}) {
+  seam::Coalesce c;
   c.rx_usecs = rx_usecs;
   c.rx_max_frames = rx_frames;
   c.use_adaptive_rx = adaptive_rx;
@@ -74,7 +74,7 @@ TEST_F(StateStoreTest, RoundTripWithWriterAndPermissions) {
   {
     JsonOriginalsStore s(path_);
     ASSERT_TRUE(s.record_net("eth1", C(8, 32, true)).ok());
-    model::Coalesce q = C(16);
+    seam::Coalesce q = C(16);
     q.tx_usecs = 4;
     ASSERT_TRUE(s.record_net_queue("eth1", 3, q).ok());
     ASSERT_TRUE(s.record_net_queue("eth2", 0, C(50)).ok());

@@ -5,8 +5,8 @@
 namespace dimctl::trace {
 namespace {
 
-model::QueueCounters queue(uint32_t ifindex, uint32_t napi, uint32_t dev, uint64_t packets) {
-  model::QueueCounters q;
+seam::QueueCounters queue(uint32_t ifindex, uint32_t napi, uint32_t dev, uint64_t packets) {
+  seam::QueueCounters q;
   q.key = {ifindex, napi};
   q.device_ix = dev;
   q.packets = packets;
@@ -14,11 +14,11 @@ model::QueueCounters queue(uint32_t ifindex, uint32_t napi, uint32_t dev, uint64
 }
 
 TEST(DeviceFilter, KeepsMatchingQueuesAndCqsAndRenumbersTheDeviceTable) {
-  model::Snapshot in;
+  seam::Snapshot in;
   in.time_ns = 42;
   in.devices = {"eth0", "dimdemo0", "lo", "dimdemo1"};
   in.queues = {queue(2, 1, 0, 10), queue(5, 2, 1, 20), queue(7, 3, 3, 30), queue(7, 4, 3, 40)};
-  model::CqCounters c1, c2;
+  seam::CqCounters c1, c2;
   c1.ibdev = "rxe0";
   c2.ibdev = "mlx5_0";
   in.cqs = {c1, c2};
@@ -26,7 +26,7 @@ TEST(DeviceFilter, KeepsMatchingQueuesAndCqsAndRenumbersTheDeviceTable) {
   in.cpus[1].hardirq_ns = 7;
   in.irqs = {{40, 1, 2, 1}, {41, 3, 4, 4}};
 
-  model::Snapshot out;
+  seam::Snapshot out;
   out.devices = {"stale", "stale", "stale", "stale", "stale"};  // storage reused, resized
   keep_devices(in, {"dimdemo*", "rxe?"}, out);
   EXPECT_EQ(out.time_ns, 42);

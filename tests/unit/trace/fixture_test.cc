@@ -14,8 +14,8 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
 // Every frame of `r`; fails the test on an error or a truncated tail.
-std::vector<model::Snapshot> read_all(TraceReader& r) {
-  std::vector<model::Snapshot> frames;
+std::vector<seam::Snapshot> read_all(TraceReader& r) {
+  std::vector<seam::Snapshot> frames;
   for (;;) {
     auto f = r.next();
     EXPECT_TRUE(f.ok()) << f.error().message();
@@ -39,7 +39,7 @@ TEST(VethDemoFixture, HeaderAndDemoQueueRateArePlausible) {
   EXPECT_EQ(h.interval_ns, 20'000'000);
   EXPECT_GT(h.start_realtime_ns, 1'700'000'000'000'000'000);
 
-  const std::vector<model::Snapshot> frames = read_all(*r);
+  const std::vector<seam::Snapshot> frames = read_all(*r);
   ASSERT_GE(frames.size(), 100u);
   EXPECT_GE(frames.front().time_ns, h.start_monotonic_ns);
 
@@ -60,7 +60,7 @@ TEST(VethDemoFixture, HeaderAndDemoQueueRateArePlausible) {
     ASSERT_NE(q, s.queues.end()) << "frame " << i << " has no dimdemo0 queue";
     EXPECT_LE(q->events(), q->polls);
     // Version 1 recorded no per-core measurements: none is invented.
-    EXPECT_EQ(q->cpu, model::QueueCounters::kNoCpu);
+    EXPECT_EQ(q->cpu, seam::QueueCounters::kNoCpu);
     EXPECT_TRUE(s.cpus.empty());
     EXPECT_TRUE(s.irqs.empty());
     if (i == 0) {
@@ -97,28 +97,28 @@ TEST(FormatOneFixture, QueuesAndCqsReadExactly) {
   auto r = TraceReader::open(DIMCTL_TRACE_V1_FIXTURE);
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(r->header().version, 1);
-  const std::vector<model::Snapshot> frames = read_all(*r);
+  const std::vector<seam::Snapshot> frames = read_all(*r);
   ASSERT_EQ(frames.size(), 3u);
   for (size_t i = 0; i < frames.size(); ++i) {
     SCOPED_TRACE(::testing::Message() << "frame " << i);
-    const model::Snapshot& s = frames[i];
+    const seam::Snapshot& s = frames[i];
     EXPECT_EQ(s.time_ns, 5'000'000'000 + 20'000'000 * static_cast<int64_t>(i));
     ASSERT_EQ(s.devices, std::vector<std::string>{"eth9"});
     ASSERT_EQ(s.queues.size(), 1u);
-    const model::QueueCounters& q = s.queues[0];
-    EXPECT_EQ(q.key, (model::QueueKey{4, 8200}));
+    const seam::QueueCounters& q = s.queues[0];
+    EXPECT_EQ(q.key, (seam::QueueKey{4, 8200}));
     EXPECT_EQ(q.queue, 3);
     EXPECT_EQ(q.irq, 77);
     EXPECT_EQ(q.polls, 100 + 10 * i);
     EXPECT_EQ(q.packets, 1000 + 120 * i);
     EXPECT_EQ(q.budget_exhausted, 2u);
     EXPECT_EQ(q.empty_polls, 5u);
-    EXPECT_EQ(q.cpu, model::QueueCounters::kNoCpu);
+    EXPECT_EQ(q.cpu, seam::QueueCounters::kNoCpu);
     ASSERT_EQ(s.cqs.size(), 2u);
-    const model::CqCounters& a = s.cqs[0];
-    EXPECT_EQ(a.key, (model::CqKey{0, 12}));
+    const seam::CqCounters& a = s.cqs[0];
+    EXPECT_EQ(a.key, (seam::CqKey{0, 12}));
     EXPECT_EQ(a.ibdev, "rxe0");
-    EXPECT_EQ(a.poll_ctx, model::PollContext::kSoftirq);
+    EXPECT_EQ(a.poll_ctx, seam::PollContext::kSoftirq);
     EXPECT_EQ(a.nr_cqe, 256u);
     EXPECT_EQ(a.comp_vector, 1);
     EXPECT_EQ(a.schedules, 10u);
@@ -130,10 +130,10 @@ TEST(FormatOneFixture, QueuesAndCqsReadExactly) {
     EXPECT_EQ(a.kernel_comps, 32);
     EXPECT_EQ(a.kernel_usec, i == 0 ? 8 : 16);
     EXPECT_EQ(a.budget_exhausted, 0u);
-    EXPECT_EQ(a.cpu, model::QueueCounters::kNoCpu);
-    const model::CqCounters& b = s.cqs[1];
-    EXPECT_EQ(b.key, (model::CqKey{0, 13}));
-    EXPECT_EQ(b.poll_ctx, model::PollContext::kWorkqueue);
+    EXPECT_EQ(a.cpu, seam::QueueCounters::kNoCpu);
+    const seam::CqCounters& b = s.cqs[1];
+    EXPECT_EQ(b.key, (seam::CqKey{0, 13}));
+    EXPECT_EQ(b.poll_ctx, seam::PollContext::kWorkqueue);
     EXPECT_EQ(b.completions, i == 0 ? 9u : i == 1 ? 2u : 3u);  // frame 1 went back: absolute
     EXPECT_EQ(b.events, 11u);
     EXPECT_TRUE(s.cpus.empty());

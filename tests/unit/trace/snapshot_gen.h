@@ -12,13 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "dimctl/model/snapshot.h"
+#include "dimctl/seam/snapshot.h"
 
 namespace dimctl::trace::testing {
 
 // Field-by-field equality with a message naming the first difference.
-inline ::testing::AssertionResult same_snapshot(const model::Snapshot& a,
-                                                const model::Snapshot& b) {
+inline ::testing::AssertionResult same_snapshot(const seam::Snapshot& a, const seam::Snapshot& b) {
   auto bad = [](auto&&... parts) {
     auto r = ::testing::AssertionFailure();
     ((r << parts), ...);
@@ -63,8 +62,8 @@ class SnapshotGen {
  public:
   explicit SnapshotGen(uint64_t seed) : rng_(seed) {}
 
-  model::Snapshot next() {
-    model::Snapshot s = last_;
+  seam::Snapshot next() {
+    seam::Snapshot s = last_;
     s.time_ns = next_time(s.time_ns);
     // Device table: sometimes a rename, an extra unused name, a duplicate, or a fresh table.
     if (s.devices.empty() || chance(0.05)) {
@@ -77,7 +76,7 @@ class SnapshotGen {
       s.devices.push_back(s.devices.front());
     }
     // Queues leave, arrive (new or returning keys), and change.
-    std::vector<model::QueueCounters> qs;
+    std::vector<seam::QueueCounters> qs;
     for (auto q : s.queues) {
       if (chance(0.03)) {
         gone_queues_.push_back(q.key);
@@ -89,7 +88,7 @@ class SnapshotGen {
     if (chance(0.2) || qs.empty()) {
       const int n = pick(1, 4);
       for (int i = 0; i < n; ++i) {
-        model::QueueCounters q;
+        seam::QueueCounters q;
         if (!gone_queues_.empty() && chance(0.4)) {
           q.key = gone_queues_[pick_ix(gone_queues_.size())];
         } else {
@@ -124,17 +123,17 @@ class SnapshotGen {
     if (!qs.empty() && chance(0.02)) qs.push_back(qs[pick_ix(qs.size())]);
     s.queues = std::move(qs);
 
-    std::vector<model::CqCounters> cqs;
+    std::vector<seam::CqCounters> cqs;
     for (auto c : s.cqs) {
       if (chance(0.05)) continue;
       bump(c);
       cqs.push_back(c);
     }
     if (chance(0.1)) {
-      model::CqCounters c;
+      seam::CqCounters c;
       c.key = {static_cast<uint32_t>(pick(0, 3)), static_cast<uint32_t>(pick(0, 500))};
       c.ibdev = chance(0.1) ? "" : name("rxe", pick(0, 3));
-      c.poll_ctx = static_cast<model::PollContext>(pick(0, 3));
+      c.poll_ctx = static_cast<seam::PollContext>(pick(0, 3));
       c.nr_cqe = static_cast<uint32_t>(pick(0, 4096));
       c.comp_vector = chance(0.3) ? -1 : pick(0, 16);
       cqs.push_back(c);
@@ -151,7 +150,7 @@ class SnapshotGen {
     }
     for (auto& t : s.cpus) bump(t);
     // IRQs: appear (in IRQ order, as the collector lists them, rarely not), rise, sometimes go.
-    std::vector<model::IrqTimes> irqs;
+    std::vector<seam::IrqTimes> irqs;
     for (auto t : s.irqs) {
       if (chance(0.03)) continue;
       t.ns = step(t.ns);
@@ -160,7 +159,7 @@ class SnapshotGen {
       irqs.push_back(t);
     }
     if (chance(0.1)) {
-      model::IrqTimes t;
+      seam::IrqTimes t;
       t.irq =
           chance(0.05) ? std::numeric_limits<uint32_t>::max() : static_cast<uint32_t>(pick(0, 300));
       t.count = small();
@@ -174,8 +173,8 @@ class SnapshotGen {
     return s;
   }
 
-  std::vector<model::Snapshot> sequence(int n) {
-    std::vector<model::Snapshot> v;
+  std::vector<seam::Snapshot> sequence(int n) {
+    std::vector<seam::Snapshot> v;
     for (int i = 0; i < n; ++i) v.push_back(next());
     return v;
   }
@@ -205,7 +204,7 @@ class SnapshotGen {
     if (r < 0.97) return 0;
     return v + big();  // wraps half the time
   }
-  void bump(model::QueueCounters& q) {
+  void bump(seam::QueueCounters& q) {
     q.polls = step(q.polls);
     q.packets = step(q.packets);
     q.budget_exhausted = step(q.budget_exhausted);
@@ -214,9 +213,9 @@ class SnapshotGen {
     if (chance(0.02)) q.has_bytes = !q.has_bytes;
     if (chance(0.02)) q.queue = pick(-1, 63);
     if (chance(0.02)) q.irq = pick(-1, 300);
-    if (chance(0.05)) q.cpu = chance(0.1) ? model::QueueCounters::kNoCpu : pick_u16(0, 511);
+    if (chance(0.05)) q.cpu = chance(0.1) ? seam::QueueCounters::kNoCpu : pick_u16(0, 511);
   }
-  void bump(model::CpuTimes& t) {
+  void bump(seam::CpuTimes& t) {
     for (uint64_t* v : {&t.hardirq_ns, &t.hardirq_count, &t.hardirq_timed, &t.softirq_net_rx_ns,
                         &t.softirq_net_rx_count, &t.softirq_net_rx_timed, &t.softirq_block_ns,
                         &t.softirq_block_count, &t.softirq_block_timed, &t.softirq_irq_poll_ns,
@@ -225,7 +224,7 @@ class SnapshotGen {
     }
     if (chance(0.05)) t.idle_known = !t.idle_known;
   }
-  void bump(model::CqCounters& c) {
+  void bump(seam::CqCounters& c) {
     c.schedules = step(c.schedules);
     c.reschedules = step(c.reschedules);
     c.events = step(c.events);
@@ -238,16 +237,16 @@ class SnapshotGen {
       c.kernel_usec = static_cast<uint16_t>(pick(0, 65535));
     }
     if (chance(0.02)) c.ibdev = name("rxe", pick(0, 3));
-    if (chance(0.02)) c.poll_ctx = static_cast<model::PollContext>(pick(0, 3));
+    if (chance(0.02)) c.poll_ctx = static_cast<seam::PollContext>(pick(0, 3));
     if (chance(0.02)) c.comp_vector = pick(-1, 16);
     if (chance(0.02)) c.nr_cqe = static_cast<uint32_t>(pick(0, 1 << 20));
     c.budget_exhausted = step(c.budget_exhausted);
-    if (chance(0.05)) c.cpu = chance(0.1) ? model::QueueCounters::kNoCpu : pick_u16(0, 511);
+    if (chance(0.05)) c.cpu = chance(0.1) ? seam::QueueCounters::kNoCpu : pick_u16(0, 511);
   }
 
   std::mt19937_64 rng_;
-  model::Snapshot last_;
-  std::vector<model::QueueKey> gone_queues_;
+  seam::Snapshot last_;
+  std::vector<seam::QueueKey> gone_queues_;
 };
 
 }  // namespace dimctl::trace::testing

@@ -43,7 +43,7 @@ class TraceTest : public ::testing::Test {
   }
 
   // Writes `frames` to a fresh file with default options and returns its bytes.
-  std::string write_all(const std::vector<model::Snapshot>& frames, WriterOptions o = {}) {
+  std::string write_all(const std::vector<seam::Snapshot>& frames, WriterOptions o = {}) {
     auto w = TraceWriter::open(path(), o);
     EXPECT_TRUE(w.ok()) << (w.ok() ? "" : w.error().message());
     if (!w.ok()) return {};
@@ -56,8 +56,8 @@ class TraceTest : public ::testing::Test {
   }
 
   // Reads every frame; fails the test on an error.
-  static std::vector<model::Snapshot> read_all(TraceReader& r) {
-    std::vector<model::Snapshot> out;
+  static std::vector<seam::Snapshot> read_all(TraceReader& r) {
+    std::vector<seam::Snapshot> out;
     for (;;) {
       auto f = r.next();
       EXPECT_TRUE(f.ok()) << f.error().message();
@@ -89,10 +89,10 @@ TEST_F(TraceTest, RandomSequencesRoundTripExactly) {
 
 TEST_F(TraceTest, ExtremeValuesRoundTrip) {
   constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
-  model::Snapshot a;
+  seam::Snapshot a;
   a.time_ns = std::numeric_limits<int64_t>::min();
   a.devices = {"", "x", std::string(300, 'n')};
-  model::QueueCounters q;
+  seam::QueueCounters q;
   q.key = {std::numeric_limits<uint32_t>::max(), std::numeric_limits<uint32_t>::max()};
   q.queue = std::numeric_limits<int32_t>::min();
   q.irq = std::numeric_limits<int32_t>::max();
@@ -102,26 +102,26 @@ TEST_F(TraceTest, ExtremeValuesRoundTrip) {
   q.has_bytes = true;
   q.device_ix = 2;
   a.queues = {q};
-  model::CqCounters c;
+  seam::CqCounters c;
   c.key = {std::numeric_limits<uint32_t>::max(), 0};
   c.completions = kMax;
   c.kernel_comps = 0xffff;
   c.kernel_usec = 0xffff;
   c.nr_cqe = std::numeric_limits<uint32_t>::max();
   c.comp_vector = std::numeric_limits<int32_t>::min();
-  c.poll_ctx = model::PollContext::kUnboundWorkqueue;
+  c.poll_ctx = seam::PollContext::kUnboundWorkqueue;
   c.budget_exhausted = kMax;
   c.cpu = 0xfffe;
   a.cqs = {c};
   a.queues[0].cpu = 0;
-  model::CpuTimes t;
+  seam::CpuTimes t;
   t.hardirq_ns = kMax;
   t.idle_ns = kMax - 1;
   t.softirq_irq_poll_timed = kMax;
   t.idle_known = true;
-  a.cpus = {t, model::CpuTimes{}, t};
+  a.cpus = {t, seam::CpuTimes{}, t};
   a.irqs = {{0, kMax, 1, kMax}, {std::numeric_limits<uint32_t>::max(), 0, kMax, 0}};
-  model::Snapshot b = a;  // every counter wraps to a small value, time to the other extreme
+  seam::Snapshot b = a;  // every counter wraps to a small value, time to the other extreme
   b.time_ns = std::numeric_limits<int64_t>::max();
   b.queues[0].polls = 3;
   b.queues[0].packets = kMax;
@@ -131,8 +131,8 @@ TEST_F(TraceTest, ExtremeValuesRoundTrip) {
   b.cpus[0].hardirq_ns = 2;
   b.cpus[2].idle_known = false;
   b.irqs[0].ns = 0;
-  model::Snapshot c2 = a;  // and back up
-  const std::vector<model::Snapshot> frames{a, b, c2, model::Snapshot{}, a};
+  seam::Snapshot c2 = a;  // and back up
+  const std::vector<seam::Snapshot> frames{a, b, c2, seam::Snapshot{}, a};
   write_all(frames);
   auto r = TraceReader::open(path());
   ASSERT_TRUE(r.ok()) << r.error().message();
@@ -352,7 +352,7 @@ TEST_F(TraceTest, FlippedBitsNeverCrashAndNeverPassUnnoticed) {
 TEST_F(TraceTest, WriterRefusesASnapshotBreakingTheDeviceTableInvariant) {
   auto w = TraceWriter::open(path());
   ASSERT_TRUE(w.ok());
-  model::Snapshot s;
+  seam::Snapshot s;
   s.devices = {"a"};
   s.queues.resize(2);
   s.queues[1].device_ix = 1;
@@ -392,7 +392,7 @@ TEST_F(TraceTest, RotationKeepsTheBoundAndEachFileReadsAlone) {
   EXPECT_EQ(*set, (std::vector<std::string>{path() + ".2", path() + ".1", path()}));
 
   // Oldest first, the files hold the last frames written, in order, each from a fresh header.
-  std::vector<model::Snapshot> back;
+  std::vector<seam::Snapshot> back;
   int64_t last_start = 0;
   for (const auto& f : *set) {
     EXPECT_LE(fs::file_size(f), o.max_bytes) << f;
@@ -418,7 +418,7 @@ TEST_F(TraceTest, RotationSetAddsUpExactlyThroughTraceShow) {
   WriterOptions o;
   o.max_bytes = 1024;
   o.keep_files = 5;
-  model::Snapshot s;
+  seam::Snapshot s;
   s.devices = {"veth0"};
   s.queues.resize(4);
   for (uint32_t i = 0; i < 4; ++i) s.queues[i].key = {7, 100 + i};
@@ -436,7 +436,7 @@ TEST_F(TraceTest, RotationSetAddsUpExactlyThroughTraceShow) {
   ASSERT_GE(set->size(), 3u);
   TraceShow show;
   std::string text;
-  std::optional<model::Snapshot> first, last;
+  std::optional<seam::Snapshot> first, last;
   for (const auto& f : *set) {
     auto r = TraceReader::open(f);
     ASSERT_TRUE(r.ok());
@@ -448,7 +448,7 @@ TEST_F(TraceTest, RotationSetAddsUpExactlyThroughTraceShow) {
   }
   ASSERT_TRUE(first && last);
   for (size_t i = 0; i < 4; ++i) {
-    const auto& t = show.queue_totals().at(model::packed(s.queues[i].key));
+    const auto& t = show.queue_totals().at(seam::packed(s.queues[i].key));
     EXPECT_EQ(t.packets, last->queues[i].packets - first->queues[i].packets) << i;
     EXPECT_EQ(t.resets, 0u);
   }
@@ -507,10 +507,10 @@ TEST_F(TraceTest, SteadyHundredQueueTraceIsAFewBytesPerQueuePerFrame) {
   constexpr int kQueues = 100, kFrames = 500;
   std::mt19937_64 rng(1);
   auto run = [&](bool busy) {
-    model::Snapshot s;
+    seam::Snapshot s;
     s.devices = {"eth0", "eth1"};
     for (int i = 0; i < kQueues; ++i) {
-      model::QueueCounters q;
+      seam::QueueCounters q;
       q.key = {static_cast<uint32_t>(2 + i / 50), static_cast<uint32_t>(8192 + i)};
       q.queue = i % 50;
       q.irq = 100 + i;
@@ -552,7 +552,7 @@ TEST_F(TraceTest, SteadyHundredQueueTraceIsAFewBytesPerQueuePerFrame) {
 TEST_F(TraceTest, BusyCpuTimesAreAFewBytesPerCpuPerFrame) {
   constexpr int kCpus = 64, kFrames = 500;
   std::mt19937_64 rng(2);
-  model::Snapshot s;
+  seam::Snapshot s;
   s.cpus.resize(kCpus);
   for (auto& t : s.cpus) t.idle_known = true;
   for (int i = 0; i < kCpus; ++i) s.irqs.push_back({static_cast<uint32_t>(100 + i), 0, 0, 0});

@@ -10,12 +10,12 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-model::Snapshot frame(int64_t t, std::vector<std::pair<uint32_t, uint64_t>> napi_packets) {
-  model::Snapshot s;
+seam::Snapshot frame(int64_t t, std::vector<std::pair<uint32_t, uint64_t>> napi_packets) {
+  seam::Snapshot s;
   s.time_ns = t;
   s.devices = {"veth0"};
   for (auto [napi, packets] : napi_packets) {
-    model::QueueCounters q;
+    seam::QueueCounters q;
     q.key = {3, napi};
     q.packets = packets;
     q.polls = packets / 10;
@@ -38,11 +38,11 @@ TEST(TraceShow, BaselineNewResetAndGoneQueues) {
   EXPECT_EQ(show.span_ns(), 100'000'000);
   const auto& t = show.queue_totals();
   ASSERT_EQ(t.size(), 2u);
-  EXPECT_EQ(t.at(model::packed(model::QueueKey{3, 1})).packets, 100u + 30 + 5);
-  EXPECT_EQ(t.at(model::packed(model::QueueKey{3, 1})).resets, 1u);
-  EXPECT_EQ(t.at(model::packed(model::QueueKey{3, 1})).frames, 5u);
-  EXPECT_EQ(t.at(model::packed(model::QueueKey{3, 2})).packets, 70u + 10 + 10);
-  EXPECT_EQ(t.at(model::packed(model::QueueKey{3, 2})).polls, 7u + 1 + 1);
+  EXPECT_EQ(t.at(seam::packed(seam::QueueKey{3, 1})).packets, 100u + 30 + 5);
+  EXPECT_EQ(t.at(seam::packed(seam::QueueKey{3, 1})).resets, 1u);
+  EXPECT_EQ(t.at(seam::packed(seam::QueueKey{3, 1})).frames, 5u);
+  EXPECT_EQ(t.at(seam::packed(seam::QueueKey{3, 2})).packets, 70u + 10 + 10);
+  EXPECT_EQ(t.at(seam::packed(seam::QueueKey{3, 2})).polls, 7u + 1 + 1);
 
   EXPECT_THAT(out,
               HasSubstr("frame 0 t=1.000000s baseline: 1 queues, 0 CQs, 0 CPUs, devices [veth0]"));
@@ -73,8 +73,8 @@ TEST(TraceShow, SummaryOnlyPrintsNoFrames) {
 TEST(TraceShow, CqDeltasAndHeaderText) {
   TraceShow show;
   std::string out;
-  model::Snapshot s;
-  model::CqCounters c;
+  seam::Snapshot s;
+  seam::CqCounters c;
   c.key = {1, 7};
   c.ibdev = "rxe0";
   c.events = 10;
@@ -111,9 +111,9 @@ TEST(TraceShow, CqDeltasAndHeaderText) {
 TEST(TraceShow, CpuTimesBusyAndPollCpus) {
   TraceShow show;
   std::string out;
-  model::Snapshot s = frame(0, {{1, 100}});
+  seam::Snapshot s = frame(0, {{1, 100}});
   s.queues[0].cpu = 1;
-  model::CqCounters c;
+  seam::CqCounters c;
   c.key = {0, 9};
   c.ibdev = "rxe0";
   c.cpu = 0;

@@ -37,7 +37,7 @@ struct Costs {
 // Adds one period of `interrupts` and `completions` on `t` at `c` (every run timed for the
 // handler, one in four for the softirq, as the collector samples), and the rest of the period
 // idle.
-void charge(model::CpuTimes& t, const Costs& c, uint64_t interrupts, uint64_t completions,
+void charge(seam::CpuTimes& t, const Costs& c, uint64_t interrupts, uint64_t completions,
             bool irq_poll) {
   const auto hard = static_cast<uint64_t>(c.handler * static_cast<double>(interrupts));
   const auto soft = static_cast<uint64_t>(c.wakeup * static_cast<double>(interrupts) +
@@ -72,7 +72,7 @@ class ShadowReplayTest : public ::testing::Test {
 
   // Writes `frames` to a trace and reads them back: what `dimctl trace costs` feeds.
   std::string path() const { return dir_ + "/t.dtr"; }
-  std::vector<model::Snapshot> round_trip(const std::vector<model::Snapshot>& frames) {
+  std::vector<seam::Snapshot> round_trip(const std::vector<seam::Snapshot>& frames) {
     const std::string path = this->path();
     auto w = trace::TraceWriter::open(path);
     EXPECT_TRUE(w.ok());
@@ -80,7 +80,7 @@ class ShadowReplayTest : public ::testing::Test {
     EXPECT_TRUE(w->close().ok());
     auto r = trace::TraceReader::open(path);
     EXPECT_TRUE(r.ok());
-    std::vector<model::Snapshot> back;
+    std::vector<seam::Snapshot> back;
     for (;;) {
       auto f = r->next();
       EXPECT_TRUE(f.ok());
@@ -96,27 +96,27 @@ class ShadowReplayTest : public ::testing::Test {
 // CPU 0 polls eth9's NAPI (NET_RX), CPU 1 an RDMA CQ in softirq (IRQ_POLL), each at its own
 // costs; the load changes regime every second (rate and batch), as the estimator needs to tell
 // the interrupt's cost from the completion's.
-std::vector<model::Snapshot> two_core_host(const Costs& net, const Costs& rdma, bool cpu_times,
-                                           int seconds) {
-  model::Snapshot s;
+std::vector<seam::Snapshot> two_core_host(const Costs& net, const Costs& rdma, bool cpu_times,
+                                          int seconds) {
+  seam::Snapshot s;
   s.time_ns = 1'000'000'000;
   s.devices = {"eth9"};
-  model::QueueCounters q;
+  seam::QueueCounters q;
   q.key = {7, 8200};
   q.queue = 0;
   q.irq = 60;
   q.cpu = 0;
   s.queues = {q};
-  model::CqCounters c;
+  seam::CqCounters c;
   c.key = {0, 5};
   c.ibdev = "rxe0";
-  c.poll_ctx = model::PollContext::kSoftirq;
+  c.poll_ctx = seam::PollContext::kSoftirq;
   c.comp_vector = 1;
   c.cpu = 1;
   s.cqs = {c};
   if (cpu_times) s.cpus.resize(2);
   Lcg rng;
-  std::vector<model::Snapshot> frames{s};
+  std::vector<seam::Snapshot> frames{s};
   uint64_t rate[2] = {0, 0}, batch[2] = {1, 1};
   for (int p = 1; p <= seconds * 50; ++p) {
     if (p % 50 == 1) {
@@ -156,7 +156,7 @@ TEST_F(ShadowReplayTest, RecoversEachCoresKnownCostsThroughATraceFile) {
   ASSERT_EQ(state->cores.size(), 2u);
   for (const auto& [cpu, known] : {std::pair{0u, net}, std::pair{1u, rdma}}) {
     SCOPED_TRACE(::testing::Message() << "cpu " << cpu);
-    const model::CoreView& c = state->cores[cpu];
+    const seam::CoreView& c = state->cores[cpu];
     EXPECT_EQ(c.cpu, cpu);
     EXPECT_EQ(c.confidence, dim::CostConfidence::kMeasured);
     EXPECT_NEAR(c.estimate.interrupt_ns, known.handler + known.wakeup,
@@ -171,8 +171,8 @@ TEST_F(ShadowReplayTest, RecoversEachCoresKnownCostsThroughATraceFile) {
   // has no writer: its set() fails, and no device reports a write).
   ASSERT_EQ(state->devices.size(), 2u);
   for (const auto& d : state->devices) {
-    EXPECT_EQ(d.mode, model::Mode::kShadow) << d.name;
-    EXPECT_EQ(d.algorithm, model::Algorithm::kModel) << d.name;
+    EXPECT_EQ(d.mode, seam::Mode::kShadow) << d.name;
+    EXPECT_EQ(d.algorithm, seam::Algorithm::kModel) << d.name;
   }
 }
 
@@ -186,7 +186,7 @@ TEST_F(ShadowReplayTest, ATraceWithoutCpuTimesGivesNoCore) {
 }
 
 TEST_F(ShadowReplayTest, ASnapshotBreakingItsDeviceTableIsRefusedAndCounted) {
-  model::Snapshot s;
+  seam::Snapshot s;
   s.devices = {"a"};
   s.queues.resize(1);
   s.queues[0].device_ix = 3;

@@ -30,8 +30,8 @@ Result<void> check_ifname(const std::string& dev) {
 }
 
 // Fields of `req` that `supported` (a GET result) does not report.
-std::vector<std::string_view> unsupported_fields(const model::Coalesce& req,
-                                                 const model::Coalesce& supported) {
+std::vector<std::string_view> unsupported_fields(const seam::Coalesce& req,
+                                                 const seam::Coalesce& supported) {
   std::vector<std::string_view> out;
   const auto want = nl::present_fields(req);
   const auto have = nl::present_fields(supported);
@@ -41,9 +41,9 @@ std::vector<std::string_view> unsupported_fields(const model::Coalesce& req,
   return out;
 }
 
-// struct ethtool_coalesce <-> model::Coalesce, restricted to what the device reports.
-model::Coalesce from_ioctl(const ethtool_coalesce& ec, const model::Coalesce& supported) {
-  model::Coalesce c;
+// struct ethtool_coalesce <-> seam::Coalesce, restricted to what the device reports.
+seam::Coalesce from_ioctl(const ethtool_coalesce& ec, const seam::Coalesce& supported) {
+  seam::Coalesce c;
   if (supported.rx_usecs) c.rx_usecs = ec.rx_coalesce_usecs;
   if (supported.rx_max_frames) c.rx_max_frames = ec.rx_max_coalesced_frames;
   if (supported.tx_usecs) c.tx_usecs = ec.tx_coalesce_usecs;
@@ -53,7 +53,7 @@ model::Coalesce from_ioctl(const ethtool_coalesce& ec, const model::Coalesce& su
   return c;
 }
 
-void overlay_ioctl(ethtool_coalesce& ec, const model::Coalesce& req) {
+void overlay_ioctl(ethtool_coalesce& ec, const seam::Coalesce& req) {
   if (req.rx_usecs) ec.rx_coalesce_usecs = *req.rx_usecs;
   if (req.rx_max_frames) ec.rx_max_coalesced_frames = *req.rx_max_frames;
   if (req.tx_usecs) ec.tx_coalesce_usecs = *req.tx_usecs;
@@ -133,12 +133,12 @@ Result<std::unique_ptr<EthtoolNetlink>> EthtoolNetlink::open() {
       new EthtoolNetlink(std::move(*req), std::move(*mon), fam.id, Fd(fd)));
 }
 
-Result<model::Coalesce> EthtoolNetlink::get(const std::string& dev) {
+Result<seam::Coalesce> EthtoolNetlink::get(const std::string& dev) {
   if (auto c = check_ifname(dev); !c) return std::move(c).error();
   const std::string what = fmt::format("ethtool COALESCE_GET {}", dev);
   const uint32_t seq = req_.next_seq();
   nlmsghdr* msg = nl::build_coalesce_get(req_.request_buffer().data(), family_, seq, dev);
-  std::optional<model::Coalesce> got;
+  std::optional<seam::Coalesce> got;
   auto r = req_.transact(msg, what, [&](const nlmsghdr* nlh) -> Result<void> {
     auto m = nl::decode_coalesce(nlh, family_, what);
     if (!m) return std::move(m).error();
@@ -157,7 +157,7 @@ Result<model::Coalesce> EthtoolNetlink::get(const std::string& dev) {
   return *got;
 }
 
-Result<model::Coalesce> EthtoolNetlink::set(const std::string& dev, const model::Coalesce& req) {
+Result<seam::Coalesce> EthtoolNetlink::set(const std::string& dev, const seam::Coalesce& req) {
   auto cur = get(dev);
   if (!cur) return std::move(cur).error();
   if (auto bad = unsupported_fields(req, *cur); !bad.empty()) {
@@ -190,7 +190,7 @@ bool EthtoolNetlink::supports_per_queue(const std::string& dev) {
   return r.ok();
 }
 
-Result<model::Coalesce> EthtoolNetlink::get_queue(const std::string& dev, uint32_t queue) {
+Result<seam::Coalesce> EthtoolNetlink::get_queue(const std::string& dev, uint32_t queue) {
   auto dev_wide = get(dev);
   if (!dev_wide) return std::move(dev_wide).error();
   ethtool_coalesce ec{};
@@ -200,8 +200,8 @@ Result<model::Coalesce> EthtoolNetlink::get_queue(const std::string& dev, uint32
   return from_ioctl(ec, *dev_wide);
 }
 
-Result<model::Coalesce> EthtoolNetlink::set_queue(const std::string& dev, uint32_t queue,
-                                                  const model::Coalesce& req) {
+Result<seam::Coalesce> EthtoolNetlink::set_queue(const std::string& dev, uint32_t queue,
+                                                 const seam::Coalesce& req) {
   if (req.use_cqe_mode_rx || req.use_cqe_mode_tx) {
     return DIMCTL_FAIL(EOPNOTSUPP,
                        "{} queue {}: refusing to set CQE mode per queue: ETHTOOL_PERQUEUE cannot "
@@ -232,8 +232,8 @@ Result<model::Coalesce> EthtoolNetlink::set_queue(const std::string& dev, uint32
   return from_ioctl(back, *dev_wide);
 }
 
-std::vector<model::CoalesceChange> EthtoolNetlink::drain_changes() {
-  std::vector<model::CoalesceChange> out;
+std::vector<seam::CoalesceChange> EthtoolNetlink::drain_changes() {
+  std::vector<seam::CoalesceChange> out;
   for (;;) {
     auto data = mon_.recv_nonblocking();
     if (!data) {

@@ -41,7 +41,7 @@ Result<uint32_t> get_u32(const nlattr* a, std::string_view what, std::string_vie
 
 }  // namespace
 
-std::string describe(const model::NapiConfig& c) {
+std::string describe(const seam::NapiConfig& c) {
   std::vector<std::string> parts;
   if (c.defer_hard_irqs) parts.push_back(fmt::format("defer-hard-irqs={}", *c.defer_hard_irqs));
   if (c.gro_flush_timeout_ns) {
@@ -69,7 +69,7 @@ nlmsghdr* build_napi_dump(void* buf, uint16_t family, uint32_t seq, uint32_t ifi
 }
 
 nlmsghdr* build_napi_set(void* buf, uint16_t family, uint32_t seq, uint32_t napi_id,
-                         const model::NapiConfig& req) {
+                         const seam::NapiConfig& req) {
   nlmsghdr* nlh = put_netdev_header(buf, family, seq, nu::kCmdNapiSet, NLM_F_REQUEST | NLM_F_ACK);
   mnl_attr_put_u32(nlh, nu::kANapiId, napi_id);
   if (req.defer_hard_irqs) mnl_attr_put_u32(nlh, nu::kANapiDeferHardIrqs, *req.defer_hard_irqs);
@@ -82,7 +82,7 @@ nlmsghdr* build_napi_set(void* buf, uint16_t family, uint32_t seq, uint32_t napi
   return nlh;
 }
 
-Result<model::Napi> decode_napi(const nlmsghdr* nlh, uint16_t family, std::string_view what) {
+Result<seam::Napi> decode_napi(const nlmsghdr* nlh, uint16_t family, std::string_view what) {
   if (nlh->nlmsg_type != family) {
     return DIMCTL_FAIL(0, "{}: unexpected message type {} (netdev family is {})", what,
                        nlh->nlmsg_type, family);
@@ -96,7 +96,7 @@ Result<model::Napi> decode_napi(const nlmsghdr* nlh, uint16_t family, std::strin
     return DIMCTL_FAIL(0, "{}: unexpected netdev command {} (want NAPI_GET {})", what, g->cmd,
                        nu::kCmdNapiGet);
   }
-  model::Napi out;
+  seam::Napi out;
   bool have_id = false, have_ifindex = false;
   const auto* base = static_cast<const uint8_t*>(mnl_nlmsg_get_payload(nlh));
   const size_t payload = nlh->nlmsg_len - NLMSG_HDRLEN;

@@ -44,10 +44,10 @@ Result<void> NapiNetlink::available() {
   return ok();
 }
 
-Result<std::vector<model::Napi>> NapiNetlink::list(uint32_t ifindex) {
+Result<std::vector<seam::Napi>> NapiNetlink::list(uint32_t ifindex) {
   if (unavailable_) return fail(*unavailable_);
   const std::string what = fmt::format("netdev NAPI_GET dump of ifindex {}", ifindex);
-  std::vector<model::Napi> out;
+  std::vector<seam::Napi> out;
   nlmsghdr* msg =
       nl::build_napi_dump(sock_.request_buffer().data(), family_, sock_.next_seq(), ifindex);
   auto r = sock_.transact(msg, what, [&](const nlmsghdr* nlh) -> Result<void> {
@@ -64,10 +64,10 @@ Result<std::vector<model::Napi>> NapiNetlink::list(uint32_t ifindex) {
   return out;
 }
 
-Result<model::Napi> NapiNetlink::get(uint32_t napi_id) {
+Result<seam::Napi> NapiNetlink::get(uint32_t napi_id) {
   if (unavailable_) return fail(*unavailable_);
   const std::string what = fmt::format("netdev NAPI_GET napi {}", napi_id);
-  std::optional<model::Napi> got;
+  std::optional<seam::Napi> got;
   nlmsghdr* msg =
       nl::build_napi_get(sock_.request_buffer().data(), family_, sock_.next_seq(), napi_id);
   auto r = sock_.transact(msg, what, [&](const nlmsghdr* nlh) -> Result<void> {
@@ -87,7 +87,7 @@ Result<model::Napi> NapiNetlink::get(uint32_t napi_id) {
   return *got;
 }
 
-Result<model::Napi> NapiNetlink::set(uint32_t napi_id, const model::NapiConfig& req) {
+Result<seam::Napi> NapiNetlink::set(uint32_t napi_id, const seam::NapiConfig& req) {
   if (unavailable_) return fail(*unavailable_);
   const std::string what = fmt::format("netdev NAPI_SET napi {} ({})", napi_id, nl::describe(req));
   if (req.empty()) return DIMCTL_FAIL(EINVAL, "{}: nothing to set", what);

@@ -35,35 +35,35 @@ const char* type_name(mnl_attr_data_type t) {
 
 struct U32Field {
   uint16_t attr;
-  std::optional<uint32_t> model::Coalesce::*field;
+  std::optional<uint32_t> seam::Coalesce::*field;
   std::string_view name;
   std::string_view attr_name;
 };
 struct BoolField {
   uint16_t attr;
-  std::optional<bool> model::Coalesce::*field;
+  std::optional<bool> seam::Coalesce::*field;
   std::string_view name;
   std::string_view attr_name;
 };
 
 constexpr std::array<U32Field, 4> kU32Fields{{
-    {ETHTOOL_A_COALESCE_RX_USECS, &model::Coalesce::rx_usecs, "rx_usecs",
+    {ETHTOOL_A_COALESCE_RX_USECS, &seam::Coalesce::rx_usecs, "rx_usecs",
      "ETHTOOL_A_COALESCE_RX_USECS"},
-    {ETHTOOL_A_COALESCE_RX_MAX_FRAMES, &model::Coalesce::rx_max_frames, "rx_max_frames",
+    {ETHTOOL_A_COALESCE_RX_MAX_FRAMES, &seam::Coalesce::rx_max_frames, "rx_max_frames",
      "ETHTOOL_A_COALESCE_RX_MAX_FRAMES"},
-    {ETHTOOL_A_COALESCE_TX_USECS, &model::Coalesce::tx_usecs, "tx_usecs",
+    {ETHTOOL_A_COALESCE_TX_USECS, &seam::Coalesce::tx_usecs, "tx_usecs",
      "ETHTOOL_A_COALESCE_TX_USECS"},
-    {ETHTOOL_A_COALESCE_TX_MAX_FRAMES, &model::Coalesce::tx_max_frames, "tx_max_frames",
+    {ETHTOOL_A_COALESCE_TX_MAX_FRAMES, &seam::Coalesce::tx_max_frames, "tx_max_frames",
      "ETHTOOL_A_COALESCE_TX_MAX_FRAMES"},
 }};
 constexpr std::array<BoolField, 4> kBoolFields{{
-    {ETHTOOL_A_COALESCE_USE_ADAPTIVE_RX, &model::Coalesce::use_adaptive_rx, "use_adaptive_rx",
+    {ETHTOOL_A_COALESCE_USE_ADAPTIVE_RX, &seam::Coalesce::use_adaptive_rx, "use_adaptive_rx",
      "ETHTOOL_A_COALESCE_USE_ADAPTIVE_RX"},
-    {ETHTOOL_A_COALESCE_USE_ADAPTIVE_TX, &model::Coalesce::use_adaptive_tx, "use_adaptive_tx",
+    {ETHTOOL_A_COALESCE_USE_ADAPTIVE_TX, &seam::Coalesce::use_adaptive_tx, "use_adaptive_tx",
      "ETHTOOL_A_COALESCE_USE_ADAPTIVE_TX"},
-    {ETHTOOL_A_COALESCE_USE_CQE_MODE_RX, &model::Coalesce::use_cqe_mode_rx, "use_cqe_mode_rx",
+    {ETHTOOL_A_COALESCE_USE_CQE_MODE_RX, &seam::Coalesce::use_cqe_mode_rx, "use_cqe_mode_rx",
      "ETHTOOL_A_COALESCE_USE_CQE_MODE_RX"},
-    {ETHTOOL_A_COALESCE_USE_CQE_MODE_TX, &model::Coalesce::use_cqe_mode_tx, "use_cqe_mode_tx",
+    {ETHTOOL_A_COALESCE_USE_CQE_MODE_TX, &seam::Coalesce::use_cqe_mode_tx, "use_cqe_mode_tx",
      "ETHTOOL_A_COALESCE_USE_CQE_MODE_TX"},
 }};
 
@@ -292,7 +292,7 @@ Result<GenlFamily> decode_getfamily(const nlmsghdr* nlh, std::string_view name) 
 
 // ---------------------------------------------------------------------------- ethtool coalesce
 
-std::vector<std::string_view> present_fields(const model::Coalesce& c) {
+std::vector<std::string_view> present_fields(const seam::Coalesce& c) {
   std::vector<std::string_view> out;
   for (const auto& f : kU32Fields) {
     if (c.*f.field) out.push_back(f.name);
@@ -325,7 +325,7 @@ nlmsghdr* build_coalesce_get(void* buf, uint16_t family, uint32_t seq, std::stri
 }
 
 nlmsghdr* build_coalesce_set(void* buf, uint16_t family, uint32_t seq, std::string_view dev,
-                             const model::Coalesce& req) {
+                             const seam::Coalesce& req) {
   nlmsghdr* nlh = put_ethtool_header(buf, family, seq, ETHTOOL_MSG_COALESCE_SET, dev);
   for (const auto& f : kU32Fields) {
     if (const auto& v = req.*f.field) mnl_attr_put_u32(nlh, f.attr, *v);

@@ -48,10 +48,10 @@ Result<nl::RdmaDevMsg> RdmaNetlink::find(const std::string& ibdev) {
   return DIMCTL_FAIL(ENODEV, "no RDMA device \"{}\"", ibdev);
 }
 
-Result<std::vector<model::RdmaDevice>> RdmaNetlink::list() {
+Result<std::vector<seam::RdmaDevice>> RdmaNetlink::list() {
   auto all = dump();
   if (!all) return std::move(all).error();
-  std::vector<model::RdmaDevice> out;
+  std::vector<seam::RdmaDevice> out;
   out.reserve(all->size());
   for (auto& d : *all) out.push_back(std::move(d.dev));
   return out;

@@ -9,16 +9,16 @@
 
 namespace dimctl::collector {
 
-model::PollContext poll_context_from_code(uint32_t code) {
+seam::PollContext poll_context_from_code(uint32_t code) {
   switch (code) {
     case DIMCTL_POLL_SOFTIRQ:
-      return model::PollContext::kSoftirq;
+      return seam::PollContext::kSoftirq;
     case DIMCTL_POLL_WORKQUEUE:
-      return model::PollContext::kWorkqueue;
+      return seam::PollContext::kWorkqueue;
     case DIMCTL_POLL_UNBOUND_WORKQUEUE:
-      return model::PollContext::kUnboundWorkqueue;
+      return seam::PollContext::kUnboundWorkqueue;
     default:
-      return model::PollContext::kDirect;
+      return seam::PollContext::kDirect;
   }
 }
 
@@ -31,10 +31,10 @@ bool same_key(const dimctl_napi_key& a, const dimctl_napi_key& b) {
 }
 // The model's key order: the snapshot comes in it.
 uint64_t packed(const dimctl_napi_key& k) {
-  return model::packed(model::QueueKey{k.ifindex, k.napi_id});
+  return seam::packed(seam::QueueKey{k.ifindex, k.napi_id});
 }
 uint64_t packed(const dimctl_cq_key& k) {
-  return model::packed(model::CqKey{k.dev_index, k.cq_id});
+  return seam::packed(seam::CqKey{k.dev_index, k.cq_id});
 }
 
 // Positions of `v`'s entries in key order (into reused storage). The same keys in the same read
@@ -67,7 +67,7 @@ struct ReadEntries {
   size_t size() const { return order.size(); }
   const dimctl_napi_key& key(size_t i) const { return entries[order[i].pos].key; }
   const dimctl_napi_value& value(size_t i) const { return entries[order[i].pos].value; }
-  uint16_t cpu(size_t) const { return model::QueueCounters::kNoCpu; }  // not in a map's value
+  uint16_t cpu(size_t) const { return seam::QueueCounters::kNoCpu; }  // not in a map's value
 };
 // The live slots of the table, their counters read from its memory.
 struct TableEntries {
@@ -147,13 +147,13 @@ Result<void> NapiSources::erase(const dimctl_napi_key& key) {
 
 template <typename Entries>
 Result<void> CounterAggregator::label_queues(const Entries& es, NapiMap& map,
-                                             model::Snapshot& snap) {
-  std::vector<model::QueueCounters>& out = snap.queues;
+                                             seam::Snapshot& snap) {
+  std::vector<seam::QueueCounters>& out = snap.queues;
   std::vector<std::string>& devices = snap.devices;
   // Room for every entry read: a no-op on the vector of the last sample unless the maps grew
   // (entries are value-initialized only when it grows). Shrunk to what was written at the end.
   if (out.size() < es.size()) out.resize(es.size());
-  model::QueueCounters* const qs = out.data();
+  seam::QueueCounters* const qs = out.data();
   size_t n = 0;  // entries written
   size_t d = 0;  // device names written
   // A device or NAPI the counters show and the directory does not is retired only on a fresh
@@ -167,7 +167,7 @@ restart:
 
   // One device's run of entries at a time. What is per device is looked up once: the name (one
   // if_indextoname() per device instead of per NAPI, and all queues of a device carry the same
-  // device_ix, as model::Snapshot promises), whether netlink lists its NAPIs or knows anything
+  // device_ix, as seam::Snapshot promises), whether netlink lists its NAPIs or knows anything
   // per NAPI, whether its bytes come from the skb program. The name enters the table with the
   // device's first queue that is kept, so no name goes without a queue.
   for (size_t i = 0; i < es.size();) {
@@ -189,7 +189,7 @@ restart:
     // Every field of the entry at this position last time (or a new one) is written.
     auto write = [&](const dimctl_napi_key& key, const dimctl_napi_value& sum, const NapiInfo* info,
                      uint16_t cpu) {
-      model::QueueCounters& q = qs[n++];
+      seam::QueueCounters& q = qs[n++];
       q.key = {key.ifindex, key.napi_id};
       q.cpu = cpu;
       q.device_ix = static_cast<uint32_t>(d - 1);
@@ -211,7 +211,7 @@ restart:
     // A second slot of the NAPI written last (equal keys are adjacent: two slots of one NAPI
     // after a rare claim race) is added into its queue.
     auto add = [&](const dimctl_napi_value& sum) {
-      model::QueueCounters& q = qs[n - 1];
+      seam::QueueCounters& q = qs[n - 1];
       q.polls += sum.polls;
       q.packets += sum.packets;
       q.budget_exhausted += sum.budget_exhausted;
@@ -276,27 +276,27 @@ restart:
   return ok();
 }
 
-Result<void> CounterAggregator::queues(NapiMap& map, model::Snapshot& snap) {
+Result<void> CounterAggregator::queues(NapiMap& map, seam::Snapshot& snap) {
   napis_.clear();
   if (auto r = map.read(napis_); !r) return std::move(r).error().wrap("napi_stats");
   // The snapshot's order, and every device's NAPIs in one run.
   return label_queues(ReadEntries{napis_, order_by_key(napis_, napi_order_)}, map, snap);
 }
 
-Result<void> CounterAggregator::queues(NapiSlotTable& table, model::Snapshot& snap) {
+Result<void> CounterAggregator::queues(NapiSlotTable& table, seam::Snapshot& snap) {
   if (auto r = table.refresh(); !r) return std::move(r).error().wrap("napi_slots");
   return label_queues(TableEntries{table, table.live()}, table, snap);
 }
 
-Result<model::Snapshot> CounterAggregator::queues(NapiMap& map) {
-  model::Snapshot out;
+Result<seam::Snapshot> CounterAggregator::queues(NapiMap& map) {
+  seam::Snapshot out;
   if (auto r = queues(map, out); !r) return std::move(r).error();
   return out;
 }
 
 Result<void> CounterAggregator::cqs(CqStatsMap& stats, CqInfoMap& info_map,
                                     std::span<const dimctl_cq_event> events,
-                                    std::vector<model::CqCounters>& out) {
+                                    std::vector<seam::CqCounters>& out) {
   cqs_.clear();
   if (auto r = stats.read(cqs_); !r) return std::move(r).error().wrap("cq_stats");
   cq_infos_.clear();
@@ -305,16 +305,16 @@ Result<void> CounterAggregator::cqs(CqStatsMap& stats, CqInfoMap& info_map,
   const std::vector<KeyOrder>& order = order_by_key(cqs_, cq_order_);
   const std::vector<KeyOrder>& info_order = order_by_key(cq_infos_, info_order_);
 
-  auto key_of = [](const dimctl_cq_key& k) { return model::CqKey{k.dev_index, k.cq_id}; };
+  auto key_of = [](const dimctl_cq_key& k) { return seam::CqKey{k.dev_index, k.cq_id}; };
 
   // CQs freed since the previous sample are left out of this snapshot (they are gone) and
   // retired from the maps. A restrack id freed and re-allocated within one period is also left
   // out once (the consumer sees old-gone, then new-from-zero) but not erased: BPF already
   // reset its counters at cq_alloc.
-  std::set<model::CqKey> skip;
-  std::set<model::CqKey> freed;
+  std::set<seam::CqKey> skip;
+  std::set<seam::CqKey> freed;
   for (const auto& ev : events) {
-    const model::CqKey k{ev.info.dev_index, ev.info.cq_id};
+    const seam::CqKey k{ev.info.dev_index, ev.info.cq_id};
     if (ev.type == DIMCTL_CQ_EVENT_FREE) {
       skip.insert(k);
       freed.insert(k);
@@ -328,12 +328,12 @@ Result<void> CounterAggregator::cqs(CqStatsMap& stats, CqInfoMap& info_map,
   auto info = info_order.cbegin();
   for (const KeyOrder& o : order) {
     const CqEntry& e = cqs_[o.pos];
-    const model::CqKey key = key_of(e.key);
+    const seam::CqKey key = key_of(e.key);
     if (skip.count(key) != 0) continue;
     const dimctl_cq_value& sum = e.value;
     // Every field written, the IB device name into the existing string.
     if (n == out.size()) out.emplace_back();
-    model::CqCounters& c = out[n++];
+    seam::CqCounters& c = out[n++];
     c.key = key;
     while (info != info_order.cend() && info->key < o.key) ++info;
     if (info != info_order.cend() && info->key == o.key) {
@@ -344,7 +344,7 @@ Result<void> CounterAggregator::cqs(CqStatsMap& stats, CqInfoMap& info_map,
       c.comp_vector = i.comp_vector;
     } else {
       c.ibdev.clear();
-      c.poll_ctx = model::PollContext::kDirect;
+      c.poll_ctx = seam::PollContext::kDirect;
       c.nr_cqe = 0;
       c.comp_vector = -1;
     }
@@ -356,9 +356,9 @@ Result<void> CounterAggregator::cqs(CqStatsMap& stats, CqInfoMap& info_map,
     c.poll_errors = sum.poll_errors;
     c.budget_exhausted = sum.exhausted;
     c.kernel_modifies = sum.modifies;
-    c.cpu = sum.cpu != 0 && sum.cpu - 1 < model::QueueCounters::kNoCpu
+    c.cpu = sum.cpu != 0 && sum.cpu - 1 < seam::QueueCounters::kNoCpu
                 ? static_cast<uint16_t>(sum.cpu - 1)
-                : model::QueueCounters::kNoCpu;
+                : seam::QueueCounters::kNoCpu;
     c.kernel_comps = static_cast<uint16_t>(sum.last_comps);
     c.kernel_usec = static_cast<uint16_t>(sum.last_usec);
   }
@@ -378,9 +378,9 @@ Result<void> CounterAggregator::cqs(CqStatsMap& stats, CqInfoMap& info_map,
   return ok();
 }
 
-Result<std::vector<model::CqCounters>> CounterAggregator::cqs(
+Result<std::vector<seam::CqCounters>> CounterAggregator::cqs(
     CqStatsMap& stats, CqInfoMap& info_map, std::span<const dimctl_cq_event> events) {
-  std::vector<model::CqCounters> out;
+  std::vector<seam::CqCounters> out;
   if (auto r = cqs(stats, info_map, events, out); !r) return std::move(r).error();
   return out;
 }

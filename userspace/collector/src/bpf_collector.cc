@@ -18,7 +18,7 @@
 #include "dimctl/collector/byte_filter.h"
 #include "dimctl/collector/cpu_times.h"
 #include "dimctl/collector/slot_table.h"
-#include "dimctl/model/clock.h"
+#include "dimctl/seam/clock.h"
 #include "napi.skel.h"
 #include "rdma.skel.h"
 #include "shared/dimctl_bpf.h"
@@ -51,11 +51,11 @@ static_assert(sizeof(dimctl_cq_info) == 24 + DIMCTL_IBDEV_NAME_LEN &&
               offsetof(dimctl_cq_info, poll_ctx) == 16 && offsetof(dimctl_cq_info, ibdev) == 24);
 static_assert(sizeof(dimctl_cq_event) == 16 + sizeof(dimctl_cq_info) &&
               offsetof(dimctl_cq_event, time_ns) == 8 && offsetof(dimctl_cq_event, info) == 16);
-static_assert(DIMCTL_POLL_DIRECT == static_cast<int>(model::PollContext::kDirect) &&
-              DIMCTL_POLL_SOFTIRQ == static_cast<int>(model::PollContext::kSoftirq) &&
-              DIMCTL_POLL_WORKQUEUE == static_cast<int>(model::PollContext::kWorkqueue) &&
+static_assert(DIMCTL_POLL_DIRECT == static_cast<int>(seam::PollContext::kDirect) &&
+              DIMCTL_POLL_SOFTIRQ == static_cast<int>(seam::PollContext::kSoftirq) &&
+              DIMCTL_POLL_WORKQUEUE == static_cast<int>(seam::PollContext::kWorkqueue) &&
               DIMCTL_POLL_UNBOUND_WORKQUEUE ==
-                  static_cast<int>(model::PollContext::kUnboundWorkqueue));
+                  static_cast<int>(seam::PollContext::kUnboundWorkqueue));
 
 namespace {
 
@@ -215,7 +215,7 @@ struct BpfCollector::Impl {
   std::shared_ptr<const FeatureProbe> probe;
   std::shared_ptr<NetdevDirectory> directory;
   int ncpus = 1;
-  model::MonotonicClock clock;
+  seam::MonotonicClock clock;
 
   // The skeletons first: the mappings and tables below point into their maps (and .bss).
   std::unique_ptr<NapiSkel> napi;
@@ -545,13 +545,13 @@ Result<std::unique_ptr<BpfCollector>> BpfCollector::open(const CollectorOptions&
   return std::unique_ptr<BpfCollector>(new BpfCollector(std::move(impl)));
 }
 
-Result<model::Snapshot> BpfCollector::sample() {
-  model::Snapshot snap;
+Result<seam::Snapshot> BpfCollector::sample() {
+  seam::Snapshot snap;
   if (auto r = sample_into(snap); !r) return std::move(r).error();
   return snap;
 }
 
-Result<void> BpfCollector::sample_into(model::Snapshot& out) {
+Result<void> BpfCollector::sample_into(seam::Snapshot& out) {
   if (impl_->napi_map) {
     if (auto r = impl_->directory->refresh(); !r)
       return std::move(r).error().wrap("netdev directory");
@@ -625,8 +625,8 @@ std::vector<ProgramStatus> BpfCollector::program_status() const {
   return out;
 }
 
-std::vector<model::ProgramView> BpfCollector::programs() const {
-  std::vector<model::ProgramView> out;
+std::vector<seam::ProgramView> BpfCollector::programs() const {
+  std::vector<seam::ProgramView> out;
   for (auto& st : program_status()) out.push_back(std::move(st.view));
   return out;
 }
@@ -637,10 +637,10 @@ uint64_t BpfCollector::drops() const {
   return total;
 }
 
-std::vector<model::BpfDropView> BpfCollector::drops_by_reason() const {
+std::vector<seam::BpfDropView> BpfCollector::drops_by_reason() const {
   static_assert(DIMCTL_DROP_NAPI_MAP_FULL == 0 && DIMCTL_DROP_CQ_MAP_FULL == 1 &&
                 DIMCTL_DROP_RINGBUF_FULL == 2 && DIMCTL_DROP_MAX == 3);
-  std::vector<model::BpfDropView> out = {
+  std::vector<seam::BpfDropView> out = {
       {"napi_map_full", 0}, {"cq_map_full", 0}, {"ringbuf_full", 0}};
   auto add = [&](int fd) {
     const auto sums = sum_percpu_entries(fd, DIMCTL_DROP_MAX, impl_->ncpus);

@@ -45,12 +45,12 @@ constexpr size_t softirq_at(size_t v) {
 }  // namespace
 
 void read_cpu_times(std::span<const uint64_t> words, int64_t now_ns,
-                    std::vector<model::CpuTimes>& out) {
+                    std::vector<seam::CpuTimes>& out) {
   const size_t n = words.size() / kCpuSlotWords;
   out.resize(n);
   for (size_t cpu = 0; cpu < n; ++cpu) {
     const Words w{&words[cpu * kCpuSlotWords]};
-    model::CpuTimes& c = out[cpu];
+    seam::CpuTimes& c = out[cpu];
     w.runs(offsetof(dimctl_cpu_slot, hardirq), c.hardirq_ns, c.hardirq_count, c.hardirq_timed);
     w.runs(softirq_at(DIMCTL_SOFTIRQ_NET_RX), c.softirq_net_rx_ns, c.softirq_net_rx_count,
            c.softirq_net_rx_timed);
@@ -76,12 +76,12 @@ void read_cpu_times(std::span<const uint64_t> words, int64_t now_ns,
   }
 }
 
-void read_irq_times(std::span<const uint64_t> words, std::vector<model::IrqTimes>& out) {
+void read_irq_times(std::span<const uint64_t> words, std::vector<seam::IrqTimes>& out) {
   out.clear();
   const size_t n = words.size() / kIrqSlotWords;
   for (size_t irq = 0; irq < n; ++irq) {
     const Words w{&words[irq * kIrqSlotWords]};
-    model::IrqTimes t{.irq = static_cast<uint32_t>(irq)};
+    seam::IrqTimes t{.irq = static_cast<uint32_t>(irq)};
     w.runs(offsetof(dimctl_irq_slot, t), t.ns, t.count, t.timed);
     if (t.count != 0) out.push_back(t);
   }

@@ -91,7 +91,7 @@ Result<void> give_back_retired(std::vector<RetiredSlot>& retired, int64_t now_ns
 
 NapiSlotTable::NapiSlotTable(std::span<uint64_t> words, const __u64* overflow_next,
                              SlotDirectory<dimctl_napi_key>& directory, FreeSlots& free,
-                             const model::Clock& clock)
+                             const seam::Clock& clock)
     : words_(words),
       overflow_next_(overflow_next),
       directory_(directory),
@@ -121,11 +121,11 @@ Result<void> NapiSlotTable::refresh() {
     const auto key = from_word<dimctl_napi_key>(words_seen_[i]);
     if (is_live(key)) live_.push_back({key, static_cast<uint32_t>(i)});
   }
-  // Key order (model::packed: ifindex, then napi id); the slot index breaks ties so that the
+  // Key order (seam::packed: ifindex, then napi id); the slot index breaks ties so that the
   // order is the same from one rebuild to the next.
   auto less = [](const LiveSlot& a, const LiveSlot& b) {
-    const uint64_t ka = model::packed(model::QueueKey{a.key.ifindex, a.key.napi_id});
-    const uint64_t kb = model::packed(model::QueueKey{b.key.ifindex, b.key.napi_id});
+    const uint64_t ka = seam::packed(seam::QueueKey{a.key.ifindex, a.key.napi_id});
+    const uint64_t kb = seam::packed(seam::QueueKey{b.key.ifindex, b.key.napi_id});
     return ka != kb ? ka < kb : a.index < b.index;
   };
   std::sort(live_.begin(), live_.end(), less);
@@ -179,7 +179,7 @@ Result<void> NapiSlotTable::give_back() {
 
 CqSlotTable::CqSlotTable(std::span<uint64_t> words, const __u64* next,
                          SlotDirectory<dimctl_cq_key>& directory, FreeSlots& free,
-                         const model::Clock& clock)
+                         const seam::Clock& clock)
     : words_(words), next_(next), directory_(directory), free_(free), clock_(clock) {}
 
 size_t CqSlotTable::slots_in_use() const {

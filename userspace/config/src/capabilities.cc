@@ -23,7 +23,7 @@ std::string rule_label(const Rule& r) {
 }
 
 bool runs_model(const Rule& r) {
-  return r.algorithm == model::Algorithm::kModel || r.algorithm == model::Algorithm::kModelCqe ||
+  return r.algorithm == seam::Algorithm::kModel || r.algorithm == seam::Algorithm::kModelCqe ||
          r.compare == CompareWith::kModel;
 }
 
@@ -128,21 +128,21 @@ std::vector<CapabilityNeed> required_capabilities(const Config& cfg, const HostF
                    "raises)"});
   }
   for (const Rule& r : cfg.rules) {
-    if (r.mode.value_or(cfg.mode) != model::Mode::kEnforce) continue;
-    if (r.applies_to_net() && r.algorithm != model::Algorithm::kOff) {
-      switch (r.method.value_or(model::Method::kEthtool)) {
-        case model::Method::kEthtool:
+    if (r.mode.value_or(cfg.mode) != seam::Mode::kEnforce) continue;
+    if (r.applies_to_net() && r.algorithm != seam::Algorithm::kOff) {
+      switch (r.method.value_or(seam::Method::kEthtool)) {
+        case seam::Method::kEthtool:
           out.push_back({Capability::kNetAdmin,
                          fmt::format("{}: enforce with method ethtool (ethtool netlink "
                                      "COALESCE_SET, the per-queue SIOCETHTOOL)",
                                      rule_label(r))});
           break;
-        case model::Method::kNapi:
+        case seam::Method::kNapi:
           out.push_back({Capability::kNetAdmin,
                          fmt::format("{}: enforce with method napi (netdev netlink napi-set)",
                                      rule_label(r))});
           break;
-        case model::Method::kAuto:
+        case seam::Method::kAuto:
           out.push_back({Capability::kNetAdmin,
                          fmt::format("{}: enforce with method auto (netdev netlink napi-set, "
                                      "ethtool netlink COALESCE_SET)",

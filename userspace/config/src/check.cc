@@ -9,8 +9,8 @@
 
 namespace dimctl::config {
 
-using model::Algorithm;
-using model::Mode;
+using seam::Algorithm;
+using seam::Mode;
 using yaml::Ctx;
 using yaml::join;
 
@@ -40,7 +40,7 @@ void check_rule(Ctx& ctx, const Rule& rule, const RuleMarks& m, Mode global) {
   const std::string& p = m.path;
   if (rule.algorithm) {
     Algorithm a = *rule.algorithm;
-    bool net_algo = model::is_net_dim(a) || a == Algorithm::kModelCqe;
+    bool net_algo = seam::is_net_dim(a) || a == Algorithm::kModelCqe;
     if (net_algo && !rule.match.rdma_device.empty())
       ctx.error(m.algorithm, p + ".algorithm",
                 fmt::format("algorithm {} is for net devices but the rule matches {}; split it "
@@ -81,8 +81,8 @@ void check_rule(Ctx& ctx, const Rule& rule, const RuleMarks& m, Mode global) {
   }
   if (rule.kernel_dim && !rdma)
     ctx.error(m.kernel_dim, p + ".kernel_dim",
-              rule.algorithm && (model::is_net_dim(*rule.algorithm) ||
-                                 *rule.algorithm == Algorithm::kModelCqe)
+              rule.algorithm &&
+                      (seam::is_net_dim(*rule.algorithm) || *rule.algorithm == Algorithm::kModelCqe)
                   ? fmt::format("kernel_dim switches the kernel's RDMA DIM and applies to RDMA "
                                 "devices only, but algorithm {} limits the rule to net devices",
                                 algorithm_name(*rule.algorithm))
@@ -90,9 +90,9 @@ void check_rule(Ctx& ctx, const Rule& rule, const RuleMarks& m, Mode global) {
                                 "devices only, but the rule matches {}",
                                 kinds_text(rule)));
   // compare: the other policy. An unset algorithm is DIM (net-eqe or rdma by kind).
-  const bool model_algo = rule.algorithm && model::is_model(*rule.algorithm);
+  const bool model_algo = rule.algorithm && seam::is_model(*rule.algorithm);
   const bool dim_algo =
-      !rule.algorithm || model::is_net_dim(*rule.algorithm) || *rule.algorithm == Algorithm::kRdma;
+      !rule.algorithm || seam::is_net_dim(*rule.algorithm) || *rule.algorithm == Algorithm::kRdma;
   if (rule.compare == CompareWith::kDim && !model_algo)
     ctx.error(m.compare, p + ".compare",
               dim_algo ? fmt::format("compare: dim needs algorithm model or model-cqe; algorithm "
@@ -115,8 +115,8 @@ void check_rule(Ctx& ctx, const Rule& rule, const RuleMarks& m, Mode global) {
               "here they would have no effect");
   // method: how a net device is written. napi/auto on a rule that can match only RDMA devices
   // would mean nothing; software profiles are what napi writes, so they need it.
-  const model::Method method = rule.method.value_or(model::Method::kEthtool);
-  if (rule.method && *rule.method != model::Method::kEthtool && !net)
+  const seam::Method method = rule.method.value_or(seam::Method::kEthtool);
+  if (rule.method && *rule.method != seam::Method::kEthtool && !net)
     ctx.error(m.method, p + ".method",
               rule.algorithm == Algorithm::kRdma
                   ? fmt::format("method {} writes net devices' NAPIs and cannot be used with "
@@ -124,7 +124,7 @@ void check_rule(Ctx& ctx, const Rule& rule, const RuleMarks& m, Mode global) {
                                 method_name(*rule.method))
                   : fmt::format("method {} writes net devices' NAPIs but the rule matches {}",
                                 method_name(*rule.method), kinds_text(rule)));
-  if (rule.software_profiles && method == model::Method::kEthtool)
+  if (rule.software_profiles && method == seam::Method::kEthtool)
     ctx.error(m.software_profiles, p + ".software_profiles",
               rule.method ? "software_profiles are written by method napi (or auto), but the "
                             "rule says method: ethtool; they would have no effect"
@@ -152,8 +152,8 @@ void check_rules(Ctx& ctx, const Config& cfg, const std::vector<RuleMarks>& mark
       if (ra.name.empty() || !same_match(ra.match, rb.match)) continue;
       // Same selectors: every device one names, the other names too. Different settings would
       // refuse all of them at run time, which is never what the author meant.
-      for (auto kind : {model::DeviceKind::kNet, model::DeviceKind::kRdma}) {
-        bool applies = kind == model::DeviceKind::kNet
+      for (auto kind : {seam::DeviceKind::kNet, seam::DeviceKind::kRdma}) {
+        bool applies = kind == seam::DeviceKind::kNet
                            ? ra.applies_to_net() && rb.applies_to_net()
                            : ra.applies_to_rdma() && rb.applies_to_rdma();
         if (!applies) continue;

@@ -23,7 +23,7 @@ struct RuleMarks {
 // One rule's cross-field constraints (kinds, profile ranges, compare, model settings); run only
 // on a rule that was read without errors, so that one typo yields one error. `global` is the
 // mode the rule inherits.
-void check_rule(yaml::Ctx& ctx, const Rule& rule, const RuleMarks& marks, model::Mode global);
+void check_rule(yaml::Ctx& ctx, const Rule& rule, const RuleMarks& marks, seam::Mode global);
 
 // Across the rules of `cfg` (marks[i] for cfg.rules[i]): duplicate names, and rules with the same
 // selectors but different settings.

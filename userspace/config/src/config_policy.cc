@@ -8,10 +8,10 @@
 
 namespace dimctl::config {
 
-using model::Algorithm;
-using model::DeviceKind;
-using model::DevicePolicy;
-using model::Mode;
+using seam::Algorithm;
+using seam::DeviceKind;
+using seam::DevicePolicy;
+using seam::Mode;
 
 namespace {
 
@@ -42,7 +42,7 @@ bool same_table(const std::optional<std::array<dim::Profile, 5>>& a,
   return true;
 }
 
-std::string model_text(const model::ModelSettings& m) {
+std::string model_text(const seam::ModelSettings& m) {
   return fmt::format(
       "{{completion_cost {}{}, interrupt_cost {}{}, max_changes {}, timer {}, shared_load {}, "
       "costs {}}}",
@@ -52,7 +52,7 @@ std::string model_text(const model::ModelSettings& m) {
       m.measured_costs ? "measured" : "defaults");
 }
 
-std::string software_text(const std::optional<std::array<model::SoftwareProfile, 5>>& t) {
+std::string software_text(const std::optional<std::array<seam::SoftwareProfile, 5>>& t) {
   if (!t) return "software_profiles default";
   std::string out = "software_profiles [";
   for (size_t i = 0; i < t->size(); ++i) {
@@ -70,7 +70,7 @@ std::string kernel_dim_text(const std::optional<bool>& v) {
 
 }  // namespace
 
-bool rule_matches(const Rule& rule, const model::DeviceInfo& dev) {
+bool rule_matches(const Rule& rule, const seam::DeviceInfo& dev) {
   if (dev.kind == DeviceKind::kNet) {
     if (!rule.applies_to_net()) return false;
     if (!rule.match.interface.empty() && !matches_any_glob(rule.match.interface, dev.name))
@@ -105,13 +105,13 @@ DevicePolicy policy_from_rule(const Rule& rule, DeviceKind kind, Mode global) {
   if (kind == DeviceKind::kNet) {
     p.rx_profiles = rule.rx_profile;
     p.tx_profiles = rule.tx_profile;
-    p.method = rule.method.value_or(model::Method::kEthtool);
+    p.method = rule.method.value_or(seam::Method::kEthtool);
     p.software_profiles = rule.software_profiles;
   } else {
     p.rdma_kernel_dim = rule.kernel_dim;
   }
   p.compare = rule.compare.has_value();
-  p.model = rule.model.value_or(model::ModelSettings{});
+  p.model = rule.model.value_or(seam::ModelSettings{});
   p.rate_limit_ns = rule.rate_limit_ns;
   p.combine = rule.combine;
   p.take_over_adaptive = rule.take_over_adaptive;
@@ -159,14 +159,14 @@ std::vector<PolicyDiff> diff_policies(const DevicePolicy& a, const DevicePolicy&
   return out;
 }
 
-std::vector<std::string> ConfigPolicy::matching_rules(const model::DeviceInfo& dev) const {
+std::vector<std::string> ConfigPolicy::matching_rules(const seam::DeviceInfo& dev) const {
   std::vector<std::string> out;
   for (const Rule& r : cfg_.rules)
     if (rule_matches(r, dev)) out.push_back(r.name);
   return out;
 }
 
-DevicePolicy ConfigPolicy::policy_for(const model::DeviceInfo& dev) const {
+DevicePolicy ConfigPolicy::policy_for(const seam::DeviceInfo& dev) const {
   const Rule* first = nullptr;
   DevicePolicy chosen;
   std::vector<std::string> clashes;

@@ -18,12 +18,12 @@
 #include "config_internal.h"
 #include "dimctl/common/yaml_reader.h"
 #include "dimctl/config/config.h"
-#include "dimctl/model/names.h"
+#include "dimctl/seam/names.h"
 
 namespace dimctl::config {
 
-using model::Algorithm;
-using model::Mode;
+using seam::Algorithm;
+using seam::Mode;
 
 namespace {
 
@@ -77,7 +77,7 @@ std::optional<std::string> read_absolute_file(Ctx& ctx, const Entry& e) {
 }
 
 std::optional<Mode> read_mode(Ctx& ctx, const Entry& e) {
-  return read_name(ctx, e, model::kModeNames);
+  return read_name(ctx, e, seam::kModeNames);
 }
 
 enum class GlobKind { kInterface, kDriver, kRdmaDevice };
@@ -217,14 +217,14 @@ std::optional<std::array<dim::Profile, 5>> read_profile_table(Ctx& ctx, const En
 }
 
 // `software_profiles:`: one {gro_flush_timeout, defer_hard_irqs} per net profile index.
-std::optional<std::array<model::SoftwareProfile, 5>> read_software_profiles(Ctx& ctx,
-                                                                            const Entry& e) {
-  return read_five<model::SoftwareProfile>(
+std::optional<std::array<seam::SoftwareProfile, 5>> read_software_profiles(Ctx& ctx,
+                                                                           const Entry& e) {
+  return read_five<seam::SoftwareProfile>(
       ctx, e, "{gro_flush_timeout, defer_hard_irqs}",
       "one entry per net profile index (0..4): exactly 5 entries",
       {"gro_flush_timeout", "defer_hard_irqs"},
       [&](MapReader& r, const YAML::Node& item,
-          const std::string& path) -> std::optional<model::SoftwareProfile> {
+          const std::string& path) -> std::optional<seam::SoftwareProfile> {
         const Entry* timeout = r.get("gro_flush_timeout");
         const Entry* defer = r.get("defer_hard_irqs");
         if (!timeout || !defer) {
@@ -234,7 +234,7 @@ std::optional<std::array<model::SoftwareProfile, 5>> read_software_profiles(Ctx&
         auto t = yaml::read_duration(ctx, *timeout, 0, kMaxGroFlushTimeout, "us");
         auto d = read_int(ctx, *defer, 0, kMaxDeferHardIrqs);
         if (!t || !d) return std::nullopt;
-        return model::SoftwareProfile{static_cast<uint32_t>(*d), static_cast<uint64_t>(*t)};
+        return seam::SoftwareProfile{static_cast<uint32_t>(*d), static_cast<uint64_t>(*t)};
       });
 }
 
@@ -242,11 +242,11 @@ std::optional<std::array<model::SoftwareProfile, 5>> read_software_profiles(Ctx&
 // (net_cqe, the former label value); the message offers the names.
 std::optional<Algorithm> read_algorithm(Ctx& ctx, const Entry& e) {
   if (e.value.IsScalar() && scalar_kind(e.value) == ScalarKind::kString)
-    if (auto a = model::kAlgorithmNames.parse(e.value.Scalar()); a && a != Algorithm::kStatic)
+    if (auto a = seam::kAlgorithmNames.parse(e.value.Scalar()); a && a != Algorithm::kStatic)
       return a;
-  std::vector<std::string> words = model::kAlgorithmNames.words();
-  std::erase(words, std::string(model::kAlgorithmNames.name(Algorithm::kStatic)));
-  if (auto i = read_enum(ctx, e, words)) return model::kAlgorithmNames.parse_name(words[*i]);
+  std::vector<std::string> words = seam::kAlgorithmNames.words();
+  std::erase(words, std::string(seam::kAlgorithmNames.name(Algorithm::kStatic)));
+  if (auto i = read_enum(ctx, e, words)) return seam::kAlgorithmNames.parse_name(words[*i]);
   return std::nullopt;
 }
 
@@ -359,7 +359,7 @@ void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& 
   if (const Entry* x = r.get("rate_limit"))
     if (auto v = read_duration(ctx, *x, 0, kMaxRateLimit)) rule.rate_limit_ns = *v;
   if (const Entry* x = r.get("combine"))
-    if (auto c = read_name(ctx, *x, model::kCombineNames)) rule.combine = *c;
+    if (auto c = read_name(ctx, *x, seam::kCombineNames)) rule.combine = *c;
   if (const Entry* x = r.get("adaptive"))
     if (auto i = read_enum(ctx, *x, {"take-over", "leave"})) rule.take_over_adaptive = *i == 0;
   if (const Entry* x = r.get("compare")) {
@@ -371,7 +371,7 @@ void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& 
     MapReader m(
         ctx, x->value, x->at(), x->path,
         {"completion_cost", "interrupt_cost", "max_changes", "timer", "shared_load", "costs"});
-    model::ModelSettings settings;
+    seam::ModelSettings settings;
     if (const Entry* y = m.get("completion_cost"))
       if (auto v = read_duration(ctx, *y, 0, kMaxModelCost)) {
         settings.completion_cost_ns = *v;
@@ -388,14 +388,14 @@ void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& 
       if (auto v = read_int(ctx, *y, 1, kMaxModelChanges))
         settings.max_changes_per_s = static_cast<uint32_t>(*v);
     if (const Entry* y = m.get("timer"))
-      if (auto t = read_name(ctx, *y, model::kTimerModeNames)) settings.timer = *t;
+      if (auto t = read_name(ctx, *y, seam::kTimerModeNames)) settings.timer = *t;
     if (const Entry* y = m.get("shared_load"))
       if (auto v = read_bool(ctx, *y)) settings.shared_load = *v;
     rule.model = settings;
   }
   if (const Entry* x = r.get("method")) {
     marks.method = x->at();
-    rule.method = read_name(ctx, *x, model::kMethodNames);
+    rule.method = read_name(ctx, *x, seam::kMethodNames);
   }
   if (const Entry* x = r.get("software_profiles")) {
     marks.software_profiles = x->at();

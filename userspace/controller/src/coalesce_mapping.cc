@@ -10,19 +10,19 @@ namespace {
 // forget one when the struct grows.
 template <typename Fn>
 void for_each_field(Fn&& fn) {
-  fn(&model::Coalesce::rx_usecs);
-  fn(&model::Coalesce::rx_max_frames);
-  fn(&model::Coalesce::tx_usecs);
-  fn(&model::Coalesce::tx_max_frames);
-  fn(&model::Coalesce::use_adaptive_rx);
-  fn(&model::Coalesce::use_adaptive_tx);
-  fn(&model::Coalesce::use_cqe_mode_rx);
-  fn(&model::Coalesce::use_cqe_mode_tx);
+  fn(&seam::Coalesce::rx_usecs);
+  fn(&seam::Coalesce::rx_max_frames);
+  fn(&seam::Coalesce::tx_usecs);
+  fn(&seam::Coalesce::tx_max_frames);
+  fn(&seam::Coalesce::use_adaptive_rx);
+  fn(&seam::Coalesce::use_adaptive_tx);
+  fn(&seam::Coalesce::use_cqe_mode_rx);
+  fn(&seam::Coalesce::use_cqe_mode_tx);
 }
 
 }  // namespace
 
-uint8_t clamp_profile(uint8_t ix, const model::DevicePolicy& policy, uint8_t num_profiles) {
+uint8_t clamp_profile(uint8_t ix, const seam::DevicePolicy& policy, uint8_t num_profiles) {
   const auto last = static_cast<uint8_t>(num_profiles == 0 ? 0 : num_profiles - 1);
   const uint8_t hi = std::min(policy.max_profile, last);
   const uint8_t lo = std::min(policy.min_profile, hi);
@@ -37,18 +37,18 @@ uint32_t driver_rx_usecs(uint32_t usec, std::string_view driver) {
   return usec;
 }
 
-model::Coalesce net_target(const dim::Profile& profile, bool cqe_mode,
-                           const model::Coalesce& reported, std::string_view driver) {
-  model::Coalesce t;
+seam::Coalesce net_target(const dim::Profile& profile, bool cqe_mode,
+                          const seam::Coalesce& reported, std::string_view driver) {
+  seam::Coalesce t;
   if (reported.rx_usecs) t.rx_usecs = driver_rx_usecs(profile.usec, driver);
   if (reported.rx_max_frames) t.rx_max_frames = profile.pkts;
   if (reported.use_cqe_mode_rx) t.use_cqe_mode_rx = cqe_mode;
   return t;
 }
 
-model::Coalesce net_request(const model::Coalesce& target, const model::Coalesce& current,
-                            bool take_over_adaptive) {
-  model::Coalesce r;
+seam::Coalesce net_request(const seam::Coalesce& target, const seam::Coalesce& current,
+                           bool take_over_adaptive) {
+  seam::Coalesce r;
   r.rx_usecs = target.rx_usecs;
   r.rx_max_frames = target.rx_max_frames;
   if (target.use_cqe_mode_rx && current.use_cqe_mode_rx != target.use_cqe_mode_rx) {
@@ -58,27 +58,27 @@ model::Coalesce net_request(const model::Coalesce& target, const model::Coalesce
   return r;
 }
 
-model::Coalesce only_fields(const model::Coalesce& values, const model::Coalesce& mask) {
-  model::Coalesce out;
+seam::Coalesce only_fields(const seam::Coalesce& values, const seam::Coalesce& mask) {
+  seam::Coalesce out;
   for_each_field([&](auto field) {
     if ((mask.*field).has_value()) out.*field = values.*field;
   });
   return out;
 }
 
-void mark_fields(model::Coalesce& mask, const model::Coalesce& sent) {
+void mark_fields(seam::Coalesce& mask, const seam::Coalesce& sent) {
   for_each_field([&](auto field) {
     if ((sent.*field).has_value() && !(mask.*field).has_value()) mask.*field = sent.*field;
   });
 }
 
-void overlay(model::Coalesce& into, const model::Coalesce& from) {
+void overlay(seam::Coalesce& into, const seam::Coalesce& from) {
   for_each_field([&](auto field) {
     if ((from.*field).has_value()) into.*field = from.*field;
   });
 }
 
-bool agrees(const model::Coalesce& a, const model::Coalesce& b, const model::Coalesce& mask) {
+bool agrees(const seam::Coalesce& a, const seam::Coalesce& b, const seam::Coalesce& mask) {
   bool same = true;
   for_each_field([&](auto field) {
     if ((mask.*field).has_value() && (a.*field).has_value() && (b.*field).has_value() &&

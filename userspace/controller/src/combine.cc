@@ -7,19 +7,19 @@ namespace dimctl::controller {
 std::optional<uint8_t> ProfileCombiner::result() const {
   if (!any_) return std::nullopt;
   switch (policy_) {
-    case model::CombinePolicy::kBusiestQueue:
+    case seam::CombinePolicy::kBusiestQueue:
       return static_cast<uint8_t>(busiest_ix_);
-    case model::CombinePolicy::kMaxProfile:
+    case seam::CombinePolicy::kMaxProfile:
       return static_cast<uint8_t>(max_ix_);
-    case model::CombinePolicy::kMinProfile:
+    case seam::CombinePolicy::kMinProfile:
       return static_cast<uint8_t>(min_ix_);
   }
   return static_cast<uint8_t>(busiest_ix_);
 }
 
-std::optional<model::QueueKey> ProfileCombiner::busiest() const {
+std::optional<seam::QueueKey> ProfileCombiner::busiest() const {
   if (!any_) return std::nullopt;
-  return model::QueueKey{static_cast<uint32_t>(busiest_ >> 32), static_cast<uint32_t>(busiest_)};
+  return seam::QueueKey{static_cast<uint32_t>(busiest_ >> 32), static_cast<uint32_t>(busiest_)};
 }
 
 }  // namespace dimctl::controller

@@ -17,8 +17,8 @@ namespace dimctl::controller {
 namespace {
 
 // What state() gives before the first step: no view, the options' mode and config.
-model::ControllerState initial_state(const ControllerOptions& options) {
-  model::ControllerState st;
+seam::ControllerState initial_state(const ControllerOptions& options) {
+  seam::ControllerState st;
   st.default_mode = options.default_mode;
   st.config_path = options.config_path;
   return st;
@@ -26,16 +26,16 @@ model::ControllerState initial_state(const ControllerOptions& options) {
 
 }  // namespace
 
-Controller::Controller(model::CounterSource& source, model::NetActuator& net,
-                       model::RdmaDimSwitch* rdma, model::OriginalsStore& originals,
-                       const model::PolicySource& policy, const model::Clock& clock,
+Controller::Controller(seam::CounterSource& source, seam::NetActuator& net,
+                       seam::RdmaDimSwitch* rdma, seam::OriginalsStore& originals,
+                       const seam::PolicySource& policy, const seam::Clock& clock,
                        ControllerOptions options)
     : Controller(source, net, rdma, nullptr, originals, policy, clock, std::move(options)) {}
 
-Controller::Controller(model::CounterSource& source, model::NetActuator& net,
-                       model::RdmaDimSwitch* rdma, model::NapiActuator* napi,
-                       model::OriginalsStore& originals, const model::PolicySource& policy,
-                       const model::Clock& clock, ControllerOptions options)
+Controller::Controller(seam::CounterSource& source, seam::NetActuator& net,
+                       seam::RdmaDimSwitch* rdma, seam::NapiActuator* napi,
+                       seam::OriginalsStore& originals, const seam::PolicySource& policy,
+                       const seam::Clock& clock, ControllerOptions options)
     : source_(source),
       net_(net),
       rdma_(rdma),
@@ -61,7 +61,7 @@ Result<void> Controller::step() {
   // The snapshot is a member: the source may update it in place (CounterSource::sample_into).
   auto sampled = source_.sample_into(snap_);
   if (!sampled) return reject_sample(std::move(sampled).error(), loop_start);
-  const model::Snapshot& snap = snap_;
+  const seam::Snapshot& snap = snap_;
   const int64_t now = clock_.now_ns();  // rate limits are on the controller's clock
 
   drain_changes();
@@ -129,7 +129,7 @@ Result<void> Controller::step() {
     // The CQ slots follow this snapshot's order already (reconciled above): so do their
     // previous counters.
     prev_cqs_ = snap.cqs;
-    const model::QueueCounters& q = snap.queues[fed];
+    const seam::QueueCounters& q = snap.queues[fed];
     return reject_sample(DIMCTL_ERR(EINVAL,
                                     "napi {} of ifindex {}: device index {} outside the "
                                     "snapshot's {} device name(s)",
@@ -152,7 +152,7 @@ Result<void> Controller::step() {
   }
   // Method napi: no notifications exist, so what we wrote is read back now and then.
   if (napis_.check_due(now)) napis_.check_all(now);
-  std::shared_ptr<model::ControllerState> st;
+  std::shared_ptr<seam::ControllerState> st;
   if (publish_now) {
     st = publisher_.acquire();
     st->queues.resize(queues_.size());
@@ -222,7 +222,7 @@ void Controller::decide_device(NetDevice& dev, int64_t now_ns) {
   dev.release = r != WriteResult::kRateLimited;
 }
 
-void Controller::set_reloadable_options(int64_t publish_interval_ns, model::Mode default_mode) {
+void Controller::set_reloadable_options(int64_t publish_interval_ns, seam::Mode default_mode) {
   options_.publish_interval_ns = publish_interval_ns;
   options_.default_mode = default_mode;
 }

@@ -13,7 +13,7 @@
 #include "dim/cost_estimator.h"
 #include "dim/saturation.h"
 #include "dimctl/controller/controller.h"
-#include "dimctl/model/cpu_period.h"
+#include "dimctl/seam/cpu_period.h"
 #include "policy_predicates.h"
 #include "slots.h"
 
@@ -47,7 +47,7 @@ bool outside(double ns, int16_t bucket) {
 
 }  // namespace
 
-void Controller::update_cores(const model::Snapshot& snap) {
+void Controller::update_cores(const seam::Snapshot& snap) {
   if (snap.cpus.empty()) {
     cores_.clear();
     core_picks_.clear();
@@ -65,18 +65,18 @@ void Controller::update_cores(const model::Snapshot& snap) {
   for (size_t cpu = 0; cpu < cores_.size(); ++cpu) {
     CoreState& c = cores_[cpu];
     CorePick& pick = core_picks_[cpu];
-    const model::CpuTimes& t = snap.cpus[cpu];
-    if (!c.have_prev || step_dt_ns_ <= 0 || model::went_backwards(t, c.prev)) {
+    const seam::CpuTimes& t = snap.cpus[cpu];
+    if (!c.have_prev || step_dt_ns_ <= 0 || seam::went_backwards(t, c.prev)) {
       c.prev = t;
       c.have_prev = true;
       c.acc = {};
       continue;
     }
-    const model::CpuTimes& p = c.prev;
-    const model::CpuPeriod period = model::cpu_period(t, p);
+    const seam::CpuTimes& p = c.prev;
+    const seam::CpuPeriod period = seam::cpu_period(t, p);
     const double hard = period.hardirq_ns;
     const double soft = period.softirq_ns;
-    c.busy = model::busy_fraction(t, p, hard + soft, step_dt_ns_);
+    c.busy = seam::busy_fraction(t, p, hard + soft, step_dt_ns_);
     const bool idle_known = t.idle_known && p.idle_known;
     c.prev = t;
     // The queues polled on this core this period (feed_queue(): a sum is this step's when its
@@ -183,7 +183,7 @@ void Controller::update_cores(const model::Snapshot& snap) {
 template <typename Device>
 const std::shared_ptr<const dim::ModelTable>& Controller::cost_table(Device& dev, uint8_t level,
                                                                      uint16_t bucket) {
-  const model::ModelSettings& ms = dev.policy.model;
+  const seam::ModelSettings& ms = dev.policy.model;
   if (bucket == CorePick::kNoBucket || !ms.measured_costs ||
       (ms.completion_cost_set && ms.interrupt_cost_set) || dev.model_table == nullptr) {
     return shared_table(dev, level);
@@ -196,7 +196,7 @@ const std::shared_ptr<const dim::ModelTable>& Controller::cost_table(Device& dev
   std::shared_ptr<const dim::ModelTable>& t = dev.cost_tables[bucket][level];
   if (t == nullptr) {
     // Explicit values win over the measurement, field by field.
-    model::DevicePolicy p = dev.policy;
+    seam::DevicePolicy p = dev.policy;
     const auto [completion, interrupt] = cost_buckets_[bucket];
     if (!ms.completion_cost_set) p.model.completion_cost_ns = std::llround(ns_of(completion));
     if (!ms.interrupt_cost_set) p.model.interrupt_cost_ns = std::llround(ns_of(interrupt));
@@ -266,12 +266,12 @@ void Controller::finish_cores() {
   }
 }
 
-void Controller::fill_core_views(model::ControllerState& st) const {
+void Controller::fill_core_views(seam::ControllerState& st) const {
   st.cores.resize(cores_.size());
   for (size_t cpu = 0; cpu < cores_.size(); ++cpu) {
     const CoreState& c = cores_[cpu];
     const CorePick& pick = core_picks_[cpu];
-    model::CoreView& v = st.cores[cpu];
+    seam::CoreView& v = st.cores[cpu];
     v = {};
     v.cpu = static_cast<uint32_t>(cpu);
     v.estimate = c.est.estimate();

@@ -28,7 +28,7 @@ void Controller::apply_inventory(int64_t now_ns) {
     // No queue, no DIM decision; a static profile needs none. Per-queue devices are written
     // per queue index, which only queues give.
     if (!dev.seen && !dev.per_queue) {
-      if (const auto ix = static_wish(dev.policy)) dev.combiner.add(model::QueueKey{}, *ix, 0);
+      if (const auto ix = static_wish(dev.policy)) dev.combiner.add(seam::QueueKey{}, *ix, 0);
     }
   }
 }
@@ -89,12 +89,12 @@ Controller::RdmaDevice& Controller::rdma_device_for(const std::string& name) {
 }
 
 void Controller::refresh_policy(NetDevice& dev) {
-  model::DeviceInfo info;
-  info.kind = model::DeviceKind::kNet;
+  seam::DeviceInfo info;
+  info.kind = seam::DeviceKind::kNet;
   info.name = dev.name;
   info.driver = dev.driver;
-  model::DevicePolicy p = policy_.policy_for(info);
-  const model::DevicePolicy& old = dev.policy;
+  seam::DevicePolicy p = policy_.policy_for(info);
+  const seam::DevicePolicy& old = dev.policy;
   // The model's table holds the bounds (it picks within them), so they re-create it too.
   const bool model_changed =
       runs_net_model(p) != runs_net_model(old) || p.model != old.model ||
@@ -114,18 +114,18 @@ void Controller::refresh_policy(NetDevice& dev) {
   dev.model_table = runs_net_model(dev.policy) ? shared_table(dev, 0) : nullptr;
   if (!dev.policy.conflict.empty()) {
     set_error(dev, "refused, conflicting rules: " + dev.policy.conflict);
-  } else if (dev.policy.algorithm == model::Algorithm::kRdma) {
+  } else if (dev.policy.algorithm == seam::Algorithm::kRdma) {
     set_error(dev, "algorithm rdma applies to RDMA devices only; no DIM on this net device");
   }
 }
 
 void Controller::refresh_policy(RdmaDevice& dev) {
-  model::DeviceInfo info;
-  info.kind = model::DeviceKind::kRdma;
+  seam::DeviceInfo info;
+  info.kind = seam::DeviceKind::kRdma;
   info.name = dev.name;
   if (options_.rdma_driver) info.driver = options_.rdma_driver(dev.name);
-  model::DevicePolicy p = policy_.policy_for(info);
-  const model::DevicePolicy& old = dev.policy;
+  seam::DevicePolicy p = policy_.policy_for(info);
+  const seam::DevicePolicy& old = dev.policy;
   if (runs_rdma_dim(p) != runs_rdma_dim(old) || runs_rdma_model(p) != runs_rdma_model(old) ||
       p.algorithm != old.algorithm || p.mode != old.mode || p.compare != old.compare ||
       p.model != old.model ||
@@ -143,7 +143,7 @@ void Controller::refresh_policy(RdmaDevice& dev) {
 
 std::shared_ptr<const dim::ModelTable> Controller::model_table_for(
     std::span<const dim::Profile> profiles, dim::ProfileCount count, dim::TimerMode table_timer,
-    const model::DevicePolicy& policy, double sharers) {
+    const seam::DevicePolicy& policy, double sharers) {
   const dim::TimerMode timer = policy.model.timer.value_or(table_timer);
   for (const auto& e : model_tables_->entries) {
     if (std::equal(profiles.begin(), profiles.end(), e.profiles.begin(), e.profiles.end()) &&

@@ -2,7 +2,7 @@
 
 namespace dimctl::controller {
 
-bool is_discontinuity(const model::CqCounters& prev, const model::CqCounters& cur) {
+bool is_discontinuity(const seam::CqCounters& prev, const seam::CqCounters& cur) {
   if (cur.events < prev.events || cur.completions < prev.completions ||
       cur.schedules < prev.schedules || cur.polls < prev.polls ||
       cur.budget_exhausted < prev.budget_exhausted) {

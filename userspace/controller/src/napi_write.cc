@@ -22,25 +22,25 @@ namespace dimctl::controller {
 
 namespace {
 
-model::SoftwareProfile software_profile(const model::DevicePolicy& policy,
-                                        const dim::NetProfiles& profiles, uint8_t ix) {
+seam::SoftwareProfile software_profile(const seam::DevicePolicy& policy,
+                                       const dim::NetProfiles& profiles, uint8_t ix) {
   const size_t i = std::min<size_t>(ix, profiles.size() - 1);
   if (policy.software_profiles) return (*policy.software_profiles)[i];
-  return model::default_software_profile(profiles[i]);
+  return seam::default_software_profile(profiles[i]);
 }
 
 }  // namespace
 
 void Controller::resolve_method(NetDevice& dev) {
   switch (dev.policy.method) {
-    case model::Method::kEthtool:
+    case seam::Method::kEthtool:
       dev.napi = false;
       break;
-    case model::Method::kNapi:
+    case seam::Method::kNapi:
       dev.napi = true;
       if (!napis_.available() && may_write(dev)) set_error(dev, napis_.unavailable_reason());
       break;
-    case model::Method::kAuto:
+    case seam::Method::kAuto:
       dev.napi = !dev.ethtool_coalescing && napis_.available();
       break;
   }
@@ -59,13 +59,13 @@ std::string Controller::no_coalescing_error(const NetDevice& dev) const {
   return fmt::format(
       "driver '{}' has no interrupt coalescing ({}): not written; {}", dev.driver,
       dev.no_coalescing,
-      dev.policy.method == model::Method::kAuto
+      dev.policy.method == seam::Method::kAuto
           ? "method auto found no per-NAPI software moderation here (netdev napi-set, Linux >= "
             "6.13)"
           : "a rule with method napi or auto moderates its NAPIs in software (Linux >= 6.13)");
 }
 
-Controller::WriteResult Controller::write_napi(const model::QueueKey& key, NetDevice& dev,
+Controller::WriteResult Controller::write_napi(const seam::QueueKey& key, NetDevice& dev,
                                                uint8_t ix, int64_t now_ns) {
   NapiRecord& rec = napis_.record(key, dev.name);
   const uint32_t id = key.napi_id;
@@ -76,7 +76,7 @@ Controller::WriteResult Controller::write_napi(const model::QueueKey& key, NetDe
                             !napis_.check(id, rec, now_ns))) {
     return WriteResult::kRefused;
   }
-  const model::SoftwareProfile want = software_profile(dev.policy, dev.profiles, ix);
+  const seam::SoftwareProfile want = software_profile(dev.policy, dev.profiles, ix);
   // Before a write after a quiet period: someone may have changed the NAPI since.
   if (rec.target && rec.target != want &&
       now_ns - rec.checked_ns >= options_.inventory_interval_ns) {
@@ -122,7 +122,7 @@ void Controller::napi_drift(NetDevice& dev, uint32_t id) {
             fmt::format("drift: napi {} settings changed by another writer; writes stopped", id));
 }
 
-void Controller::fill_napi_view(model::QueueView& v, const QueueSlot& slot) const {
+void Controller::fill_napi_view(seam::QueueView& v, const QueueSlot& slot) const {
   const NetDevice& dev = *slot.dev;
   if (slot.wanted_ix()) {
     v.wanted_software = software_profile(dev.policy, dev.profiles, slot.applied_ix);

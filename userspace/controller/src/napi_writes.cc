@@ -11,17 +11,17 @@ namespace dimctl::controller {
 namespace {
 
 // The two fields method napi writes (irq-suspend-timeout is left to the operator).
-model::NapiConfig written_fields(const model::NapiConfig& c) {
+seam::NapiConfig written_fields(const seam::NapiConfig& c) {
   return {c.defer_hard_irqs, c.gro_flush_timeout_ns, std::nullopt};
 }
 
-model::NapiConfig request(const model::SoftwareProfile& p) {
+seam::NapiConfig request(const seam::SoftwareProfile& p) {
   return {p.defer_hard_irqs, p.gro_flush_timeout_ns, std::nullopt};
 }
 
 }  // namespace
 
-NapiWrites::NapiWrites(model::NapiActuator* napi, model::OriginalsStore& originals,
+NapiWrites::NapiWrites(seam::NapiActuator* napi, seam::OriginalsStore& originals,
                        int64_t forget_gone_ns, int64_t check_interval_ns, DriftFn on_drift)
     : napi_(napi),
       available_(napi != nullptr && napi->available().ok()),
@@ -36,7 +36,7 @@ std::string NapiWrites::unavailable_reason() const {
              : fmt::format("method napi: {}; not written", napi_->available().error().message());
 }
 
-NapiRecord& NapiWrites::record(const model::QueueKey& key, const std::string& device) {
+NapiRecord& NapiWrites::record(const seam::QueueKey& key, const std::string& device) {
   auto [it, fresh] = records_.try_emplace(key.napi_id);
   NapiRecord& rec = it->second;
   // A recorded NAPI keeps the name its original is stored under until the rename is followed
@@ -51,7 +51,7 @@ NapiRecord& NapiWrites::record(const model::QueueKey& key, const std::string& de
   return rec;
 }
 
-std::optional<model::NapiConfig> NapiWrites::current(uint32_t napi_id) const {
+std::optional<seam::NapiConfig> NapiWrites::current(uint32_t napi_id) const {
   auto it = records_.find(napi_id);
   if (it != records_.end() && it->second.current) return it->second.current;
   return std::nullopt;
@@ -63,7 +63,7 @@ Result<void> NapiWrites::record_original(const std::string& device, uint32_t nap
   if (!cur) {
     return DIMCTL_FAIL(0, "reading {} before the first write: {}", where, cur.error().message());
   }
-  const model::NapiConfig original = written_fields(cur->config);
+  const seam::NapiConfig original = written_fields(cur->config);
   if (auto r = originals_.record_napi(device, napi_id, original); !r) {
     return DIMCTL_FAIL(0, "not writing {}: recording its original settings failed: {}", where,
                        r.error().message());
@@ -73,9 +73,8 @@ Result<void> NapiWrites::record_original(const std::string& device, uint32_t nap
   return ok();
 }
 
-Result<void> NapiWrites::write(uint32_t napi_id, NapiRecord& rec,
-                               const model::SoftwareProfile& want, int64_t now_ns,
-                               const std::string& where) {
+Result<void> NapiWrites::write(uint32_t napi_id, NapiRecord& rec, const seam::SoftwareProfile& want,
+                               int64_t now_ns, const std::string& where) {
   auto readback = napi_->set(napi_id, request(want));
   if (!readback) {
     return DIMCTL_FAIL(0, "writing {}: {}", where, readback.error().message());
@@ -115,7 +114,7 @@ bool NapiWrites::check(uint32_t napi_id, NapiRecord& rec, int64_t now_ns) {
     return false;
   }
   rec.current = cur->config;
-  const model::NapiConfig now = written_fields(cur->config);
+  const seam::NapiConfig now = written_fields(cur->config);
   if (rec.gone_since_ns) {
     rec.gone_since_ns.reset();
     if (rec.applied && now != written_fields(*rec.applied)) {

@@ -31,7 +31,7 @@ namespace {
 constexpr size_t kPrefetchAhead = 8;
 
 // One 8-byte compare (the per-queue loop asks it for every queue).
-bool same_key(const model::QueueKey& a, const model::QueueKey& b) {
+bool same_key(const seam::QueueKey& a, const seam::QueueKey& b) {
   return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
 }
 
@@ -39,7 +39,7 @@ bool same_key(const model::QueueKey& a, const model::QueueKey& b) {
 
 // Called when the snapshot's queues differ from the slots (count or order): slots are moved by
 // key, new queues get fresh slots and queues absent from the snapshot are dropped.
-void Controller::reconcile_queues(const model::Snapshot& snap) {
+void Controller::reconcile_queues(const seam::Snapshot& snap) {
   reorder_slots(
       queues_, queue_index_, snap.queues.size(), [&](size_t i) { return snap.queues[i].key; },
       [](QueueSlot&, size_t) {},
@@ -66,7 +66,7 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
   if (runs_net_model(dev.policy)) {
     slot.model = dim::ModelPolicy(*dev.model_table);
     slot.flags |= QueueSlot::kModelOn;
-    if (model::is_model(dev.policy.algorithm)) slot.flags |= QueueSlot::kModelPrimary;
+    if (seam::is_model(dev.policy.algorithm)) slot.flags |= QueueSlot::kModelPrimary;
   }
   if (!runs_net_dim(dev.policy)) return;
   const auto mode =
@@ -90,10 +90,10 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
 // Aligned: where the loop falls in the text moved the busy step by 5 % on this machine when
 // unrelated functions before it changed (docs/benchmarks/controller.md, "Shared cores").
 template <bool kModel>
-[[gnu::aligned(64)]] size_t Controller::feed_queues(const model::Snapshot& snap, FeedCursor& cursor,
+[[gnu::aligned(64)]] size_t Controller::feed_queues(const seam::Snapshot& snap, FeedCursor& cursor,
                                                     bool time_backwards) {
   QueueSlot* slots = queues_.data();
-  const model::QueueCounters* const counters = snap.queues.data();
+  const seam::QueueCounters* const counters = snap.queues.data();
   const size_t n_queues = snap.queues.size();
   // The cursor in locals: the loop's out-of-line calls would otherwise make the compiler reload
   // it from the caller's frame for every queue.
@@ -124,10 +124,10 @@ template <bool kModel>
 
 template <bool kModel>
 [[gnu::always_inline]] inline bool Controller::feed_queue(QueueSlot& slot, uint32_t index,
-                                                          const model::QueueCounters& q,
+                                                          const seam::QueueCounters& q,
                                                           FeedCursor& cursor, int64_t now_ns,
                                                           bool time_backwards) {
-  // Within one snapshot the queues of an ifindex share one device_ix (model::Snapshot): the
+  // Within one snapshot the queues of an ifindex share one device_ix (seam::Snapshot): the
   // device is looked up where the index changes from the previous queue, not once per queue.
   // Keyed on the index rather than the ifindex, the same compare also covers every queue's
   // index, so one outside the name table is caught before anything reads the table with it.
@@ -162,7 +162,7 @@ template <bool kModel>
   }
   const uint64_t d_events = time_backwards ? 0 : d.events;
   if constexpr (kModel) {
-    if (!reset && q.cpu != model::QueueCounters::kNoCpu) {
+    if (!reset && q.cpu != seam::QueueCounters::kNoCpu) {
       add_cpu_load(q.cpu, q.packets - prev_packets, d_events, q.polls - prev_polls,
                    q.budget_exhausted - prev_exhausted);
     }
@@ -246,7 +246,7 @@ template <bool kModel>
 // Flattened: the kernel-exact decision (NetDim::feed, inline) is compiled into this one call.
 template <bool kWithModel>
 [[gnu::noinline, gnu::flatten]] bool Controller::feed_dim(QueueSlot& slot,
-                                                          const model::QueueCounters& q,
+                                                          const seam::QueueCounters& q,
                                                           int64_t now_ns, bool reset) {
   dim::NetDim& dim = slot.dim;
   // A discontinuity restarts the window at this sample (dim-spec N12); tuning state stays.
@@ -272,7 +272,7 @@ template <bool kWithModel>
 // and the compared DIM when its window may close. Out of line, like feed_dim(). Returns whether
 // DIM, as the algorithm, now waits for profile_applied().
 [[gnu::noinline]] bool Controller::feed_model(QueueSlot& slot, NetDevice& dev,
-                                              const model::QueueCounters& q, uint64_t d_events,
+                                              const seam::QueueCounters& q, uint64_t d_events,
                                               uint64_t d_packets, bool have_packets, int64_t now_ns,
                                               bool reset, const dim::ModelTable* table) {
   // Only a compared DIM that is the algorithm can be pending (see feed_queue()).
@@ -298,7 +298,7 @@ template <bool kWithModel>
 // The model queues of this step (feed_queue() left them here): each judged with the queues that
 // share its CPU, the core its NAPI polls on (QueueCounters::cpu), as CQs are with their
 // completion vector: sharers = the CPU's packets this period / the queue's own.
-void Controller::model_pass(const model::Snapshot& snap, int64_t now_ns) {
+void Controller::model_pass(const seam::Snapshot& snap, int64_t now_ns) {
   // The cores first: their costs and saturation state are what this period's picks use.
   update_cores(snap);
   bool per_queue = false;
@@ -316,11 +316,11 @@ void Controller::model_pass(const model::Snapshot& snap, int64_t now_ns) {
     }
     const ModelWork& w = model_work_[k];
     QueueSlot& slot = queues_[w.index];
-    const model::QueueCounters& q = snap.queues[w.index];
+    const seam::QueueCounters& q = snap.queues[w.index];
     NetDevice& dev = *w.dev;
     slot.share_level = 0;
     // A queue with packets this step stamped its CPU's sum (add_cpu_load()).
-    if (!w.reset && dev.policy.model.shared_load && w.cpu != model::QueueCounters::kNoCpu &&
+    if (!w.reset && dev.policy.model.shared_load && w.cpu != seam::QueueCounters::kNoCpu &&
         w.d_packets > 0) {
       slot.share_level = share_level(static_cast<double>(cpu_load_[w.cpu].packets),
                                      static_cast<double>(w.d_packets));
@@ -363,7 +363,7 @@ void Controller::model_pass(const model::Snapshot& snap, int64_t now_ns) {
 
 // The write path of a queue on a device with per-queue coalescing (device-wide devices are
 // written once, in decide_device()).
-void Controller::apply_queue(QueueSlot& slot, NetDevice& dev, const model::QueueCounters& q,
+void Controller::apply_queue(QueueSlot& slot, NetDevice& dev, const seam::QueueCounters& q,
                              int64_t now_ns) {
   if (!slot.apply) slot.apply = std::make_unique<Apply>();
   Apply& apply = *slot.apply;
@@ -387,7 +387,7 @@ void Controller::apply_queue(QueueSlot& slot, NetDevice& dev, const model::Queue
     const uint8_t ix = clamp_profile(*wanted, dev.policy, dim::kNetNumProfiles);
     slot.applied_ix = ix;
     if (q.queue < 0) {
-      const model::Coalesce& reported =
+      const seam::Coalesce& reported =
           apply.current ? *apply.current
                         : (dev.apply.current ? *dev.apply.current : assumed_reported());
       apply.wanted = net_target(dev.profiles[ix], cqe_table(dev.policy, dev.found_cqe_mode),
@@ -415,9 +415,9 @@ void Controller::apply_queue(QueueSlot& slot, NetDevice& dev, const model::Queue
 }
 
 // step() (controller.cc) runs the loop with and without the model's bookkeeping.
-template size_t Controller::feed_queues<false>(const model::Snapshot& snap, FeedCursor& cursor,
+template size_t Controller::feed_queues<false>(const seam::Snapshot& snap, FeedCursor& cursor,
                                                bool time_backwards);
-template size_t Controller::feed_queues<true>(const model::Snapshot& snap, FeedCursor& cursor,
+template size_t Controller::feed_queues<true>(const seam::Snapshot& snap, FeedCursor& cursor,
                                               bool time_backwards);
 
 }  // namespace dimctl::controller

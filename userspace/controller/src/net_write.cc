@@ -26,7 +26,7 @@ void Controller::drain_changes() {
       // Ours when it matches a read-back of one of our writes (the NTF carries what a GET
       // after the SET returns) on the fields we manage.
       bool ours = false;
-      auto check = [&](const model::Coalesce& c) {
+      auto check = [&](const seam::Coalesce& c) {
         ours = ours || agrees(change.values, c, dev.touched);
       };
       if (dev.apply.current) check(*dev.apply.current);
@@ -46,7 +46,7 @@ void Controller::drain_changes() {
       }
     }
     if (!dev.per_queue) {
-      model::Coalesce merged = dev.apply.current.value_or(model::Coalesce{});
+      seam::Coalesce merged = dev.apply.current.value_or(seam::Coalesce{});
       overlay(merged, change.values);
       dev.apply.current = merged;
     }
@@ -55,10 +55,10 @@ void Controller::drain_changes() {
 }
 
 bool Controller::may_write(const NetDevice& dev) const {
-  return !writes_disabled_ && dev.policy.mode == model::Mode::kEnforce && allowlisted(dev.policy) &&
+  return !writes_disabled_ && dev.policy.mode == seam::Mode::kEnforce && allowlisted(dev.policy) &&
          dev.policy.conflict.empty() && !dev.drifted &&
-         dev.policy.algorithm != model::Algorithm::kOff &&
-         dev.policy.algorithm != model::Algorithm::kRdma;
+         dev.policy.algorithm != seam::Algorithm::kOff &&
+         dev.policy.algorithm != seam::Algorithm::kRdma;
 }
 
 // The write path of one target. Order matters: gate, read fields, adaptive check, unchanged
@@ -67,10 +67,10 @@ Controller::WriteResult Controller::write_net(NetDevice& dev, Apply& apply,
                                               std::optional<uint32_t> queue,
                                               const dim::Profile& profile, int64_t now_ns) {
   const bool cqe = cqe_table(dev.policy, dev.found_cqe_mode);
-  const model::Coalesce* reported_ptr = apply.current                  ? &*apply.current
-                                        : (queue && dev.apply.current) ? &*dev.apply.current
-                                                                       : nullptr;
-  const model::Coalesce assumed = assumed_reported();
+  const seam::Coalesce* reported_ptr = apply.current                  ? &*apply.current
+                                       : (queue && dev.apply.current) ? &*dev.apply.current
+                                                                      : nullptr;
+  const seam::Coalesce assumed = assumed_reported();
   apply.wanted = net_target(profile, cqe, reported_ptr ? *reported_ptr : assumed, dev.driver);
   if (!may_write(dev)) return WriteResult::kRefused;
 
@@ -170,7 +170,7 @@ Controller::WriteResult Controller::write_net(NetDevice& dev, Apply& apply,
     }
   }
 
-  const model::Coalesce req =
+  const seam::Coalesce req =
       net_request(*apply.wanted, *apply.current, dev.policy.take_over_adaptive);
   // Marked before the write: a partly applied failed write is still restored.
   mark_fields(original->touched, req);

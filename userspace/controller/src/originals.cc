@@ -199,7 +199,7 @@ Result<void> Controller::release_net(const std::string& name) {
   size_t failures = 0;
   auto it = net_originals_.find(name);
   if (it != net_originals_.end()) {
-    const model::Coalesce req = only_fields(it->second.values, it->second.touched);
+    const seam::Coalesce req = only_fields(it->second.values, it->second.touched);
     if (!req.empty()) {
       auto r = net_.set(name, req);
       if (!r) {
@@ -213,7 +213,7 @@ Result<void> Controller::release_net(const std::string& name) {
   }
   for (const auto& [key, o] : queue_originals_) {
     if (key.first != name) continue;
-    const model::Coalesce req = only_fields(o.values, o.touched);
+    const seam::Coalesce req = only_fields(o.values, o.touched);
     if (req.empty()) continue;
     auto r = net_.set_queue(name, key.second, req);
     if (!r) {

@@ -18,7 +18,7 @@ namespace dimctl::controller {
 namespace {
 
 template <typename Dim>
-void fill_dim_view(model::DimView& v, const Dim* dim, uint8_t applied_ix,
+void fill_dim_view(seam::DimView& v, const Dim* dim, uint8_t applied_ix,
                    const uint64_t (&verdicts)[3], uint64_t changes) {
   v.active = dim != nullptr;
   v.model = false;
@@ -48,7 +48,7 @@ void fill_dim_view(model::DimView& v, const Dim* dim, uint8_t applied_ix,
 // The cost model as the queue's or CQ's policy: no DIM tune state, windows or verdicts. Active
 // from the first period that measured traffic: before it the model has decided nothing and
 // nothing is written for the queue.
-void fill_model_view(model::DimView& v, const dim::ModelPolicy& m, uint8_t applied_ix) {
+void fill_model_view(seam::DimView& v, const dim::ModelPolicy& m, uint8_t applied_ix) {
   v.active = m.measured();
   v.model = true;
   v.profile_ix = m.profile_ix();
@@ -61,7 +61,7 @@ void fill_model_view(model::DimView& v, const dim::ModelPolicy& m, uint8_t appli
 
 // What a net and an RDMA device export alike: identity, policy, write counters, error state.
 template <typename Device>
-void fill_device_view(model::DeviceView& v, model::DeviceKind kind, const Device& dev) {
+void fill_device_view(seam::DeviceView& v, seam::DeviceKind kind, const Device& dev) {
   v.kind = kind;
   v.name = dev.name;
   v.mode = dev.policy.mode;
@@ -79,13 +79,13 @@ void fill_device_view(model::DeviceView& v, model::DeviceKind kind, const Device
 
 }  // namespace
 
-std::shared_ptr<const model::ControllerState> Controller::state() const {
+std::shared_ptr<const seam::ControllerState> Controller::state() const {
   return publisher_.state();
 }
 
-void Controller::add_comparison(std::vector<model::Comparison>& comparisons, uint32_t index,
+void Controller::add_comparison(std::vector<seam::Comparison>& comparisons, uint32_t index,
                                 const QueueSlot& slot) {
-  model::Comparison& c = comparisons.emplace_back();
+  seam::Comparison& c = comparisons.emplace_back();
   c.index = index;
   c.picks.dim_ix = clamp_profile(slot.dim.profile_ix(), slot.dev->policy, dim::kNetNumProfiles);
   c.picks.model_ix = slot.model.profile_ix();
@@ -93,13 +93,13 @@ void Controller::add_comparison(std::vector<model::Comparison>& comparisons, uin
   c.picks.model_changes_total = slot.model.changes();
 }
 
-void Controller::fill_queue_view(model::QueueView& v, QueueSlot& slot,
-                                 const model::QueueCounters& counters, const std::string& device,
+void Controller::fill_queue_view(seam::QueueView& v, QueueSlot& slot,
+                                 const seam::QueueCounters& counters, const std::string& device,
                                  double view_dt_s) {
   // Into the reused view, whose entry usually already names the same device. Field by field:
   // a field added to QueueCounters must be added here (the assertion is the reminder).
   // device_ix is left out: it indexes the snapshot's name table, and the view has the name.
-  static_assert(sizeof(model::QueueCounters) == 64);
+  static_assert(sizeof(seam::QueueCounters) == 64);
   // This step's release, before the DIM state is shown (the view comes after the decisions).
   if (slot.release_pending()) slot.settle_release(slot.dev->release);
   // Usually the same name: compared inline (through memcmp, a call per queue and view).
@@ -159,13 +159,13 @@ void Controller::fill_queue_view(model::QueueView& v, QueueSlot& slot,
   }
 }
 
-void Controller::fill_cq_and_device_views(model::ControllerState& st, const model::Snapshot& snap) {
+void Controller::fill_cq_and_device_views(seam::ControllerState& st, const seam::Snapshot& snap) {
   fill_core_views(st);
   st.cqs.resize(cqs_.size());
   st.cq_comparisons.clear();
   for (size_t i = 0; i < cqs_.size(); ++i) {
     const CqSlot& slot = cqs_[i];
-    model::CqView& v = st.cqs[i];
+    seam::CqView& v = st.cqs[i];
     v.counters = snap.cqs[i];
     v.completions_per_second = slot.cps;
     v.events_per_second = slot.eps;
@@ -177,7 +177,7 @@ void Controller::fill_cq_and_device_views(model::ControllerState& st, const mode
                     slot.changes);
     }
     if (slot.model && slot.dim) {
-      model::Comparison& cmp = st.cq_comparisons.emplace_back();
+      seam::Comparison& cmp = st.cq_comparisons.emplace_back();
       cmp.index = static_cast<uint32_t>(i);
       cmp.picks.dim_ix =
           clamp_profile(slot.dim->profile_ix(), slot.dev->policy, dim::kRdmaNumProfiles);
@@ -200,10 +200,10 @@ void Controller::fill_cq_and_device_views(model::ControllerState& st, const mode
   st.devices.resize(net_devices_.size() + rdma_devices_.size() - unnamed_rdma);
   size_t d = 0;
   for (const auto& [name, dev] : net_devices_) {
-    model::DeviceView& v = st.devices[d++];
-    fill_device_view(v, model::DeviceKind::kNet, *dev);
+    seam::DeviceView& v = st.devices[d++];
+    fill_device_view(v, seam::DeviceKind::kNet, *dev);
     v.driver = dev->driver;
-    v.method = dev->napi ? model::Method::kNapi : model::Method::kEthtool;
+    v.method = dev->napi ? seam::Method::kNapi : seam::Method::kEthtool;
     v.coalescing = dev->ethtool_coalescing;
     if (dev->per_queue) {
       v.requested = dev->rep_wanted;
@@ -216,8 +216,8 @@ void Controller::fill_cq_and_device_views(model::ControllerState& st, const mode
   }
   for (const auto& [name, dev] : rdma_devices_) {
     if (name.empty()) continue;
-    model::DeviceView& v = st.devices[d++];
-    fill_device_view(v, model::DeviceKind::kRdma, *dev);
+    seam::DeviceView& v = st.devices[d++];
+    fill_device_view(v, seam::DeviceKind::kRdma, *dev);
     v.driver.clear();
     v.requested.reset();
     v.applied.reset();
@@ -225,7 +225,7 @@ void Controller::fill_cq_and_device_views(model::ControllerState& st, const mode
   }
 }
 
-void Controller::finish_publish(std::shared_ptr<model::ControllerState> st, int64_t loop_start_ns) {
+void Controller::finish_publish(std::shared_ptr<seam::ControllerState> st, int64_t loop_start_ns) {
   st->loops_total = loops_total_;
   st->sample_errors_total = sample_errors_total_;
   st->default_mode = options_.default_mode;

@@ -20,7 +20,7 @@
 
 namespace dimctl::controller {
 
-void Controller::reconcile_cqs(const model::Snapshot& snap) {
+void Controller::reconcile_cqs(const seam::Snapshot& snap) {
   const size_t n = snap.cqs.size();
   bool same = have_prev_ && cqs_.size() == n && prev_cqs_.size() == n;
   for (size_t i = 0; same && i < n; ++i) same = cqs_[i].key == snap.cqs[i].key;
@@ -40,7 +40,7 @@ void Controller::reconcile_cqs(const model::Snapshot& snap) {
   }
   for (size_t i = 0; i < n; ++i) {
     CqSlot& slot = cqs_[i];
-    const model::CqCounters& c = snap.cqs[i];
+    const seam::CqCounters& c = snap.cqs[i];
     if (slot.dev == nullptr || slot.dev->name != c.ibdev) {
       slot.dev = &rdma_device_for(c.ibdev);
       slot.generation = 0;
@@ -56,11 +56,11 @@ void Controller::ensure_dim(CqSlot& slot, const RdmaDevice& dev) {
   slot.model.reset();
   if (runs_rdma_dim(dev.policy)) slot.dim.emplace();
   if (runs_rdma_model(dev.policy)) slot.model.emplace(*dev.model_table);
-  slot.model_primary = model::is_model(dev.policy.algorithm);
+  slot.model_primary = seam::is_model(dev.policy.algorithm);
 }
 
-void Controller::measure_cq(CqSlot& slot, const model::CqCounters& c, double dt_s) {
-  const model::CqCounters* prev = slot.have_prev ? &prev_cqs_[slot.prev_pos] : nullptr;
+void Controller::measure_cq(CqSlot& slot, const seam::CqCounters& c, double dt_s) {
+  const seam::CqCounters* prev = slot.have_prev ? &prev_cqs_[slot.prev_pos] : nullptr;
   slot.reset = dt_s < 0 || (prev != nullptr && is_discontinuity(*prev, c));
   slot.fresh = prev != nullptr && !slot.reset;
   slot.cps = slot.eps = 0;
@@ -79,24 +79,24 @@ namespace {
 
 // The CQ's interrupt and polls run on the core its vector's IRQ is bound to: softirq, or the
 // per-CPU ib_comp_wq worker (an unbound workqueue runs anywhere, a direct CQ has no interrupt).
-bool shares_core(const model::CqCounters& c) {
-  return c.comp_vector >= 0 && (c.poll_ctx == model::PollContext::kSoftirq ||
-                                c.poll_ctx == model::PollContext::kWorkqueue);
+bool shares_core(const seam::CqCounters& c) {
+  return c.comp_vector >= 0 &&
+         (c.poll_ctx == seam::PollContext::kSoftirq || c.poll_ctx == seam::PollContext::kWorkqueue);
 }
 
 }  // namespace
 
-Controller::CorePick* Controller::cq_core(const model::CqCounters& c) {
+Controller::CorePick* Controller::cq_core(const seam::CqCounters& c) {
   if (c.cpu >= core_picks_.size() || !shares_core(c)) return nullptr;
   return &core_picks_[c.cpu];
 }
 
-void Controller::add_cq_loads(const model::Snapshot& snap) {
+void Controller::add_cq_loads(const seam::Snapshot& snap) {
   if (snap.cpus.empty()) return;  // no core is measured
   for (size_t i = 0; i < cqs_.size(); ++i) {
     const CqSlot& slot = cqs_[i];
-    const model::CqCounters& c = snap.cqs[i];
-    if (!slot.fresh || c.cpu == model::QueueCounters::kNoCpu || !shares_core(c)) continue;
+    const seam::CqCounters& c = snap.cqs[i];
+    if (!slot.fresh || c.cpu == seam::QueueCounters::kNoCpu || !shares_core(c)) continue;
     // Wake-ups are the completion interrupts (cq_schedule); polls the poll passes, of which
     // d_exhausted used their whole budget (a NAPI poll's budget_exhausted).
     add_cpu_load(c.cpu, slot.d_comps, slot.d_schedules, slot.d_events, slot.d_exhausted);
@@ -108,7 +108,7 @@ void Controller::add_cq_loads(const model::Snapshot& snap) {
 // workqueue runs anywhere, and a direct CQ has no interrupt). A model CQ's load is then judged
 // as the vector's: sharers = the vector's completion rate / the CQ's own, so that k CQs alike
 // count k, and a CQ that carries most of its vector's load about 1.
-void Controller::share_cq_load(const model::Snapshot& snap) {
+void Controller::share_cq_load(const seam::Snapshot& snap) {
   // A model CQ with completions this period, on a vector its device's rule shares.
   const auto judged_shared = [&](size_t i) {
     const CqSlot& slot = cqs_[i];
@@ -134,13 +134,13 @@ void Controller::share_cq_load(const model::Snapshot& snap) {
   }
 }
 
-void Controller::feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_time_ns,
+void Controller::feed_cq(CqSlot& slot, const seam::CqCounters& c, int64_t prev_time_ns,
                          int64_t now_ns) {
   RdmaDevice& dev = *slot.dev;
   ensure_dim(slot, dev);
   // The kernel never runs DIM on IB_POLL_DIRECT CQs (dim-spec 5.5); neither do we, nor the model
   // (such CQs have no interrupt to moderate).
-  if (c.poll_ctx == model::PollContext::kDirect) {
+  if (c.poll_ctx == seam::PollContext::kDirect) {
     slot.dim.reset();
     slot.model.reset();
   }
@@ -200,7 +200,7 @@ void Controller::feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_
 }
 
 bool Controller::may_write(const RdmaDevice& dev) const {
-  return !writes_disabled_ && dev.policy.mode == model::Mode::kEnforce && allowlisted(dev.policy) &&
+  return !writes_disabled_ && dev.policy.mode == seam::Mode::kEnforce && allowlisted(dev.policy) &&
          dev.policy.conflict.empty() && !dev.drifted && dev.policy.rdma_kernel_dim.has_value();
 }
 
@@ -215,7 +215,7 @@ void Controller::update_rdma_devices(int64_t now_ns) {
     }
     return;
   }
-  for (const model::RdmaDevice& info : *listed) {
+  for (const seam::RdmaDevice& info : *listed) {
     RdmaDevice& dev = rdma_device_for(info.name);
     dev.listed = true;
     if (dev.last_set && info.dim_enabled != *dev.last_set) {
@@ -232,7 +232,7 @@ void Controller::update_rdma_devices(int64_t now_ns) {
     dev.dim_enabled = info.dim_enabled;
 
     const auto& want = dev.policy.rdma_kernel_dim;
-    if (writes_disabled_ || dev.policy.mode != model::Mode::kEnforce || !allowlisted(dev.policy) ||
+    if (writes_disabled_ || dev.policy.mode != seam::Mode::kEnforce || !allowlisted(dev.policy) ||
         !dev.policy.conflict.empty() || dev.drifted || !want || *want == info.dim_enabled) {
       continue;
     }

@@ -31,21 +31,21 @@
 namespace dimctl::controller {
 
 struct Controller::Original {
-  model::Coalesce values;   // as read right before our first write
-  model::Coalesce touched;  // fields we have sent since (a mask): what restore() puts back
-  uint32_t ifindex = 0;     // the device's when recorded (0: unknown): it follows renames
+  seam::Coalesce values;   // as read right before our first write
+  seam::Coalesce touched;  // fields we have sent since (a mask): what restore() puts back
+  uint32_t ifindex = 0;    // the device's when recorded (0: unknown): it follows renames
 };
 
 // Write-side state of one coalesce target: a device, or a queue on per-queue devices.
 struct Controller::Apply {
-  std::optional<model::Coalesce> current;  // what the device holds (GET, SET read-back, NTF)
-  std::optional<model::Coalesce> wanted;   // what DIM wants now (exported as `requested`)
-  std::optional<model::Coalesce> target;   // what we last wrote successfully
+  std::optional<seam::Coalesce> current;  // what the device holds (GET, SET read-back, NTF)
+  std::optional<seam::Coalesce> wanted;   // what DIM wants now (exported as `requested`)
+  std::optional<seam::Coalesce> target;   // what we last wrote successfully
 };
 
 // Fields a device is assumed to report before its first GET succeeded (export only).
-inline model::Coalesce assumed_reported() {
-  model::Coalesce c;
+inline seam::Coalesce assumed_reported() {
+  seam::Coalesce c;
   c.rx_usecs = 0;
   c.rx_max_frames = 0;
   return c;
@@ -77,7 +77,7 @@ inline uint8_t share_level(double total, double own) {
 struct Controller::NetDevice {
   std::string name;
   std::string driver;
-  model::DevicePolicy policy;
+  seam::DevicePolicy policy;
   // Unique among all devices and their policies: a new value whenever the DIM instances must be
   // re-created (first policy, a changed mode, algorithm or profile table). A queue bound to this
   // device under its current policy holds the same value (QueueSlot::binding).
@@ -104,16 +104,16 @@ struct Controller::NetDevice {
   bool seen = false;    // has a queue in this snapshot
   bool listed = false;  // in the device inventory (ControllerOptions::list_net_devices)
 
-  Apply apply;                                        // device-wide path
-  std::map<uint32_t, model::Coalesce> queue_applied;  // per-queue path: read-back per queue
-  std::vector<model::Coalesce> recent;                // read-backs since the last drain
-  model::Coalesce touched;                            // fields we ever sent (drift compare)
+  Apply apply;                                       // device-wide path
+  std::map<uint32_t, seam::Coalesce> queue_applied;  // per-queue path: read-back per queue
+  std::vector<seam::Coalesce> recent;                // read-backs since the last drain
+  seam::Coalesce touched;                            // fields we ever sent (drift compare)
   std::optional<int64_t> last_attempt_ns;
   bool attempted_this_step = false;
 
   // Per step.
   ProfileCombiner combiner;
-  std::optional<model::QueueKey> busiest;
+  std::optional<seam::QueueKey> busiest;
   std::optional<uint8_t> combined_ix;
   // Pending DIM instances get profile_applied() this step (decide_device: not when the write was
   // rate-limited). Carried out lazily (QueueSlot::kReleasePending): at the next view or the next
@@ -122,7 +122,7 @@ struct Controller::NetDevice {
   bool release = true;
   bool released = true;
   int32_t rep_queue = -1;  // per-queue path: lowest queue index, represents the device
-  std::optional<model::Coalesce> rep_wanted, rep_current;
+  std::optional<seam::Coalesce> rep_wanted, rep_current;
 
   uint64_t applies_ok = 0, applies_failed = 0, applies_rate_limited = 0, drift_total = 0;
   bool drifted = false;
@@ -131,7 +131,7 @@ struct Controller::NetDevice {
 
 struct Controller::RdmaDevice {
   std::string name;
-  model::DevicePolicy policy;
+  seam::DevicePolicy policy;
   std::shared_ptr<const dim::ModelTable> model_table;  // when the cost model runs
   // By share level (kShareLevels), built when a CQ first needs one; [0] is model_table.
   std::array<std::shared_ptr<const dim::ModelTable>, kShareLevels.size()> shared_tables;
@@ -177,7 +177,7 @@ struct alignas(64) Controller::QueueSlot {
   static constexpr uint8_t kNoWish = 0xff;
 
   // Line 0.
-  model::QueueKey key;
+  seam::QueueKey key;
   QueueCounts prev;          // counters of the previous snapshot (a new queue: the current ones)
   uint32_t binding = 0;      // == dev->binding while bound to that device under its current policy
   uint8_t flags = 0;         // kHasBytes | kDimOn | kWindowOpen
@@ -228,7 +228,7 @@ struct alignas(64) Controller::QueueSlot {
 };
 
 struct Controller::CqSlot {
-  model::CqKey key;
+  seam::CqKey key;
   RdmaDevice* dev = nullptr;
   uint32_t generation = 0;
   std::optional<dim::RdmaDim> dim;
@@ -290,7 +290,7 @@ struct Controller::CorePick {
 // One CPU's measured costs and saturation rule (core_costs.cc), kept while the snapshot carries
 // CPU times.
 struct Controller::CoreState {
-  model::CpuTimes prev;  // cumulative times of the previous snapshot
+  seam::CpuTimes prev;  // cumulative times of the previous snapshot
   bool have_prev = false;
   dim::CostEstimator est;
   dim::SaturationPolicy sat;
@@ -315,7 +315,7 @@ struct Controller::ModelTableCache {
     std::vector<dim::Profile> profiles;
     dim::ProfileCount count;
     dim::TimerMode timer;
-    model::ModelSettings settings;
+    seam::ModelSettings settings;
     uint8_t min_ix, max_ix;
     double sharers;
     std::shared_ptr<const dim::ModelTable> table;
@@ -326,7 +326,7 @@ struct Controller::ModelTableCache {
 // Inline: a model queue or CQ asks for its table every period (net_queues.cc, rdma_cqs.cc),
 // and a device's policy refresh for level 0 (devices.cc).
 inline std::shared_ptr<const dim::ModelTable> Controller::device_table(
-    const NetDevice& dev, const model::DevicePolicy& policy, double sharers) {
+    const NetDevice& dev, const seam::DevicePolicy& policy, double sharers) {
   return model_table_for(dev.profiles, dim::ProfileCount::kPackets,
                          cqe_table(dev.policy, dev.found_cqe_mode) ? dim::TimerMode::kIdleGap
                                                                    : dim::TimerMode::kRateLimit,
@@ -334,7 +334,7 @@ inline std::shared_ptr<const dim::ModelTable> Controller::device_table(
 }
 
 inline std::shared_ptr<const dim::ModelTable> Controller::device_table(
-    const RdmaDevice&, const model::DevicePolicy& policy, double sharers) {
+    const RdmaDevice&, const seam::DevicePolicy& policy, double sharers) {
   return model_table_for(dim::kRdmaProfiles, dim::ProfileCount::kCompletions,
                          dim::TimerMode::kRateLimit, policy, sharers);
 }
@@ -382,7 +382,7 @@ void reorder_slots(std::vector<Slot>& slots, std::unordered_map<uint64_t, size_t
   next.reserve(n);
   std::vector<bool> taken(slots.size(), false);
   for (size_t i = 0; i < n; ++i) {
-    auto it = index.find(model::packed(key_at(i)));
+    auto it = index.find(seam::packed(key_at(i)));
     if (it != index.end() && !taken[it->second]) {
       taken[it->second] = true;
       next.push_back(std::move(slots[it->second]));
@@ -396,7 +396,7 @@ void reorder_slots(std::vector<Slot>& slots, std::unordered_map<uint64_t, size_t
   slots = std::move(next);
   index.clear();
   index.reserve(n);
-  for (size_t i = 0; i < n; ++i) index.emplace(model::packed(slots[i].key), i);
+  for (size_t i = 0; i < n; ++i) index.emplace(seam::packed(slots[i].key), i);
 }
 
 }  // namespace dimctl::controller

@@ -4,29 +4,29 @@
 
 namespace dimctl::controller {
 
-StatePublisher::StatePublisher(model::ControllerState initial)
-    : published_(std::make_shared<model::ControllerState>(std::move(initial))) {}
+StatePublisher::StatePublisher(seam::ControllerState initial)
+    : published_(std::make_shared<seam::ControllerState>(std::move(initial))) {}
 
-std::shared_ptr<const model::ControllerState> StatePublisher::state() const {
+std::shared_ptr<const seam::ControllerState> StatePublisher::state() const {
   std::lock_guard<std::mutex> lock(mu_);
   return published_;
 }
 
-std::shared_ptr<model::ControllerState> StatePublisher::acquire() {
+std::shared_ptr<seam::ControllerState> StatePublisher::acquire() {
   if (spare_ && spare_.use_count() == 1) return std::move(spare_);
   spare_.reset();
-  return std::make_shared<model::ControllerState>();
+  return std::make_shared<seam::ControllerState>();
 }
 
-std::shared_ptr<model::ControllerState> StatePublisher::acquire_copy() {
+std::shared_ptr<seam::ControllerState> StatePublisher::acquire_copy() {
   auto st = acquire();
   std::lock_guard<std::mutex> lock(mu_);
   *st = *published_;
   return st;
 }
 
-void StatePublisher::publish(std::shared_ptr<model::ControllerState> st) {
-  std::shared_ptr<model::ControllerState> prev;
+void StatePublisher::publish(std::shared_ptr<seam::ControllerState> st) {
+  std::shared_ptr<seam::ControllerState> prev;
   {
     std::lock_guard<std::mutex> lock(mu_);
     prev = std::exchange(published_, std::move(st));

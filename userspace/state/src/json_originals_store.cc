@@ -165,7 +165,7 @@ Result<void> JsonOriginalsStore::remove_file() {
 }
 
 Result<void> JsonOriginalsStore::record_net(const std::string& dev,
-                                            const model::Coalesce& original) {
+                                            const seam::Coalesce& original) {
   if (auto l = ensure_loaded(); !l) return l;
   if (dev.empty() || dev.size() > kMaxNetName) {
     return DIMCTL_FAIL(EINVAL, "record originals: invalid network device name \"{}\"", dev);
@@ -173,14 +173,14 @@ Result<void> JsonOriginalsStore::record_net(const std::string& dev,
   if (original.empty()) return ok();
   const Originals before = data_;
   auto& n = data_.net[dev];
-  const model::Coalesce merged = n.device ? merge_first_wins(*n.device, original) : original;
+  const seam::Coalesce merged = n.device ? merge_first_wins(*n.device, original) : original;
   if (n.device && merged == *n.device) return ok();  // already recorded
   n.device = merged;
   return save_or_undo(before, fmt::format("record originals of {}", dev));
 }
 
 Result<void> JsonOriginalsStore::record_net_queue(const std::string& dev, uint32_t queue,
-                                                  const model::Coalesce& original) {
+                                                  const seam::Coalesce& original) {
   if (auto l = ensure_loaded(); !l) return l;
   if (dev.empty() || dev.size() > kMaxNetName) {
     return DIMCTL_FAIL(EINVAL, "record originals: invalid network device name \"{}\"", dev);
@@ -194,7 +194,7 @@ Result<void> JsonOriginalsStore::record_net_queue(const std::string& dev, uint32
   auto& n = data_.net[dev];
   auto it = n.queues.find(queue);
   if (it != n.queues.end()) {
-    const model::Coalesce merged = merge_first_wins(it->second, original);
+    const seam::Coalesce merged = merge_first_wins(it->second, original);
     if (merged == it->second) return ok();
     it->second = merged;
   } else {
@@ -215,7 +215,7 @@ Result<void> JsonOriginalsStore::record_rdma_dim(const std::string& ibdev, bool 
 }
 
 Result<void> JsonOriginalsStore::record_napi(const std::string& dev, uint32_t napi_id,
-                                             const model::NapiConfig& original) {
+                                             const seam::NapiConfig& original) {
   if (auto l = ensure_loaded(); !l) return l;
   if (dev.empty() || dev.size() > kMaxNetName) {
     return DIMCTL_FAIL(EINVAL, "record originals: invalid network device name \"{}\"", dev);
@@ -226,7 +226,7 @@ Result<void> JsonOriginalsStore::record_napi(const std::string& dev, uint32_t na
   auto& ids = data_.napi[dev];
   auto it = ids.find(napi_id);
   if (it != ids.end()) {
-    const model::NapiConfig merged = merge_first_wins(it->second, original);
+    const seam::NapiConfig merged = merge_first_wins(it->second, original);
     if (merged == it->second) return ok();  // already recorded
     it->second = merged;
   } else {
@@ -260,7 +260,7 @@ Result<void> JsonOriginalsStore::rename_net(
   Originals next = data_;
   // Every record leaves its old name before any lands on a new one: a swap loses nothing.
   std::map<std::string, NetOriginals> moving;
-  std::map<std::string, std::map<uint32_t, model::NapiConfig>> moving_napi;
+  std::map<std::string, std::map<uint32_t, seam::NapiConfig>> moving_napi;
   for (const auto& [from, to] : renames) {
     if (to.empty() || to.size() > kMaxNetName) {
       return DIMCTL_FAIL(EINVAL, "move originals of {}: invalid network device name \"{}\"", from,

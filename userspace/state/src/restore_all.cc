@@ -52,8 +52,8 @@ bool RestoreReport::all_restored() const {
   return true;
 }
 
-RestoreReport JsonOriginalsStore::restore_all(model::NetActuator& net, model::RdmaDimSwitch* rdma,
-                                              model::NapiActuator* napi) {
+RestoreReport JsonOriginalsStore::restore_all(seam::NetActuator& net, seam::RdmaDimSwitch* rdma,
+                                              seam::NapiActuator* napi) {
   RestoreReport rep;
   if (auto l = ensure_loaded(); !l) {
     rep.file_error = std::move(l).error();
@@ -64,21 +64,21 @@ RestoreReport JsonOriginalsStore::restore_all(model::NetActuator& net, model::Rd
 
   for (const auto& [dev, n] : data_.net) {
     if (n.device) {
-      const model::Coalesce& c = *n.device;
+      const seam::Coalesce& c = *n.device;
       auto r = net.set(dev, c);
       const RestoreOutcome o = write_back(
           rep, dev, r, !r && is_gone(r.error()), "device no longer exists", kDropped,
-          [&](const model::Coalesce& back) { return mismatches(c, back); }, describe(c));
+          [&](const seam::Coalesce& back) { return mismatches(c, back); }, describe(c));
       if (o == RestoreOutcome::kGone) continue;  // its queues went with it
       if (o == RestoreOutcome::kFailed) remaining.net[dev].device = c;
     }
     for (const auto& [q, queue_c] : n.queues) {
       // A named reference: clang before 16 cannot capture a structured binding in a lambda.
-      const model::Coalesce& c = queue_c;
+      const seam::Coalesce& c = queue_c;
       auto r = net.set_queue(dev, q, c);
       const RestoreOutcome o = write_back(
           rep, fmt::format("{} queue {}", dev, q), r, !r && is_gone(r.error()), "no longer exists",
-          kDropped, [&](const model::Coalesce& back) { return mismatches(c, back); }, describe(c));
+          kDropped, [&](const seam::Coalesce& back) { return mismatches(c, back); }, describe(c));
       if (o == RestoreOutcome::kFailed) remaining.net[dev].queues[q] = c;
     }
   }
@@ -109,7 +109,7 @@ RestoreReport JsonOriginalsStore::restore_all(model::NetActuator& net, model::Rd
 
   for (const auto& [dev, ids] : data_.napi) {
     for (const auto& [id, napi_c] : ids) {
-      const model::NapiConfig& c = napi_c;
+      const seam::NapiConfig& c = napi_c;
       const std::string name = fmt::format("{} napi {}", dev, id);
       if (napi == nullptr) {
         rep.results.push_back({name, RestoreOutcome::kFailed,
@@ -121,7 +121,7 @@ RestoreReport JsonOriginalsStore::restore_all(model::NetActuator& net, model::Rd
       const RestoreOutcome o = write_back(
           rep, name, r, !r && r.error().code() == ENOENT, "no longer exists",
           "a NAPI that replaced it started from the device's defaults; dropped",
-          [&](const model::Napi& back) { return mismatches(c, back.config); }, describe(c));
+          [&](const seam::Napi& back) { return mismatches(c, back.config); }, describe(c));
       if (o == RestoreOutcome::kFailed) remaining.napi[dev][id] = c;
     }
   }

@@ -18,32 +18,32 @@ using format::kVersion;
 using nlohmann::json;
 
 struct U32Field {
-  std::optional<uint32_t> model::Coalesce::*field;
+  std::optional<uint32_t> seam::Coalesce::*field;
   const char* name;
 };
 struct BoolField {
-  std::optional<bool> model::Coalesce::*field;
+  std::optional<bool> seam::Coalesce::*field;
   const char* name;
 };
-constexpr std::array<U32Field, 4> kU32{{{&model::Coalesce::rx_usecs, "rx_usecs"},
-                                        {&model::Coalesce::rx_max_frames, "rx_max_frames"},
-                                        {&model::Coalesce::tx_usecs, "tx_usecs"},
-                                        {&model::Coalesce::tx_max_frames, "tx_max_frames"}}};
-constexpr std::array<BoolField, 4> kBool{{{&model::Coalesce::use_adaptive_rx, "use_adaptive_rx"},
-                                          {&model::Coalesce::use_adaptive_tx, "use_adaptive_tx"},
-                                          {&model::Coalesce::use_cqe_mode_rx, "use_cqe_mode_rx"},
-                                          {&model::Coalesce::use_cqe_mode_tx, "use_cqe_mode_tx"}}};
+constexpr std::array<U32Field, 4> kU32{{{&seam::Coalesce::rx_usecs, "rx_usecs"},
+                                        {&seam::Coalesce::rx_max_frames, "rx_max_frames"},
+                                        {&seam::Coalesce::tx_usecs, "tx_usecs"},
+                                        {&seam::Coalesce::tx_max_frames, "tx_max_frames"}}};
+constexpr std::array<BoolField, 4> kBool{{{&seam::Coalesce::use_adaptive_rx, "use_adaptive_rx"},
+                                          {&seam::Coalesce::use_adaptive_tx, "use_adaptive_tx"},
+                                          {&seam::Coalesce::use_cqe_mode_rx, "use_cqe_mode_rx"},
+                                          {&seam::Coalesce::use_cqe_mode_tx, "use_cqe_mode_tx"}}};
 
-// The NAPI settings as the file names them (model::NapiConfig; the netdev spec's names with
+// The NAPI settings as the file names them (seam::NapiConfig; the netdev spec's names with
 // underscores and the unit of the timeouts).
 struct NapiField {
-  std::optional<uint64_t> model::NapiConfig::*u64;  // timeouts (ns)
+  std::optional<uint64_t> seam::NapiConfig::*u64;  // timeouts (ns)
   const char* name;
 };
 constexpr const char* kDeferName = "defer_hard_irqs";
 constexpr std::array<NapiField, 2> kNapiTimeouts{
-    {{&model::NapiConfig::gro_flush_timeout_ns, "gro_flush_timeout_ns"},
-     {&model::NapiConfig::irq_suspend_timeout_ns, "irq_suspend_timeout_ns"}}};
+    {{&seam::NapiConfig::gro_flush_timeout_ns, "gro_flush_timeout_ns"},
+     {&seam::NapiConfig::irq_suspend_timeout_ns, "irq_suspend_timeout_ns"}}};
 
 const char* json_type(const json& v) {
   return v.type_name();
@@ -53,7 +53,7 @@ Failure bad(const std::string& src, const std::string& where, const std::string&
   return DIMCTL_FAIL(0, "state file {}: {}: {}", src, where, problem);
 }
 
-json coalesce_to_json(const model::Coalesce& c) {
+json coalesce_to_json(const seam::Coalesce& c) {
   json j = json::object();
   for (const auto& f : kU32) {
     if (c.*f.field) j[f.name] = *(c.*f.field);
@@ -64,11 +64,11 @@ json coalesce_to_json(const model::Coalesce& c) {
   return j;
 }
 
-Result<model::Coalesce> coalesce_from_json(const json& j, const std::string& src,
-                                           const std::string& where) {
+Result<seam::Coalesce> coalesce_from_json(const json& j, const std::string& src,
+                                          const std::string& where) {
   if (!j.is_object())
     return bad(src, where, fmt::format("expected an object, got {}", json_type(j)));
-  model::Coalesce c;
+  seam::Coalesce c;
   for (const auto& [key, v] : j.items()) {
     bool known = false;
     for (const auto& f : kU32) {
@@ -96,7 +96,7 @@ Result<model::Coalesce> coalesce_from_json(const json& j, const std::string& src
   return c;
 }
 
-json napi_to_json(const model::NapiConfig& c) {
+json napi_to_json(const seam::NapiConfig& c) {
   json j = json::object();
   if (c.defer_hard_irqs) j[kDeferName] = *c.defer_hard_irqs;
   for (const auto& f : kNapiTimeouts) {
@@ -105,11 +105,11 @@ json napi_to_json(const model::NapiConfig& c) {
   return j;
 }
 
-Result<model::NapiConfig> napi_from_json(const json& j, const std::string& src,
-                                         const std::string& where) {
+Result<seam::NapiConfig> napi_from_json(const json& j, const std::string& src,
+                                        const std::string& where) {
   if (!j.is_object())
     return bad(src, where, fmt::format("expected an object, got {}", json_type(j)));
-  model::NapiConfig c;
+  seam::NapiConfig c;
   for (const auto& [key, v] : j.items()) {
     if (key == kDeferName) {
       if (!v.is_number_unsigned() || v.get<uint64_t>() > UINT32_MAX) {
@@ -141,8 +141,8 @@ Result<model::NapiConfig> napi_from_json(const json& j, const std::string& src,
 
 namespace format {
 
-model::Coalesce merge_first_wins(const model::Coalesce& existing, const model::Coalesce& add) {
-  model::Coalesce out = existing;
+seam::Coalesce merge_first_wins(const seam::Coalesce& existing, const seam::Coalesce& add) {
+  seam::Coalesce out = existing;
   for (const auto& f : kU32) {
     if (!(out.*f.field)) out.*f.field = add.*f.field;
   }
@@ -152,9 +152,8 @@ model::Coalesce merge_first_wins(const model::Coalesce& existing, const model::C
   return out;
 }
 
-model::NapiConfig merge_first_wins(const model::NapiConfig& existing,
-                                   const model::NapiConfig& add) {
-  model::NapiConfig out = existing;
+seam::NapiConfig merge_first_wins(const seam::NapiConfig& existing, const seam::NapiConfig& add) {
+  seam::NapiConfig out = existing;
   if (!out.defer_hard_irqs) out.defer_hard_irqs = add.defer_hard_irqs;
   for (const auto& f : kNapiTimeouts) {
     if (!(out.*f.u64)) out.*f.u64 = add.*f.u64;
@@ -162,7 +161,7 @@ model::NapiConfig merge_first_wins(const model::NapiConfig& existing,
   return out;
 }
 
-std::vector<std::string> mismatches(const model::Coalesce& orig, const model::Coalesce& back) {
+std::vector<std::string> mismatches(const seam::Coalesce& orig, const seam::Coalesce& back) {
   std::vector<std::string> out;
   const bool arx = orig.use_adaptive_rx.value_or(false);
   const bool atx = orig.use_adaptive_tx.value_or(false);
@@ -190,7 +189,7 @@ std::vector<std::string> mismatches(const model::Coalesce& orig, const model::Co
   return out;
 }
 
-std::vector<std::string> mismatches(const model::NapiConfig& orig, const model::NapiConfig& back) {
+std::vector<std::string> mismatches(const seam::NapiConfig& orig, const seam::NapiConfig& back) {
   std::vector<std::string> out;
   auto opt = [](const auto& v) { return v ? std::to_string(*v) : std::string("n/a"); };
   if (orig.defer_hard_irqs && back.defer_hard_irqs != orig.defer_hard_irqs) {
@@ -217,7 +216,7 @@ std::string join(const std::vector<std::string>& v, std::string_view sep) {
 
 }  // namespace format
 
-std::string describe(const model::Coalesce& c) {
+std::string describe(const seam::Coalesce& c) {
   std::vector<std::string> parts;
   for (const auto& f : kU32) {
     if (c.*f.field) parts.push_back(fmt::format("{}={}", f.name, *(c.*f.field)));
@@ -228,7 +227,7 @@ std::string describe(const model::Coalesce& c) {
   return parts.empty() ? std::string("(nothing)") : format::join(parts, " ");
 }
 
-std::string describe(const model::NapiConfig& c) {
+std::string describe(const seam::NapiConfig& c) {
   std::vector<std::string> parts;
   if (c.defer_hard_irqs) parts.push_back(fmt::format("{}={}", kDeferName, *c.defer_hard_irqs));
   for (const auto& f : kNapiTimeouts) {

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "dimctl/model/coalesce.h"
-#include "dimctl/model/napi_actuator.h"
+#include "dimctl/seam/coalesce.h"
+#include "dimctl/seam/napi_actuator.h"
 
 namespace dimctl::state::format {
 
@@ -19,13 +19,13 @@ inline constexpr size_t kMaxIbName = 63;     // IB_DEVICE_NAME_MAX - 1
 inline constexpr uint32_t kMaxQueue = 4095;  // ETHTOOL_PERQUEUE (MAX_NUM_QUEUE - 1)
 
 // First value wins per field.
-model::Coalesce merge_first_wins(const model::Coalesce& existing, const model::Coalesce& add);
-model::NapiConfig merge_first_wins(const model::NapiConfig& existing, const model::NapiConfig& add);
+seam::Coalesce merge_first_wins(const seam::Coalesce& existing, const seam::Coalesce& add);
+seam::NapiConfig merge_first_wins(const seam::NapiConfig& existing, const seam::NapiConfig& add);
 
 // Fields whose read-back differs from the original. Values under adaptive moderation are not
 // compared: the driver's own DIM moves them.
-std::vector<std::string> mismatches(const model::Coalesce& orig, const model::Coalesce& back);
-std::vector<std::string> mismatches(const model::NapiConfig& orig, const model::NapiConfig& back);
+std::vector<std::string> mismatches(const seam::Coalesce& orig, const seam::Coalesce& back);
+std::vector<std::string> mismatches(const seam::NapiConfig& orig, const seam::NapiConfig& back);
 
 std::string join(const std::vector<std::string>& v, std::string_view sep);
 

@@ -4,8 +4,8 @@
 
 namespace dimctl::trace {
 
-void keep_devices(const model::Snapshot& in, const std::vector<std::string>& globs,
-                  model::Snapshot& out) {
+void keep_devices(const seam::Snapshot& in, const std::vector<std::string>& globs,
+                  seam::Snapshot& out) {
   out.time_ns = in.time_ns;
   // New index of each device of `in`, or -1 when it is not kept.
   std::vector<int64_t> remap(in.devices.size(), -1);

@@ -11,16 +11,16 @@
 namespace dimctl::trace::detail {
 namespace {
 
-using model::CqCounters;
-using model::QueueCounters;
-using model::Snapshot;
+using seam::CqCounters;
+using seam::QueueCounters;
+using seam::Snapshot;
 
 // Baselines of a key absent from the previous frame: the defaults of a fresh entry, so that a
 // new queue costs its non-default fields only.
 const QueueCounters kNewQueue{};
 const CqCounters kNewCq{};
-const model::CpuTimes kNewCpu{};
-const model::IrqTimes kNewIrq{};
+const seam::CpuTimes kNewCpu{};
+const seam::IrqTimes kNewIrq{};
 
 // Each entry kind's counters in wire order (the mask bits of frame_codec.h): one table serves
 // both the encoder and the decoder, so the two cannot disagree on the order.
@@ -33,21 +33,21 @@ constexpr Fields<CqCounters, kCqCountersMax> kCqFields{
     &CqCounters::schedules,       &CqCounters::reschedules,     &CqCounters::events,
     &CqCounters::polls,           &CqCounters::completions,     &CqCounters::poll_errors,
     &CqCounters::kernel_modifies, &CqCounters::budget_exhausted};
-constexpr Fields<model::CpuTimes, kCpuCounters> kCpuFields{&model::CpuTimes::hardirq_ns,
-                                                           &model::CpuTimes::hardirq_count,
-                                                           &model::CpuTimes::hardirq_timed,
-                                                           &model::CpuTimes::softirq_net_rx_ns,
-                                                           &model::CpuTimes::softirq_net_rx_count,
-                                                           &model::CpuTimes::softirq_net_rx_timed,
-                                                           &model::CpuTimes::softirq_block_ns,
-                                                           &model::CpuTimes::softirq_block_count,
-                                                           &model::CpuTimes::softirq_block_timed,
-                                                           &model::CpuTimes::softirq_irq_poll_ns,
-                                                           &model::CpuTimes::softirq_irq_poll_count,
-                                                           &model::CpuTimes::softirq_irq_poll_timed,
-                                                           &model::CpuTimes::idle_ns};
-constexpr Fields<model::IrqTimes, kIrqCounters> kIrqFields{
-    &model::IrqTimes::ns, &model::IrqTimes::count, &model::IrqTimes::timed};
+constexpr Fields<seam::CpuTimes, kCpuCounters> kCpuFields{&seam::CpuTimes::hardirq_ns,
+                                                          &seam::CpuTimes::hardirq_count,
+                                                          &seam::CpuTimes::hardirq_timed,
+                                                          &seam::CpuTimes::softirq_net_rx_ns,
+                                                          &seam::CpuTimes::softirq_net_rx_count,
+                                                          &seam::CpuTimes::softirq_net_rx_timed,
+                                                          &seam::CpuTimes::softirq_block_ns,
+                                                          &seam::CpuTimes::softirq_block_count,
+                                                          &seam::CpuTimes::softirq_block_timed,
+                                                          &seam::CpuTimes::softirq_irq_poll_ns,
+                                                          &seam::CpuTimes::softirq_irq_poll_count,
+                                                          &seam::CpuTimes::softirq_irq_poll_timed,
+                                                          &seam::CpuTimes::idle_ns};
+constexpr Fields<seam::IrqTimes, kIrqCounters> kIrqFields{
+    &seam::IrqTimes::ns, &seam::IrqTimes::count, &seam::IrqTimes::timed};
 
 template <typename T, size_t N>
 std::array<uint64_t, N> read_fields(const T& t, const Fields<T, N>& f) {
@@ -72,16 +72,16 @@ std::array<uint64_t, kCqCountersMax> counters(const CqCounters& c) {
 void set_counters(CqCounters& c, const std::array<uint64_t, kCqCountersMax>& v) {
   write_fields(c, kCqFields, v);
 }
-std::array<uint64_t, kCpuCounters> counters(const model::CpuTimes& t) {
+std::array<uint64_t, kCpuCounters> counters(const seam::CpuTimes& t) {
   return read_fields(t, kCpuFields);
 }
-void set_counters(model::CpuTimes& t, const std::array<uint64_t, kCpuCounters>& v) {
+void set_counters(seam::CpuTimes& t, const std::array<uint64_t, kCpuCounters>& v) {
   write_fields(t, kCpuFields, v);
 }
-std::array<uint64_t, kIrqCounters> counters(const model::IrqTimes& t) {
+std::array<uint64_t, kIrqCounters> counters(const seam::IrqTimes& t) {
   return read_fields(t, kIrqFields);
 }
-void set_counters(model::IrqTimes& t, const std::array<uint64_t, kIrqCounters>& v) {
+void set_counters(seam::IrqTimes& t, const std::array<uint64_t, kIrqCounters>& v) {
   write_fields(t, kIrqFields, v);
 }
 
@@ -170,7 +170,7 @@ void put_cpu_times(std::string& out, const Snapshot& s, const Snapshot& p,
                    const std::unordered_map<uint32_t, uint32_t>& irq_ix, std::string& scratch) {
   put_varint(out, s.cpus.size());
   for (size_t i = 0; i < s.cpus.size(); ++i) {
-    const model::CpuTimes& t = s.cpus[i];
+    const seam::CpuTimes& t = s.cpus[i];
     scratch.clear();
     uint64_t mask = put_counters(kCpuAbs, counters(t),
                                  counters(i < p.cpus.size() ? p.cpus[i] : kNewCpu), scratch);
@@ -180,7 +180,7 @@ void put_cpu_times(std::string& out, const Snapshot& s, const Snapshot& p,
   }
   put_varint(out, s.irqs.size());
   uint32_t last = 0;
-  for (const model::IrqTimes& t : s.irqs) {
+  for (const seam::IrqTimes& t : s.irqs) {
     put_varint(out, zigzag(int64_t{t.irq} - int64_t{last}));
     last = t.irq;
     auto it = irq_ix.find(t.irq);
@@ -203,7 +203,7 @@ template <typename Entry>
 void put_keys(std::string& out, const std::vector<Entry>& entries) {
   uint64_t last = 0;
   for (const auto& e : entries) {
-    const uint64_t k = model::packed(e.key);
+    const uint64_t k = seam::packed(e.key);
     put_varint(out, zigzag(static_cast<int64_t>(k - last)));
     last = k;
   }
@@ -215,7 +215,7 @@ template <typename Entry, typename Key>
 const Entry& baseline(const Key& key, size_t i, bool positional, const std::vector<Entry>& prev,
                       const std::unordered_map<uint64_t, uint32_t>& ix, const Entry& fresh) {
   if (positional) return prev[i];
-  auto it = ix.find(model::packed(key));
+  auto it = ix.find(seam::packed(key));
   return it == ix.end() ? fresh : prev[it->second];
 }
 
@@ -228,7 +228,7 @@ bool fits_i32(int64_t v) {
 
 namespace dimctl::trace {
 
-Result<void> check_snapshot(const model::Snapshot& s) {
+Result<void> check_snapshot(const seam::Snapshot& s) {
   for (size_t i = 0; i < s.queues.size(); ++i) {
     const auto& q = s.queues[i];
     if (q.device_ix >= s.devices.size()) {
@@ -259,11 +259,11 @@ void FrameState::advance(const Snapshot& s, bool queue_keys_changed, bool cq_key
   if (queue_keys_changed) {
     queue_ix.clear();
     for (uint32_t i = 0; i < s.queues.size(); ++i)
-      queue_ix.emplace(model::packed(s.queues[i].key), i);
+      queue_ix.emplace(seam::packed(s.queues[i].key), i);
   }
   if (cq_keys_changed) {
     cq_ix.clear();
-    for (uint32_t i = 0; i < s.cqs.size(); ++i) cq_ix.emplace(model::packed(s.cqs[i].key), i);
+    for (uint32_t i = 0; i < s.cqs.size(); ++i) cq_ix.emplace(seam::packed(s.cqs[i].key), i);
   }
   // A handful of entries per frame (the IRQs that ran): rebuilt every time.
   irq_ix.clear();
@@ -349,7 +349,7 @@ Result<void> FrameDecoder::decode(std::string_view payload, Snapshot& out) {
   }
   for (size_t i = 0; i < nq; ++i) {
     QueueCounters& q = out.queues[i];
-    const model::QueueKey key = queue_keys ? q.key : p.queues[i].key;
+    const seam::QueueKey key = queue_keys ? q.key : p.queues[i].key;
     const QueueCounters& b = baseline(key, i, !queue_keys, p.queues, state_.queue_ix, kNewQueue);
     uint64_t mask = 0;
     const uint64_t queue_limit = state_.version >= 2 ? kQueueCpu << 1 : kQueueMeta << 1;
@@ -405,7 +405,7 @@ Result<void> FrameDecoder::decode(std::string_view payload, Snapshot& out) {
   }
   for (size_t i = 0; i < ncq; ++i) {
     CqCounters& q = out.cqs[i];
-    const model::CqKey key = cq_keys ? q.key : p.cqs[i].key;
+    const seam::CqKey key = cq_keys ? q.key : p.cqs[i].key;
     const CqCounters& b = baseline(key, i, !cq_keys, p.cqs, state_.cq_ix, kNewCq);
     uint64_t mask = 0;
     const uint64_t cq_limit = (m.cpu != 0 ? m.cpu : m.kernel) << 1;
@@ -419,7 +419,7 @@ Result<void> FrameDecoder::decode(std::string_view payload, Snapshot& out) {
           nr > std::numeric_limits<uint32_t>::max() || !fits_i32(unzigzag(vec))) {
         return bad(fmt::format("bad CQ {} fields", i));
       }
-      q.poll_ctx = static_cast<model::PollContext>(ctx);
+      q.poll_ctx = static_cast<seam::PollContext>(ctx);
       q.nr_cqe = static_cast<uint32_t>(nr);
       q.comp_vector = static_cast<int32_t>(unzigzag(vec));
     }

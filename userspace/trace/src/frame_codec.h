@@ -1,4 +1,4 @@
-// FrameEncoder / FrameDecoder: one model::Snapshot <-> one frame payload, delta-encoded against
+// FrameEncoder / FrameDecoder: one seam::Snapshot <-> one frame payload, delta-encoded against
 // the previous frame of the same file (docs/TRACE.md, "Frame payload"). The encoder writes the
 // current format version; the decoder reads every version from kOldestFormatVersion. The two keep
 // the same state (the previous snapshot and an index of its keys), so whatever the encoder writes
@@ -11,7 +11,7 @@
 #include <unordered_map>
 
 #include "dimctl/common/result.h"
-#include "dimctl/model/snapshot.h"
+#include "dimctl/seam/snapshot.h"
 #include "dimctl/trace/trace_header.h"
 
 namespace dimctl::trace::detail {
@@ -40,7 +40,7 @@ inline constexpr CqMask kCqMaskV1{7, 1u << 7, 1u << 8, 1u << 9, 0};
 inline constexpr CqMask kCqMaskV2{8, 1u << 8, 1u << 9, 1u << 10, 1u << 11};
 inline constexpr int kCqCountersMax = 8;
 
-// Version 2's per-CPU entry mask: bits 0-12 one per counter of model::CpuTimes (in declaration
+// Version 2's per-CPU entry mask: bits 0-12 one per counter of seam::CpuTimes (in declaration
 // order, idle_ns last), then:
 inline constexpr uint64_t kCpuAbs = 1u << 13;
 inline constexpr uint64_t kCpuIdleKnown = 1u << 14;  // the value of idle_known
@@ -52,7 +52,7 @@ inline constexpr int kIrqCounters = 3;
 // The state both sides keep: the previous frame of this file, and where each of its keys is.
 // A key present twice maps to its first entry (the same rule on both sides keeps them in step).
 struct FrameState {
-  model::Snapshot prev;
+  seam::Snapshot prev;
   std::unordered_map<uint64_t, uint32_t> queue_ix;  // packed(QueueKey) -> index in prev.queues
   std::unordered_map<uint64_t, uint32_t> cq_ix;     // packed(CqKey) -> index in prev.cqs
   std::unordered_map<uint32_t, uint32_t> irq_ix;    // IRQ number -> index in prev.irqs
@@ -61,7 +61,7 @@ struct FrameState {
   // A new file: no previous frame; the first frame's time is a delta from `time_base_ns`.
   void reset(int64_t time_base_ns, uint16_t format_version);
   // Makes `s` the previous frame; the key indexes are rebuilt only when the key sets changed.
-  void advance(const model::Snapshot& s, bool queue_keys_changed, bool cq_keys_changed);
+  void advance(const seam::Snapshot& s, bool queue_keys_changed, bool cq_keys_changed);
 };
 
 class FrameEncoder {
@@ -69,7 +69,7 @@ class FrameEncoder {
   void reset(int64_t time_base_ns) { state_.reset(time_base_ns, kFormatVersion); }
   // Appends the payload of `s` to `out` and makes `s` the previous frame. EINVAL, with nothing
   // appended and the state unchanged, for a queue whose device_ix is outside the device table.
-  Result<void> encode(const model::Snapshot& s, std::string& out);
+  Result<void> encode(const seam::Snapshot& s, std::string& out);
 
  private:
   FrameState state_;
@@ -84,7 +84,7 @@ class FrameDecoder {
   // Decodes one payload into `out` (its storage reused) and makes it the previous frame. On
   // error (the context names what was wrong, with the offset inside the payload) the state is
   // unchanged and `out` is unspecified.
-  Result<void> decode(std::string_view payload, model::Snapshot& out);
+  Result<void> decode(std::string_view payload, seam::Snapshot& out);
 
  private:
   FrameState state_;

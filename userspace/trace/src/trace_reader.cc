@@ -25,23 +25,23 @@ struct TraceReader::Impl {
   std::optional<Error> error;  // sticky
 
   // Stops before an incomplete last frame: the end a killed recorder leaves.
-  Result<std::optional<model::Snapshot>> truncated_tail(size_t need) {
+  Result<std::optional<seam::Snapshot>> truncated_tail(size_t need) {
     warning = fmt::format(
         "{}: truncated frame at byte {} ({} of {} bytes present): stopped after frame {}, the "
         "last complete one",
         name, pos, bytes.size() - pos, need, frames);
     pos = bytes.size();
-    return std::optional<model::Snapshot>{};
+    return std::optional<seam::Snapshot>{};
   }
 
-  Result<std::optional<model::Snapshot>> failed(Error e) {
+  Result<std::optional<seam::Snapshot>> failed(Error e) {
     error = std::move(e);
     return *error;
   }
 
-  Result<std::optional<model::Snapshot>> next() {
+  Result<std::optional<seam::Snapshot>> next() {
     if (error) return *error;
-    if (pos == bytes.size()) return std::optional<model::Snapshot>{};
+    if (pos == bytes.size()) return std::optional<seam::Snapshot>{};
     const size_t left = bytes.size() - pos;
     if (left < detail::kFrameHead) return truncated_tail(detail::kFrameHead);
     const char* p = bytes.data() + pos;
@@ -60,14 +60,14 @@ struct TraceReader::Impl {
           0, "{}: frame checksum mismatch at byte {} (frame {}: stored {:08x}, computed {:08x})",
           name, pos, frames, stored, computed));
     }
-    model::Snapshot s;
+    seam::Snapshot s;
     if (auto r = decoder.decode(payload, s); !r) {
       return failed(DIMCTL_ERR(0, "{}: corrupt frame at byte {} (frame {}): {}", name, pos, frames,
                                r.error().message()));
     }
     pos += need;
     ++frames;
-    return std::optional<model::Snapshot>(std::move(s));
+    return std::optional<seam::Snapshot>(std::move(s));
   }
 };
 
@@ -109,7 +109,7 @@ Result<TraceReader> TraceReader::from_bytes(std::string bytes, std::string name)
   return TraceReader(std::move(impl));
 }
 
-Result<std::optional<model::Snapshot>> TraceReader::next() {
+Result<std::optional<seam::Snapshot>> TraceReader::next() {
   return impl_->next();
 }
 const TraceHeader& TraceReader::header() const {

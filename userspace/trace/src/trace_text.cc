@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "dimctl/model/cpu_period.h"
+#include "dimctl/seam/cpu_period.h"
 
 namespace dimctl::trace {
 namespace {
@@ -36,7 +36,7 @@ struct QueueDelta {
   }
 };
 
-QueueDelta delta(const model::QueueCounters& c, const model::QueueCounters* p) {
+QueueDelta delta(const seam::QueueCounters& c, const seam::QueueCounters* p) {
   const bool reset = p != nullptr && (c.polls < p->polls || c.packets < p->packets ||
                                       c.budget_exhausted < p->budget_exhausted ||
                                       c.empty_polls < p->empty_polls || c.bytes < p->bytes);
@@ -58,7 +58,7 @@ QueueDelta delta(const model::QueueCounters& c, const model::QueueCounters* p) {
 }
 
 std::string cpu_text(uint16_t cpu) {
-  return cpu == model::QueueCounters::kNoCpu ? std::string() : fmt::format(" cpu {}", cpu);
+  return cpu == seam::QueueCounters::kNoCpu ? std::string() : fmt::format(" cpu {}", cpu);
 }
 
 }  // namespace
@@ -75,7 +75,7 @@ std::string TraceShow::header_text(const TraceHeader& h, const std::string& name
   return s;
 }
 
-void TraceShow::frame(const model::Snapshot& s, std::string& out) {
+void TraceShow::frame(const seam::Snapshot& s, std::string& out) {
   const bool baseline = frames_ == 0;
   if (baseline) first_ns_ = s.time_ns;
   const int64_t dt = s.time_ns - last_ns_;
@@ -84,10 +84,10 @@ void TraceShow::frame(const model::Snapshot& s, std::string& out) {
 
   std::string lines;
   size_t quiet = 0;
-  std::unordered_map<uint64_t, model::QueueCounters> now;
+  std::unordered_map<uint64_t, seam::QueueCounters> now;
   now.reserve(s.queues.size());
   for (const auto& q : s.queues) {
-    const uint64_t k = model::packed(q.key);
+    const uint64_t k = seam::packed(q.key);
     if (!now.emplace(k, q).second) continue;  // a repeated key counts once
     auto it = prev_queues_.find(k);
     QueueTotals& t = queues_[k];
@@ -130,9 +130,9 @@ void TraceShow::frame(const model::Snapshot& s, std::string& out) {
   }
   prev_queues_ = std::move(now);
 
-  std::unordered_map<uint64_t, model::CqCounters> cqs_now;
+  std::unordered_map<uint64_t, seam::CqCounters> cqs_now;
   for (const auto& c : s.cqs) {
-    const uint64_t k = model::packed(c.key);
+    const uint64_t k = seam::packed(c.key);
     if (!cqs_now.emplace(k, c).second) continue;
     auto it = prev_cqs_.find(k);
     CqTotals& t = cqs_[k];
@@ -140,7 +140,7 @@ void TraceShow::frame(const model::Snapshot& s, std::string& out) {
     t.ibdev = c.ibdev;
     ++t.frames;
     if (baseline) continue;
-    const model::CqCounters* p = it == prev_cqs_.end() ? nullptr : &it->second;
+    const seam::CqCounters* p = it == prev_cqs_.end() ? nullptr : &it->second;
     const bool reset = p != nullptr && (c.events < p->events || c.completions < p->completions ||
                                         c.schedules < p->schedules || c.polls < p->polls ||
                                         c.budget_exhausted < p->budget_exhausted);
@@ -187,11 +187,11 @@ void TraceShow::frame(const model::Snapshot& s, std::string& out) {
     if (baseline) continue;
     // Against the previous frame's entry, or from 0 for a CPU new to the trace or whose counters
     // went back (as queues are counted).
-    const model::CpuTimes& cur = s.cpus[i];
-    const model::CpuTimes* prev = i < prev_cpus_.size() ? &prev_cpus_[i] : nullptr;
-    const bool reset = prev != nullptr && model::went_backwards(cur, *prev);
+    const seam::CpuTimes& cur = s.cpus[i];
+    const seam::CpuTimes* prev = i < prev_cpus_.size() ? &prev_cpus_[i] : nullptr;
+    const bool reset = prev != nullptr && seam::went_backwards(cur, *prev);
     const bool whole = prev == nullptr || reset;
-    const model::CpuPeriod d = model::cpu_period(cur, whole ? model::CpuTimes{} : *prev);
+    const seam::CpuPeriod d = seam::cpu_period(cur, whole ? seam::CpuTimes{} : *prev);
     t.hardirqs += d.hardirqs;
     t.softirqs += d.softirqs;
     t.hardirq_ns += d.hardirq_ns;
@@ -200,7 +200,7 @@ void TraceShow::frame(const model::Snapshot& s, std::string& out) {
     std::string busy;
     const bool idle_known = !whole && cur.idle_known && prev->idle_known;
     if (idle_known && dt > 0) {
-      const double b = model::busy_fraction(cur, *prev, d.hardirq_ns + d.softirq_ns, dt) *
+      const double b = seam::busy_fraction(cur, *prev, d.hardirq_ns + d.softirq_ns, dt) *
                        static_cast<double>(dt);
       t.idle_span_ns += dt;
       t.busy_ns += b;

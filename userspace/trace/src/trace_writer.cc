@@ -138,7 +138,7 @@ Result<TraceWriter> TraceWriter::open(const std::string& path, WriterOptions opt
   return TraceWriter(std::move(impl));
 }
 
-Result<void> TraceWriter::write(const model::Snapshot& snap) {
+Result<void> TraceWriter::write(const seam::Snapshot& snap) {
   Impl& w = *impl_;
   if (!w.fd.valid()) return DIMCTL_FAIL(EBADF, "{}: writer is closed", w.path);
   w.payload.clear();

@@ -22,25 +22,25 @@ Result<HostCosts> host_costs(const std::string& path, const std::string& device)
     // The first sight is the baseline; a counter that went back counts what it holds now.
     const uint64_t delta = fresh ? 0 : value >= it->second ? value - it->second : value;
     it->second = value;
-    if (delta > 0 && cpu != model::QueueCounters::kNoCpu) per_cpu[cpu] += delta;
+    if (delta > 0 && cpu != seam::QueueCounters::kNoCpu) per_cpu[cpu] += delta;
   };
   for (;;) {
     auto frame = reader->next();
     if (!frame) return fail(std::move(frame).error());
     if (!*frame) break;
-    const model::Snapshot& s = **frame;
+    const seam::Snapshot& s = **frame;
     cpu_times |= !s.cpus.empty();
     // A frame the controller refuses is skipped, as the daemon skips a failed sample.
     (void)replay.feed(s);
-    for (const model::QueueCounters& q : s.queues) {
+    for (const seam::QueueCounters& q : s.queues) {
       if (!device.empty() && (q.device_ix >= s.devices.size() || s.device_of(q) != device)) {
         continue;
       }
-      account(last_queue, model::packed(q.key), q.packets, q.cpu);
+      account(last_queue, seam::packed(q.key), q.packets, q.cpu);
     }
-    for (const model::CqCounters& c : s.cqs) {
+    for (const seam::CqCounters& c : s.cqs) {
       if (!device.empty() && c.ibdev != device) continue;
-      account(last_cq, model::packed(c.key), c.completions, c.cpu);
+      account(last_cq, seam::packed(c.key), c.completions, c.cpu);
     }
   }
   if (!cpu_times) {
@@ -53,7 +53,7 @@ Result<HostCosts> host_costs(const std::string& path, const std::string& device)
   HostCosts out;
   double irq = 0, comp = 0;
   for (const auto& [cpu, n] : per_cpu) {
-    const model::CoreView* core = nullptr;
+    const seam::CoreView* core = nullptr;
     for (const auto& c : state->cores) {
       if (c.cpu == cpu) core = &c;
     }

@@ -14,7 +14,7 @@ ShadowReplay::ShadowReplay()
 
 ShadowReplay::~ShadowReplay() = default;
 
-Result<void> ShadowReplay::feed(const model::Snapshot& frame) {
+Result<void> ShadowReplay::feed(const seam::Snapshot& frame) {
   // The controller logs what a daemon's operator needs to know (a device's coalescing unreadable,
   // a new device); over a trace those are expected for every device, so only errors get through
   // while it runs on a frame.
@@ -27,43 +27,43 @@ Result<void> ShadowReplay::feed(const model::Snapshot& frame) {
   return r;
 }
 
-std::shared_ptr<const model::ControllerState> ShadowReplay::state() const {
+std::shared_ptr<const seam::ControllerState> ShadowReplay::state() const {
   return controller_->state();
 }
 
-Result<model::Snapshot> ShadowReplay::sample() {
+Result<seam::Snapshot> ShadowReplay::sample() {
   if (frame_ == nullptr) return DIMCTL_FAIL(ENODATA, "no trace frame to replay");
   return *frame_;
 }
 
-Result<void> ShadowReplay::sample_into(model::Snapshot& out) {
+Result<void> ShadowReplay::sample_into(seam::Snapshot& out) {
   if (frame_ == nullptr) return DIMCTL_FAIL(ENODATA, "no trace frame to replay");
   out = *frame_;
   return ok();
 }
 
-Result<model::Coalesce> ShadowReplay::get(const std::string& dev) {
+Result<seam::Coalesce> ShadowReplay::get(const std::string& dev) {
   return DIMCTL_FAIL(ENODATA, "{}: a trace does not record coalescing settings", dev);
 }
 
-Result<model::Coalesce> ShadowReplay::set(const std::string& dev, const model::Coalesce&) {
+Result<seam::Coalesce> ShadowReplay::set(const std::string& dev, const seam::Coalesce&) {
   return DIMCTL_FAIL(EPERM, "{}: a trace replay writes nothing", dev);
 }
 
-Result<model::Coalesce> ShadowReplay::get_queue(const std::string& dev, uint32_t queue) {
+Result<seam::Coalesce> ShadowReplay::get_queue(const std::string& dev, uint32_t queue) {
   return DIMCTL_FAIL(ENODATA, "{} queue {}: a trace does not record coalescing settings", dev,
                      queue);
 }
 
-Result<model::Coalesce> ShadowReplay::set_queue(const std::string& dev, uint32_t queue,
-                                                const model::Coalesce&) {
+Result<seam::Coalesce> ShadowReplay::set_queue(const std::string& dev, uint32_t queue,
+                                               const seam::Coalesce&) {
   return DIMCTL_FAIL(EPERM, "{} queue {}: a trace replay writes nothing", dev, queue);
 }
 
-model::DevicePolicy ShadowReplay::policy_for(const model::DeviceInfo&) const {
-  model::DevicePolicy p;
-  p.mode = model::Mode::kShadow;
-  p.algorithm = model::Algorithm::kModel;
+seam::DevicePolicy ShadowReplay::policy_for(const seam::DeviceInfo&) const {
+  seam::DevicePolicy p;
+  p.mode = seam::Mode::kShadow;
+  p.algorithm = seam::Algorithm::kModel;
   p.rule = "trace costs";
   return p;
 }

@@ -16,18 +16,18 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dimctl/model/snapshot.h"
+#include "dimctl/seam/snapshot.h"
 
 namespace dimctl::exporters {
 
 // device, queue, queue_label, ifindex, napi_id, irq, polls, events, packets, budget_exhausted,
 // empty_polls, has_bytes, bytes (null unless has_bytes: unknown is not 0). `device` is the
 // queue's name (the counters hold only an index into their snapshot's name table).
-nlohmann::json queue_counters_to_json(const model::QueueCounters& c, const std::string& device);
+nlohmann::json queue_counters_to_json(const seam::QueueCounters& c, const std::string& device);
 
 // device (IB device), dev_index, cq, poll_ctx, nr_cqe, comp_vector, schedules, reschedules,
 // events, polls, completions, poll_errors, budget_exhausted, kernel_modifies, kernel_comps,
 // kernel_usec.
-nlohmann::json cq_counters_to_json(const model::CqCounters& c);
+nlohmann::json cq_counters_to_json(const seam::CqCounters& c);
 
 }  // namespace dimctl::exporters

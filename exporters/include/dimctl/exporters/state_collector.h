@@ -34,12 +34,12 @@
 
 #include "dimctl/common/netlink_requests.h"
 #include "dimctl/common/result.h"
-#include "dimctl/model/controller_state.h"
+#include "dimctl/seam/controller_state.h"
 
 namespace dimctl::exporters {
 
 // Returns the last published state, or nullptr before the first one.
-using StateGetter = std::function<std::shared_ptr<const model::ControllerState>()>;
+using StateGetter = std::function<std::shared_ptr<const seam::ControllerState>()>;
 
 struct CollectorOptions {
   // Initial caps (above UINT32_MAX counts as UINT32_MAX); set_series_caps() changes them later.

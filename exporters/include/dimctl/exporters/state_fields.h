@@ -27,7 +27,7 @@
 #include <type_traits>
 
 #include "dimctl/exporters/names.h"
-#include "dimctl/model/controller_state.h"
+#include "dimctl/seam/controller_state.h"
 
 namespace dimctl::exporters {
 
@@ -39,7 +39,7 @@ enum class Absent { kNull, kLeftOut };
 template <typename T, typename Model>
 concept FieldsOf = std::is_same_v<std::remove_const_t<T>, Model>;
 
-template <typename V, FieldsOf<model::DimView> D>
+template <typename V, FieldsOf<seam::DimView> D>
 void fields(V& v, D& d) {
   v.field("active", d.active);
   v.field("model", d.model);
@@ -62,7 +62,7 @@ void fields(V& v, D& d) {
   v.field("cpe_ratio", d.cpe_ratio);
 }
 
-template <typename V, FieldsOf<model::PolicyComparison> C>
+template <typename V, FieldsOf<seam::PolicyComparison> C>
 void fields(V& v, C& c) {
   v.field("dim_ix", c.dim_ix);
   v.field("model_ix", c.model_ix);
@@ -71,7 +71,7 @@ void fields(V& v, C& c) {
 }
 
 // Only the parameters the driver has: an absent one is left out, never invented as 0.
-template <typename V, FieldsOf<model::Coalesce> C>
+template <typename V, FieldsOf<seam::Coalesce> C>
 void fields(V& v, C& c) {
   v.optional("rx_usecs", c.rx_usecs, Absent::kLeftOut);
   v.optional("rx_max_frames", c.rx_max_frames, Absent::kLeftOut);
@@ -84,13 +84,13 @@ void fields(V& v, C& c) {
 }
 
 // Method napi: a software profile (what dimctl writes) and a NAPI's settings (napi-get).
-template <typename V, FieldsOf<model::SoftwareProfile> P>
+template <typename V, FieldsOf<seam::SoftwareProfile> P>
 void fields(V& v, P& p) {
   v.field("defer_hard_irqs", p.defer_hard_irqs);
   v.field("gro_flush_timeout_ns", p.gro_flush_timeout_ns);
 }
 
-template <typename V, FieldsOf<model::NapiConfig> C>
+template <typename V, FieldsOf<seam::NapiConfig> C>
 void fields(V& v, C& c) {
   v.optional("defer_hard_irqs", c.defer_hard_irqs, Absent::kLeftOut);
   v.optional("gro_flush_timeout_ns", c.gro_flush_timeout_ns, Absent::kLeftOut);
@@ -99,7 +99,7 @@ void fields(V& v, C& c) {
 
 // A queue's identity and counters (counters_json.h). The counters hold no name, only an index
 // into their snapshot's name table: `device` is the queue's ifname, held beside them.
-template <typename V, FieldsOf<model::QueueCounters> C, FieldsOf<std::string> S>
+template <typename V, FieldsOf<seam::QueueCounters> C, FieldsOf<std::string> S>
 void fields(V& v, C& c, S& device) {
   v.field("device", device);
   v.field("queue", c.queue);
@@ -107,7 +107,7 @@ void fields(V& v, C& c, S& device) {
   v.field("ifindex", c.key.ifindex);
   v.field("napi_id", c.key.napi_id);
   v.field("irq", c.irq);
-  v.nullable("cpu", c.cpu, c.cpu != model::QueueCounters::kNoCpu);
+  v.nullable("cpu", c.cpu, c.cpu != seam::QueueCounters::kNoCpu);
   v.field("polls", c.polls);
   v.derived("events", [&c] { return c.events(); });
   v.field("packets", c.packets);
@@ -118,7 +118,7 @@ void fields(V& v, C& c, S& device) {
 }
 
 // A CQ's identity and counters (counters_json.h), under the Prometheus label names.
-template <typename V, FieldsOf<model::CqCounters> C>
+template <typename V, FieldsOf<seam::CqCounters> C>
 void fields(V& v, C& c) {
   v.field("device", c.ibdev);
   v.field("dev_index", c.key.dev_index);
@@ -127,7 +127,7 @@ void fields(V& v, C& c) {
   v.field("nr_cqe", c.nr_cqe);
   v.field("comp_vector", c.comp_vector);
   // The CPU of the CQ's latest poll: the core its completions cost (issue 22).
-  v.nullable("cpu", c.cpu, c.cpu != model::QueueCounters::kNoCpu);
+  v.nullable("cpu", c.cpu, c.cpu != seam::QueueCounters::kNoCpu);
   v.field("schedules", c.schedules);
   v.field("reschedules", c.reschedules);
   v.field("events", c.events);
@@ -141,7 +141,7 @@ void fields(V& v, C& c) {
 }
 
 // Without `compare`, which ControllerState holds beside the views (its table adds it).
-template <typename V, FieldsOf<model::QueueView> Q>
+template <typename V, FieldsOf<seam::QueueView> Q>
 void fields(V& v, Q& q) {
   fields(v, q.counters, q.device);
   v.field("direction", q.direction);
@@ -156,7 +156,7 @@ void fields(V& v, Q& q) {
   v.optional_object("napi_config", q.napi_config);
 }
 
-template <typename V, FieldsOf<model::CqView> Q>
+template <typename V, FieldsOf<seam::CqView> Q>
 void fields(V& v, Q& q) {
   fields(v, q.counters);
   v.field("completions_per_second", q.completions_per_second);
@@ -167,7 +167,7 @@ void fields(V& v, Q& q) {
   v.field("wanted_comps", q.wanted_comps);
 }
 
-template <typename V, FieldsOf<model::DeviceView> D>
+template <typename V, FieldsOf<seam::DeviceView> D>
 void fields(V& v, D& d) {
   v.enumeration("kind", d.kind, &device_kind_name, &parse_device_kind);
   v.field("name", d.name);
@@ -190,7 +190,7 @@ void fields(V& v, D& d) {
   v.field("last_error", d.last_error);
 }
 
-template <typename V, FieldsOf<model::ProgramView> P>
+template <typename V, FieldsOf<seam::ProgramView> P>
 void fields(V& v, P& p) {
   v.field("name", p.name);
   v.field("attached", p.attached);
@@ -200,13 +200,13 @@ void fields(V& v, P& p) {
   v.field("recursion_misses", p.recursion_misses);
 }
 
-template <typename V, FieldsOf<model::BpfDropView> B>
+template <typename V, FieldsOf<seam::BpfDropView> B>
 void fields(V& v, B& b) {
   v.field("reason", b.reason);
   v.field("total", b.total);
 }
 
-template <typename V, FieldsOf<model::CoreView> C>
+template <typename V, FieldsOf<seam::CoreView> C>
 void fields(V& v, C& c) {
   v.field("cpu", c.cpu);
   v.enumeration("confidence", c.confidence, &cost_confidence_name, &parse_cost_confidence);
@@ -243,7 +243,7 @@ void fields(V& v, C& c) {
   v.field("model_queues", c.model_queues);
 }
 
-template <typename V, FieldsOf<model::ControllerState> S>
+template <typename V, FieldsOf<seam::ControllerState> S>
 void fields(V& v, S& s) {
   v.field("time_ns", s.time_ns);
   v.field("loops_total", s.loops_total);

@@ -10,19 +10,19 @@
 #include <nlohmann/json.hpp>
 
 #include "dimctl/common/result.h"
-#include "dimctl/model/controller_state.h"
+#include "dimctl/seam/controller_state.h"
 
 namespace dimctl::exporters {
 
-nlohmann::json state_to_json(const model::ControllerState& state);
-nlohmann::json coalesce_to_json(const model::Coalesce& c);
+nlohmann::json state_to_json(const seam::ControllerState& state);
+nlohmann::json coalesce_to_json(const seam::Coalesce& c);
 // One entry of the state's `cores` (what `dimctl trace costs --json` prints per CPU, with the
 // same keys).
-nlohmann::json core_to_json(const model::CoreView& c);
+nlohmann::json core_to_json(const seam::CoreView& c);
 
 // Inverse of state_to_json. Fails (code 0, context names the field) on wrong types or unknown
 // enum names; missing fields keep their defaults.
-Result<model::ControllerState> state_from_json(const nlohmann::json& j);
-Result<model::ControllerState> state_from_json_text(std::string_view text);
+Result<seam::ControllerState> state_from_json(const nlohmann::json& j);
+Result<seam::ControllerState> state_from_json_text(std::string_view text);
 
 }  // namespace dimctl::exporters

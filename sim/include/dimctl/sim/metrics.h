@@ -83,7 +83,7 @@ struct Window {
 };
 
 // One core as the daemon's Controller saw it at the end of a dimctl-model run: the costs its
-// model used there and the saturation rule's state (model::CoreView, for reports that explain a
+// model used there and the saturation rule's state (seam::CoreView, for reports that explain a
 // decision with the figures it was made with).
 struct ModelCore {
   uint32_t cpu = 0;

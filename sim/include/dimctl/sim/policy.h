@@ -1,7 +1,7 @@
 // PolicySpec: which moderation policy a simulation run uses. Every adaptive policy is real
 // dimctl code: the kernel ones call dim:: exactly where the kernel calls lib/dim (per NAPI
 // completion / per ib_core poll pass, 64-event windows); the dimctl ones run the daemon's
-// controller::Controller every period through the model:: interfaces.
+// controller::Controller every period through the seam:: interfaces.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,7 @@
 
 #include "dimctl/common/control_period.h"
 #include "dimctl/common/result.h"
-#include "dimctl/model/policy.h"
+#include "dimctl/seam/policy.h"
 #include "dimctl/sim/workload.h"
 
 namespace dimctl::sim {
@@ -37,7 +37,7 @@ struct PolicySpec {
   // first), as a controller that knew the right profile but needed LAG to react would apply it.
   int64_t phase_lag_ns = 0;
   bool cqe = false;  // kKernelNet / kController net: the CQE table and idle-gap timer
-  model::Algorithm algorithm = model::Algorithm::kNetEqe;
+  seam::Algorithm algorithm = seam::Algorithm::kNetEqe;
   int64_t period_ns = kDefaultControlPeriodNs;
   // dimctl-model-host: the model's cost parameters and timer semantics set from the moderated
   // stage's cost model and timer (what a deployer writes under `model:` for a host whose costs

@@ -16,7 +16,7 @@
 
 #include "dimctl/common/name_table.h"
 #include "dimctl/common/result.h"
-#include "dimctl/model/names.h"
+#include "dimctl/seam/names.h"
 #include "dimctl/sim/workload.h"
 
 namespace dimctl::sim {
@@ -43,13 +43,13 @@ std::optional<Dist> parse_dist(std::string_view text);
 std::string format_dist(const Dist& d);
 
 // The names of a workload's enums, one table each (dimctl/common/name_table.h). Timer
-// semantics are the daemon's (model::kTimerModeNames: rate-limit, idle-gap, absolute); a profile
+// semantics are the daemon's (seam::kTimerModeNames: rate-limit, idle-gap, absolute); a profile
 // table is named as the algorithm that indexes it (net-eqe, net-cqe, rdma), and `kernel-<table>`
 // and `dimctl-<algorithm>` policies are built from those names (policy.h).
 inline constexpr NameTable<ProfileTable, 3> kProfileTableNames{{{
-    {ProfileTable::kNetEqe, model::kAlgorithmNames.name(model::Algorithm::kNetEqe)},
-    {ProfileTable::kNetCqe, model::kAlgorithmNames.name(model::Algorithm::kNetCqe)},
-    {ProfileTable::kRdma, model::kAlgorithmNames.name(model::Algorithm::kRdma)},
+    {ProfileTable::kNetEqe, seam::kAlgorithmNames.name(seam::Algorithm::kNetEqe)},
+    {ProfileTable::kNetCqe, seam::kAlgorithmNames.name(seam::Algorithm::kNetCqe)},
+    {ProfileTable::kRdma, seam::kAlgorithmNames.name(seam::Algorithm::kRdma)},
 }}};
 inline constexpr NameTable<SourceSpec::Kind, 4> kSourceKindNames{{{
     {SourceSpec::Kind::kClosed, "closed"},

@@ -1,4 +1,4 @@
-// EthtoolNetlink: model::NetActuator over the kernel's ethtool generic netlink family (libmnl),
+// EthtoolNetlink: seam::NetActuator over the kernel's ethtool generic netlink family (libmnl),
 // plus the legacy SIOCETHTOOL ETHTOOL_PERQUEUE ioctl for per-queue coalescing.
 //
 // - get(): ETHTOOL_MSG_COALESCE_GET by device name; attributes absent from the reply are
@@ -24,23 +24,23 @@
 
 #include "dimctl/actuators/netlink_socket.h"
 #include "dimctl/common/fd.h"
-#include "dimctl/model/net_actuator.h"
+#include "dimctl/seam/net_actuator.h"
 
 namespace dimctl::actuators {
 
-class EthtoolNetlink final : public model::NetActuator {
+class EthtoolNetlink final : public seam::NetActuator {
  public:
   // Resolves the "ethtool" family and its "monitor" group, opens both sockets and the ioctl
   // socket.
   static Result<std::unique_ptr<EthtoolNetlink>> open();
 
-  Result<model::Coalesce> get(const std::string& dev) override;
-  Result<model::Coalesce> set(const std::string& dev, const model::Coalesce& req) override;
+  Result<seam::Coalesce> get(const std::string& dev) override;
+  Result<seam::Coalesce> set(const std::string& dev, const seam::Coalesce& req) override;
   bool supports_per_queue(const std::string& dev) override;
-  Result<model::Coalesce> get_queue(const std::string& dev, uint32_t queue) override;
-  Result<model::Coalesce> set_queue(const std::string& dev, uint32_t queue,
-                                    const model::Coalesce& req) override;
-  std::vector<model::CoalesceChange> drain_changes() override;
+  Result<seam::Coalesce> get_queue(const std::string& dev, uint32_t queue) override;
+  Result<seam::Coalesce> set_queue(const std::string& dev, uint32_t queue,
+                                   const seam::Coalesce& req) override;
+  std::vector<seam::CoalesceChange> drain_changes() override;
 
   uint16_t family_id() const { return family_; }
   // Notifications the kernel dropped because the monitor socket overflowed (ENOBUFS), and

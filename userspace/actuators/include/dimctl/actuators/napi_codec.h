@@ -12,13 +12,13 @@
 
 #include "dimctl/actuators/nl_codec.h"
 #include "dimctl/common/result.h"
-#include "dimctl/model/napi_actuator.h"
+#include "dimctl/seam/napi_actuator.h"
 
 namespace dimctl::actuators::nl {
 
 // "defer-hard-irqs=2 gro-flush-timeout=200000ns": the present fields, as errors and logs show
 // them (the netdev spec's attribute names); "(nothing)" when none is present.
-std::string describe(const model::NapiConfig& c);
+std::string describe(const seam::NapiConfig& c);
 
 // NAPI_GET of one NAPI by id.
 nlmsghdr* build_napi_get(void* buf, uint16_t family, uint32_t seq, uint32_t napi_id);
@@ -26,12 +26,12 @@ nlmsghdr* build_napi_get(void* buf, uint16_t family, uint32_t seq, uint32_t napi
 nlmsghdr* build_napi_dump(void* buf, uint16_t family, uint32_t seq, uint32_t ifindex);
 // NAPI_SET of the present fields of `req` only (timeouts as 8-byte NLA_UINT).
 nlmsghdr* build_napi_set(void* buf, uint16_t family, uint32_t seq, uint32_t napi_id,
-                         const model::NapiConfig& req);
+                         const seam::NapiConfig& req);
 
 // One NAPI_GET reply (do or dump entry) of `family`: message type, command, and the required
 // NETDEV_A_NAPI_ID and NETDEV_A_NAPI_IFINDEX are checked; the timeouts are NLA_UINT (4 or 8
 // bytes), anything else is a malformed attribute.
-Result<model::Napi> decode_napi(const nlmsghdr* nlh, uint16_t family, std::string_view what);
+Result<seam::Napi> decode_napi(const nlmsghdr* nlh, uint16_t family, std::string_view what);
 
 // ok() when the family knows NAPI_SET; else EOPNOTSUPP naming the kernel requirement.
 Result<void> check_napi_set(const GenlFamily& family);

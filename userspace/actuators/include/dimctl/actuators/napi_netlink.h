@@ -1,4 +1,4 @@
-// NapiNetlink: model::NapiActuator over the kernel's netdev generic netlink family (libmnl):
+// NapiNetlink: seam::NapiActuator over the kernel's netdev generic netlink family (libmnl):
 // NAPI_GET (one NAPI by id, or a dump filtered by ifindex) and NAPI_SET (Linux >= 6.13).
 //
 // - open() resolves the "netdev" family and probes its op list (CTRL_ATTR_OPS) for NAPI_SET.
@@ -20,20 +20,20 @@
 #include <vector>
 
 #include "dimctl/actuators/netlink_socket.h"
-#include "dimctl/model/napi_actuator.h"
+#include "dimctl/seam/napi_actuator.h"
 
 namespace dimctl::actuators {
 
-class NapiNetlink final : public model::NapiActuator {
+class NapiNetlink final : public seam::NapiActuator {
  public:
   // Fails only when no generic netlink socket can be opened or the controller's answer is
   // malformed; a kernel lacking napi-set opens and reports it through available().
   static Result<std::unique_ptr<NapiNetlink>> open();
 
   Result<void> available() override;
-  Result<std::vector<model::Napi>> list(uint32_t ifindex) override;
-  Result<model::Napi> get(uint32_t napi_id) override;
-  Result<model::Napi> set(uint32_t napi_id, const model::NapiConfig& req) override;
+  Result<std::vector<seam::Napi>> list(uint32_t ifindex) override;
+  Result<seam::Napi> get(uint32_t napi_id) override;
+  Result<seam::Napi> set(uint32_t napi_id, const seam::NapiConfig& req) override;
 
   uint16_t family_id() const { return family_; }
 

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "dimctl/common/result.h"
-#include "dimctl/model/coalesce.h"
-#include "dimctl/model/rdma_actuator.h"
+#include "dimctl/seam/coalesce.h"
+#include "dimctl/seam/rdma_actuator.h"
 
 namespace dimctl::actuators::nl {
 
@@ -65,18 +65,18 @@ Result<GenlFamily> decode_getfamily(const nlmsghdr* nlh, std::string_view name);
 // ---------------------------------------------------------------------------- ethtool coalesce
 
 // Names of the Coalesce fields as used in errors, JSON and logs ("rx_usecs", ...).
-std::vector<std::string_view> present_fields(const model::Coalesce& c);
+std::vector<std::string_view> present_fields(const seam::Coalesce& c);
 
 nlmsghdr* build_coalesce_get(void* buf, uint16_t family, uint32_t seq, std::string_view dev);
 // Only present fields of `req` become attributes.
 nlmsghdr* build_coalesce_set(void* buf, uint16_t family, uint32_t seq, std::string_view dev,
-                             const model::Coalesce& req);
+                             const seam::Coalesce& req);
 
 struct CoalesceMsg {
   uint8_t cmd = 0;  // ETHTOOL_MSG_COALESCE_GET_REPLY or ETHTOOL_MSG_COALESCE_NTF
   std::string device;
   uint32_t ifindex = 0;
-  model::Coalesce values;  // attributes absent from the message are nullopt
+  seam::Coalesce values;  // attributes absent from the message are nullopt
 };
 
 // Decodes a COALESCE_GET_REPLY or COALESCE_NTF of `family`. `what` names the request context
@@ -92,7 +92,7 @@ nlmsghdr* build_rdma_dev_get(void* buf, uint32_t seq, uint32_t index);
 nlmsghdr* build_rdma_dev_set_dim(void* buf, uint32_t seq, uint32_t index, bool enabled);
 
 struct RdmaDevMsg {
-  model::RdmaDevice dev;
+  seam::RdmaDevice dev;
   bool has_dim = false;  // RDMA_NLDEV_ATTR_DEV_DIM present (kernel >= 5.3)
 };
 Result<RdmaDevMsg> decode_rdma_dev(const nlmsghdr* nlh, std::string_view what);

@@ -1,4 +1,4 @@
-// RdmaNetlink: model::RdmaDimSwitch over NETLINK_RDMA (client RDMA_NL_NLDEV): the per-IB-device
+// RdmaNetlink: seam::RdmaDimSwitch over NETLINK_RDMA (client RDMA_NL_NLDEV): the per-IB-device
 // kernel RDMA DIM switch (RDMA_NLDEV_ATTR_DEV_DIM), i.e. what `rdma dev set DEV
 // adaptive-moderation on|off` sends.
 //
@@ -17,11 +17,11 @@
 
 #include "dimctl/actuators/netlink_socket.h"
 #include "dimctl/actuators/nl_codec.h"
-#include "dimctl/model/rdma_actuator.h"
+#include "dimctl/seam/rdma_actuator.h"
 
 namespace dimctl::actuators {
 
-class RdmaNetlink final : public model::RdmaDimSwitch {
+class RdmaNetlink final : public seam::RdmaDimSwitch {
  public:
   // Never fails: when NETLINK_RDMA cannot be opened the reason is kept (unavailable_reason()).
   RdmaNetlink();
@@ -31,7 +31,7 @@ class RdmaNetlink final : public model::RdmaDimSwitch {
   // Why NETLINK_RDMA could not be opened ("" when available()).
   std::string unavailable_reason() const { return open_error_ ? open_error_->context() : ""; }
 
-  Result<std::vector<model::RdmaDevice>> list() override;
+  Result<std::vector<seam::RdmaDevice>> list() override;
   Result<bool> get_dim(const std::string& ibdev) override;
   Result<bool> set_dim(const std::string& ibdev, bool enabled) override;
 

@@ -1,4 +1,4 @@
-// CounterAggregator: turns BPF counters into model::Snapshot counters. Pure logic over the
+// CounterAggregator: turns BPF counters into seam::Snapshot counters. Pure logic over the
 // MapReader / NetdevDirectory interfaces and the slot tables (unit-tested with fakes and with
 // tables in plain memory):
 //   - labels NAPIs (device, RX queue, IRQ, qstats bytes) and CQs (ibdev, poll ctx ...), in key
@@ -23,7 +23,7 @@
 #include "dimctl/collector/netdev_directory.h"
 #include "dimctl/collector/per_cpu_fold.h"
 #include "dimctl/common/result.h"
-#include "dimctl/model/snapshot.h"
+#include "dimctl/seam/snapshot.h"
 #include "shared/dimctl_bpf.h"
 
 namespace dimctl::collector {
@@ -35,7 +35,7 @@ using NapiMap = PerCpuMapReader<dimctl_napi_key, dimctl_napi_value>;
 using CqStatsMap = PerCpuMapReader<dimctl_cq_key, dimctl_cq_value>;
 using CqInfoMap = MapReader<dimctl_cq_key, dimctl_cq_info>;
 
-model::PollContext poll_context_from_code(uint32_t code);
+seam::PollContext poll_context_from_code(uint32_t code);
 
 // The per-CPU slot array of the former napi.bpf.c (its fast path). Index = slot.
 class NapiSlotArray {
@@ -114,22 +114,22 @@ class CounterAggregator {
   // only when the number of queues or devices changed, so a period with the same NAPIs as the
   // last allocates nothing. Any other contents are fine too (they are overwritten). On failure
   // `out` may be left half-written; the caller must not use it.
-  Result<void> queues(NapiMap& map, model::Snapshot& out);
+  Result<void> queues(NapiMap& map, seam::Snapshot& out);
   // The same into a new snapshot (queues and devices only).
-  Result<model::Snapshot> queues(NapiMap& map);
+  Result<seam::Snapshot> queues(NapiMap& map);
   // The same from the slot table (the collector's read path): table.refresh(), then its live
   // slots are labelled in its key order, their counters read from its memory as they are
   // written into `out` (no copy of the table, no sort in steady state). Errors name napi_slots.
-  Result<void> queues(NapiSlotTable& table, model::Snapshot& out);
+  Result<void> queues(NapiSlotTable& table, seam::Snapshot& out);
   // CQs from cq_stats + cq_info, in key order (IB device index, CQ id); `events` = lifecycle
   // events drained from the ring buffer since the previous call (a freed CQ is retired after its
   // final counters were read). Written into `out` as queues() does; on failure `out` may be left
   // half-written.
   Result<void> cqs(CqStatsMap& stats, CqInfoMap& info, std::span<const dimctl_cq_event> events,
-                   std::vector<model::CqCounters>& out);
+                   std::vector<seam::CqCounters>& out);
   // The same into a new vector.
-  Result<std::vector<model::CqCounters>> cqs(CqStatsMap& stats, CqInfoMap& info,
-                                             std::span<const dimctl_cq_event> events);
+  Result<std::vector<seam::CqCounters>> cqs(CqStatsMap& stats, CqInfoMap& info,
+                                            std::span<const dimctl_cq_event> events);
 
   const AggregatorStats& stats() const { return stats_; }
 
@@ -137,7 +137,7 @@ class CounterAggregator {
   // queues() over entries in key order (src/aggregator.cc: ReadEntries, TableEntries); `map`
   // retires what is gone.
   template <typename Entries>
-  Result<void> label_queues(const Entries& entries, NapiMap& map, model::Snapshot& out);
+  Result<void> label_queues(const Entries& entries, NapiMap& map, seam::Snapshot& out);
 
   NetdevDirectory& dir_;
   bool count_bytes_;

@@ -1,7 +1,7 @@
 // BpfCollector: the kernel-facing CounterSource. Loads napi.bpf.c / rdma.bpf.c and, when asked,
 // cpu_time.bpf.c (CO-RE),
 // attaches what the running kernel has, and samples the slot tables it maps from the programs'
-// counter arrays (slot_table.h) into model::Snapshot.
+// counter arrays (slot_table.h) into seam::Snapshot.
 // A missing tracepoint/module never fails open(): that program is reported unattached with the
 // reason (programs()), logged once, and everything else runs.
 #pragma once
@@ -15,8 +15,8 @@
 #include "dimctl/collector/feature_probe.h"
 #include "dimctl/collector/netdev_directory.h"
 #include "dimctl/common/result.h"
-#include "dimctl/model/controller_state.h"
-#include "dimctl/model/counter_source.h"
+#include "dimctl/seam/controller_state.h"
+#include "dimctl/seam/counter_source.h"
 
 namespace dimctl::collector {
 
@@ -31,7 +31,7 @@ struct CollectorOptions {
   bool enable_cpu_times = false;
   // With enable_cpu_times: every run is counted, one in this many is timed (a power of two;
   // 1 = every run). A clock read costs more than the rest of a program (docs/benchmarks/bpf.md);
-  // the estimator needs the mean time per run, which a sample gives (model::estimated_ns()).
+  // the estimator needs the mean time per run, which a sample gives (seam::estimated_ns()).
   uint32_t cpu_times_time_one_in = 8;
   // Optional per-skb byte counter (tp_btf/netif_receive_skb). Off: zero per-packet programs.
   bool count_bytes = false;
@@ -51,15 +51,15 @@ struct CollectorOptions {
   std::shared_ptr<NetdevDirectory> directory;
 };
 
-// Attach status of one tracepoint program, richer than model::ProgramView.
+// Attach status of one tracepoint program, richer than seam::ProgramView.
 struct ProgramStatus {
-  model::ProgramView view;  // name = "<system>:<tracepoint>", reason when not attached
+  seam::ProgramView view;   // name = "<system>:<tracepoint>", reason when not attached
   std::string attach_type;  // "tp_btf", "raw_tp" or "" when not attached
   std::string bpf_name;     // BPF program name (bpftool prog show)
   int prog_fd = -1;
 };
 
-class BpfCollector final : public model::CounterSource {
+class BpfCollector final : public seam::CounterSource {
  public:
   static Result<std::unique_ptr<BpfCollector>> open(const CollectorOptions& options);
   ~BpfCollector() override;
@@ -67,8 +67,8 @@ class BpfCollector final : public model::CounterSource {
   BpfCollector& operator=(const BpfCollector&) = delete;
 
   // A new snapshot: sample_into() on an empty one.
-  Result<model::Snapshot> sample() override;
-  // The snapshot written into `out` in place (model::CounterSource::sample_into): queues and
+  Result<seam::Snapshot> sample() override;
+  // The snapshot written into `out` in place (seam::CounterSource::sample_into): queues and
   // CQs in key order, each entry's fields and name overwritten in the storage of the entry at
   // that position last time (a queue's device name in the snapshot's name table, one per
   // device), the vectors resized only when the number of queues, devices or CQs changed.
@@ -77,16 +77,16 @@ class BpfCollector final : public model::CounterSource {
   // may be left half-written (some queues of this period, some of the last, or queues of this
   // period and CQs of the last); the caller must not use it, and the next call rewrites it
   // whole.
-  Result<void> sample_into(model::Snapshot& out) override;
+  Result<void> sample_into(seam::Snapshot& out) override;
 
   // Every program dimctl knows, attached or not (run_time_ns/run_count refreshed on each call
   // when kernel.bpf_stats_enabled=1).
-  std::vector<model::ProgramView> programs() const override;
+  std::vector<seam::ProgramView> programs() const override;
   std::vector<ProgramStatus> program_status() const;
   // Events the BPF side could not record (map full, ring buffer full), summed over CPUs.
   uint64_t drops() const;
-  // The same by reason (every reason listed, 0 included; model::BpfDropView::reason names).
-  std::vector<model::BpfDropView> drops_by_reason() const override;
+  // The same by reason (every reason listed, 0 included; seam::BpfDropView::reason names).
+  std::vector<seam::BpfDropView> drops_by_reason() const override;
   // Names of the devices the byte counter counts now, when it is attached with device globs
   // (ifindex order; empty when no device matches yet). nullopt: no device filter (counter not
   // attached, or attached for every device).

@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "dimctl/model/snapshot.h"
+#include "dimctl/seam/snapshot.h"
 #include "shared/dimctl_bpf.h"
 
 namespace dimctl::collector {
@@ -20,10 +20,10 @@ inline constexpr size_t kIrqSlotWords = sizeof(dimctl_irq_slot) / 8;
 // count stays). Each counter is one relaxed 8-byte load: the programs keep adding meanwhile.
 // now_ns (CLOCK_MONOTONIC, bpf_ktime_get_ns's clock) ends an idle stretch still running.
 void read_cpu_times(std::span<const uint64_t> words, int64_t now_ns,
-                    std::vector<model::CpuTimes>& out);
+                    std::vector<seam::CpuTimes>& out);
 
 // words: the irq_times array. `out` becomes the IRQs with a non-zero count, IRQ order, in the
 // storage of the last call.
-void read_irq_times(std::span<const uint64_t> words, std::vector<model::IrqTimes>& out);
+void read_irq_times(std::span<const uint64_t> words, std::vector<seam::IrqTimes>& out);
 
 }  // namespace dimctl::collector

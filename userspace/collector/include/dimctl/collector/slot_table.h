@@ -18,7 +18,7 @@
 #include "dimctl/collector/aggregator.h"
 #include "dimctl/collector/map_reader.h"
 #include "dimctl/common/result.h"
-#include "dimctl/model/clock.h"
+#include "dimctl/seam/clock.h"
 #include "shared/dimctl_bpf.h"
 
 namespace dimctl::collector {
@@ -75,7 +75,7 @@ class NapiSlotTable final : public NapiMap {
   // words: DIMCTL_NAPI_SLOT_COUNT slots; overflow_next: the programs' cursor (.bss).
   NapiSlotTable(std::span<uint64_t> words, const __u64* overflow_next,
                 SlotDirectory<dimctl_napi_key>& directory, FreeSlots& free,
-                const model::Clock& clock);
+                const seam::Clock& clock);
 
   // First gives back the slots whose grace period is over (an error there fails the call; the
   // slots stay pending and the next call retries). Then compares the key word of every slot in
@@ -98,12 +98,12 @@ class NapiSlotTable final : public NapiMap {
             .skbs = load_word(w[6])};
   }
 
-  // Slot `index`'s CPU of the latest poll (model::QueueCounters::cpu; kNoCpu before the first).
+  // Slot `index`'s CPU of the latest poll (seam::QueueCounters::cpu; kNoCpu before the first).
   uint16_t cpu(uint32_t index) const {
     // The low half of word 7 (dimctl_napi_slot::cpu, little-endian), 1 + the CPU.
     const auto v = static_cast<uint32_t>(load_word(words_[index * kNapiSlotWords + 7]));
-    return v == 0 || v > model::QueueCounters::kNoCpu ? model::QueueCounters::kNoCpu
-                                                      : static_cast<uint16_t>(v - 1);
+    return v == 0 || v > seam::QueueCounters::kNoCpu ? seam::QueueCounters::kNoCpu
+                                                     : static_cast<uint16_t>(v - 1);
   }
 
   // refresh(), then one entry per live slot, in key order.
@@ -127,7 +127,7 @@ class NapiSlotTable final : public NapiMap {
   const __u64* overflow_next_;
   SlotDirectory<dimctl_napi_key>& directory_;
   FreeSlots& free_;
-  const model::Clock& clock_;
+  const seam::Clock& clock_;
   std::vector<RetiredSlot> retired_;
   // Every slot's key word at the last rebuild (index = slot), and the live list built from it.
   std::vector<uint64_t> words_seen_;
@@ -141,7 +141,7 @@ class CqSlotTable {
  public:
   // words: DIMCTL_CQ_SLOTS slots; next: the programs' cursor (.bss).
   CqSlotTable(std::span<uint64_t> words, const __u64* next, SlotDirectory<dimctl_cq_key>& directory,
-              FreeSlots& free, const model::Clock& clock);
+              FreeSlots& free, const seam::Clock& clock);
   CqSlotTable(const CqSlotTable&) = delete;
   CqSlotTable& operator=(const CqSlotTable&) = delete;
 
@@ -184,7 +184,7 @@ class CqSlotTable {
   const __u64* next_;
   SlotDirectory<dimctl_cq_key>& directory_;
   FreeSlots& free_;
-  const model::Clock& clock_;
+  const seam::Clock& clock_;
   std::vector<RetiredSlot> retired_;
   Stats stats_{*this};
   Info info_{*this};

@@ -5,7 +5,7 @@
 // bad config is refused before any device is looked at. The format is documented in
 // docs/CONFIG.md and described by deploy/config/dimctl.schema.json; keep the three in step.
 //
-// Durations are dimctl/common/duration.h's; the names of values are dimctl/model/names.h's
+// Durations are dimctl/common/duration.h's; the names of values are dimctl/seam/names.h's
 // tables (one spelling everywhere), with the config's own below.
 //
 // Thread-safety: plain values; parsing has no shared state.
@@ -24,7 +24,7 @@
 #include "dimctl/common/listen_address.h"
 #include "dimctl/common/name_table.h"
 #include "dimctl/common/result.h"
-#include "dimctl/model/policy.h"
+#include "dimctl/seam/policy.h"
 
 namespace dimctl::config {
 
@@ -50,27 +50,27 @@ inline constexpr NameTable<CompareWith, 2> kCompareNames{{{
 }}};
 
 // One `devices:` entry. Optional fields left unset fall back to the global mode or to the
-// per-kind defaults of model::DevicePolicy.
+// per-kind defaults of seam::DevicePolicy.
 struct Rule {
   std::string name;  // unique, used as the `rule` label of metrics
   Match match;
-  std::optional<model::Mode> mode;            // unset: the global `mode`
-  std::optional<model::Algorithm> algorithm;  // unset: net-eqe for net, rdma for RDMA devices
-  uint8_t static_index = 0;                   // with Algorithm::kStatic only
-  std::optional<uint8_t> min_profile;         // profiles.min
-  std::optional<uint8_t> max_profile;         // profiles.max
+  std::optional<seam::Mode> mode;            // unset: the global `mode`
+  std::optional<seam::Algorithm> algorithm;  // unset: net-eqe for net, rdma for RDMA devices
+  uint8_t static_index = 0;                  // with Algorithm::kStatic only
+  std::optional<uint8_t> min_profile;        // profiles.min
+  std::optional<uint8_t> max_profile;        // profiles.max
   std::optional<std::array<dim::Profile, 5>> rx_profile;  // custom net DIM tables
   std::optional<std::array<dim::Profile, 5>> tx_profile;
   int64_t rate_limit_ns = 100'000'000;  // minimum time between two writes to a device
-  model::CombinePolicy combine = model::CombinePolicy::kBusiestQueue;
+  seam::CombinePolicy combine = seam::CombinePolicy::kBusiestQueue;
   bool take_over_adaptive = true;  // adaptive: take-over (true) | leave (false)
   std::optional<bool> kernel_dim;  // RDMA only; unset = leave the kernel switch alone
   std::optional<CompareWith> compare;
-  std::optional<model::ModelSettings> model;  // `model:`; unset = the defaults
+  std::optional<seam::ModelSettings> model;  // `model:`; unset = the defaults
   // `method:`; unset = ethtool (a config from before napi keeps writing what it wrote).
-  std::optional<model::Method> method;
+  std::optional<seam::Method> method;
   // `software_profiles:` (methods napi and auto): per profile index; unset = the defaults.
-  std::optional<std::array<model::SoftwareProfile, 5>> software_profiles;
+  std::optional<std::array<seam::SoftwareProfile, 5>> software_profiles;
   SourceMark mark;  // where the rule starts in the file
 
   // Which device kinds the rule can match: `interface` names net devices, `rdma_device` names
@@ -105,7 +105,7 @@ struct CollectorsConfig {
 struct Config {
   // Global default mode: the mode of rules that do not set one. Devices matched by no rule get
   // this mode capped at shadow, so nothing the operator did not name is ever written.
-  model::Mode mode = model::Mode::kShadow;
+  seam::Mode mode = seam::Mode::kShadow;
   int64_t interval_ns = kDefaultControlPeriodNs;      // sampling period, 1ms..10s
   std::string state_file = "/run/dimctl/state.json";  // originals for restore; absolute path
   MetricsConfig metrics;
@@ -129,12 +129,12 @@ Result<Config> parse_config(std::string_view yaml, std::string_view source_name)
 Result<Config> load_config(const std::string& path);
 
 // The words of values, for check-config, reload diffs and messages (names.cc).
-std::string_view mode_name(model::Mode m);
+std::string_view mode_name(seam::Mode m);
 // As a rule writes it: "net-eqe", "static:2".
-std::string algorithm_name(model::Algorithm a, uint8_t static_index = 0);
-std::string_view combine_name(model::CombinePolicy c);
+std::string algorithm_name(seam::Algorithm a, uint8_t static_index = 0);
+std::string_view combine_name(seam::CombinePolicy c);
 std::string_view compare_name(CompareWith c);
 std::string_view timer_name(dim::TimerMode t);
-std::string_view method_name(model::Method m);
+std::string_view method_name(seam::Method m);
 
 }  // namespace dimctl::config

@@ -1,4 +1,4 @@
-// ConfigPolicy: model::PolicySource over a validated Config.
+// ConfigPolicy: seam::PolicySource over a validated Config.
 //
 // Allowlist: only a device matched by a rule can get mode enforce. A device matched by no rule
 // gets the global mode capped at shadow. A device matched by several rules gets their policy
@@ -13,18 +13,18 @@
 #include <vector>
 
 #include "dimctl/config/config.h"
-#include "dimctl/model/policy.h"
+#include "dimctl/seam/policy.h"
 
 namespace dimctl::config {
 
-class ConfigPolicy final : public model::PolicySource {
+class ConfigPolicy final : public seam::PolicySource {
  public:
   explicit ConfigPolicy(Config cfg) : cfg_(std::move(cfg)) {}
 
-  model::DevicePolicy policy_for(const model::DeviceInfo& dev) const override;
+  seam::DevicePolicy policy_for(const seam::DeviceInfo& dev) const override;
 
   // Names of the rules that match `dev`, in file order (for `check-config --devices`).
-  std::vector<std::string> matching_rules(const model::DeviceInfo& dev) const;
+  std::vector<std::string> matching_rules(const seam::DeviceInfo& dev) const;
 
   const Config& config() const { return cfg_; }
 
@@ -33,13 +33,13 @@ class ConfigPolicy final : public model::PolicySource {
 };
 
 // Whether `rule` selects `dev` (kind, then every selector that applies to that kind).
-bool rule_matches(const Rule& rule, const model::DeviceInfo& dev);
+bool rule_matches(const Rule& rule, const seam::DeviceInfo& dev);
 
 // The policy `rule` gives a device of `kind` under global mode `global`.
-model::DevicePolicy policy_from_rule(const Rule& rule, model::DeviceKind kind, model::Mode global);
+seam::DevicePolicy policy_from_rule(const Rule& rule, seam::DeviceKind kind, seam::Mode global);
 
 // The policy of a device matched by no rule.
-model::DevicePolicy default_policy(model::DeviceKind kind, model::Mode global);
+seam::DevicePolicy default_policy(seam::DeviceKind kind, seam::Mode global);
 
 // Human-readable differences between two policies ("mode enforce" vs "mode shadow" ...), one
 // pair of strings per differing field, ignoring `rule` and `conflict`.
@@ -47,6 +47,6 @@ struct PolicyDiff {
   std::string left;
   std::string right;
 };
-std::vector<PolicyDiff> diff_policies(const model::DevicePolicy& a, const model::DevicePolicy& b);
+std::vector<PolicyDiff> diff_policies(const seam::DevicePolicy& a, const seam::DevicePolicy& b);
 
 }  // namespace dimctl::config

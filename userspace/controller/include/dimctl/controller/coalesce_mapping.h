@@ -13,14 +13,14 @@
 #include <string_view>
 
 #include "dim/profile.h"
-#include "dimctl/model/coalesce.h"
-#include "dimctl/model/policy.h"
+#include "dimctl/seam/coalesce.h"
+#include "dimctl/seam/policy.h"
 
 namespace dimctl::controller {
 
 // The index policy allows for a table of `num_profiles` entries: clamp into
 // [min_profile, max_profile], both capped at the last index (min wins if the bounds cross).
-uint8_t clamp_profile(uint8_t ix, const model::DevicePolicy& policy, uint8_t num_profiles);
+uint8_t clamp_profile(uint8_t ix, const seam::DevicePolicy& policy, uint8_t num_profiles);
 
 // The rx-usecs a profile's `usec` becomes on `driver` (the kernel driver's name). Most drivers
 // take a time as a time. igb does not (igb_set_coalesce): 0 = no throttling, 1 and 3 = its own
@@ -34,26 +34,26 @@ uint32_t driver_rx_usecs(uint32_t usec, std::string_view driver);
 // What the device should hold for `profile`: the RX fields `reported` has, set from the
 // profile (rx-usecs through driver_rx_usecs); use_cqe_mode_rx = cqe_mode when reported.
 // Everything else absent.
-model::Coalesce net_target(const dim::Profile& profile, bool cqe_mode,
-                           const model::Coalesce& reported, std::string_view driver = {});
+seam::Coalesce net_target(const dim::Profile& profile, bool cqe_mode,
+                          const seam::Coalesce& reported, std::string_view driver = {});
 
 // The request that moves a device from `current` to `target`: the value fields always (cheap
 // and idempotent), mode fields only when they change (a mode change makes the kernel call the
 // driver twice and some drivers pause traffic while switching), plus use_adaptive_rx = false
 // when the driver's own DIM is on and `take_over_adaptive` (else its work would overwrite us).
-model::Coalesce net_request(const model::Coalesce& target, const model::Coalesce& current,
-                            bool take_over_adaptive);
+seam::Coalesce net_request(const seam::Coalesce& target, const seam::Coalesce& current,
+                           bool take_over_adaptive);
 
 // `values` restricted to the fields present in `mask`.
-model::Coalesce only_fields(const model::Coalesce& values, const model::Coalesce& mask);
+seam::Coalesce only_fields(const seam::Coalesce& values, const seam::Coalesce& mask);
 
 // Marks in `mask` every field present in `sent` (the mask's values are meaningless).
-void mark_fields(model::Coalesce& mask, const model::Coalesce& sent);
+void mark_fields(seam::Coalesce& mask, const seam::Coalesce& sent);
 
 // Copies every field present in `from` into `into` (a notification onto what we knew).
-void overlay(model::Coalesce& into, const model::Coalesce& from);
+void overlay(seam::Coalesce& into, const seam::Coalesce& from);
 
 // True when every field present in `mask` and in both `a` and `b` is equal in `a` and `b`.
-bool agrees(const model::Coalesce& a, const model::Coalesce& b, const model::Coalesce& mask);
+bool agrees(const seam::Coalesce& a, const seam::Coalesce& b, const seam::Coalesce& mask);
 
 }  // namespace dimctl::controller

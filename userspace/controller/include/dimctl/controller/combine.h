@@ -17,33 +17,33 @@
 #include <cstdint>
 #include <optional>
 
-#include "dimctl/model/policy.h"
-#include "dimctl/model/snapshot.h"
+#include "dimctl/seam/policy.h"
+#include "dimctl/seam/snapshot.h"
 
 namespace dimctl::controller {
 
 class ProfileCombiner {
  public:
-  explicit ProfileCombiner(model::CombinePolicy policy = model::CombinePolicy::kBusiestQueue,
-                           std::optional<model::QueueKey> previous_busiest = std::nullopt)
+  explicit ProfileCombiner(seam::CombinePolicy policy = seam::CombinePolicy::kBusiestQueue,
+                           std::optional<seam::QueueKey> previous_busiest = std::nullopt)
       : policy_(policy),
         has_previous_(previous_busiest.has_value()),
-        previous_(previous_busiest ? model::packed(*previous_busiest) : 0) {}
+        previous_(previous_busiest ? seam::packed(*previous_busiest) : 0) {}
 
   // One queue's wish: the profile index its DIM holds and its events in this period.
-  void add(const model::QueueKey& key, uint8_t profile_ix, uint64_t events);
+  void add(const seam::QueueKey& key, uint8_t profile_ix, uint64_t events);
 
   // The device-wide index; nullopt when no queue was added.
   std::optional<uint8_t> result() const;
   // The busiest queue seen (whatever the policy, for the next period's tie-break and export).
-  std::optional<model::QueueKey> busiest() const;
+  std::optional<seam::QueueKey> busiest() const;
 
  private:
-  model::CombinePolicy policy_;
+  seam::CombinePolicy policy_;
   bool any_ = false;
   bool has_previous_ = false;
   bool incumbent_is_previous_ = false;  // the busiest so far is last period's busiest
-  uint64_t previous_ = 0;               // last period's busiest (model::packed)
+  uint64_t previous_ = 0;               // last period's busiest (seam::packed)
   uint64_t busiest_ = 0;                // packed
   uint64_t busiest_events_ = 0;
   // Indices are kept 32-bit: a byte-sized store may alias anything, and add() runs in the
@@ -55,7 +55,7 @@ class ProfileCombiner {
 
 // Inline: called once per queue and period. Ties (idle queues all have 0 events) are the common
 // case on a quiet host, so the tie-break is a few word compares.
-inline void ProfileCombiner::add(const model::QueueKey& key, uint8_t profile_ix, uint64_t events) {
+inline void ProfileCombiner::add(const seam::QueueKey& key, uint8_t profile_ix, uint64_t events) {
   // The packed key only where a tie or a take needs it: most queues of a busy device neither tie
   // nor take.
   bool take;
@@ -70,14 +70,14 @@ inline void ProfileCombiner::add(const model::QueueKey& key, uint8_t profile_ix,
       take = events > busiest_events_;
     } else if (incumbent_is_previous_) {
       take = false;  // the incumbent keeps a tie
-    } else if (has_previous_ && model::packed(key) == previous_) {
+    } else if (has_previous_ && seam::packed(key) == previous_) {
       take = true;
     } else {
-      take = model::packed(key) < busiest_;
+      take = seam::packed(key) < busiest_;
     }
   }
   if (take) {
-    const uint64_t k = model::packed(key);
+    const uint64_t k = seam::packed(key);
     busiest_ = k;
     busiest_events_ = events;
     busiest_ix_ = profile_ix;

@@ -49,14 +49,14 @@
 #include "dimctl/controller/device_inventory.h"
 #include "dimctl/controller/napi_writes.h"
 #include "dimctl/controller/state_publisher.h"
-#include "dimctl/model/clock.h"
-#include "dimctl/model/controller_state.h"
-#include "dimctl/model/counter_source.h"
-#include "dimctl/model/napi_actuator.h"
-#include "dimctl/model/net_actuator.h"
-#include "dimctl/model/originals_store.h"
-#include "dimctl/model/policy.h"
-#include "dimctl/model/rdma_actuator.h"
+#include "dimctl/seam/clock.h"
+#include "dimctl/seam/controller_state.h"
+#include "dimctl/seam/counter_source.h"
+#include "dimctl/seam/napi_actuator.h"
+#include "dimctl/seam/net_actuator.h"
+#include "dimctl/seam/originals_store.h"
+#include "dimctl/seam/policy.h"
+#include "dimctl/seam/rdma_actuator.h"
 
 namespace dim {
 struct SaturationInput;
@@ -72,7 +72,7 @@ struct ControllerOptions {
   // daemon can decide at 20 Hz and publish at, say, 4 Hz. Failed samples always publish.
   int64_t publish_interval_ns = 0;
   // Exported as-is in ControllerState (the config layer owns their meaning).
-  model::Mode default_mode = model::Mode::kShadow;
+  seam::Mode default_mode = seam::Mode::kShadow;
   std::string config_path;
   // Kernel driver of a net device, for DeviceInfo.driver (policy selectors). The daemon reads
   // /sys/class/net/<dev>/device/driver; empty function = unknown ("").
@@ -104,14 +104,14 @@ struct ControllerOptions {
 class Controller {
  public:
   // `rdma` may be null (no RDMA netlink). Every reference must outlive the controller.
-  Controller(model::CounterSource& source, model::NetActuator& net, model::RdmaDimSwitch* rdma,
-             model::OriginalsStore& originals, const model::PolicySource& policy,
-             const model::Clock& clock, ControllerOptions options = {});
+  Controller(seam::CounterSource& source, seam::NetActuator& net, seam::RdmaDimSwitch* rdma,
+             seam::OriginalsStore& originals, const seam::PolicySource& policy,
+             const seam::Clock& clock, ControllerOptions options = {});
   // With per-NAPI software moderation (method napi / auto); `napi` may be null (no netdev
   // netlink, or a kernel without napi-set): rules asking for napi then write nothing.
-  Controller(model::CounterSource& source, model::NetActuator& net, model::RdmaDimSwitch* rdma,
-             model::NapiActuator* napi, model::OriginalsStore& originals,
-             const model::PolicySource& policy, const model::Clock& clock,
+  Controller(seam::CounterSource& source, seam::NetActuator& net, seam::RdmaDimSwitch* rdma,
+             seam::NapiActuator* napi, seam::OriginalsStore& originals,
+             const seam::PolicySource& policy, const seam::Clock& clock,
              ControllerOptions options = {});
   ~Controller();
   Controller(const Controller&) = delete;
@@ -144,11 +144,11 @@ class Controller {
   void reload_policies();
 
   // The last published state; never null.
-  std::shared_ptr<const model::ControllerState> state() const;
+  std::shared_ptr<const seam::ControllerState> state() const;
 
   const ControllerOptions& options() const { return options_; }
   // Config reload: publish_interval_ns and default_mode, from the next step() on.
-  void set_reloadable_options(int64_t publish_interval_ns, model::Mode default_mode);
+  void set_reloadable_options(int64_t publish_interval_ns, seam::Mode default_mode);
 
  private:
   struct Original;
@@ -165,8 +165,8 @@ class Controller {
   NetDevice& net_device_named(const std::string& name);
   void apply_inventory(int64_t now_ns);
   RdmaDevice& rdma_device_for(const std::string& name);
-  void reconcile_queues(const model::Snapshot& snap);
-  void reconcile_cqs(const model::Snapshot& snap);
+  void reconcile_queues(const seam::Snapshot& snap);
+  void reconcile_cqs(const seam::Snapshot& snap);
   // The snapshot's name table, and the device of the last run of queues fed (queues of one
   // device come in runs with one device_ix).
   struct FeedCursor {
@@ -176,16 +176,16 @@ class Controller {
     NetDevice* dev = nullptr;
   };
   template <bool kModel>
-  size_t feed_queues(const model::Snapshot& snap, FeedCursor& cursor, bool time_backwards);
+  size_t feed_queues(const seam::Snapshot& snap, FeedCursor& cursor, bool time_backwards);
   // False, with nothing fed, when the queue's device_ix is outside the name table.
   template <bool kModel>
-  [[nodiscard]] bool feed_queue(QueueSlot& slot, uint32_t index, const model::QueueCounters& q,
+  [[nodiscard]] bool feed_queue(QueueSlot& slot, uint32_t index, const seam::QueueCounters& q,
                                 FeedCursor& cursor, int64_t now_ns, bool time_backwards);
   Result<void> reject_sample(Error e, int64_t loop_start_ns);
   template <bool kWithModel>
-  bool feed_dim(QueueSlot& slot, const model::QueueCounters& q, int64_t now_ns, bool reset);
+  bool feed_dim(QueueSlot& slot, const seam::QueueCounters& q, int64_t now_ns, bool reset);
   // `table`: the one the model judges this period with (null: the device's for the share level).
-  bool feed_model(QueueSlot& slot, NetDevice& dev, const model::QueueCounters& q, uint64_t d_events,
+  bool feed_model(QueueSlot& slot, NetDevice& dev, const seam::QueueCounters& q, uint64_t d_events,
                   uint64_t d_packets, bool have_packets, int64_t now_ns, bool reset,
                   const dim::ModelTable* table = nullptr);
   // The device's cost-model table for its policy (shared by devices with the same inputs), for a
@@ -193,22 +193,22 @@ class Controller {
   std::shared_ptr<const dim::ModelTable> model_table_for(std::span<const dim::Profile> profiles,
                                                          dim::ProfileCount count,
                                                          dim::TimerMode table_timer,
-                                                         const model::DevicePolicy& policy,
+                                                         const seam::DevicePolicy& policy,
                                                          double sharers = 1);
   void bind(QueueSlot& slot, NetDevice& dev);
   void decide_device(NetDevice& dev, int64_t now_ns);
-  void apply_queue(QueueSlot& slot, NetDevice& dev, const model::QueueCounters& q, int64_t now_ns);
+  void apply_queue(QueueSlot& slot, NetDevice& dev, const seam::QueueCounters& q, int64_t now_ns);
   // A CQ's deltas this period (before any CQ is fed: share_cq_load() needs all of them).
-  void measure_cq(CqSlot& slot, const model::CqCounters& c, double dt_s);
+  void measure_cq(CqSlot& slot, const seam::CqCounters& c, double dt_s);
   // The sharers each model CQ's load is judged with (CqSlot::share_level).
-  void share_cq_load(const model::Snapshot& snap);
+  void share_cq_load(const seam::Snapshot& snap);
   // The device's table (its profiles, count and timer) for `policy` and `sharers`: what every
   // table of the device is built with, whatever policy values it is given.
   std::shared_ptr<const dim::ModelTable> device_table(const NetDevice& dev,
-                                                      const model::DevicePolicy& policy,
+                                                      const seam::DevicePolicy& policy,
                                                       double sharers);
   std::shared_ptr<const dim::ModelTable> device_table(const RdmaDevice& dev,
-                                                      const model::DevicePolicy& policy,
+                                                      const seam::DevicePolicy& policy,
                                                       double sharers);
   // The device's model table for share level `level` (kShareLevels), built on first use; level 0
   // is the device's model_table (refresh_policy()).
@@ -217,17 +217,17 @@ class Controller {
   // A model queue's period, decided after the per-queue pass (model_pass()).
   struct ModelWork {
     uint32_t index;
-    uint16_t cpu;  // model::QueueCounters::cpu
+    uint16_t cpu;  // seam::QueueCounters::cpu
     bool reset;
     NetDevice* dev;
     uint64_t d_events, d_packets;
   };
   void add_cpu_load(uint16_t cpu, uint64_t packets, uint64_t events, uint64_t polls,
                     uint64_t exhausted);
-  void model_pass(const model::Snapshot& snap, int64_t now_ns);
+  void model_pass(const seam::Snapshot& snap, int64_t now_ns);
   // Per core, once per step before the model pass (core_costs.cc): the period's CPU times and
   // the queues' counts fed to the core's CostEstimator and SaturationPolicy.
-  void update_cores(const model::Snapshot& snap);
+  void update_cores(const seam::Snapshot& snap);
   // The saturation rule's QD~1 probe queue's counts this period (update_cores()).
   void probe_counts(const CorePick& pick, dim::SaturationInput& in) const;
   // The table a model queue on `core` is judged with: the device's for its share level, with the
@@ -241,25 +241,25 @@ class Controller {
                                                            uint16_t bucket);
   // The CQs' completions and wake-ups on the cores that poll them (CqCounters::cpu), beside the
   // net queues' (add_cpu_load()), before the cores are measured.
-  void add_cq_loads(const model::Snapshot& snap);
+  void add_cq_loads(const seam::Snapshot& snap);
   // The core a CQ's interrupt and polls land on, while cores are measured (null otherwise).
-  CorePick* cq_core(const model::CqCounters& c);
+  CorePick* cq_core(const seam::CqCounters& c);
   // After the model pass and the CQs: what each core's saturation rule reads next period.
   void finish_cores();
-  void fill_core_views(model::ControllerState& st) const;
-  void feed_cq(CqSlot& slot, const model::CqCounters& c, int64_t prev_time_ns, int64_t now_ns);
+  void fill_core_views(seam::ControllerState& st) const;
+  void feed_cq(CqSlot& slot, const seam::CqCounters& c, int64_t prev_time_ns, int64_t now_ns);
   void update_rdma_devices(int64_t now_ns);
   void retire_devices();
   // view_dt_s: time since the last view (its rates' span), 0 when none.
-  void fill_queue_view(model::QueueView& v, QueueSlot& slot, const model::QueueCounters& counters,
+  void fill_queue_view(seam::QueueView& v, QueueSlot& slot, const seam::QueueCounters& counters,
                        const std::string& device, double view_dt_s);
   // Method napi: the queue's software profile (wanted) and the NAPI's settings (napi_write.cc).
-  void fill_napi_view(model::QueueView& v, const QueueSlot& slot) const;
+  void fill_napi_view(seam::QueueView& v, const QueueSlot& slot) const;
   // Appends the comparison of queue `index` (both policies run) to `comparisons`.
-  void add_comparison(std::vector<model::Comparison>& comparisons, uint32_t index,
+  void add_comparison(std::vector<seam::Comparison>& comparisons, uint32_t index,
                       const QueueSlot& slot);
-  void fill_cq_and_device_views(model::ControllerState& st, const model::Snapshot& snap);
-  void finish_publish(std::shared_ptr<model::ControllerState> st, int64_t loop_start_ns);
+  void fill_cq_and_device_views(seam::ControllerState& st, const seam::Snapshot& snap);
+  void finish_publish(std::shared_ptr<seam::ControllerState> st, int64_t loop_start_ns);
   void set_error(NetDevice& dev, std::string msg);
   void set_error(RdmaDevice& dev, std::string msg);
   bool may_write(const NetDevice& dev) const;
@@ -287,15 +287,15 @@ class Controller {
   // path (the device's side: gate, rate limit, counters; napis_ the NAPI's); drift found on a
   // NAPI of the device.
   void resolve_method(NetDevice& dev);
-  WriteResult write_napi(const model::QueueKey& key, NetDevice& dev, uint8_t ix, int64_t now_ns);
+  WriteResult write_napi(const seam::QueueKey& key, NetDevice& dev, uint8_t ix, int64_t now_ns);
   void napi_drift(NetDevice& dev, uint32_t id);
 
-  model::CounterSource& source_;
-  model::NetActuator& net_;
-  model::RdmaDimSwitch* rdma_;
-  model::OriginalsStore& originals_;
-  const model::PolicySource& policy_;
-  const model::Clock& clock_;
+  seam::CounterSource& source_;
+  seam::NetActuator& net_;
+  seam::RdmaDimSwitch* rdma_;
+  seam::OriginalsStore& originals_;
+  const seam::PolicySource& policy_;
+  const seam::Clock& clock_;
   ControllerOptions options_;
 
   // Net devices by ifname (std::map: stable addresses for QueueSlot::dev, sorted export).
@@ -303,7 +303,7 @@ class Controller {
   std::map<std::string, std::unique_ptr<RdmaDevice>> rdma_devices_;
   // The counter snapshot, filled by the source every period (sample_into) and otherwise left
   // alone, so a source can update it in place.
-  model::Snapshot snap_;
+  seam::Snapshot snap_;
   // Queues in the order of the last snapshot, so a stable snapshot costs no lookups.
   std::vector<QueueSlot> queues_;
   // This step: queues of per-queue devices (written one by one).
@@ -327,7 +327,7 @@ class Controller {
   std::unordered_map<uint64_t, size_t> queue_index_;
   std::vector<CqSlot> cqs_;
   std::unordered_map<uint64_t, size_t> cq_index_;
-  std::vector<model::CqCounters> prev_cqs_;  // CQ counters of the previous snapshot
+  std::vector<seam::CqCounters> prev_cqs_;  // CQ counters of the previous snapshot
   int64_t prev_time_ns_ = 0;
   int64_t step_dt_ns_ = 0;  // this step's snapshot time delta (0: none, or time went backwards)
   // The DIM windows' rate divisions: most windows of a step are one period long.

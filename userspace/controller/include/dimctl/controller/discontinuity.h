@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "dimctl/model/snapshot.h"
+#include "dimctl/seam/snapshot.h"
 
 namespace dimctl::controller {
 
@@ -20,7 +20,7 @@ namespace dimctl::controller {
 struct QueueCounts {
   uint64_t polls = 0, packets = 0, budget_exhausted = 0, empty_polls = 0, bytes = 0;
   int32_t queue = -1, irq = -1;
-  static QueueCounts of(const model::QueueCounters& q) {
+  static QueueCounts of(const seam::QueueCounters& q) {
     return {q.polls, q.packets, q.budget_exhausted, q.empty_polls, q.bytes, q.queue, q.irq};
   }
 };
@@ -62,12 +62,12 @@ inline uint64_t ids(const int32_t* queue_then_irq) {
 // Inline, one pass: the controller calls it once per queue and period. A counter that went
 // backwards shows as a "negative" 64-bit difference (the counters, sums of per-poll increments,
 // stay far below 2^63), so the check is the sign of the OR of the differences.
-inline QueueDelta advance(QueueCounts& prev, bool prev_has_bytes, const model::QueueCounters& cur) {
-  static_assert(offsetof(model::QueueCounters, packets) ==
-                    offsetof(model::QueueCounters, polls) + 8 &&
-                offsetof(model::QueueCounters, empty_polls) ==
-                    offsetof(model::QueueCounters, budget_exhausted) + 8 &&
-                offsetof(model::QueueCounters, irq) == offsetof(model::QueueCounters, queue) + 4);
+inline QueueDelta advance(QueueCounts& prev, bool prev_has_bytes, const seam::QueueCounters& cur) {
+  static_assert(offsetof(seam::QueueCounters, packets) ==
+                    offsetof(seam::QueueCounters, polls) + 8 &&
+                offsetof(seam::QueueCounters, empty_polls) ==
+                    offsetof(seam::QueueCounters, budget_exhausted) + 8 &&
+                offsetof(seam::QueueCounters, irq) == offsetof(seam::QueueCounters, queue) + 4);
   static_assert(offsetof(QueueCounts, packets) == offsetof(QueueCounts, polls) + 8 &&
                 offsetof(QueueCounts, empty_polls) == offsetof(QueueCounts, budget_exhausted) + 8 &&
                 offsetof(QueueCounts, irq) == offsetof(QueueCounts, queue) + 4);
@@ -98,6 +98,6 @@ inline QueueDelta advance(QueueCounts& prev, bool prev_has_bytes, const model::Q
 
 // Any counter went backwards, or the CQ's allocation details (device, size, vector, poll
 // context) changed under the same (device index, cq id): restrack ids are reused.
-bool is_discontinuity(const model::CqCounters& prev, const model::CqCounters& cur);
+bool is_discontinuity(const seam::CqCounters& prev, const seam::CqCounters& cur);
 
 }  // namespace dimctl::controller

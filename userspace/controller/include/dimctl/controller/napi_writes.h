@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "dimctl/common/result.h"
-#include "dimctl/model/napi_actuator.h"
-#include "dimctl/model/originals_store.h"
-#include "dimctl/model/policy.h"
-#include "dimctl/model/snapshot.h"
+#include "dimctl/seam/napi_actuator.h"
+#include "dimctl/seam/originals_store.h"
+#include "dimctl/seam/policy.h"
+#include "dimctl/seam/snapshot.h"
 
 namespace dimctl::controller {
 
@@ -27,11 +27,11 @@ struct NapiRecord {
   std::string device;  // its device's name now (follows renames)
   uint32_t ifindex = 0;
   // The two fields we write, as read right before our first write (also in the OriginalsStore).
-  std::optional<model::NapiConfig> original;
-  std::optional<model::NapiConfig> current;      // as last read (napi-get, set read-back)
-  std::optional<model::NapiConfig> applied;      // read-back of our last write
-  std::optional<model::SoftwareProfile> target;  // what we last wrote successfully
-  int64_t checked_ns = 0;                        // last read-back (drift compare) or write
+  std::optional<seam::NapiConfig> original;
+  std::optional<seam::NapiConfig> current;      // as last read (napi-get, set read-back)
+  std::optional<seam::NapiConfig> applied;      // read-back of our last write
+  std::optional<seam::SoftwareProfile> target;  // what we last wrote successfully
+  int64_t checked_ns = 0;                       // last read-back (drift compare) or write
   // Since when napi-get has answered ENOENT. The record is kept for forget_gone_ns: since Linux
   // 6.13 a driver that registers its NAPIs with a config slot (igb, mlx5, ...) re-creates them
   // after link down/up with the same id and the same settings, ours included.
@@ -45,7 +45,7 @@ class NapiWrites {
 
   // `napi` may be null (no netdev netlink). `forget_gone_ns`: how long a gone NAPI's record is
   // kept; `check_interval_ns`: how often every NAPI is read back (check_due()).
-  NapiWrites(model::NapiActuator* napi, model::OriginalsStore& originals, int64_t forget_gone_ns,
+  NapiWrites(seam::NapiActuator* napi, seam::OriginalsStore& originals, int64_t forget_gone_ns,
              int64_t check_interval_ns, DriftFn on_drift);
 
   // napi-set can be written (an actuator whose kernel has it).
@@ -55,9 +55,9 @@ class NapiWrites {
 
   // NAPI key.napi_id's record, created on first use (then read once for the view), under
   // `device` unless its original is recorded under another name (a rename not followed yet).
-  NapiRecord& record(const model::QueueKey& key, const std::string& device);
+  NapiRecord& record(const seam::QueueKey& key, const std::string& device);
   // The NAPI's settings as last read (the view); nullopt when unknown.
-  std::optional<model::NapiConfig> current(uint32_t napi_id) const;
+  std::optional<seam::NapiConfig> current(uint32_t napi_id) const;
 
   // Reads one NAPI back. False when it is gone or unreadable; a value we did not write is drift
   // (on_drift). A gone NAPI's record is kept for forget_gone_ns, then forgotten here and in the
@@ -72,7 +72,7 @@ class NapiWrites {
   Result<void> record_original(const std::string& device, uint32_t napi_id, NapiRecord& rec,
                                const std::string& where);
   // The write and its read-back (`where` as above).
-  Result<void> write(uint32_t napi_id, NapiRecord& rec, const model::SoftwareProfile& want,
+  Result<void> write(uint32_t napi_id, NapiRecord& rec, const seam::SoftwareProfile& want,
                      int64_t now_ns, const std::string& where);
 
   // Names and ifindexes of the devices with a recorded NAPI original.
@@ -89,9 +89,9 @@ class NapiWrites {
   Result<void> forget(const std::string& device);
 
  private:
-  model::NapiActuator* napi_;
+  seam::NapiActuator* napi_;
   bool available_;
-  model::OriginalsStore& originals_;
+  seam::OriginalsStore& originals_;
   int64_t forget_gone_ns_;
   int64_t check_interval_ns_;
   DriftFn on_drift_;

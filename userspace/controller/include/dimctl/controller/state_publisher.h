@@ -8,32 +8,32 @@
 #include <memory>
 #include <mutex>
 
-#include "dimctl/model/controller_state.h"
+#include "dimctl/seam/controller_state.h"
 
 namespace dimctl::controller {
 
 class StatePublisher {
  public:
   // Publishes `initial` until the first publish().
-  explicit StatePublisher(model::ControllerState initial = {});
+  explicit StatePublisher(seam::ControllerState initial = {});
 
   // The last published state; never null.
-  std::shared_ptr<const model::ControllerState> state() const;
+  std::shared_ptr<const seam::ControllerState> state() const;
 
   // A buffer for the next state: the one published two periods ago when no reader holds it any
   // more (a 10k-queue state is a few MB, and assigning into its strings and vectors avoids
   // reallocating them), else a new one.
-  std::shared_ptr<model::ControllerState> acquire();
+  std::shared_ptr<seam::ControllerState> acquire();
   // acquire(), holding a copy of the last published state.
-  std::shared_ptr<model::ControllerState> acquire_copy();
+  std::shared_ptr<seam::ControllerState> acquire_copy();
 
   // `st` becomes the published state; the one it replaces is the next spare buffer.
-  void publish(std::shared_ptr<model::ControllerState> st);
+  void publish(std::shared_ptr<seam::ControllerState> st);
 
  private:
   mutable std::mutex mu_;
-  std::shared_ptr<model::ControllerState> published_;  // guarded by mu_
-  std::shared_ptr<model::ControllerState> spare_;      // control thread only
+  std::shared_ptr<seam::ControllerState> published_;  // guarded by mu_
+  std::shared_ptr<seam::ControllerState> spare_;      // control thread only
 };
 
 }  // namespace dimctl::controller

@@ -1,4 +1,4 @@
-// JsonOriginalsStore: model::OriginalsStore persisted as a JSON file (default
+// JsonOriginalsStore: seam::OriginalsStore persisted as a JSON file (default
 // /run/dimctl/state.json), so that originals survive a crash or SIGKILL of the writer and can be
 // restored by `dimctl restore` or the next start.
 //
@@ -36,18 +36,18 @@
 #include <vector>
 
 #include "dimctl/common/result.h"
-#include "dimctl/model/napi_actuator.h"
-#include "dimctl/model/net_actuator.h"
-#include "dimctl/model/originals_store.h"
-#include "dimctl/model/rdma_actuator.h"
+#include "dimctl/seam/napi_actuator.h"
+#include "dimctl/seam/net_actuator.h"
+#include "dimctl/seam/originals_store.h"
+#include "dimctl/seam/rdma_actuator.h"
 
 namespace dimctl::state {
 
 inline constexpr const char* kDefaultStatePath = "/run/dimctl/state.json";
 
 struct NetOriginals {
-  std::optional<model::Coalesce> device;       // device-wide settings
-  std::map<uint32_t, model::Coalesce> queues;  // per queue (ETHTOOL_PERQUEUE)
+  std::optional<seam::Coalesce> device;       // device-wide settings
+  std::map<uint32_t, seam::Coalesce> queues;  // per queue (ETHTOOL_PERQUEUE)
   bool operator==(const NetOriginals&) const = default;
 };
 
@@ -63,7 +63,7 @@ struct Originals {
   std::map<std::string, NetOriginals> net;
   std::map<std::string, bool> rdma;  // IB device -> kernel DIM switch
   // Device name -> NAPI id -> its software moderation (netdev napi-set).
-  std::map<std::string, std::map<uint32_t, model::NapiConfig>> napi;
+  std::map<std::string, std::map<uint32_t, seam::NapiConfig>> napi;
   bool empty() const { return net.empty() && rdma.empty() && napi.empty(); }
   bool operator==(const Originals&) const = default;
 };
@@ -100,7 +100,7 @@ struct RestoreReport {
   bool all_restored() const;        // no kFailed result and no file error
 };
 
-class JsonOriginalsStore final : public model::OriginalsStore {
+class JsonOriginalsStore final : public seam::OriginalsStore {
  public:
   explicit JsonOriginalsStore(std::string path = kDefaultStatePath);
 
@@ -117,12 +117,12 @@ class JsonOriginalsStore final : public model::OriginalsStore {
   // The writer recorded in the loaded file (nullopt before load() or for a new file).
   const std::optional<WriterInfo>& writer() const { return writer_; }
 
-  Result<void> record_net(const std::string& dev, const model::Coalesce& original) override;
+  Result<void> record_net(const std::string& dev, const seam::Coalesce& original) override;
   Result<void> record_net_queue(const std::string& dev, uint32_t queue,
-                                const model::Coalesce& original) override;
+                                const seam::Coalesce& original) override;
   Result<void> record_rdma_dim(const std::string& ibdev, bool original) override;
   Result<void> record_napi(const std::string& dev, uint32_t napi_id,
-                           const model::NapiConfig& original) override;
+                           const seam::NapiConfig& original) override;
 
   // Writes every original back: per net device the device-wide settings first (adaptive
   // flags included, so adaptive moderation is turned back on if it was on), then its queues;
@@ -133,8 +133,8 @@ class JsonOriginalsStore final : public model::OriginalsStore {
   // deleted or re-created takes its NAPIs along) is reported as gone, since the NAPI that
   // replaced it started from the device's defaults. The file is deleted when nothing is left,
   // otherwise rewritten with what failed.
-  RestoreReport restore_all(model::NetActuator& net, model::RdmaDimSwitch* rdma,
-                            model::NapiActuator* napi = nullptr);
+  RestoreReport restore_all(seam::NetActuator& net, seam::RdmaDimSwitch* rdma,
+                            seam::NapiActuator* napi = nullptr);
   // Drops every record of `device` (net, NAPI or RDMA) and persists; the file goes away when
   // nothing is left. For a device someone else changed after us (drift): its current value is
   // theirs, and neither exit nor a later `dimctl restore` may put our "original" back over it.
@@ -174,7 +174,7 @@ class JsonOriginalsStore final : public model::OriginalsStore {
 };
 
 // Field names used in the JSON file and in messages.
-std::string describe(const model::Coalesce& c);
-std::string describe(const model::NapiConfig& c);
+std::string describe(const seam::Coalesce& c);
+std::string describe(const seam::NapiConfig& c);
 
 }  // namespace dimctl::state

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "dimctl/model/snapshot.h"
+#include "dimctl/seam/snapshot.h"
 
 namespace dimctl::trace {
 
@@ -13,7 +13,7 @@ namespace dimctl::trace {
 // matching names in their order and the queues' device_ix are renumbered into it; queue and CQ
 // order are kept. The CPU and IRQ times are kept whole: they belong to CPUs, not devices. `out`'s
 // storage is reused (one call per recorded frame).
-void keep_devices(const model::Snapshot& in, const std::vector<std::string>& globs,
-                  model::Snapshot& out);
+void keep_devices(const seam::Snapshot& in, const std::vector<std::string>& globs,
+                  seam::Snapshot& out);
 
 }  // namespace dimctl::trace

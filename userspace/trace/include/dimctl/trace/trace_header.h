@@ -24,7 +24,7 @@ struct TraceHeader {
   std::string note;              // free text: how the trace was recorded (the command line)
   // When this file was started, on both clocks: a frame's wall-clock time is
   // start_realtime_ns + (frame time_ns - start_monotonic_ns). Frame times are CLOCK_MONOTONIC,
-  // like model::Snapshot::time_ns.
+  // like seam::Snapshot::time_ns.
   int64_t start_monotonic_ns = 0;
   int64_t start_realtime_ns = 0;
   int64_t interval_ns = 0;  // the recorder's sampling interval, 0 when unknown

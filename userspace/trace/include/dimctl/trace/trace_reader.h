@@ -1,4 +1,4 @@
-// TraceReader: reads the frames of one trace file (docs/TRACE.md) back into model::Snapshot,
+// TraceReader: reads the frames of one trace file (docs/TRACE.md) back into seam::Snapshot,
 // exactly as they were written.
 //
 // Error policy. A file that ends inside a frame is what a recorder killed mid-write leaves: the
@@ -15,7 +15,7 @@
 #include <string>
 
 #include "dimctl/common/result.h"
-#include "dimctl/model/snapshot.h"
+#include "dimctl/seam/snapshot.h"
 #include "dimctl/trace/trace_header.h"
 
 namespace dimctl::trace {
@@ -33,7 +33,7 @@ class TraceReader {
 
   // The next frame; std::nullopt at the end of the file (clean, or after a truncated last
   // frame: see warning()). A corrupt frame is an error naming the file and byte offset.
-  Result<std::optional<model::Snapshot>> next();
+  Result<std::optional<seam::Snapshot>> next();
   const TraceHeader& header() const;
 
   const std::string& name() const;

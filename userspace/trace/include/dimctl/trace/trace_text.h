@@ -13,13 +13,13 @@
 #include <unordered_map>
 #include <vector>
 
-#include "dimctl/model/snapshot.h"
+#include "dimctl/seam/snapshot.h"
 #include "dimctl/trace/trace_header.h"
 
 namespace dimctl::trace {
 
 struct QueueTotals {
-  model::QueueKey key;
+  seam::QueueKey key;
   std::string device;  // as last seen
   int32_t queue = -1, irq = -1;
   uint64_t frames = 0;  // frames the queue appears in
@@ -29,7 +29,7 @@ struct QueueTotals {
 };
 
 struct CqTotals {
-  model::CqKey key;
+  seam::CqKey key;
   std::string ibdev;
   uint64_t frames = 0;
   uint64_t events = 0, completions = 0, schedules = 0, polls = 0, budget_exhausted = 0;
@@ -37,7 +37,7 @@ struct CqTotals {
 };
 
 // One CPU's interrupt and softirq work over the trace (format 2; CpuTimes). Times are estimated
-// from the sampled runs (model::estimated_ns). Busy time is counted only over the frames whose
+// from the sampled runs (seam::estimated_ns). Busy time is counted only over the frames whose
 // CPU had a known idle time at both ends (idle_span_ns of them): max(dt − idle, hardirq +
 // softirq), as the controller counts it.
 struct CpuTotals {
@@ -61,7 +61,7 @@ class TraceShow {
   // The header block of one file (`name`, `size` in bytes).
   static std::string header_text(const TraceHeader& h, const std::string& name, uint64_t size);
   // Accounts one frame; appends its lines to `out` when per-frame output is on.
-  void frame(const model::Snapshot& s, std::string& out);
+  void frame(const seam::Snapshot& s, std::string& out);
   // Totals per queue and CQ (key order) and rates over the time from the first frame to the last.
   std::string summary() const;
 
@@ -75,11 +75,11 @@ class TraceShow {
   ShowOptions opts_;
   uint64_t frames_ = 0;
   int64_t first_ns_ = 0, last_ns_ = 0;
-  std::unordered_map<uint64_t, model::QueueCounters> prev_queues_;
-  std::unordered_map<uint64_t, model::CqCounters> prev_cqs_;
+  std::unordered_map<uint64_t, seam::QueueCounters> prev_queues_;
+  std::unordered_map<uint64_t, seam::CqCounters> prev_cqs_;
   std::map<uint64_t, QueueTotals> queues_;
   std::map<uint64_t, CqTotals> cqs_;
-  std::vector<model::CpuTimes> prev_cpus_;
+  std::vector<seam::CpuTimes> prev_cpus_;
   std::map<uint32_t, CpuTotals> cpus_;
 };
 

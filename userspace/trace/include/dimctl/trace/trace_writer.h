@@ -1,4 +1,4 @@
-// TraceWriter: appends model::Snapshot frames to a trace file (docs/TRACE.md), rotating it when
+// TraceWriter: appends seam::Snapshot frames to a trace file (docs/TRACE.md), rotating it when
 // it would exceed a size bound: FILE -> FILE.1 -> FILE.2 ... up to keep_files old files, and a
 // new FILE starts with a fresh header and a self-contained first frame.
 //
@@ -12,7 +12,7 @@
 #include <string>
 
 #include "dimctl/common/result.h"
-#include "dimctl/model/snapshot.h"
+#include "dimctl/seam/snapshot.h"
 #include "dimctl/trace/trace_header.h"
 
 namespace dimctl::trace {
@@ -30,8 +30,8 @@ struct WriterOptions {
 };
 
 // EINVAL naming the first queue whose device_ix is outside the snapshot's device table (the
-// invariant model::Snapshot documents, which the writer keeps and every reader may rely on).
-Result<void> check_snapshot(const model::Snapshot& snap);
+// invariant seam::Snapshot documents, which the writer keeps and every reader may rely on).
+Result<void> check_snapshot(const seam::Snapshot& snap);
 
 class TraceWriter {
  public:
@@ -46,7 +46,7 @@ class TraceWriter {
   ~TraceWriter();
 
   // One frame. Refuses a snapshot that fails check_snapshot() (EINVAL, nothing written).
-  Result<void> write(const model::Snapshot& snap);
+  Result<void> write(const seam::Snapshot& snap);
   // Writes every pending frame to the file.
   Result<void> flush();
   // flush() and close the file; the writer accepts nothing afterwards.

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "dimctl/common/result.h"
-#include "dimctl/model/coalesce.h"
-#include "dimctl/model/napi_actuator.h"
+#include "dimctl/seam/coalesce.h"
+#include "dimctl/seam/napi_actuator.h"
 
-namespace dimctl::model {
+namespace dimctl::seam {
 
 class OriginalsStore {
  public:
@@ -38,4 +38,4 @@ class OriginalsStore {
       const std::vector<std::pair<std::string, std::string>>& renames) = 0;
 };
 
-}  // namespace dimctl::model
+}  // namespace dimctl::seam

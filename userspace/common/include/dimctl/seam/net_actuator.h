@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "dimctl/common/result.h"
-#include "dimctl/model/coalesce.h"
+#include "dimctl/seam/coalesce.h"
 
-namespace dimctl::model {
+namespace dimctl::seam {
 
 class NetActuator {
  public:
@@ -28,4 +28,4 @@ class NetActuator {
   virtual std::vector<CoalesceChange> drain_changes() = 0;
 };
 
-}  // namespace dimctl::model
+}  // namespace dimctl::seam

@@ -9,7 +9,7 @@
 
 #include "dimctl/common/result.h"
 
-namespace dimctl::model {
+namespace dimctl::seam {
 
 struct RdmaDevice {
   uint32_t index = 0;
@@ -26,4 +26,4 @@ class RdmaDimSwitch {
   virtual Result<bool> set_dim(const std::string& ibdev, bool enabled) = 0;
 };
 
-}  // namespace dimctl::model
+}  // namespace dimctl::seam

@@ -3,9 +3,9 @@
 // forget succeeds and keeps nothing.
 #pragma once
 
-#include "dimctl/model/originals_store.h"
+#include "dimctl/seam/originals_store.h"
 
-namespace dimctl::model {
+namespace dimctl::seam {
 
 class NullOriginalsStore final : public OriginalsStore {
  public:
@@ -25,4 +25,4 @@ class NullOriginalsStore final : public OriginalsStore {
   }
 };
 
-}  // namespace dimctl::model
+}  // namespace dimctl::seam

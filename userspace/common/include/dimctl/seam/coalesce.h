@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-namespace dimctl::model {
+namespace dimctl::seam {
 
 struct Coalesce {
   std::optional<uint32_t> rx_usecs;
@@ -29,4 +29,4 @@ struct CoalesceChange {
   Coalesce values;
 };
 
-}  // namespace dimctl::model
+}  // namespace dimctl::seam

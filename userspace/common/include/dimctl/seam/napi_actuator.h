@@ -13,7 +13,7 @@
 
 #include "dimctl/common/result.h"
 
-namespace dimctl::model {
+namespace dimctl::seam {
 
 // The writable settings of one NAPI. In a reply an absent field is one the kernel does not
 // report; in a request it is a field not to write.
@@ -50,4 +50,4 @@ class NapiActuator {
   virtual Result<Napi> set(uint32_t napi_id, const NapiConfig& req) = 0;
 };
 
-}  // namespace dimctl::model
+}  // namespace dimctl::seam

@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "dimctl/common/result.h"
-#include "dimctl/model/controller_state.h"
-#include "dimctl/model/snapshot.h"
+#include "dimctl/seam/controller_state.h"
+#include "dimctl/seam/snapshot.h"
 
-namespace dimctl::model {
+namespace dimctl::seam {
 
 class CounterSource {
  public:
@@ -36,4 +36,4 @@ class CounterSource {
   virtual std::vector<BpfDropView> drops_by_reason() const { return {}; }
 };
 
-}  // namespace dimctl::model
+}  // namespace dimctl::seam

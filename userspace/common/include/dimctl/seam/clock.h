@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-namespace dimctl::model {
+namespace dimctl::seam {
 
 class Clock {
  public:
@@ -23,4 +23,4 @@ class MonotonicClock final : public Clock {
   }
 };
 
-}  // namespace dimctl::model
+}  // namespace dimctl::seam

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace dimctl::model {
+namespace dimctl::seam {
 
 // A NAPI instance (in practice one RX/TX queue pair) of a net device.
 struct QueueKey {
@@ -158,4 +158,4 @@ struct Snapshot {
   const std::string& device_of(const QueueCounters& q) const { return devices[q.device_ix]; }
 };
 
-}  // namespace dimctl::model
+}  // namespace dimctl::seam

@@ -1,4 +1,4 @@
-// CpuPeriod: one CPU's interrupt and softirq work between two samples of its model::CpuTimes,
+// CpuPeriod: one CPU's interrupt and softirq work between two samples of its seam::CpuTimes,
 // and its busy share: what the controller's per-core costs and saturation rule read
 // (core_costs.cc) and what `dimctl trace show` prints, computed by this one piece.
 #pragma once
@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "dimctl/model/snapshot.h"
+#include "dimctl/seam/snapshot.h"
 
-namespace dimctl::model {
+namespace dimctl::seam {
 
 // Idle time can step back by a few ns (dimctl_bpf.h: a stretch ending between the reader's
 // loads); more is a re-attach.
@@ -70,4 +70,4 @@ inline double busy_fraction(const CpuTimes& now, const CpuTimes& prev, double ir
   return std::clamp(busy / dt, 0.0, 1.0);
 }
 
-}  // namespace dimctl::model
+}  // namespace dimctl::seam

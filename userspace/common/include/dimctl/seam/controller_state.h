@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "dim/cost_estimator.h"
-#include "dimctl/model/coalesce.h"
-#include "dimctl/model/napi_actuator.h"
-#include "dimctl/model/policy.h"
-#include "dimctl/model/snapshot.h"
+#include "dimctl/seam/coalesce.h"
+#include "dimctl/seam/napi_actuator.h"
+#include "dimctl/seam/policy.h"
+#include "dimctl/seam/snapshot.h"
 
-namespace dimctl::model {
+namespace dimctl::seam {
 
 // One DIM instance (kernel field names; numeric enum values as in dim-spec section 1), or the
 // cost-model policy when `model` is set (algorithm model/model-cqe: no tune state, windows or
@@ -196,4 +196,4 @@ inline const PolicyComparison* comparison_at(const std::vector<Comparison>& comp
   return it != comparisons.end() && it->index == index ? &it->picks : nullptr;
 }
 
-}  // namespace dimctl::model
+}  // namespace dimctl::seam

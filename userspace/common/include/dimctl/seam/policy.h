@@ -11,7 +11,7 @@
 #include "dim/profile.h"
 #include "dimctl/common/result.h"
 
-namespace dimctl::model {
+namespace dimctl::seam {
 
 // observe: counters and current settings only. shadow: run DIM, export what it would apply,
 // write nothing. enforce: apply (only devices named by a config rule, the allowlist).
@@ -158,4 +158,4 @@ class PolicySource {
   virtual DevicePolicy policy_for(const DeviceInfo& dev) const = 0;
 };
 
-}  // namespace dimctl::model
+}  // namespace dimctl::seam

@@ -8,9 +8,9 @@
 
 #include "dim/cost_model.h"
 #include "dimctl/common/name_table.h"
-#include "dimctl/model/policy.h"
+#include "dimctl/seam/policy.h"
 
-namespace dimctl::model {
+namespace dimctl::seam {
 
 inline constexpr NameTable<Mode, 3> kModeNames{{{
     {Mode::kObserve, "observe"},
@@ -57,4 +57,4 @@ inline constexpr NameTable<dim::TimerMode, 3> kTimerModeNames{{{
     {dim::TimerMode::kAbsolute, "absolute"},
 }}};
 
-}  // namespace dimctl::model
+}  // namespace dimctl::seam
