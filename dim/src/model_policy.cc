@@ -1,6 +1,7 @@
 #include "dim/model_policy.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -18,6 +19,9 @@ constexpr int kBisections = 7;                    // 9 % / 2^7 ≈ 0.07 %
 // Two predicted latencies this close count as a tie (which goes to the lower index).
 constexpr double kTieRelative = 0.01;
 constexpr double kTieAbsoluteNs = 1.0;
+// CPU costs this close are equal (two profiles that never reach their count threshold differ by
+// rounding only), so a min_saving of 0 does not split the map on rounding noise.
+constexpr double kCpuTieRelative = 1e-9;
 
 uint32_t count_of(const Profile& p, ProfileCount c) {
   return c == ProfileCount::kPackets ? p.pkts : p.comps;
@@ -43,6 +47,9 @@ ModelTable::ModelTable(std::span<const Profile> profiles, ProfileCount count,
   p.bounce_hold_ms = std::min<uint32_t>(p.bounce_hold_ms, 60'000);
   p.bounce_release = std::max(1.0, p.bounce_release);
   p.throttle_drop = std::clamp(p.throttle_drop, 0.0, 1.0);
+  if (p.objective != Objective::kEfficiency) p.objective = Objective::kLatency;
+  p.latency_budget_ns = p.latency_budget_ns > 0 ? p.latency_budget_ns : 0.0;  // NaN too
+  p.min_saving = p.min_saving > 0 ? std::min(p.min_saving, 0.9) : 0.0;
 
   std::array<Profile, kMaxProfiles> table{};
   n_ = static_cast<uint8_t>(std::clamp<size_t>(profiles.size(), 1, kMaxProfiles));
@@ -63,50 +70,110 @@ ModelTable::ModelTable(std::span<const Profile> profiles, ProfileCount count,
     }
   }
 
-  // The cost model's choice at one rate.
-  auto choose = [&](double rate) {
+  // The cost model's choice at one rate: the latency objective's (objective.h).
+  std::array<Prediction, kMaxProfiles> pr{};
+  auto choose_latency = [&](double rate) {
     double best = kInf;
-    std::array<double, kMaxProfiles> lat{};
     uint8_t most_batching = lo_;
     double most_batch = 0;
     for (uint8_t i = lo_; i <= hi_; ++i) {
-      const Prediction pr =
-          predict(p.timer, table[i].usec, count_of(table[i], count), rate, p.cost);
-      lat[i] = pr.latency_ns;
-      best = std::min(best, pr.latency_ns);
-      if (pr.batch > most_batch) {
-        most_batch = pr.batch;
+      pr[i] = predict(p.timer, table[i].usec, count_of(table[i], count), rate, p.cost);
+      best = std::min(best, pr[i].latency_ns);
+      if (pr[i].batch > most_batch) {
+        most_batch = pr[i].batch;
         most_batching = i;
       }
     }
     if (best == kInf) return most_batching;
     const double tie = best * (1 + kTieRelative) + kTieAbsoluteNs;
     for (uint8_t i = lo_; i <= hi_; ++i) {
-      if (lat[i] <= tie) return i;
+      if (pr[i].latency_ns <= tie) return i;
     }
     return lo_;
   };
+  // The efficiency objective's: the least CPU within the budget, only for a saving of at least
+  // min_saving over the latency choice, near-ties in CPU to the least latency (objective.h).
+  auto choose_efficiency = [&](double rate) {
+    const uint8_t latency = choose_latency(rate);  // fills pr
+    const Prediction& base = pr[latency_ix_];
+    // The latency objective's map (built above), so a saturated core is judged as under it.
+    if (!base.feasible) return latency_pick(rate);
+    auto within = [&](uint8_t i) {
+      return pr[i].feasible && pr[i].latency_ns - base.latency_ns <= p.latency_budget_ns;
+    };
+    // The latency choice may sit just above the base (its tie margin); the base never does.
+    const uint8_t ref = within(latency) ? latency : latency_ix_;
+    const double enough = pr[ref].cpu_per_completion_ns * (1 - p.min_saving);
+    auto saves = [&](uint8_t i) { return within(i) && pr[i].cpu_per_completion_ns <= enough; };
+    double least_cpu = kInf;
+    for (uint8_t i = lo_; i <= hi_; ++i) {
+      if (saves(i)) least_cpu = std::min(least_cpu, pr[i].cpu_per_completion_ns);
+    }
+    if (least_cpu == kInf) return ref;
+    auto cheap = [&](uint8_t i) {
+      return saves(i) &&
+             pr[i].cpu_per_completion_ns * (1 - p.min_saving) <= least_cpu * (1 + kCpuTieRelative);
+    };
+    double best = kInf;
+    for (uint8_t i = lo_; i <= hi_; ++i) {
+      if (cheap(i)) best = std::min(best, pr[i].latency_ns);
+    }
+    const double tie = best * (1 + kTieRelative) + kTieAbsoluteNs;
+    for (uint8_t i = lo_; i <= hi_; ++i) {
+      if (cheap(i) && pr[i].latency_ns <= tie) return i;
+    }
+    return ref;  // not reached: the least-CPU profile is cheap
+  };
 
   theta_.fill(kInf);
-  uint8_t reached = choose(kGridLow);
+  uint8_t reached = choose_latency(kGridLow);
   for (uint8_t i = 0; i <= reached; ++i) theta_[i] = 0;
   double prev = kGridLow;
   for (double rate = kGridLow * kGridStep; rate <= kGridHigh && reached < hi_; rate *= kGridStep) {
-    const uint8_t c = choose(rate);
+    const uint8_t c = choose_latency(rate);
     if (c > reached) {
-      // Each newly reached index starts where choose() first returns it or more within
+      // Each newly reached index starts where choose_latency() first returns it or more within
       // (prev, rate]; the running maximum over rates keeps the map monotone.
       for (uint8_t i = reached + 1; i <= c; ++i) {
         double below = prev, above = rate;
         for (int b = 0; b < kBisections; ++b) {
           const double mid = std::sqrt(below * above);
-          (choose(mid) >= i ? above : below) = mid;
+          (choose_latency(mid) >= i ? above : below) = mid;
         }
         theta_[i] = std::max(above, theta_[i - 1]);
       }
       reached = c;
     }
     prev = rate;
+  }
+
+  if (p.objective == Objective::kEfficiency) {
+    // The map as segments over the same grid, each boundary bisected like a threshold. It has no
+    // running maximum: a profile is held only where the objective takes it (objective.h).
+    segment_ix_[0] = choose_efficiency(kGridLow);
+    segments_ = 1;
+    double below_rate = kGridLow;
+    for (double rate = kGridLow * kGridStep; rate <= kGridHigh; rate *= kGridStep) {
+      const uint8_t c = choose_efficiency(rate);
+      const uint8_t last = segment_ix_[segments_ - 1];
+      if (c != last) {
+        double below = below_rate, above = rate;
+        for (int b = 0; b < kBisections; ++b) {
+          const double mid = std::sqrt(below * above);
+          (choose_efficiency(mid) != last ? above : below) = mid;
+        }
+        if (segments_ < kMaxSegments) {
+          segment_from_[segments_] = above;
+          segment_ix_[segments_] = c;
+          ++segments_;
+        } else {
+          // Out of room (no table of 16 profiles seen comes near): the last segment takes the
+          // lesser of the two, the side of the latency objective.
+          segment_ix_[segments_ - 1] = std::min(last, c);
+        }
+      }
+      below_rate = rate;
+    }
   }
 
   for (uint8_t i = 0; i < kMaxProfiles; ++i) {
@@ -128,6 +195,45 @@ ModelTable::ModelTable(std::span<const Profile> profiles, ProfileCount count,
   throttle_keep_ = static_cast<float>(1 - p.throttle_drop);
   up_periods_ = p.up_periods;
   bounce_periods_ = p.bounce_periods;
+}
+
+uint16_t ModelTable::segment_mask(double from, double to) const {
+  uint16_t mask = 0;
+  for (uint8_t s = 0; s < segments_; ++s) {
+    const double end = s + 1 < segments_ ? segment_from_[s + 1] : kInf;
+    if (segment_from_[s] <= to && end > from)
+      mask = static_cast<uint16_t>(mask | 1u << segment_ix_[s]);
+  }
+  return mask;
+}
+
+// kLatency: the threshold arrays (a monotone map: the highest profile of the band and its
+// lowest). kEfficiency: the profiles its map takes over the same band of rates,
+// [rate / (1 + up_margin), rate / (1 − down_margin)]; the current profile is kept while the map
+// takes it anywhere in the band, else the policy moves down (fast) to the highest the band takes
+// below it, or up (slow) to the lowest above it. On a monotone map both read the same.
+ModelTable::Targets ModelTable::targets(double rate, uint8_t ix) const {
+  if (segments_ == 0) return {highest_at_or_below(down_, rate), highest_at_or_below(up_, rate)};
+  const uint16_t mask =
+      segment_mask(rate / (1 + params_.up_margin), rate / (1 - params_.down_margin));
+  if (mask & (uint16_t{1} << ix)) return {ix, ix};
+  const auto lower = static_cast<uint16_t>(mask & ((1u << ix) - 1));
+  if (lower != 0) {
+    const auto to = static_cast<uint8_t>(15 - std::countl_zero(lower));
+    return {to, to};
+  }
+  const auto to = static_cast<uint8_t>(std::countr_zero(mask));
+  return {to, to};
+}
+
+// In one period when the load is fast_up_factor past the move: kLatency, the rate at or above
+// θ·fast_up_factor; kEfficiency, the map at `to` or above over the band down to
+// rate / fast_up_factor (the same on a monotone map).
+bool ModelTable::fast_up(double rate, uint8_t to) const {
+  if (segments_ == 0) return rate >= fast_[to];
+  if (!(params_.fast_up_factor > 0)) return false;
+  const uint16_t mask = segment_mask(rate / params_.fast_up_factor, rate / (1 + params_.up_margin));
+  return mask != 0 && std::countr_zero(mask) >= to;
 }
 
 ModelPolicy::ModelPolicy(const ModelTable& table)
@@ -156,8 +262,7 @@ bool ModelPolicy::update(const ModelTable& t, const ModelInput& in) {
   if (since_up_ == t.bounce_periods_ + 1) bounces_ = 0;  // the latest up move held
 
   const double rate = static_cast<double>(in.completions) * 1e9 / static_cast<double>(in.dt_ns);
-  uint8_t down_to = t.highest_at_or_below(t.down_, rate);
-  uint8_t up_to = t.highest_at_or_below(t.up_, rate);
+  auto [down_to, up_to] = t.targets(rate, ix_);
   if (in.events >= t.qd1_min_events_ &&
       static_cast<double>(in.completions) <= t.qd1_ratio_ * static_cast<double>(in.events)) {
     down_to = up_to = t.latency_ix_;
@@ -178,7 +283,7 @@ bool ModelPolicy::update(const ModelTable& t, const ModelInput& in) {
   } else if (up_to > ix_) {
     streak_target_ = streak_ == 0 ? up_to : std::min(streak_target_, up_to);
     if (streak_ != 0xff) ++streak_;
-    if (rate >= t.fast_[up_to]) {
+    if (t.fast_up(rate, up_to)) {
       want = up_to;
     } else if (streak_ >= t.up_periods_) {
       want = streak_target_;

@@ -21,6 +21,15 @@
 // construction, whatever the table. A period's decision is then a handful of compares
 // (tens of ns; the controller calls it for up to 10k queues per period).
 //
+// Objective (objective.h, ModelParams::objective): the above is kLatency, the default.
+// kEfficiency takes the least CPU per completion within a latency budget; its map is not monotone
+// in the rate, so the table stores it as up to 32 rate segments, each boundary found on the same
+// grid and bisected the same way (the built-in tables need at most 10). update() then reads the
+// profiles the map takes over the margins' band of rates, [λ/(1 + up_margin), λ/(1 − down_margin)]:
+// the current profile is kept while the map takes it somewhere in the band, else down fast to
+// the highest below it, or up slow to the lowest above it. On a monotone map this is the
+// threshold rule below; the other rules (QD~1, bounce and throttle guards, budget) are the same.
+//
 // Decision rules (update()), all in the table's [min, max] bounds:
 //  - Load: λ = completions / Δt of this period; completions per event c = completions / events.
 //  - QD~1: with at least qd1_min_events events and c <= qd1_completions_per_event (1.25), the
@@ -67,6 +76,7 @@
 #include <span>
 
 #include "dim/cost_model.h"
+#include "dim/objective.h"
 #include "dim/profile.h"
 
 namespace dim {
@@ -88,6 +98,10 @@ struct ModelParams {
   // of the rate it was made at, within bounce_periods, throttled a closed loop (its moderation
   // delay cost rate): back to the profile it left, as a bounce (1: off).
   double throttle_drop = 0.25;
+  // What the table's choice optimises (objective.h). kLatency ignores the two fields after it.
+  Objective objective = Objective::kLatency;
+  double latency_budget_ns = 0;  // kEfficiency: predicted latency accepted over the base (>= 0)
+  double min_saving = 0.05;      // kEfficiency: least CPU saving that moves the choice (0..0.9)
 };
 
 // Which field of a Profile is the count threshold N.
@@ -107,11 +121,22 @@ class ModelTable {
   ModelTable(std::span<const Profile> profiles, ProfileCount count, const ModelParams& params,
              uint8_t min_ix = 0, uint8_t max_ix = 255);
 
-  // The cost model's profile for a steady rate (no hysteresis): monotone in the rate.
-  uint8_t pick(double rate_per_s) const { return highest_at_or_below(theta_, rate_per_s); }
-  // θ_ix: the rate from which pick() returns ix or more (0 at and below the lowest pick, +inf
-  // for a profile the model never picks).
+  // The cost model's profile for a steady rate (no hysteresis), under the table's objective:
+  // monotone in the rate for kLatency, piecewise constant for kEfficiency (segments below).
+  uint8_t pick(double rate_per_s) const {
+    return segments_ == 0 ? latency_pick(rate_per_s) : segment_ix_[segment_at(rate_per_s)];
+  }
+  // The kLatency choice, whatever the table's objective.
+  uint8_t latency_pick(double rate_per_s) const { return highest_at_or_below(theta_, rate_per_s); }
+  // θ_ix: the rate from which latency_pick() returns ix or more (0 at and below the lowest pick,
+  // +inf for a profile the model never picks).
   double threshold(uint8_t ix) const { return theta_[ix]; }
+  // kEfficiency's map as segments: segment s holds segment_ix(s) from segment_from(s) (0 for the
+  // first) up to the next segment's start. 0 segments: a kLatency table.
+  static constexpr int kMaxSegments = 32;
+  uint8_t segments() const { return segments_; }
+  double segment_from(uint8_t s) const { return segment_from_[s]; }
+  uint8_t segment_ix(uint8_t s) const { return segment_ix_[s]; }
   uint8_t latency_ix() const { return latency_ix_; }
   uint8_t min_ix() const { return lo_; }
   uint8_t max_ix() const { return hi_; }
@@ -133,6 +158,22 @@ class ModelTable {
     while (p < hi_ && rate >= rates[p + 1]) ++p;
     return p;
   }
+  // The segment that holds `rate` (kEfficiency tables).
+  uint8_t segment_at(double rate) const {
+    uint8_t s = 0;
+    while (s + 1 < segments_ && rate >= segment_from_[s + 1]) ++s;
+    return s;
+  }
+  // The profiles the kEfficiency map takes anywhere in [from, to], one bit per index.
+  uint16_t segment_mask(double from, double to) const;
+  // update()'s targets for this period's rate (down_to: the highest profile the load still
+  // supports, up_to: the lowest it asks for) and whether a move up to `up_to` may be made in one
+  // period.
+  struct Targets {
+    uint8_t down_to, up_to;
+  };
+  Targets targets(double rate, uint8_t ix) const;
+  bool fast_up(double rate, uint8_t to) const;
 
   // What update() reads, first.
   Rates down_;  // θ·(1 − down_margin)
@@ -147,8 +188,12 @@ class ModelTable {
   float throttle_keep_ = 0.75f;  // 1 − throttle_drop
   uint8_t lo_ = 0, hi_ = 0, n_ = 1, latency_ix_ = 0;
   uint8_t up_periods_ = 2, bounce_periods_ = 3;
+  uint8_t segments_ = 0;
 
   Rates theta_;
+  // kEfficiency's map (segments_, above: 0 for kLatency, whose update() reads the arrays above).
+  std::array<uint8_t, kMaxSegments> segment_ix_{};
+  std::array<double, kMaxSegments> segment_from_{};
   ModelParams params_;
   std::array<Profile, kMaxProfiles> profiles_{};  // read by SaturationPolicy, not by update()
   ProfileCount count_ = ProfileCount::kPackets;
