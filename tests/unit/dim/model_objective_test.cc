@@ -204,6 +204,21 @@ TEST(ModelObjective, NearTiesKeepTheLatencyChoice) {
     EXPECT_NE(b.efficiency, b.latency) << r;
   }
   EXPECT_GT(near_ties, 3);
+  // Nor is a profile that saves less than min_saving over the latency choice taken because a
+  // still cheaper one, out of reach or not, exists: every move saves min_saving.
+  for (const Case& k : kCases) {
+    for (double budget : {0.0, 25e3, 50e3, 100e3, 1e9}) {
+      const ModelParams p = efficiency(budget, k.timer);
+      const ModelTable t = table(k, p);
+      for (double r = 100; r < 3e5; r *= 1.04) {
+        const Brute b = brute(k, p, r);
+        if (!b.pr[b.base].feasible || !steady(k, p, r) || t.pick(r) == b.latency) continue;
+        EXPECT_LE(b.pr[t.pick(r)].cpu_per_completion_ns,
+                  b.pr[b.latency].cpu_per_completion_ns * 0.95)
+            << k.name << " budget " << budget << " at " << r;
+      }
+    }
+  }
 }
 
 TEST(ModelObjective, ASaturatedBaseKeepsTheLatencyChoice) {
@@ -257,12 +272,24 @@ TEST(ModelObjective, TheMapIsNotMonotoneAndTheSegmentsSayWhere) {
   }
 }
 
-TEST(ModelObjective, BoundsHoldAndTheBaseIsTheLowestBoundsLatencyProfile) {
-  const Case& c = kCases[2];  // RDMA
-  const ModelTable t = table(c, efficiency(25e3, c.timer), 2, 6);
-  for (double r = 1; r < 1e8; r *= 1.1) {
-    EXPECT_GE(t.pick(r), 2);
-    EXPECT_LE(t.pick(r), 6);
+TEST(ModelObjective, BoundsAreTheTable) {
+  // RDMA within [2, 6]: the brute force over those five profiles alone, whose latency profile
+  // (the base) is index 2, (2 µs, 4).
+  const Case whole = kCases[2];
+  const Case bounded{"rdma[2..6]", whole.profiles.subspan(2, 5), whole.count, whole.timer};
+  for (double budget : {0.0, 25e3, 100e3}) {
+    const ModelParams p = efficiency(budget, whole.timer);
+    const ModelTable t = table(whole, p, 2, 6);
+    int checked = 0;
+    for (double r = 1; r < 1e8; r *= 1.04) {
+      ASSERT_GE(t.pick(r), 2);
+      ASSERT_LE(t.pick(r), 6);
+      const Brute b = brute(bounded, p, r);
+      if (!b.pr[b.base].feasible || !steady(bounded, p, r)) continue;
+      ASSERT_EQ(t.pick(r), 2 + b.efficiency) << budget << " at " << r;
+      ++checked;
+    }
+    EXPECT_GT(checked, 100);
   }
 }
 
@@ -304,6 +331,25 @@ TEST(ModelObjective, ALoadWobblingAcrossABoundaryDoesNotFlap) {
     for (int i = 0; i < 100; ++i) m.update(t, period(edge * (i % 2 ? 1.03 : 0.97)));
     EXPECT_EQ(m.changes(), settled) << "boundary " << edge;
   }
+}
+
+TEST(ModelObjective, ALoadTwicePastASegmentMovesUpInOnePeriod) {
+  // RDMA at 25 µs: (32 µs, 16), index 7, from ~13k/s until the base saturates.
+  const Case& c = kCases[2];
+  const ModelTable t = table(c, efficiency(25e3, c.timer));
+  ASSERT_EQ(t.pick(1000), 0);
+  ASSERT_EQ(t.pick(40'000), 7);
+  ASSERT_EQ(t.pick(100'000), 7);
+  ModelPolicy m(t);
+  for (int i = 0; i < 5; ++i) m.update(t, period(1000));
+  ASSERT_EQ(m.profile_ix(), 0);
+  EXPECT_TRUE(m.update(t, period(100'000)));  // the band [50k/s, 80k/s]: all index 7
+  EXPECT_EQ(m.profile_ix(), 7);
+  ModelPolicy slow(t);
+  for (int i = 0; i < 5; ++i) slow.update(t, period(1000));
+  EXPECT_FALSE(slow.update(t, period(20'000)));  // 1.5×: two periods
+  EXPECT_TRUE(slow.update(t, period(20'000)));
+  EXPECT_EQ(slow.profile_ix(), 7);
 }
 
 TEST(ModelObjective, AHigherLoadThatLeavesTheBudgetMovesDownAtOnce) {
