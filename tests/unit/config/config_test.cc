@@ -260,6 +260,79 @@ TEST(ConfigValues, ModelCostsMeasuredByDefaultExplicitValuesMarked) {
                    .empty());
 }
 
+TEST(ConfigValues, ModelObjectiveLatencyByDefaultEfficiencyWithABudget) {
+  Config c = must_parse(
+      "devices:\n"
+      "  - name: a\n"
+      "    match: {interface: eth0}\n"
+      "    algorithm: model\n"
+      "    model: {objective: efficiency, latency_budget: 50us}\n"
+      "  - name: b\n"
+      "    match: {interface: eth1}\n"
+      "    algorithm: model\n"
+      "    model: {objective: latency}\n"
+      "  - name: c\n"
+      "    match: {interface: eth2}\n"
+      "    algorithm: model\n"
+      "    model: {max_changes: 3}\n");
+  ASSERT_EQ(c.rules.size(), 3u);
+  EXPECT_EQ(c.rules[0].model->objective, dim::Objective::kEfficiency);
+  EXPECT_EQ(c.rules[0].model->latency_budget_ns, 50'000);
+  EXPECT_EQ(c.rules[1].model->objective, dim::Objective::kLatency);
+  EXPECT_EQ(c.rules[1].model->latency_budget_ns, 0);
+  EXPECT_EQ(c.rules[2].model->objective, dim::Objective::kLatency);
+  EXPECT_EQ(seam::ModelSettings{}.objective, dim::Objective::kLatency);
+  // Settings that differ only in the objective or the budget are different settings (the
+  // controller's table cache and reload compare them).
+  seam::ModelSettings x = *c.rules[0].model, y = x;
+  y.latency_budget_ns = 25'000;
+  EXPECT_NE(x, y);
+  y = x;
+  y.objective = dim::Objective::kLatency;
+  EXPECT_NE(x, y);
+}
+
+TEST(ConfigErrors, ModelObjectiveAndBudgetNeedEachOther) {
+  auto rule = [](const char* model) {
+    return diagnostics(
+        fmt::format("devices:\n  - name: a\n    match: {{interface: eth0}}\n    algorithm: model\n"
+                    "    model:\n{}",
+                    model));
+  };
+  struct Case {
+    const char* model;
+    const char* path;
+    int line, column;
+    const char* reason;
+  };
+  for (const Case& k : {
+           Case{"      objective: efficiency\n", "devices[0].model.objective", 6, 18,
+                "objective: efficiency needs latency_budget"},
+           Case{"      latency_budget: 50us\n", "devices[0].model.latency_budget", 6, 23,
+                "latency_budget applies to objective: efficiency only"},
+           Case{"      objective: latency\n      latency_budget: 50us\n",
+                "devices[0].model.latency_budget", 7, 23,
+                "latency_budget applies to objective: efficiency only"},
+           Case{"      objective: efficiency\n      latency_budget: 0\n",
+                "devices[0].model.latency_budget", 7, 23,
+                "latency_budget must be above 0 with objective: efficiency"},
+           Case{"      objective: efficiency\n      latency_budget: 2s\n",
+                "devices[0].model.latency_budget", 7, 23, "2s is out of range 0..1s"},
+           Case{"      objective: efficiency\n      latency_budget: 50\n",
+                "devices[0].model.latency_budget", 7, 23, "50"},
+           Case{"      objective: throughput\n      latency_budget: 50us\n",
+                "devices[0].model.objective", 6, 18,
+                "'throughput' is not one of latency, efficiency"},
+       }) {
+    auto d = rule(k.model);
+    ASSERT_EQ(d.size(), 1u) << k.model << (d.empty() ? "" : d[1].to_string());
+    EXPECT_EQ(d[0].path, k.path) << k.model;
+    EXPECT_EQ(d[0].line, k.line) << k.model;
+    EXPECT_EQ(d[0].column, k.column) << k.model;
+    EXPECT_NE(d[0].reason.find(k.reason), std::string::npos) << d[0].to_string();
+  }
+}
+
 TEST(ConfigValues, ListenForms) {
   struct Case {
     const char* listen;

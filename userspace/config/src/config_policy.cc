@@ -45,11 +45,14 @@ bool same_table(const std::optional<std::array<dim::Profile, 5>>& a,
 std::string model_text(const seam::ModelSettings& m) {
   return fmt::format(
       "{{completion_cost {}{}, interrupt_cost {}{}, max_changes {}, timer {}, shared_load {}, "
-      "costs {}}}",
+      "costs {}, objective {}}}",
       format_duration(m.completion_cost_ns), m.completion_cost_set ? "" : " (default)",
       format_duration(m.interrupt_cost_ns), m.interrupt_cost_set ? "" : " (default)",
       m.max_changes_per_s, m.timer ? timer_name(*m.timer) : "by table", m.shared_load,
-      m.measured_costs ? "measured" : "defaults");
+      m.measured_costs ? "measured" : "defaults",
+      m.objective == dim::Objective::kEfficiency
+          ? fmt::format("efficiency (latency_budget {})", format_duration(m.latency_budget_ns))
+          : std::string("latency"));
 }
 
 std::string software_text(const std::optional<std::array<seam::SoftwareProfile, 5>>& t) {

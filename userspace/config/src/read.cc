@@ -35,10 +35,11 @@ constexpr int64_t kMaxPublishInterval = 60 * kS;
 constexpr int64_t kMaxRateLimit = 600 * kS;
 constexpr uint32_t kMaxSeries = 1'000'000;
 constexpr size_t kMaxRuleName = 64;
-constexpr size_t kIfNameMax = 15;           // IFNAMSIZ - 1
-constexpr size_t kIbDevNameMax = 63;        // IB_DEVICE_NAME_MAX - 1
-constexpr int64_t kMaxModelCost = 1 * kMs;  // model.completion_cost / interrupt_cost
-constexpr int64_t kMaxModelChanges = 1000;  // model.max_changes (per second)
+constexpr size_t kIfNameMax = 15;              // IFNAMSIZ - 1
+constexpr size_t kIbDevNameMax = 63;           // IB_DEVICE_NAME_MAX - 1
+constexpr int64_t kMaxModelCost = 1 * kMs;     // model.completion_cost / interrupt_cost
+constexpr int64_t kMaxModelChanges = 1000;     // model.max_changes (per second)
+constexpr int64_t kMaxLatencyBudget = 1 * kS;  // model.latency_budget
 // software_profiles: the kernel takes any u64 timer and a defer count up to S32_MAX; a timer
 // beyond a second would hold an interrupt masked for seconds, which no profile means.
 constexpr int64_t kMaxGroFlushTimeout = 1 * kS;
@@ -368,9 +369,9 @@ void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& 
   }
   if (const Entry* x = r.get("model")) {
     marks.model = x->at();
-    MapReader m(
-        ctx, x->value, x->at(), x->path,
-        {"completion_cost", "interrupt_cost", "max_changes", "timer", "shared_load", "costs"});
+    MapReader m(ctx, x->value, x->at(), x->path,
+                {"completion_cost", "interrupt_cost", "max_changes", "timer", "shared_load",
+                 "costs", "objective", "latency_budget"});
     seam::ModelSettings settings;
     if (const Entry* y = m.get("completion_cost"))
       if (auto v = read_duration(ctx, *y, 0, kMaxModelCost)) {
@@ -391,6 +392,37 @@ void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& 
       if (auto t = read_name(ctx, *y, seam::kTimerModeNames)) settings.timer = *t;
     if (const Entry* y = m.get("shared_load"))
       if (auto v = read_bool(ctx, *y)) settings.shared_load = *v;
+    // The budget is what efficiency trades latency for, so each needs the other: a budget alone
+    // would be silently ignored by the latency objective.
+    const Entry* objective = m.get("objective");
+    const Entry* budget = m.get("latency_budget");
+    bool objective_ok = true;
+    if (objective) {
+      if (auto i = read_enum(ctx, *objective, {"latency", "efficiency"})) {
+        settings.objective = *i == 0 ? dim::Objective::kLatency : dim::Objective::kEfficiency;
+      } else {
+        objective_ok = false;
+      }
+    }
+    const bool efficiency = settings.objective == dim::Objective::kEfficiency;
+    if (budget && objective_ok) {
+      if (!efficiency) {
+        ctx.error(budget->at(), budget->path,
+                  "latency_budget applies to objective: efficiency only (the latency objective "
+                  "adds no latency to trade)");
+      } else if (auto v = read_duration(ctx, *budget, 0, kMaxLatencyBudget)) {
+        if (*v == 0) {
+          ctx.error(budget->at(), budget->path,
+                    "latency_budget must be above 0 with objective: efficiency");
+        } else {
+          settings.latency_budget_ns = *v;
+        }
+      }
+    } else if (efficiency) {
+      ctx.error(objective->at(), objective->path,
+                "objective: efficiency needs latency_budget, the mean latency per completion it "
+                "may add over no moderation (for example 50us)");
+    }
     rule.model = settings;
   }
   if (const Entry* x = r.get("method")) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "dim/cost_model.h"
+#include "dim/objective.h"
 #include "dim/profile.h"
 #include "dimctl/common/result.h"
 
@@ -54,6 +55,11 @@ struct ModelSettings {
   bool measured_costs = true;
   bool completion_cost_set = false;
   bool interrupt_cost_set = false;
+  // What the model optimises (dim/objective.h): the least predicted latency (default), or the
+  // least CPU per completion whose predicted mean latency exceeds the latency profile's by at
+  // most latency_budget_ns (> 0 with kEfficiency, 0 with kLatency: the config checks both).
+  dim::Objective objective = dim::Objective::kLatency;
+  int64_t latency_budget_ns = 0;
   bool operator==(const ModelSettings&) const = default;
 };
 
