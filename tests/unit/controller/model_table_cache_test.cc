@@ -50,6 +50,36 @@ TEST(ModelTableCache, EachInputMakesItsOwnTable) {
   EXPECT_EQ(cache.size(), 6u);
 }
 
+TEST(ModelTableCache, TheObjectiveAndItsBudgetMakeTheirOwnTables) {
+  ModelTableCache cache;
+  seam::DevicePolicy p;
+  const auto latency = cache.get(dim::kNetRxEqeProfiles, dim::ProfileCount::kPackets,
+                                 dim::TimerMode::kRateLimit, p, 1);
+  EXPECT_EQ(latency->params().objective, dim::Objective::kLatency);
+  EXPECT_EQ(latency->segments(), 0);
+  seam::DevicePolicy e = p;
+  e.model.objective = dim::Objective::kEfficiency;
+  e.model.latency_budget_ns = 25'000;
+  const auto efficient = cache.get(dim::kNetRxEqeProfiles, dim::ProfileCount::kPackets,
+                                   dim::TimerMode::kRateLimit, e, 1);
+  EXPECT_NE(efficient, latency);
+  EXPECT_EQ(efficient->params().objective, dim::Objective::kEfficiency);
+  EXPECT_EQ(efficient->params().latency_budget_ns, 25'000);
+  EXPECT_GT(efficient->segments(), 0);
+  // 10k completions/s on the EQE table: the 1 µs timer for latency, the 64 µs one within 25 µs.
+  EXPECT_EQ(latency->pick(10'000), 0);
+  EXPECT_EQ(efficient->pick(10'000), 2);
+  seam::DevicePolicy wider = e;
+  wider.model.latency_budget_ns = 50'000;
+  EXPECT_NE(cache.get(dim::kNetRxEqeProfiles, dim::ProfileCount::kPackets,
+                      dim::TimerMode::kRateLimit, wider, 1),
+            efficient);
+  EXPECT_EQ(cache.get(dim::kNetRxEqeProfiles, dim::ProfileCount::kPackets,
+                      dim::TimerMode::kRateLimit, e, 1),
+            efficient);
+  EXPECT_EQ(cache.size(), 3u);
+}
+
 TEST(ModelTableCache, TheSettingsTimerWinsOverTheTables) {
   ModelTableCache cache;
   seam::DevicePolicy p;

@@ -23,6 +23,8 @@ std::shared_ptr<const dim::ModelTable> ModelTableCache::get(std::span<const dim:
   params.cost.completion_cost_ns = static_cast<double>(policy.model.completion_cost_ns);
   params.cost.interrupt_cost_ns = static_cast<double>(policy.model.interrupt_cost_ns);
   params.max_changes_per_s = policy.model.max_changes_per_s;
+  params.objective = policy.model.objective;
+  params.latency_budget_ns = static_cast<double>(policy.model.latency_budget_ns);
   auto table = std::make_shared<const dim::ModelTable>(profiles, count, params, policy.min_profile,
                                                        policy.max_profile);
   entries_.push_back({{profiles.begin(), profiles.end()},
