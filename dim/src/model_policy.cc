@@ -176,6 +176,35 @@ ModelTable::ModelTable(std::span<const Profile> profiles, ProfileCount count,
     }
   }
 
+  // Where QD~1 evidence counts. kLatency: everywhere, the latency profile being its choice at
+  // low load anyway. kEfficiency: where the profile should batch (the predicted batch grows with
+  // the rate for every timer semantics), so that one completion per interrupt says the flow
+  // cannot be batched, not that the profile does not batch.
+  qd1_from_.fill(0);
+  if (p.objective == Objective::kEfficiency) {
+    const double target = kQd1BatchFactor * p.qd1_completions_per_event;
+    for (uint8_t i = lo_; i <= hi_; ++i) {
+      auto batches = [&](double rate) {
+        return predict(p.timer, table[i].usec, count_of(table[i], count), rate, p.cost).batch >=
+               target;
+      };
+      qd1_from_[i] = batches(kGridLow) ? 0 : kInf;
+      double below_rate = kGridLow;
+      for (double rate = kGridLow * kGridStep; rate <= kGridHigh && qd1_from_[i] == kInf;
+           rate *= kGridStep) {
+        if (batches(rate)) {
+          double below = below_rate, above = rate;
+          for (int b = 0; b < kBisections; ++b) {
+            const double mid = std::sqrt(below * above);
+            (batches(mid) ? above : below) = mid;
+          }
+          qd1_from_[i] = above;
+        }
+        below_rate = rate;
+      }
+    }
+  }
+
   for (uint8_t i = 0; i < kMaxProfiles; ++i) {
     const double t = theta_[i];
     down_[i] = t * (1 - p.down_margin);
@@ -263,9 +292,14 @@ bool ModelPolicy::update(const ModelTable& t, const ModelInput& in) {
 
   const double rate = static_cast<double>(in.completions) * 1e9 / static_cast<double>(in.dt_ns);
   auto [down_to, up_to] = t.targets(rate, ix_);
+  // Under kEfficiency a QD~1 move down holds the latency profile as a bounce does: the map still
+  // asks for the profile the flow cannot batch under, and each retry would cost it a period.
+  bool qd1_down = false;
   if (in.events >= t.qd1_min_events_ &&
-      static_cast<double>(in.completions) <= t.qd1_ratio_ * static_cast<double>(in.events)) {
+      static_cast<double>(in.completions) <= t.qd1_ratio_ * static_cast<double>(in.events) &&
+      rate >= t.qd1_from_[ix_]) {
     down_to = up_to = t.latency_ix_;
+    qd1_down = t.segments_ != 0;
   }
   if (up_from_ != kNoCeiling) {
     if (since_up_ > t.bounce_periods_ || up_from_ >= ix_) {
@@ -303,8 +337,8 @@ bool ModelPolicy::update(const ModelTable& t, const ModelInput& in) {
 
   tokens_ -= kOneChange;
   if (want < ix_) {
-    if (since_up_ <= t.bounce_periods_) {
-      ceiling_ix_ = std::min(ceiling_ix_, ix_);
+    if (since_up_ <= t.bounce_periods_ || qd1_down) {
+      ceiling_ix_ = std::min<uint8_t>(ceiling_ix_, qd1_down ? t.latency_ix_ + 1 : ix_);
       hold_us_ = t.hold_base_us_ << std::min<uint8_t>(bounces_, 4);
       if (bounces_ != 0xff) ++bounces_;
     }

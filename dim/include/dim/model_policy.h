@@ -36,7 +36,13 @@
 //    completions arrive one per interrupt whatever the moderation: nothing is batched, so nothing
 //    can be saved, and the policy takes the latency profile (latency_ix(): an N <= 1 or T = 0
 //    profile, else the smallest T; RDMA index 0 = (1 µs, 1), net EQE/CQE index 0). This is what
-//    keeps a QD=1 flow at the static latency profile at any rate.
+//    keeps a QD=1 flow at the static latency profile at any rate. Under kEfficiency it counts
+//    only where the current profile is predicted to batch 1.5 times that ratio at this rate
+//    (qd1_from()): at the latency profile an open loop shows one completion per interrupt too,
+//    and the rule as it stands would keep every queue there whatever the budget. A QD=1 flow
+//    moved up comes back down at once, and that move holds the latency profile as a bounce does
+//    (a ceiling just above it for bounce_hold, doubling with each retry that fails again): the
+//    map still asks for the profile the flow cannot batch under.
 //  - Down fast: when λ < θ_ix·(1 − down_margin) the policy moves in this period straight to the
 //    highest profile the load still supports (latency first).
 //  - Up slow: a higher profile needs λ >= θ·(1 + up_margin) for up_periods (2) periods in a row,
@@ -138,6 +144,11 @@ class ModelTable {
   double segment_from(uint8_t s) const { return segment_from_[s]; }
   uint8_t segment_ix(uint8_t s) const { return segment_ix_[s]; }
   uint8_t latency_ix() const { return latency_ix_; }
+  // The rate from which one completion per interrupt at profile ix counts as QD~1 (update()): 0
+  // under kLatency; under kEfficiency where the cost model predicts ix to batch
+  // kQd1BatchFactor times qd1_completions_per_event (+inf where it never does).
+  double qd1_from(uint8_t ix) const { return qd1_from_[ix]; }
+  static constexpr double kQd1BatchFactor = 1.5;
   uint8_t min_ix() const { return lo_; }
   uint8_t max_ix() const { return hi_; }
   uint8_t size() const { return n_; }
@@ -176,9 +187,10 @@ class ModelTable {
   bool fast_up(double rate, uint8_t to) const;
 
   // What update() reads, first.
-  Rates down_;  // θ·(1 − down_margin)
-  Rates up_;    // θ·(1 + up_margin)
-  Rates fast_;  // θ·fast_up_factor (+inf when fast up is off)
+  Rates down_;      // θ·(1 − down_margin)
+  Rates up_;        // θ·(1 + up_margin)
+  Rates fast_;      // θ·fast_up_factor (+inf when fast up is off)
+  Rates qd1_from_;  // QD~1 evidence counts at a profile from this rate (kLatency: 0)
   double qd1_ratio_ = 1.25;
   uint32_t qd1_min_events_ = 8;
   uint32_t token_cap_ = 0;    // millionths of a change

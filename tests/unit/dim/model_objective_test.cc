@@ -372,5 +372,44 @@ TEST(ModelObjective, AHigherLoadThatLeavesTheBudgetMovesDownAtOnce) {
   EXPECT_EQ(m.profile_ix(), 0);
 }
 
+// QD~1 under efficiency: one completion per interrupt at the latency profile is what an open
+// loop shows too, so it is evidence only at a profile the model expects to batch.
+TEST(ModelObjective, OneCompletionPerInterruptAtTheLatencyProfileDoesNotHoldItThere) {
+  const Case& c = kCases[0];  // EQE, 50 µs: the 64 µs timer at 10k/s
+  const ModelTable t = table(c, efficiency(50e3, c.timer));
+  ASSERT_EQ(t.pick(10'000), 2);
+  ModelPolicy m(t);
+  for (int i = 0; i < 5; ++i) m.update(t, period(10'000, 1.0));
+  EXPECT_EQ(m.profile_ix(), 2);
+  // The latency objective keeps its rule: at the latency profile whatever the rate.
+  ModelParams lp;
+  const ModelTable lt = table(c, lp);
+  ModelPolicy l(lt);
+  for (int i = 0; i < 5; ++i) l.update(lt, period(400'000, 1.0));
+  EXPECT_EQ(l.profile_ix(), lt.latency_ix());
+}
+
+TEST(ModelObjective, OneCompletionPerInterruptWhereTheProfileShouldBatchGoesToTheLatencyProfile) {
+  const Case& c = kCases[0];  // EQE, 100 µs: the 128 µs timer at 50k/s, predicted batch ~6.4
+  const ModelTable t = table(c, efficiency(100e3, c.timer));
+  ASSERT_EQ(t.pick(50'000), 3);
+  ModelPolicy m(t);
+  for (int i = 0; i < 5; ++i) m.update(t, period(50'000));
+  ASSERT_EQ(m.profile_ix(), 3);
+  EXPECT_TRUE(m.update(t, period(50'000, 1.0)));
+  EXPECT_EQ(m.profile_ix(), t.latency_ix());
+  EXPECT_EQ(m.ceiling_ix(), t.latency_ix() + 1);
+  // The map still asks for 3: the QD~1 move holds the latency profile as a bounce does (2 s,
+  // doubling), each retry finds one completion per interrupt again and comes back at once.
+  const uint32_t before = m.changes();
+  int at_latency = 0;
+  for (int i = 0; i < 50 * 10; ++i) {  // 10 s
+    m.update(t, period(50'000, 1.0));
+    at_latency += m.profile_ix() == t.latency_ix();
+  }
+  EXPECT_LE(m.changes() - before, 4u);  // retries after 2 s and 4 s more
+  EXPECT_GE(at_latency, 50 * 10 - 2);
+}
+
 }  // namespace
 }  // namespace dim
