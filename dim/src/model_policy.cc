@@ -4,6 +4,8 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <tuple>
+#include <utility>
 
 namespace dim {
 namespace {
@@ -236,13 +238,12 @@ uint16_t ModelTable::segment_mask(double from, double to) const {
   return mask;
 }
 
-// kLatency: the threshold arrays (a monotone map: the highest profile of the band and its
-// lowest). kEfficiency: the profiles its map takes over the same band of rates,
-// [rate / (1 + up_margin), rate / (1 − down_margin)]; the current profile is kept while the map
+// The profiles the kEfficiency map takes over the band of rates the margins allow,
+// [rate / (1 + up_margin), rate / (1 − down_margin)]: the current profile is kept while the map
 // takes it anywhere in the band, else the policy moves down (fast) to the highest the band takes
-// below it, or up (slow) to the lowest above it. On a monotone map both read the same.
-ModelTable::Targets ModelTable::targets(double rate, uint8_t ix) const {
-  if (segments_ == 0) return {highest_at_or_below(down_, rate), highest_at_or_below(up_, rate)};
+// below it, or up (slow) to the lowest above it. On a monotone map this reads as the threshold
+// arrays do (down_to the band's highest profile, up_to its lowest).
+std::pair<uint8_t, uint8_t> ModelTable::efficiency_targets(double rate, uint8_t ix) const {
   const uint16_t mask =
       segment_mask(rate / (1 + params_.up_margin), rate / (1 - params_.down_margin));
   if (mask & (uint16_t{1} << ix)) return {ix, ix};
@@ -255,11 +256,9 @@ ModelTable::Targets ModelTable::targets(double rate, uint8_t ix) const {
   return {to, to};
 }
 
-// In one period when the load is fast_up_factor past the move: kLatency, the rate at or above
-// θ·fast_up_factor; kEfficiency, the map at `to` or above over the band down to
-// rate / fast_up_factor (the same on a monotone map).
-bool ModelTable::fast_up(double rate, uint8_t to) const {
-  if (segments_ == 0) return rate >= fast_[to];
+// In one period when the load is fast_up_factor past the move: the map at `to` or above over the
+// band down to rate / fast_up_factor (on a monotone map: the rate at or above θ·fast_up_factor).
+bool ModelTable::efficiency_fast_up(double rate, uint8_t to) const {
   if (!(params_.fast_up_factor > 0)) return false;
   const uint16_t mask = segment_mask(rate / params_.fast_up_factor, rate / (1 + params_.up_margin));
   return mask != 0 && std::countr_zero(mask) >= to;
@@ -291,13 +290,19 @@ bool ModelPolicy::update(const ModelTable& t, const ModelInput& in) {
   if (since_up_ == t.bounce_periods_ + 1) bounces_ = 0;  // the latest up move held
 
   const double rate = static_cast<double>(in.completions) * 1e9 / static_cast<double>(in.dt_ns);
-  auto [down_to, up_to] = t.targets(rate, ix_);
+  uint8_t down_to, up_to;
+  if (t.segments_ == 0) {
+    down_to = t.highest_at_or_below(t.down_, rate);
+    up_to = t.highest_at_or_below(t.up_, rate);
+  } else {
+    std::tie(down_to, up_to) = t.efficiency_targets(rate, ix_);
+  }
   // Under kEfficiency a QD~1 move down holds the latency profile as a bounce does: the map still
   // asks for the profile the flow cannot batch under, and each retry would cost it a period.
   bool qd1_down = false;
   if (in.events >= t.qd1_min_events_ &&
       static_cast<double>(in.completions) <= t.qd1_ratio_ * static_cast<double>(in.events) &&
-      rate >= t.qd1_from_[ix_]) {
+      (t.segments_ == 0 || rate >= t.qd1_from_[ix_])) {
     down_to = up_to = t.latency_ix_;
     qd1_down = t.segments_ != 0;
   }
@@ -317,7 +322,7 @@ bool ModelPolicy::update(const ModelTable& t, const ModelInput& in) {
   } else if (up_to > ix_) {
     streak_target_ = streak_ == 0 ? up_to : std::min(streak_target_, up_to);
     if (streak_ != 0xff) ++streak_;
-    if (t.fast_up(rate, up_to)) {
+    if (t.segments_ == 0 ? rate >= t.fast_[up_to] : t.efficiency_fast_up(rate, up_to)) {
       want = up_to;
     } else if (streak_ >= t.up_periods_) {
       want = streak_target_;

@@ -80,6 +80,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 
 #include "dim/cost_model.h"
 #include "dim/objective.h"
@@ -177,14 +178,11 @@ class ModelTable {
   }
   // The profiles the kEfficiency map takes anywhere in [from, to], one bit per index.
   uint16_t segment_mask(double from, double to) const;
-  // update()'s targets for this period's rate (down_to: the highest profile the load still
-  // supports, up_to: the lowest it asks for) and whether a move up to `up_to` may be made in one
-  // period.
-  struct Targets {
-    uint8_t down_to, up_to;
-  };
-  Targets targets(double rate, uint8_t ix) const;
-  bool fast_up(double rate, uint8_t to) const;
+  // kEfficiency's targets in update() for this period's rate (down_to, up_to: the highest
+  // profile the load still supports, the lowest it asks for; the threshold arrays give them under
+  // kLatency), and whether a move up to `to` may be made in one period.
+  std::pair<uint8_t, uint8_t> efficiency_targets(double rate, uint8_t ix) const;
+  bool efficiency_fast_up(double rate, uint8_t to) const;
 
   // What update() reads, first.
   Rates down_;      // θ·(1 − down_margin)
