@@ -242,6 +242,53 @@ void BM_ModelTable_Build(benchmark::State& state) {
 }
 BENCHMARK(BM_ModelTable_Build)->ArgName("rdma")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
+// The same under the efficiency objective (a 50 µs budget): its map is rate segments, and an
+// update reads the profiles they hold over the margins' band of rates.
+dim::ModelParams efficiency_params() {
+  dim::ModelParams p;
+  p.objective = dim::Objective::kEfficiency;
+  p.latency_budget_ns = 50'000;
+  return p;
+}
+
+void BM_ModelPolicy_Update_Efficiency_10kQueues(benchmark::State& state) {
+  const auto& stream = model_stream();
+  static const dim::ModelTable table(dim::kNetRxEqeProfiles, dim::ProfileCount::kPackets,
+                                     efficiency_params());
+  constexpr size_t kQueues = 10'000;
+  std::vector<dim::ModelPolicy> queues(kQueues, dim::ModelPolicy(table));
+  size_t i = 0;
+  uint64_t changes = 0;
+  for (auto _ : state) {
+    for (size_t q = 0; q < kQueues; ++q) {
+      changes += queues[q].update(table, stream[(i + q * 37) & (kStreamLen - 1)]);
+    }
+    ++i;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kQueues));
+  state.counters["changes_per_1k_calls"] =
+      benchmark::Counter(static_cast<double>(changes) * 1000.0 /
+                         (static_cast<double>(state.iterations()) * static_cast<double>(kQueues)));
+}
+BENCHMARK(BM_ModelPolicy_Update_Efficiency_10kQueues)->Unit(benchmark::kMicrosecond);
+
+void BM_ModelTable_Build_Efficiency(benchmark::State& state) {
+  for (auto _ : state) {
+    if (state.range(0) == 0) {
+      dim::ModelTable t(dim::kNetRxEqeProfiles, dim::ProfileCount::kPackets, efficiency_params());
+      benchmark::DoNotOptimize(t.pick(1000));
+    } else {
+      dim::ModelTable t(dim::kRdmaProfiles, dim::ProfileCount::kCompletions, efficiency_params());
+      benchmark::DoNotOptimize(t.pick(1000));
+    }
+  }
+}
+BENCHMARK(BM_ModelTable_Build_Efficiency)
+    ->ArgName("rdma")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();
