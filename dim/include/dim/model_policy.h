@@ -28,7 +28,8 @@
 // profiles the map takes over the margins' band of rates, [λ/(1 + up_margin), λ/(1 − down_margin)]:
 // the current profile is kept while the map takes it somewhere in the band, else down fast to
 // the highest below it, or up slow to the lowest above it. On a monotone map this is the
-// threshold rule below; the other rules (QD~1, bounce and throttle guards, budget) are the same.
+// threshold rule below; the bounce and throttle guards and the change budget are the same, QD~1
+// differs (below).
 //
 // Decision rules (update()), all in the table's [min, max] bounds:
 //  - Load: λ = completions / Δt of this period; completions per event c = completions / events.
@@ -185,10 +186,9 @@ class ModelTable {
   bool efficiency_fast_up(double rate, uint8_t to) const;
 
   // What update() reads, first.
-  Rates down_;      // θ·(1 − down_margin)
-  Rates up_;        // θ·(1 + up_margin)
-  Rates fast_;      // θ·fast_up_factor (+inf when fast up is off)
-  Rates qd1_from_;  // QD~1 evidence counts at a profile from this rate (kLatency: 0)
+  Rates down_;  // θ·(1 − down_margin)
+  Rates up_;    // θ·(1 + up_margin)
+  Rates fast_;  // θ·fast_up_factor (+inf when fast up is off)
   double qd1_ratio_ = 1.25;
   uint32_t qd1_min_events_ = 8;
   uint32_t token_cap_ = 0;    // millionths of a change
@@ -201,7 +201,8 @@ class ModelTable {
   uint8_t segments_ = 0;
 
   Rates theta_;
-  // kEfficiency's map (segments_, above: 0 for kLatency, whose update() reads the arrays above).
+  // What kEfficiency's update() reads besides (segments_, above, is 0 for kLatency).
+  Rates qd1_from_;  // QD~1 evidence counts at a profile from this rate (kLatency: 0)
   std::array<uint8_t, kMaxSegments> segment_ix_{};
   std::array<double, kMaxSegments> segment_from_{};
   ModelParams params_;

@@ -7,9 +7,10 @@
 // kEfficiency: the least CPU within a latency budget. At each rate, with the table's latency
 //   profile as the base (no moderation where the table has it, else the shortest timer, within
 //   the bounds):
-//   - the base infeasible (ρ >= max_utilisation): the kLatency choice. There is no latency to
-//     hold a budget against when the unmoderated core is saturated, and the latency choice is
-//     then the one that keeps the core serving (the controller's saturation rule takes over).
+//   - the base infeasible (ρ >= max_utilisation): the kLatency table's choice. There is no
+//     latency to hold a budget against when the unmoderated core is saturated, and the latency
+//     choice is then the one that batches to keep the core serving; a core that does saturate is
+//     the saturation rule's (saturation.h), as under kLatency.
 //   - otherwise a profile is within budget when it is feasible and its predicted latency exceeds
 //     the base's by at most the budget: L(p) − L(base) <= latency_budget. The reference is the
 //     kLatency choice (the base when that choice, by its tie margin, is just out of budget). A
