@@ -93,7 +93,7 @@ for r in "${runs[@]}"; do
 done
 # Recorded veth traces (`dimctl record`, tests/fixtures/traces/): replayed on a net-eqe RX queue
 # under both static profiles of that table, kernel net DIM in EQE and CQE mode, the daemon's DIM,
-# the model policy and the oracle (issue 12, item 4). Id: trace-FILE-STEM.
+# the model policy and the oracle. Id: trace-FILE-STEM.
 # A trace recorded with CPU times (format 2) is replayed a second time at the recording host's
 # own costs, measured from it (`--cost trace`; docs/TRACE.md): id trace-FILE-STEM-host-costs.
 trace_policies="none,static:1,static:2,kernel-net-eqe,kernel-net-cqe,dimctl-net-eqe$model,oracle"

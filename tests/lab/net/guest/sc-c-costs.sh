@@ -1,5 +1,5 @@
 #!/bin/bash
-# Scenario c: measured costs on real MSI-X vectors (issue 22's per-core estimator, fed by the
+# Scenario c: measured costs on real MSI-X vectors (the per-core cost estimator, fed by the
 # hard-IRQ and softirq tracepoints through cpu_time.bpf.c). `dimctl run` with the cost model
 # (shadow: nothing written, interval 200 ms so that a period holds >= 16 interrupts) on igb0
 # while 16 flows flood it for LAB_C_SECONDS (20); /api/v1/state read every 0.7 s from 7 s on (the
