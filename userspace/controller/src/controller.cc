@@ -36,14 +36,8 @@ Controller::Controller(seam::CounterSource& source, seam::NetActuator& net,
                        seam::RdmaDimSwitch* rdma, seam::NapiActuator* napi,
                        seam::OriginalsStore& originals, const seam::PolicySource& policy,
                        const seam::Clock& clock, ControllerOptions options)
-    : source_(source),
-      net_(net),
-      rdma_(rdma),
-      originals_(originals),
-      policy_(policy),
-      clock_(clock),
+    : io_{source, net, rdma, originals, policy, clock},
       options_(std::move(options)),
-      model_tables_(std::make_unique<ModelTableCache>()),
       inventory_(options_.list_net_devices, options_.inventory_interval_ns),
       napis_(napi, originals, options_.forget_gone_ns, options_.inventory_interval_ns,
              [this](const std::string& device, uint32_t id) {
@@ -56,13 +50,13 @@ Controller::Controller(seam::CounterSource& source, seam::NetActuator& net,
 Controller::~Controller() = default;
 
 Result<void> Controller::step() {
-  const int64_t loop_start = clock_.now_ns();
-  ++loops_total_;
+  const int64_t loop_start = io_.clock.now_ns();
+  steps_.start();
   // The snapshot is a member: the source may update it in place (CounterSource::sample_into).
-  auto sampled = source_.sample_into(snap_);
+  auto sampled = io_.source.sample_into(snap_);
   if (!sampled) return reject_sample(std::move(sampled).error(), loop_start);
   const seam::Snapshot& snap = snap_;
-  const int64_t now = clock_.now_ns();  // rate limits are on the controller's clock
+  const int64_t now = io_.clock.now_ns();  // rate limits are on the controller's clock
 
   drain_changes();
 
@@ -87,31 +81,30 @@ Result<void> Controller::step() {
     dev->listed = false;
   }
 
-  const bool time_backwards = have_prev_ && snap.time_ns < prev_time_ns_;
-  const double dt_s =
-      have_prev_ && !time_backwards ? static_cast<double>(snap.time_ns - prev_time_ns_) / 1e9 : 0;
-  const int64_t prev_time = have_prev_ && !time_backwards ? prev_time_ns_ : snap.time_ns;
-  step_dt_ns_ = snap.time_ns - prev_time;
+  const StepClock::Period period = steps_.measure(snap.time_ns);
+  const bool time_backwards = period.time_backwards;
+  const double dt_s = period.dt_s;
+  const int64_t prev_time = period.prev_time_ns;
 
   // RDMA counters first: the cores are measured in the model pass with the CQs' loads.
   reconcile_cqs(snap);
-  for (size_t i = 0; i < cqs_.size(); ++i) {
-    measure_cq(cqs_[i], snap.cqs[i], time_backwards ? -1.0 : dt_s);
+  for (size_t i = 0; i < cqs_.slots.size(); ++i) {
+    measure_cq(cqs_.slots[i], snap.cqs[i], time_backwards ? -1.0 : dt_s);
   }
   add_cq_loads(snap);
 
   // Net: feed every queue (and the per-device combiners), decide per device, then write per
   // queue where the device has per-queue coalescing. The feed is the only pass over all queues
   // in a step that does not publish; the later passes visit just the queues that need them
-  // (per_queue_slots_). Pending DIM instances are released where their slots are next loaded
+  // (queues_.per_queue). Pending DIM instances are released where their slots are next loaded
   // (QueueSlot::kReleasePending).
   // Slots follow the snapshot's order. The common case (same queues, same order) is checked
   // while feeding, where the slot is loaded anyway; at the first difference the slots are
   // reordered by key (the ones fed so far keep their positions) and feeding goes on.
   // The loop works on local pointers: stores into the slots through byte-sized fields may alias
   // anything, and would otherwise make the compiler reload every member on every queue.
-  per_queue_slots_.clear();
-  if (queues_.size() != snap.queues.size()) reconcile_queues(snap);
+  queues_.per_queue.clear();
+  if (queues_.slots.size() != snap.queues.size()) reconcile_queues(snap);
   FeedCursor cursor{.names = snap.devices.data(), .n_names = snap.devices.size()};
   const size_t fed = any_model ? feed_queues<true>(snap, cursor, time_backwards)
                                : feed_queues<false>(snap, cursor, time_backwards);
@@ -121,14 +114,14 @@ Result<void> Controller::step() {
     // the next snapshot continues from; nothing was decided or written yet, so an instance
     // that decided waits for its profile to be applied, as under a rate limit. The queues not
     // fed settle last step's releases now, since the next step reads this one's (none).
-    for (size_t i = fed; i < queues_.size(); ++i) {
-      QueueSlot& slot = queues_[i];
+    for (size_t i = fed; i < queues_.slots.size(); ++i) {
+      QueueSlot& slot = queues_.slots[i];
       if (slot.release_pending()) slot.settle_release(slot.dev->released);
     }
     for (auto& [name, dev] : net_devices_) dev->release = false;
     // The CQ slots follow this snapshot's order already (reconciled above): so do their
     // previous counters.
-    prev_cqs_ = snap.cqs;
+    cqs_.prev = snap.cqs;
     const seam::QueueCounters& q = snap.queues[fed];
     return reject_sample(DIMCTL_ERR(EINVAL,
                                     "napi {} of ifindex {}: device index {} outside the "
@@ -136,7 +129,7 @@ Result<void> Controller::step() {
                                     q.key.napi_id, q.key.ifindex, q.device_ix, cursor.n_names),
                          loop_start);
   }
-  ready_ = true;
+  steps_.set_ready();
   apply_inventory(loop_start);
   bool any_compare = false;
   for (auto& [name, dev] : net_devices_) {
@@ -145,34 +138,34 @@ Result<void> Controller::step() {
   }
   // Building the view is most of a period's cost at 10k queues; the daemon may publish less
   // often than it decides (publish_interval_ns).
-  const bool publish_now = !last_publish_ns_ || options_.publish_interval_ns <= 0 ||
-                           loop_start - *last_publish_ns_ >= options_.publish_interval_ns;
-  for (const uint32_t i : per_queue_slots_) {
-    apply_queue(queues_[i], *queues_[i].dev, snap.queues[i], now);
+  const bool publish_now = steps_.publish_due(loop_start, options_.publish_interval_ns);
+  for (const uint32_t i : queues_.per_queue) {
+    apply_queue(queues_.slots[i], *queues_.slots[i].dev, snap.queues[i], now);
   }
   // Method napi: no notifications exist, so what we wrote is read back now and then.
   if (napis_.check_due(now)) napis_.check_all(now);
   std::shared_ptr<seam::ControllerState> st;
   if (publish_now) {
     st = publisher_.acquire();
-    st->queues.resize(queues_.size());
+    st->queues.resize(queues_.slots.size());
     st->queue_comparisons.clear();
     // Rates since the last view (the last period when publishing every period).
-    const double view_dt_s =
-        snap.time_ns > view_time_ns_ ? static_cast<double>(snap.time_ns - view_time_ns_) / 1e9 : 0;
-    for (size_t i = 0; i < queues_.size(); ++i) {
-      fill_queue_view(st->queues[i], queues_[i], snap.queues[i], snap.device_of(snap.queues[i]),
-                      view_dt_s);
+    const double view_dt_s = snap.time_ns > queues_.view_time_ns
+                                 ? static_cast<double>(snap.time_ns - queues_.view_time_ns) / 1e9
+                                 : 0;
+    for (size_t i = 0; i < queues_.slots.size(); ++i) {
+      fill_queue_view(st->queues[i], queues_.slots[i], snap.queues[i],
+                      snap.device_of(snap.queues[i]), view_dt_s);
     }
     // Only where some rule compares: a second pass over just those queues.
     if (any_compare) [[unlikely]] {
-      for (size_t i = 0; i < queues_.size(); ++i) {
-        if (queues_[i].model_on() && queues_[i].dim_on()) {
-          add_comparison(st->queue_comparisons, static_cast<uint32_t>(i), queues_[i]);
+      for (size_t i = 0; i < queues_.slots.size(); ++i) {
+        if (queues_.slots[i].model_on() && queues_.slots[i].dim_on()) {
+          add_comparison(st->queue_comparisons, static_cast<uint32_t>(i), queues_.slots[i]);
         }
       }
     }
-    view_time_ns_ = snap.time_ns;
+    queues_.view_time_ns = snap.time_ns;
   }
   for (auto& [name, dev] : net_devices_) {
     if (dev->attempted_this_step) dev->last_attempt_ns = now;
@@ -180,8 +173,9 @@ Result<void> Controller::step() {
 
   // RDMA (measured before the net queues: their cores' loads include the CQs').
   share_cq_load(snap);
-  for (size_t i = 0; i < cqs_.size(); ++i) feed_cq(cqs_[i], snap.cqs[i], prev_time, snap.time_ns);
-  if (!core_picks_.empty()) finish_cores();
+  for (size_t i = 0; i < cqs_.slots.size(); ++i)
+    feed_cq(cqs_.slots[i], snap.cqs[i], prev_time, snap.time_ns);
+  if (!cores_.empty()) finish_cores();
   update_rdma_devices(now);
   retire_devices();
 
@@ -189,17 +183,16 @@ Result<void> Controller::step() {
     st->time_ns = snap.time_ns;
     fill_cq_and_device_views(*st, snap);
     finish_publish(std::move(st), loop_start);
-    last_publish_ns_ = loop_start;
+    steps_.published(loop_start);
   }
-  prev_time_ns_ = snap.time_ns;
-  prev_cqs_ = snap.cqs;
-  have_prev_ = true;
+  steps_.accept(snap.time_ns);
+  cqs_.prev = snap.cqs;
   return ok();
 }
 
 // A failed or unusable sample: the same view, updated loop counters.
 Result<void> Controller::reject_sample(Error e, int64_t loop_start_ns) {
-  ++sample_errors_total_;
+  steps_.sample_failed();
   auto st = publisher_.acquire_copy();
   finish_publish(std::move(st), loop_start_ns);
   return fail(std::move(e).wrap("taking a counter snapshot"));

@@ -1,5 +1,5 @@
 // Per core, every period: the CPU times the collector measured (Snapshot::cpus) and the counts of
-// the queues polled on the core (gathered in the per-queue pass, Controller::cpu_load_) are fed
+// the queues polled on the core (gathered in the per-queue pass, CoreCosts::add_load) are fed
 // to one dim::CostEstimator and one dim::SaturationPolicy. The model pass then judges each model
 // queue with its core's measured costs (a table per quantized cost, cached per device) and, on a
 // saturated core, gives it the saturation rule's profile (docs/CONTROLLER.md, "Measured costs"
@@ -13,6 +13,7 @@
 #include "dim/cost_estimator.h"
 #include "dim/saturation.h"
 #include "dimctl/controller/controller.h"
+#include "dimctl/controller/core_costs.h"
 #include "dimctl/seam/cpu_period.h"
 #include "policy_predicates.h"
 #include "slots.h"
@@ -47,16 +48,17 @@ bool outside(double ns, int16_t bucket) {
 
 }  // namespace
 
-void Controller::update_cores(const seam::Snapshot& snap) {
+void CoreCosts::measure(const seam::Snapshot& snap, int64_t step_dt_ns, uint64_t step,
+                        const ProbeCounts& probe_counts) {
   if (snap.cpus.empty()) {
     cores_.clear();
-    core_picks_.clear();
+    picks_.clear();
     return;
   }
   if (cores_.size() != snap.cpus.size()) {
     const size_t before = cores_.size();
     cores_.resize(snap.cpus.size());
-    core_picks_.resize(snap.cpus.size());
+    picks_.resize(snap.cpus.size());
     for (size_t cpu = before; cpu < cores_.size(); ++cpu) {
       cores_[cpu].feed_after_ns =
           kCostFeedNs + static_cast<int64_t>(cpu % kFeedStagger) * (kCostFeedNs / kFeedStagger);
@@ -64,9 +66,9 @@ void Controller::update_cores(const seam::Snapshot& snap) {
   }
   for (size_t cpu = 0; cpu < cores_.size(); ++cpu) {
     CoreState& c = cores_[cpu];
-    CorePick& pick = core_picks_[cpu];
+    CorePick& pick = picks_[cpu];
     const seam::CpuTimes& t = snap.cpus[cpu];
-    if (!c.have_prev || step_dt_ns_ <= 0 || seam::went_backwards(t, c.prev)) {
+    if (!c.have_prev || step_dt_ns <= 0 || seam::went_backwards(t, c.prev)) {
       c.prev = t;
       c.have_prev = true;
       c.acc = {};
@@ -76,15 +78,15 @@ void Controller::update_cores(const seam::Snapshot& snap) {
     const seam::CpuPeriod period = seam::cpu_period(t, p);
     const double hard = period.hardirq_ns;
     const double soft = period.softirq_ns;
-    c.busy = seam::busy_fraction(t, p, hard + soft, step_dt_ns_);
+    c.busy = seam::busy_fraction(t, p, hard + soft, step_dt_ns);
     const bool idle_known = t.idle_known && p.idle_known;
     c.prev = t;
     // The queues polled on this core this period (feed_queue(): a sum is this step's when its
     // stamp is).
     CpuLoad load;
-    if (cpu < cpu_load_.size() && cpu_load_[cpu].step == loops_total_) load = cpu_load_[cpu];
+    if (cpu < loads_.size() && loads_[cpu].step == step) load = loads_[cpu];
     dim::CoreMeasurement m;
-    m.dt_ns = step_dt_ns_;
+    m.dt_ns = step_dt_ns;
     m.hardirq_ns = static_cast<uint64_t>(std::llround(hard));
     m.softirq_ns = static_cast<uint64_t>(std::llround(soft));
     m.interrupts = load.events;
@@ -93,7 +95,7 @@ void Controller::update_cores(const seam::Snapshot& snap) {
     if (idle_known) {
       m.other_known = true;
       m.other_ns = static_cast<uint64_t>(
-          std::llround(std::max(0.0, c.busy * static_cast<double>(step_dt_ns_) - hard - soft)));
+          std::llround(std::max(0.0, c.busy * static_cast<double>(step_dt_ns) - hard - soft)));
     }
     c.last = m;
     c.exhausted = load.exhausted;
@@ -117,29 +119,29 @@ void Controller::update_cores(const seam::Snapshot& snap) {
     if (e.confidence == dim::CostConfidence::kDefaults) {
       pick.bucket = CorePick::kNoBucket;
     } else if (pick.bucket == CorePick::kNoBucket ||
-               outside(completion_ns, cost_buckets_[pick.bucket].first) ||
-               outside(interrupt_ns, cost_buckets_[pick.bucket].second)) {
+               outside(completion_ns, buckets_[pick.bucket].first) ||
+               outside(interrupt_ns, buckets_[pick.bucket].second)) {
       const std::pair<int16_t, int16_t> b{bucket_of(completion_ns), bucket_of(interrupt_ns)};
-      auto it = std::find(cost_buckets_.begin(), cost_buckets_.end(), b);
-      if (it != cost_buckets_.end()) {
-        pick.bucket = static_cast<uint16_t>(it - cost_buckets_.begin());
-      } else if (cost_buckets_.size() < kMaxBuckets) {
-        pick.bucket = static_cast<uint16_t>(cost_buckets_.size());
-        cost_buckets_.push_back(b);
+      auto it = std::find(buckets_.begin(), buckets_.end(), b);
+      if (it != buckets_.end()) {
+        pick.bucket = static_cast<uint16_t>(it - buckets_.begin());
+      } else if (buckets_.size() < kMaxBuckets) {
+        pick.bucket = static_cast<uint16_t>(buckets_.size());
+        buckets_.push_back(b);
       }
     }
 
     // Saturation, judged at the profile the core's busiest model queue had during the period.
     dim::SaturationInput in;
-    in.dt_ns = step_dt_ns_;
-    in.busy_ns = static_cast<uint64_t>(std::llround(c.busy * static_cast<double>(step_dt_ns_)));
+    in.dt_ns = step_dt_ns;
+    in.busy_ns = static_cast<uint64_t>(std::llround(c.busy * static_cast<double>(step_dt_ns)));
     in.interrupts = m.interrupts;
     in.completions = m.completions;
     in.polls = m.polls;
     in.exhausted_polls = c.exhausted;
     in.model_ix = c.rep_model_ix;
     in.queues = std::max<double>(pick.model_queues, 1);
-    if (pick.probe) probe_counts(pick, in);
+    if (pick.probe && probe_counts) probe_counts(pick, in);
     if (c.rep_table == nullptr) {
       // No model queue with packets on the core last period: nothing to hand a profile to. A rule
       // that starts again starts from the latency objective; the pressure of a core whose first
@@ -166,7 +168,7 @@ void Controller::update_cores(const seam::Snapshot& snap) {
 
     // The wish follows the rule within the change budget (WishBudget: a trial goes only with
     // the change back in hand); leaving is at once.
-    c.budget.refill(table.params().max_changes_per_s, step_dt_ns_);
+    c.budget.refill(table.params().max_changes_per_s, step_dt_ns);
     if (!c.sat.overrides()) {
       pick.saturated_wish = false;
     } else if (!pick.saturated_wish || pick.wish != c.sat.profile_ix()) {
@@ -197,12 +199,12 @@ const std::shared_ptr<const dim::ModelTable>& Controller::cost_table(Device& dev
   if (t == nullptr) {
     // Explicit values win over the measurement, field by field.
     seam::DevicePolicy p = dev.policy;
-    const auto [completion, interrupt] = cost_buckets_[bucket];
-    if (!ms.completion_cost_set) p.model.completion_cost_ns = std::llround(ns_of(completion));
-    if (!ms.interrupt_cost_set) p.model.interrupt_cost_ns = std::llround(ns_of(interrupt));
-    const size_t before = model_tables_->entries.size();
+    const auto [completion_ns, interrupt_ns] = cores_.bucket_costs(bucket);
+    if (!ms.completion_cost_set) p.model.completion_cost_ns = completion_ns;
+    if (!ms.interrupt_cost_set) p.model.interrupt_cost_ns = interrupt_ns;
+    const size_t before = model_tables_.size();
     t = device_table(dev, p, kShareLevels[level]);
-    cost_tables_built_ += model_tables_->entries.size() - before;
+    cores_.count_tables_built(model_tables_.size() - before);
   }
   return t;
 }
@@ -221,13 +223,13 @@ const std::shared_ptr<const dim::ModelTable>& Controller::core_table(RdmaDevice&
 // the feed, before the model pass), a CQ's from its slot (measured first in the step).
 void Controller::probe_counts(const CorePick& pick, dim::SaturationInput& in) const {
   if (pick.probe_cq) {
-    if (pick.probe_index < cqs_.size() && cqs_[pick.probe_index].fresh) {
-      in.probe_events = cqs_[pick.probe_index].d_schedules;  // its interrupts, as the core's
-      in.probe_completions = cqs_[pick.probe_index].d_comps;
+    if (pick.probe_index < cqs_.slots.size() && cqs_.slots[pick.probe_index].fresh) {
+      in.probe_events = cqs_.slots[pick.probe_index].d_schedules;  // its interrupts, as the core's
+      in.probe_completions = cqs_.slots[pick.probe_index].d_comps;
     }
     return;
   }
-  for (const ModelWork& w : model_work_) {
+  for (const ModelWork& w : queues_.model_work) {
     if (w.index == pick.probe_index) {
       if (!w.reset) {
         in.probe_events = w.d_events;
@@ -238,12 +240,17 @@ void Controller::probe_counts(const CorePick& pick, dim::SaturationInput& in) co
   }
 }
 
+std::pair<int64_t, int64_t> CoreCosts::bucket_costs(uint16_t bucket) const {
+  return {std::llround(ns_of(buckets_[bucket].first)),
+          std::llround(ns_of(buckets_[bucket].second))};
+}
+
 void Controller::finish_cores() {
   for (size_t cpu = 0; cpu < cores_.size(); ++cpu) {
-    CoreState& c = cores_[cpu];
-    const CorePick& pick = core_picks_[cpu];
-    if (pick.rep_step != static_cast<uint32_t>(loops_total_) ||
-        pick.rep_index >= (pick.rep_cq ? cqs_.size() : queues_.size())) {
+    CoreState& c = cores_.state(cpu);
+    const CorePick& pick = cores_.picks()[cpu];
+    if (pick.rep_step != static_cast<uint32_t>(steps_.count()) ||
+        pick.rep_index >= (pick.rep_cq ? cqs_.slots.size() : queues_.slots.size())) {
       c.rep_table.reset();
       continue;
     }
@@ -256,9 +263,9 @@ void Controller::finish_cores() {
       if (c.rep_table != t) c.rep_table = t;
     };
     if (!pick.rep_cq) {
-      QueueSlot& rep = queues_[pick.rep_index];
+      QueueSlot& rep = queues_.slots[pick.rep_index];
       represent(*rep.dev, rep.model.profile_ix());
-    } else if (const CqSlot& rep = cqs_[pick.rep_index]; rep.model) {
+    } else if (const CqSlot& rep = cqs_.slots[pick.rep_index]; rep.model) {
       represent(*rep.dev, rep.model->profile_ix());
     } else {
       c.rep_table.reset();
@@ -266,19 +273,19 @@ void Controller::finish_cores() {
   }
 }
 
-void Controller::fill_core_views(seam::ControllerState& st) const {
+void CoreCosts::fill_views(seam::ControllerState& st) const {
   st.cores.resize(cores_.size());
   for (size_t cpu = 0; cpu < cores_.size(); ++cpu) {
     const CoreState& c = cores_[cpu];
-    const CorePick& pick = core_picks_[cpu];
+    const CorePick& pick = picks_[cpu];
     seam::CoreView& v = st.cores[cpu];
     v = {};
     v.cpu = static_cast<uint32_t>(cpu);
     v.estimate = c.est.estimate();
     v.confidence = v.estimate.confidence;
     if (pick.bucket != CorePick::kNoBucket) {
-      v.used_completion_ns = ns_of(cost_buckets_[pick.bucket].first);
-      v.used_interrupt_ns = ns_of(cost_buckets_[pick.bucket].second);
+      v.used_completion_ns = ns_of(buckets_[pick.bucket].first);
+      v.used_interrupt_ns = ns_of(buckets_[pick.bucket].second);
     }
     v.busy = c.busy;
     if (c.last.dt_ns > 0) {
@@ -301,7 +308,7 @@ void Controller::fill_core_views(seam::ControllerState& st) const {
     v.saturation_budget_waits = c.budget_waits;
     v.model_queues = c.rep_table != nullptr ? pick.model_queues : 0;
   }
-  st.model_cost_tables_built_total = cost_tables_built_;
+  st.model_cost_tables_built_total = tables_built_;
 }
 
 }  // namespace dimctl::controller

@@ -39,11 +39,11 @@ Controller::NetDevice& Controller::net_device_named(const std::string& name) {
   auto dev = std::make_unique<NetDevice>();
   dev->name = name;
   if (options_.net_driver) dev->driver = options_.net_driver(name);
-  dev->drifted = drifted_.count(name) != 0;
-  dev->ethtool_per_queue = net_.supports_per_queue(name);
+  dev->drifted = records_.drifted(name);
+  dev->ethtool_per_queue = io_.net.supports_per_queue(name);
   // Read what the device holds now: observe mode exports it, writes need its field set, and the
   // policy's table follows its CQE mode (model).
-  auto current = net_.get(name);
+  auto current = io_.net.get(name);
   if (current) {
     dev->apply.current = *current;
     dev->found_cqe_mode = current->use_cqe_mode_rx.value_or(false);
@@ -81,7 +81,7 @@ Controller::RdmaDevice& Controller::rdma_device_for(const std::string& name) {
   if (it != rdma_devices_.end()) return *it->second;
   auto dev = std::make_unique<RdmaDevice>();
   dev->name = name;
-  dev->drifted = drifted_.count("rdma:" + name) != 0;
+  dev->drifted = records_.drifted("rdma:" + name);
   refresh_policy(*dev);
   RdmaDevice& ref = *dev;
   rdma_devices_.emplace(name, std::move(dev));
@@ -93,7 +93,7 @@ void Controller::refresh_policy(NetDevice& dev) {
   info.kind = seam::DeviceKind::kNet;
   info.name = dev.name;
   info.driver = dev.driver;
-  seam::DevicePolicy p = policy_.policy_for(info);
+  seam::DevicePolicy p = io_.policy.policy_for(info);
   const seam::DevicePolicy& old = dev.policy;
   // The model's table holds the bounds (it picks within them), so they re-create it too.
   const bool model_changed =
@@ -124,7 +124,7 @@ void Controller::refresh_policy(RdmaDevice& dev) {
   info.kind = seam::DeviceKind::kRdma;
   info.name = dev.name;
   if (options_.rdma_driver) info.driver = options_.rdma_driver(dev.name);
-  seam::DevicePolicy p = policy_.policy_for(info);
+  seam::DevicePolicy p = io_.policy.policy_for(info);
   const seam::DevicePolicy& old = dev.policy;
   if (runs_rdma_dim(p) != runs_rdma_dim(old) || runs_rdma_model(p) != runs_rdma_model(old) ||
       p.algorithm != old.algorithm || p.mode != old.mode || p.compare != old.compare ||
@@ -141,38 +141,8 @@ void Controller::refresh_policy(RdmaDevice& dev) {
   }
 }
 
-std::shared_ptr<const dim::ModelTable> Controller::model_table_for(
-    std::span<const dim::Profile> profiles, dim::ProfileCount count, dim::TimerMode table_timer,
-    const seam::DevicePolicy& policy, double sharers) {
-  const dim::TimerMode timer = policy.model.timer.value_or(table_timer);
-  for (const auto& e : model_tables_->entries) {
-    if (std::equal(profiles.begin(), profiles.end(), e.profiles.begin(), e.profiles.end()) &&
-        e.count == count && e.timer == timer && e.settings == policy.model &&
-        e.min_ix == policy.min_profile && e.max_ix == policy.max_profile && e.sharers == sharers) {
-      return e.table;
-    }
-  }
-  dim::ModelParams params;
-  params.timer = timer;
-  params.cost.sharers = sharers;
-  params.cost.completion_cost_ns = static_cast<double>(policy.model.completion_cost_ns);
-  params.cost.interrupt_cost_ns = static_cast<double>(policy.model.interrupt_cost_ns);
-  params.max_changes_per_s = policy.model.max_changes_per_s;
-  auto table = std::make_shared<const dim::ModelTable>(profiles, count, params, policy.min_profile,
-                                                       policy.max_profile);
-  model_tables_->entries.push_back({{profiles.begin(), profiles.end()},
-                                    count,
-                                    timer,
-                                    policy.model,
-                                    policy.min_profile,
-                                    policy.max_profile,
-                                    sharers,
-                                    table});
-  return table;
-}
-
 void Controller::reload_policies() {
-  model_tables_->entries.clear();
+  model_tables_.clear();
   for (auto& [name, dev] : net_devices_) {
     refresh_policy(*dev);
     resolve_method(*dev);
@@ -187,8 +157,7 @@ void Controller::reload_policies() {
     // A device whose method changed is handed back too: what the old method wrote is put back,
     // and the new one records afresh before its first write.
     const NetDevice& d = *it->second;
-    bool ethtool_records = net_originals_.count(name) != 0;
-    for (const auto& [key, o] : queue_originals_) ethtool_records |= key.first == name;
+    const bool ethtool_records = records_.has_net(name);
     const bool method_changed = d.napi ? ethtool_records : napis_.has_originals(name);
     if (may_write(d) && !method_changed) continue;
     if (auto r = release_net(name); r) {

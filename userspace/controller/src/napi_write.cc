@@ -113,7 +113,7 @@ void Controller::napi_drift(NetDevice& dev, uint32_t id) {
   ++dev.drift_total;
   if (dev.drifted) return;
   dev.drifted = true;
-  drifted_.insert(dev.name);
+  records_.mark_drifted(dev.name);
   spdlog::warn(
       "{}: napi {}: software moderation changed by someone else; dimctl stops writing this "
       "device (DIM keeps running in shadow)",

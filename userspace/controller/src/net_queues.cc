@@ -41,8 +41,8 @@ bool same_key(const seam::QueueKey& a, const seam::QueueKey& b) {
 // key, new queues get fresh slots and queues absent from the snapshot are dropped.
 void Controller::reconcile_queues(const seam::Snapshot& snap) {
   reorder_slots(
-      queues_, queue_index_, snap.queues.size(), [&](size_t i) { return snap.queues[i].key; },
-      [](QueueSlot&, size_t) {},
+      queues_.slots, queues_.index, snap.queues.size(),
+      [&](size_t i) { return snap.queues[i].key; }, [](QueueSlot&, size_t) {},
       // A new queue starts from its current counters: its first period has no deltas and no
       // discontinuity, without a "first sample" test in the per-queue loop.
       [&](QueueSlot& slot, size_t i) {
@@ -92,7 +92,7 @@ void Controller::ensure_dim(QueueSlot& slot, const NetDevice& dev) {
 template <bool kModel>
 [[gnu::aligned(64)]] size_t Controller::feed_queues(const seam::Snapshot& snap, FeedCursor& cursor,
                                                     bool time_backwards) {
-  QueueSlot* slots = queues_.data();
+  QueueSlot* slots = queues_.slots.data();
   const seam::QueueCounters* const counters = snap.queues.data();
   const size_t n_queues = snap.queues.size();
   // The cursor in locals: the loop's out-of-line calls would otherwise make the compiler reload
@@ -110,7 +110,7 @@ template <bool kModel>
                                                      (i + kPrefetchAhead) * sizeof(*counters)));
     if (!same_key(slots[i].key, counters[i].key)) [[unlikely]] {
       reconcile_queues(snap);
-      slots = queues_.data();
+      slots = queues_.slots.data();
     }
     if (!feed_queue<kModel>(slots[i], static_cast<uint32_t>(i), counters[i], cur, snap.time_ns,
                             time_backwards)) [[unlikely]] {
@@ -163,8 +163,8 @@ template <bool kModel>
   const uint64_t d_events = time_backwards ? 0 : d.events;
   if constexpr (kModel) {
     if (!reset && q.cpu != seam::QueueCounters::kNoCpu) {
-      add_cpu_load(q.cpu, q.packets - prev_packets, d_events, q.polls - prev_polls,
-                   q.budget_exhausted - prev_exhausted);
+      cores_.add_load(q.cpu, steps_.count(), q.packets - prev_packets, d_events,
+                      q.polls - prev_polls, q.budget_exhausted - prev_exhausted);
     }
   }
   bool pending = false;
@@ -182,7 +182,7 @@ template <bool kModel>
       // out-of-line call, the outcome in a register). kWindowOpen is only set where DIM runs
       // without the model, and never on an instance waiting for its profile.
       const dim::NetDim::Outcome o = slot.dim.close_window(now_ns, static_cast<uint32_t>(q.packets),
-                                                           bytes(), events(), rate_div_);
+                                                           bytes(), events(), queues_.rate_div);
       slot.wanted = o.profile_ix();
       if (o.changed()) {
         slot.flags &= static_cast<uint8_t>(~QueueSlot::kWindowOpen);
@@ -194,7 +194,8 @@ template <bool kModel>
       if constexpr (kModel) {
         // Decided in model_pass(), once every queue's packets on its CPU are known; combined
         // and listed there too.
-        model_work_.push_back({index, q.cpu, reset, &dev, d_events, q.packets - prev_packets});
+        queues_.model_work.push_back(
+            {index, q.cpu, reset, &dev, d_events, q.packets - prev_packets});
         return true;
       }
       pending = feed_model(slot, dev, q, d_events, q.packets - prev_packets, kModel, now_ns, reset);
@@ -220,7 +221,7 @@ template <bool kModel>
     }
   }
   if (dev.per_queue) [[unlikely]] {
-    per_queue_slots_.push_back(index);
+    queues_.per_queue.push_back(index);
   } else {
     if (slot.wanted != QueueSlot::kNoWish) dev.combiner.add(q.key, slot.wanted, d_events);
     if (pending) [[unlikely]]
@@ -255,7 +256,7 @@ template <bool kWithModel>
   // feed() is on_sample() without its window test (the caller's copy of the window start
   // already said the window may close); the instance counts its verdicts and changes.
   dim.feed(dim::Sample::from_counters(now_ns, q.events(), q.packets, q.has_bytes ? q.bytes : 0),
-           &rate_div_);
+           &queues_.rate_div);
   if (kWithModel && slot.model_primary()) {
     // DIM only compared: nothing is written for it, so its profile is applied at once (the
     // virtual apply of shadow mode) and the queue's wish stays the model's.
@@ -286,7 +287,7 @@ template <bool kWithModel>
   // A discontinuity or time going backwards leaves no usable delta: the model skips the period.
   if (!reset && have_packets) {
     slot.model.update(table != nullptr ? *table : *shared_table(dev, slot.share_level),
-                      {step_dt_ns_, d_events, d_packets});
+                      {steps_.step_dt_ns(), d_events, d_packets});
   }
   // Nothing is written for a queue before it has carried traffic: the first step after a start
   // (or a new queue) has no deltas, and the latency profile written blind would take a busy
@@ -300,29 +301,31 @@ template <bool kWithModel>
 // completion vector: sharers = the CPU's packets this period / the queue's own.
 void Controller::model_pass(const seam::Snapshot& snap, int64_t now_ns) {
   // The cores first: their costs and saturation state are what this period's picks use.
-  update_cores(snap);
+  cores_.measure(
+      snap, steps_.step_dt_ns(), steps_.count(),
+      [this](const CorePick& pick, dim::SaturationInput& in) { probe_counts(pick, in); });
   bool per_queue = false;
-  const size_t n = model_work_.size();
-  CorePick* const picks = core_picks_.data();
-  const size_t n_cores = core_picks_.size();
+  const size_t n = queues_.model_work.size();
+  CorePick* const picks = cores_.picks().data();
+  const size_t n_cores = cores_.picks().size();
   for (size_t k = 0; k < n; ++k) {
     // The slots left the cache since the per-queue pass: their first line and the model's (the
     // fourth), a few queues ahead. The snapshot entry is read only where DIM is compared.
     if (k + kPrefetchAhead < n) {
-      const auto* line =
-          reinterpret_cast<const char*>(&queues_[model_work_[k + kPrefetchAhead].index]);
+      const auto* line = reinterpret_cast<const char*>(
+          &queues_.slots[queues_.model_work[k + kPrefetchAhead].index]);
       __builtin_prefetch(line, 1);
       __builtin_prefetch(line + 192, 1);
     }
-    const ModelWork& w = model_work_[k];
-    QueueSlot& slot = queues_[w.index];
+    const ModelWork& w = queues_.model_work[k];
+    QueueSlot& slot = queues_.slots[w.index];
     const seam::QueueCounters& q = snap.queues[w.index];
     NetDevice& dev = *w.dev;
     slot.share_level = 0;
-    // A queue with packets this step stamped its CPU's sum (add_cpu_load()).
+    // A queue with packets this step stamped its CPU's sum (CoreCosts::add_load()).
     if (!w.reset && dev.policy.model.shared_load && w.cpu != seam::QueueCounters::kNoCpu &&
         w.d_packets > 0) {
-      slot.share_level = share_level(static_cast<double>(cpu_load_[w.cpu].packets),
+      slot.share_level = share_level(static_cast<double>(cores_.load(w.cpu).packets),
                                      static_cast<double>(w.d_packets));
     }
     // Without CPU times (no cores) the path is the one before per-core costs, bit for bit.
@@ -334,7 +337,7 @@ void Controller::model_pass(const seam::Snapshot& snap, int64_t now_ns) {
     if (core != nullptr && !w.reset && slot.model_primary()) {
       // The busiest model queue speaks for the core's latency objective next period.
       if (w.d_packets > 0) {
-        core->offer(static_cast<uint32_t>(loops_total_), w.d_packets, w.index, slot.share_level,
+        core->offer(static_cast<uint32_t>(steps_.count()), w.d_packets, w.index, slot.share_level,
                     false);
       }
       // A saturated core: its queues follow the throughput objective (SaturationPolicy), within
@@ -349,7 +352,7 @@ void Controller::model_pass(const seam::Snapshot& snap, int64_t now_ns) {
       }
     }
     if (dev.per_queue) {
-      per_queue_slots_.push_back(w.index);
+      queues_.per_queue.push_back(w.index);
       per_queue = true;
       continue;
     }
@@ -357,8 +360,8 @@ void Controller::model_pass(const seam::Snapshot& snap, int64_t now_ns) {
     if (pending) slot.flags |= QueueSlot::kReleasePending;
   }
   // Per-queue writes go in queue order, as without the model.
-  if (per_queue) std::sort(per_queue_slots_.begin(), per_queue_slots_.end());
-  model_work_.clear();
+  if (per_queue) std::sort(queues_.per_queue.begin(), queues_.per_queue.end());
+  queues_.model_work.clear();
 }
 
 // The write path of a queue on a device with per-queue coalescing (device-wide devices are

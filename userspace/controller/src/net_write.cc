@@ -17,7 +17,7 @@ namespace dimctl::controller {
 
 // Coalesce notifications: keep `current` true to the device, and notice other writers.
 void Controller::drain_changes() {
-  for (auto& change : net_.drain_changes()) {
+  for (auto& change : io_.net.drain_changes()) {
     auto it = net_devices_.find(change.device);
     if (it == net_devices_.end()) continue;
     NetDevice& dev = *it->second;
@@ -36,7 +36,7 @@ void Controller::drain_changes() {
         ++dev.drift_total;
         if (!dev.drifted) {
           dev.drifted = true;
-          drifted_.insert(dev.name);
+          records_.mark_drifted(dev.name);
           spdlog::warn(
               "{}: coalesce settings changed by someone else; dimctl stops writing this device "
               "(DIM keeps running in shadow)",
@@ -75,7 +75,7 @@ Controller::WriteResult Controller::write_net(NetDevice& dev, Apply& apply,
   if (!may_write(dev)) return WriteResult::kRefused;
 
   const std::string where = queue ? fmt::format("{} queue {}", dev.name, *queue) : dev.name;
-  auto read = [&]() { return queue ? net_.get_queue(dev.name, *queue) : net_.get(dev.name); };
+  auto read = [&]() { return queue ? io_.net.get_queue(dev.name, *queue) : io_.net.get(dev.name); };
   // Nothing to write with ethtool (resolve_method said why); asking the driver every period
   // would only count failures.
   if (!dev.ethtool_coalescing) return WriteResult::kRefused;
@@ -112,14 +112,7 @@ Controller::WriteResult Controller::write_net(NetDevice& dev, Apply& apply,
   dev.attempted_this_step = true;
 
   // The original, durably, before the first write; a failure to record means no write.
-  auto find_original = [&]() -> Original* {
-    if (queue) {
-      auto it = queue_originals_.find({dev.name, *queue});
-      return it != queue_originals_.end() ? &it->second : nullptr;
-    }
-    auto it = net_originals_.find(dev.name);
-    return it != net_originals_.end() ? &it->second : nullptr;
-  };
+  auto find_original = [&]() { return records_.find(dev.name, queue); };
   Original* original = find_original();
   // Taken from another device that had this name (another ifindex), not yet seen by the last
   // inventory: it follows its device or is forgotten before this one is written.
@@ -150,8 +143,8 @@ Controller::WriteResult Controller::write_net(NetDevice& dev, Apply& apply,
                                  fresh.error().message()));
       return WriteResult::kFailed;
     }
-    auto recorded = queue ? originals_.record_net_queue(dev.name, *queue, *fresh)
-                          : originals_.record_net(dev.name, *fresh);
+    auto recorded = queue ? io_.originals.record_net_queue(dev.name, *queue, *fresh)
+                          : io_.originals.record_net(dev.name, *fresh);
     if (!recorded) {
       ++dev.applies_failed;
       set_error(dev, fmt::format("not writing {}: recording its original settings failed: {}",
@@ -161,8 +154,7 @@ Controller::WriteResult Controller::write_net(NetDevice& dev, Apply& apply,
     Original o;
     o.values = *fresh;
     o.ifindex = ifindex;
-    original = queue ? &queue_originals_.emplace(std::make_pair(dev.name, *queue), o).first->second
-                     : &net_originals_.emplace(dev.name, o).first->second;
+    original = &records_.add(dev.name, queue, o);
     apply.current = *fresh;
     apply.wanted = net_target(profile, cqe, *apply.current, dev.driver);
     if (apply.current->use_adaptive_rx.value_or(false) && !dev.policy.take_over_adaptive) {
@@ -175,7 +167,7 @@ Controller::WriteResult Controller::write_net(NetDevice& dev, Apply& apply,
   // Marked before the write: a partly applied failed write is still restored.
   mark_fields(original->touched, req);
   mark_fields(dev.touched, req);
-  auto readback = queue ? net_.set_queue(dev.name, *queue, req) : net_.set(dev.name, req);
+  auto readback = queue ? io_.net.set_queue(dev.name, *queue, req) : io_.net.set(dev.name, req);
   if (!readback) {
     ++dev.applies_failed;
     set_error(dev, fmt::format("writing {}: {}", where, readback.error().message()));

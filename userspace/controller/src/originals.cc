@@ -22,9 +22,7 @@ namespace dimctl::controller {
 
 // Snapshots of the keys: release_*() erases from the maps these are taken from.
 std::vector<std::string> Controller::net_names_with_originals() const {
-  std::vector<std::string> names;
-  for (const auto& [name, o] : net_originals_) names.push_back(name);
-  for (const auto& [key, o] : queue_originals_) names.push_back(key.first);
+  std::vector<std::string> names = records_.net_names();
   napis_.add_names_with_originals(names);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
@@ -32,13 +30,7 @@ std::vector<std::string> Controller::net_names_with_originals() const {
 }
 
 uint32_t Controller::recorded_ifindex(const std::string& name) const {
-  if (auto it = net_originals_.find(name); it != net_originals_.end() && it->second.ifindex != 0) {
-    return it->second.ifindex;
-  }
-  for (auto it = queue_originals_.lower_bound({name, 0});
-       it != queue_originals_.end() && it->first.first == name; ++it) {
-    if (it->second.ifindex != 0) return it->second.ifindex;
-  }
+  if (const uint32_t ifindex = records_.recorded_ifindex(name); ifindex != 0) return ifindex;
   return napis_.recorded_ifindex(name);
 }
 
@@ -48,39 +40,23 @@ uint32_t Controller::recorded_ifindex(const std::string& name) const {
 // once neither the inventory nor the snapshot names it.
 Result<void> Controller::move_records(
     const std::vector<std::pair<std::string, std::string>>& renames) {
-  if (auto r = originals_.rename_net(renames); !r) return r;
-  std::map<std::string, Original> devices;
-  std::map<std::pair<std::string, uint32_t>, Original> queues;
-  std::set<std::string> drifted;
+  if (auto r = io_.originals.rename_net(renames); !r) return r;
   for (const auto& [from, to] : renames) {
-    if (auto n = net_originals_.extract(from)) devices.emplace(to, std::move(n.mapped()));
-    for (auto it = queue_originals_.lower_bound({from, 0});
-         it != queue_originals_.end() && it->first.first == from;) {
-      queues.emplace(std::make_pair(to, it->first.second), std::move(it->second));
-      it = queue_originals_.erase(it);
-    }
-    if (drifted_.count(from) != 0) drifted.insert(to);
     if (auto it = net_devices_.find(from); it != net_devices_.end()) {
       NetDevice& old = *it->second;
       old.apply.target.reset();
       old.queue_applied.clear();
       old.touched = {};
-      for (auto& slot : queues_) {
+      for (auto& slot : queues_.slots) {
         if (slot.dev == &old) slot.apply.reset();
       }
     }
   }
-  for (const auto& [from, to] : renames) {
-    gone_since_.erase(from);
-    gone_since_.erase(to);
-  }
+  const std::set<std::string> drifted = records_.move(renames);
   // NAPI records: all pairs at once, like the store (a swap of two names).
   const std::map<std::string, std::string> to_of(renames.begin(), renames.end());
   napis_.rename(to_of);
-  for (auto& [to, o] : devices) net_originals_.insert_or_assign(to, std::move(o));
-  for (auto& [key, o] : queues) queue_originals_.insert_or_assign(key, std::move(o));
   for (const std::string& to : drifted) {
-    drifted_.insert(to);
     if (auto it = net_devices_.find(to); it != net_devices_.end() && !it->second->drifted) {
       it->second->drifted = true;
       set_error(*it->second,
@@ -106,16 +82,16 @@ void Controller::follow_devices(int64_t now_ns) {
     if (ifindex == 0) continue;
     const uint32_t named = options_.net_ifindex(name);
     if (named == ifindex) {
-      gone_since_.erase(name);
+      records_.present(name);
       continue;
     }
     std::string now = options_.net_name(ifindex);
     if (!now.empty()) {
-      gone_since_.erase(name);
+      records_.present(name);
       renames.emplace_back(name, std::move(now));
       continue;
     }
-    const int64_t since = gone_since_.try_emplace(name, now_ns).first->second;
+    const int64_t since = records_.gone_since(name, now_ns);
     if (named != 0 || now_ns - since >= options_.forget_gone_ns) gone.push_back(name);
   }
   for (const std::string& name : gone) drop_records(name);
@@ -145,7 +121,7 @@ void Controller::follow_devices(int64_t now_ns) {
 // The device these records were taken from is gone: nothing is left to restore. A device now of
 // that name is not the one we wrote (it is recorded afresh before its first write).
 void Controller::drop_records(const std::string& name) {
-  if (auto f = originals_.forget_net(name); !f) {
+  if (auto f = io_.originals.forget_net(name); !f) {
     spdlog::warn("{}: gone, but its recorded originals could not be forgotten: {}", name,
                  f.error().message());
     return;
@@ -156,15 +132,14 @@ void Controller::drop_records(const std::string& name) {
     return;
   }
   spdlog::info("{}: gone; its recorded originals are forgotten", name);
-  net_originals_.erase(name);
-  std::erase_if(queue_originals_, [&](const auto& kv) { return kv.first.first == name; });
-  gone_since_.erase(name);
+  records_.forget_net(name);
+  records_.present(name);
   if (auto it = net_devices_.find(name); it != net_devices_.end()) {
     NetDevice& stale = *it->second;
     stale.apply.target.reset();
     stale.queue_applied.clear();
     stale.touched = {};
-    for (auto& slot : queues_) {
+    for (auto& slot : queues_.slots) {
       if (slot.dev == &stale) slot.apply.reset();
     }
   }
@@ -187,9 +162,7 @@ Result<bool> Controller::adopt_renamed(NetDevice& dev, uint32_t ifindex) {
 }
 
 std::vector<std::string> Controller::rdma_names_with_originals() const {
-  std::vector<std::string> names;
-  for (const auto& [name, original] : rdma_originals_) names.push_back(name);
-  return names;
+  return records_.rdma_names();
 }
 
 // Writes back what we touched (device-wide, then per queue), then drops the records, here and in
@@ -197,11 +170,10 @@ std::vector<std::string> Controller::rdma_names_with_originals() const {
 Result<void> Controller::release_net(const std::string& name) {
   std::optional<Error> first;
   size_t failures = 0;
-  auto it = net_originals_.find(name);
-  if (it != net_originals_.end()) {
-    const seam::Coalesce req = only_fields(it->second.values, it->second.touched);
+  if (const Original* o = records_.find(name, std::nullopt); o != nullptr) {
+    const seam::Coalesce req = only_fields(o->values, o->touched);
     if (!req.empty()) {
-      auto r = net_.set(name, req);
+      auto r = io_.net.set(name, req);
       if (!r) {
         ++failures;
         first = std::move(r).error().wrap(fmt::format("restoring {}", name));
@@ -211,39 +183,37 @@ Result<void> Controller::release_net(const std::string& name) {
       }
     }
   }
-  for (const auto& [key, o] : queue_originals_) {
-    if (key.first != name) continue;
+  records_.for_each_queue(name, [&](uint32_t queue, const Original& o) {
     const seam::Coalesce req = only_fields(o.values, o.touched);
-    if (req.empty()) continue;
-    auto r = net_.set_queue(name, key.second, req);
+    if (req.empty()) return;
+    auto r = io_.net.set_queue(name, queue, req);
     if (!r) {
       ++failures;
       if (!first) {
-        first = std::move(r).error().wrap(fmt::format("restoring {} queue {}", name, key.second));
+        first = std::move(r).error().wrap(fmt::format("restoring {} queue {}", name, queue));
       }
     } else if (auto dev = net_devices_.find(name); dev != net_devices_.end()) {
       dev->second->recent.push_back(*r);
     }
-  }
+  });
   if (auto r = napis_.release(name, failures); !r && !first) first = std::move(r).error();
   if (first) {
     return failures > 1 ? fail(std::move(*first).wrap(fmt::format("{} writes failed", failures)))
                         : fail(std::move(*first));
   }
-  if (auto f = originals_.forget_net(name); !f) {
+  if (auto f = io_.originals.forget_net(name); !f) {
     return fail(std::move(f).error().wrap(fmt::format("restored {}, but", name)));
   }
   if (auto f = napis_.forget(name); !f) {
     return fail(std::move(f).error().wrap(fmt::format("restored {}, but", name)));
   }
-  net_originals_.erase(name);
-  std::erase_if(queue_originals_, [&](const auto& kv) { return kv.first.first == name; });
+  records_.forget_net(name);
   if (auto dev = net_devices_.find(name); dev != net_devices_.end()) {
     NetDevice& d = *dev->second;
     d.apply.target.reset();
     d.queue_applied.clear();
     d.touched = {};
-    for (auto& slot : queues_) {
+    for (auto& slot : queues_.slots) {
       if (slot.dev == &d) slot.apply.reset();
     }
   }
@@ -251,15 +221,15 @@ Result<void> Controller::release_net(const std::string& name) {
 }
 
 Result<void> Controller::release_rdma(const std::string& name) {
-  auto it = rdma_originals_.find(name);
-  if (it == rdma_originals_.end()) return ok();
-  if (rdma_ == nullptr) return DIMCTL_FAIL(0, "restoring RDMA DIM of {}: no RDMA netlink", name);
-  auto r = rdma_->set_dim(name, it->second);
+  const std::optional<bool> original = records_.rdma(name);
+  if (!original) return ok();
+  if (io_.rdma == nullptr) return DIMCTL_FAIL(0, "restoring RDMA DIM of {}: no RDMA netlink", name);
+  auto r = io_.rdma->set_dim(name, *original);
   if (!r) return fail(std::move(r).error().wrap(fmt::format("restoring RDMA DIM of {}", name)));
-  if (auto f = originals_.forget_rdma(name); !f) {
+  if (auto f = io_.originals.forget_rdma(name); !f) {
     return fail(std::move(f).error().wrap(fmt::format("restored RDMA DIM of {}, but", name)));
   }
-  rdma_originals_.erase(it);
+  records_.forget_rdma(name);
   if (auto dev = rdma_devices_.find(name); dev != rdma_devices_.end()) {
     dev->second->dim_enabled = *r;
     dev->second->last_set.reset();

@@ -160,11 +160,11 @@ void Controller::fill_queue_view(seam::QueueView& v, QueueSlot& slot,
 }
 
 void Controller::fill_cq_and_device_views(seam::ControllerState& st, const seam::Snapshot& snap) {
-  fill_core_views(st);
-  st.cqs.resize(cqs_.size());
+  cores_.fill_views(st);
+  st.cqs.resize(cqs_.slots.size());
   st.cq_comparisons.clear();
-  for (size_t i = 0; i < cqs_.size(); ++i) {
-    const CqSlot& slot = cqs_[i];
+  for (size_t i = 0; i < cqs_.slots.size(); ++i) {
+    const CqSlot& slot = cqs_.slots[i];
     seam::CqView& v = st.cqs[i];
     v.counters = snap.cqs[i];
     v.completions_per_second = slot.cps;
@@ -226,14 +226,14 @@ void Controller::fill_cq_and_device_views(seam::ControllerState& st, const seam:
 }
 
 void Controller::finish_publish(std::shared_ptr<seam::ControllerState> st, int64_t loop_start_ns) {
-  st->loops_total = loops_total_;
-  st->sample_errors_total = sample_errors_total_;
+  st->loops_total = steps_.count();
+  st->sample_errors_total = steps_.sample_errors();
   st->default_mode = options_.default_mode;
   st->config_path = options_.config_path;
-  st->ready = ready_;
-  st->programs = source_.programs();
-  st->bpf_drops = source_.drops_by_reason();
-  st->last_loop_seconds = static_cast<double>(clock_.now_ns() - loop_start_ns) / 1e9;
+  st->ready = steps_.ready();
+  st->programs = io_.source.programs();
+  st->bpf_drops = io_.source.drops_by_reason();
+  st->last_loop_seconds = static_cast<double>(io_.clock.now_ns() - loop_start_ns) / 1e9;
   publisher_.publish(std::move(st));
 }
 

@@ -22,24 +22,24 @@ namespace dimctl::controller {
 
 void Controller::reconcile_cqs(const seam::Snapshot& snap) {
   const size_t n = snap.cqs.size();
-  bool same = have_prev_ && cqs_.size() == n && prev_cqs_.size() == n;
-  for (size_t i = 0; same && i < n; ++i) same = cqs_[i].key == snap.cqs[i].key;
+  bool same = steps_.have_prev() && cqs_.slots.size() == n && cqs_.prev.size() == n;
+  for (size_t i = 0; same && i < n; ++i) same = cqs_.slots[i].key == snap.cqs[i].key;
   if (same) {
     for (size_t i = 0; i < n; ++i) {
-      cqs_[i].have_prev = true;
-      cqs_[i].prev_pos = i;
+      cqs_.slots[i].have_prev = true;
+      cqs_.slots[i].prev_pos = i;
     }
   } else {
     reorder_slots(
-        cqs_, cq_index_, n, [&](size_t i) { return snap.cqs[i].key; },
+        cqs_.slots, cqs_.index, n, [&](size_t i) { return snap.cqs[i].key; },
         [&](CqSlot& slot, size_t old_pos) {
-          slot.have_prev = have_prev_;
+          slot.have_prev = steps_.have_prev();
           slot.prev_pos = old_pos;
         },
         [](CqSlot&, size_t) {});
   }
   for (size_t i = 0; i < n; ++i) {
-    CqSlot& slot = cqs_[i];
+    CqSlot& slot = cqs_.slots[i];
     const seam::CqCounters& c = snap.cqs[i];
     if (slot.dev == nullptr || slot.dev->name != c.ibdev) {
       slot.dev = &rdma_device_for(c.ibdev);
@@ -60,7 +60,7 @@ void Controller::ensure_dim(CqSlot& slot, const RdmaDevice& dev) {
 }
 
 void Controller::measure_cq(CqSlot& slot, const seam::CqCounters& c, double dt_s) {
-  const seam::CqCounters* prev = slot.have_prev ? &prev_cqs_[slot.prev_pos] : nullptr;
+  const seam::CqCounters* prev = slot.have_prev ? &cqs_.prev[slot.prev_pos] : nullptr;
   slot.reset = dt_s < 0 || (prev != nullptr && is_discontinuity(*prev, c));
   slot.fresh = prev != nullptr && !slot.reset;
   slot.cps = slot.eps = 0;
@@ -86,20 +86,21 @@ bool shares_core(const seam::CqCounters& c) {
 
 }  // namespace
 
-Controller::CorePick* Controller::cq_core(const seam::CqCounters& c) {
-  if (c.cpu >= core_picks_.size() || !shares_core(c)) return nullptr;
-  return &core_picks_[c.cpu];
+CorePick* Controller::cq_core(const seam::CqCounters& c) {
+  if (c.cpu >= cores_.picks().size() || !shares_core(c)) return nullptr;
+  return &cores_.picks()[c.cpu];
 }
 
 void Controller::add_cq_loads(const seam::Snapshot& snap) {
   if (snap.cpus.empty()) return;  // no core is measured
-  for (size_t i = 0; i < cqs_.size(); ++i) {
-    const CqSlot& slot = cqs_[i];
+  for (size_t i = 0; i < cqs_.slots.size(); ++i) {
+    const CqSlot& slot = cqs_.slots[i];
     const seam::CqCounters& c = snap.cqs[i];
     if (!slot.fresh || c.cpu == seam::QueueCounters::kNoCpu || !shares_core(c)) continue;
     // Wake-ups are the completion interrupts (cq_schedule); polls the poll passes, of which
     // d_exhausted used their whole budget (a NAPI poll's budget_exhausted).
-    add_cpu_load(c.cpu, slot.d_comps, slot.d_schedules, slot.d_events, slot.d_exhausted);
+    cores_.add_load(c.cpu, steps_.count(), slot.d_comps, slot.d_schedules, slot.d_events,
+                    slot.d_exhausted);
   }
 }
 
@@ -111,25 +112,25 @@ void Controller::add_cq_loads(const seam::Snapshot& snap) {
 void Controller::share_cq_load(const seam::Snapshot& snap) {
   // A model CQ with completions this period, on a vector its device's rule shares.
   const auto judged_shared = [&](size_t i) {
-    const CqSlot& slot = cqs_[i];
+    const CqSlot& slot = cqs_.slots[i];
     return slot.dev->model_table != nullptr && slot.dev->policy.model.shared_load && slot.fresh &&
            slot.cps > 0 && shares_core(snap.cqs[i]);
   };
   bool any = false;
-  for (size_t i = 0; i < cqs_.size(); ++i) {
-    cqs_[i].share_level = 0;
+  for (size_t i = 0; i < cqs_.slots.size(); ++i) {
+    cqs_.slots[i].share_level = 0;
     any |= judged_shared(i);
   }
   if (!any) return;
   std::map<std::pair<const RdmaDevice*, int32_t>, double> vector_cps;
-  for (size_t i = 0; i < cqs_.size(); ++i) {
-    if (cqs_[i].fresh && shares_core(snap.cqs[i])) {
-      vector_cps[{cqs_[i].dev, snap.cqs[i].comp_vector}] += cqs_[i].cps;
+  for (size_t i = 0; i < cqs_.slots.size(); ++i) {
+    if (cqs_.slots[i].fresh && shares_core(snap.cqs[i])) {
+      vector_cps[{cqs_.slots[i].dev, snap.cqs[i].comp_vector}] += cqs_.slots[i].cps;
     }
   }
-  for (size_t i = 0; i < cqs_.size(); ++i) {
+  for (size_t i = 0; i < cqs_.slots.size(); ++i) {
     if (!judged_shared(i)) continue;
-    CqSlot& slot = cqs_[i];
+    CqSlot& slot = cqs_.slots[i];
     slot.share_level = share_level(vector_cps[{slot.dev, snap.cqs[i].comp_vector}], slot.cps);
   }
 }
@@ -180,13 +181,13 @@ void Controller::feed_cq(CqSlot& slot, const seam::CqCounters& c, int64_t prev_t
     slot.wanted_ix = slot.model->wish();
     if (core != nullptr && slot.fresh) {
       if (d_comps > 0) {
-        core->offer(static_cast<uint32_t>(loops_total_), d_comps,
-                    static_cast<uint32_t>(&slot - cqs_.data()), slot.share_level, true);
+        core->offer(static_cast<uint32_t>(steps_.count()), d_comps,
+                    static_cast<uint32_t>(&slot - cqs_.slots.data()), slot.share_level, true);
       }
       if (core->saturated_wish && slot.model->measured()) [[unlikely]]
         slot.wanted_ix = std::clamp(core->wish, table->min_ix(), table->max_ix());
       if (core->probe && core->probe_cq &&
-          core->probe_index == static_cast<uint32_t>(&slot - cqs_.data())) [[unlikely]] {
+          core->probe_index == static_cast<uint32_t>(&slot - cqs_.slots.data())) [[unlikely]] {
         slot.wanted_ix = std::clamp(core->probe_wish, table->min_ix(), table->max_ix());
       }
     }
@@ -205,8 +206,8 @@ bool Controller::may_write(const RdmaDevice& dev) const {
 }
 
 void Controller::update_rdma_devices(int64_t now_ns) {
-  if (rdma_ == nullptr) return;
-  auto listed = rdma_->list();
+  if (io_.rdma == nullptr) return;
+  auto listed = io_.rdma->list();
   if (!listed) {
     // Keep what we know; a failed dump is not a device disappearing.
     for (auto& [name, dev] : rdma_devices_) {
@@ -222,7 +223,7 @@ void Controller::update_rdma_devices(int64_t now_ns) {
       ++dev.drift_total;
       if (!dev.drifted) {
         dev.drifted = true;
-        drifted_.insert("rdma:" + dev.name);
+        records_.mark_drifted("rdma:" + dev.name);
         spdlog::warn("{}: RDMA DIM switch changed by someone else; dimctl stops writing it",
                      dev.name);
         set_error(dev, "drift: RDMA DIM switch changed by another writer; writes stopped");
@@ -242,17 +243,17 @@ void Controller::update_rdma_devices(int64_t now_ns) {
       continue;
     }
     dev.last_attempt_ns = now_ns;
-    if (rdma_originals_.count(dev.name) == 0) {
-      auto recorded = originals_.record_rdma_dim(dev.name, info.dim_enabled);
+    if (!records_.rdma(dev.name)) {
+      auto recorded = io_.originals.record_rdma_dim(dev.name, info.dim_enabled);
       if (!recorded) {
         ++dev.applies_failed;
         set_error(dev, fmt::format("not writing: recording the original RDMA DIM switch failed: {}",
                                    recorded.error().message()));
         continue;
       }
-      rdma_originals_.emplace(dev.name, info.dim_enabled);
+      records_.add_rdma(dev.name, info.dim_enabled);
     }
-    auto readback = rdma_->set_dim(dev.name, *want);
+    auto readback = io_.rdma->set_dim(dev.name, *want);
     if (!readback) {
       ++dev.applies_failed;
       set_error(dev, fmt::format("setting RDMA DIM {}: {}", *want ? "on" : "off",

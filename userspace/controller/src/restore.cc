@@ -33,11 +33,11 @@ Result<void> Controller::restore() {
     spdlog::warn("restore: {}", e.message());
     if (!first) first = std::move(e);
   };
-  follow_devices(clock_.now_ns());  // a device renamed since the last inventory: its new name
+  follow_devices(io_.clock.now_ns());  // a device renamed since the last inventory: its new name
   for (const std::string& name : net_names_with_originals()) {
-    if (drifted_.count(name) != 0) {
+    if (records_.drifted(name)) {
       spdlog::warn("restore: {} changed by another writer since; left as it is", name);
-      if (auto f = originals_.forget_net(name); !f) failed(std::move(f).error());
+      if (auto f = io_.originals.forget_net(name); !f) failed(std::move(f).error());
       if (auto f = napis_.forget(name); !f) failed(std::move(f).error());
       continue;
     }
@@ -52,7 +52,7 @@ Result<void> Controller::restore() {
     }
   }
   for (const std::string& name : rdma_names_with_originals()) {
-    if (drifted_.count("rdma:" + name) != 0 || rdma_ == nullptr) continue;
+    if (records_.drifted("rdma:" + name) || io_.rdma == nullptr) continue;
     if (auto r = release_rdma(name); !r) failed(std::move(r).error());
   }
   if (first) {

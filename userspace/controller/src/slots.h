@@ -30,12 +30,6 @@
 
 namespace dimctl::controller {
 
-struct Controller::Original {
-  seam::Coalesce values;   // as read right before our first write
-  seam::Coalesce touched;  // fields we have sent since (a mask): what restore() puts back
-  uint32_t ifindex = 0;    // the device's when recorded (0: unknown): it follows renames
-};
-
 // Write-side state of one coalesce target: a device, or a queue on per-queue devices.
 struct Controller::Apply {
   std::optional<seam::Coalesce> current;  // what the device holds (GET, SET read-back, NTF)
@@ -86,7 +80,7 @@ struct Controller::NetDevice {
   std::shared_ptr<const dim::ModelTable> model_table;  // when the cost model runs
   // By share level (kShareLevels), built when a queue first needs one; [0] is model_table.
   std::array<std::shared_ptr<const dim::ModelTable>, kShareLevels.size()> shared_tables;
-  // With measured costs: by cost bucket (Controller::cost_buckets_) and share level, built when
+  // With measured costs: by cost bucket (CoreCosts::bucket_costs()) and share level, built when
   // a queue first needs one, for the model_table they were built beside (`cost_base`: a refreshed
   // policy has another, and the tables are dropped).
   std::shared_ptr<const dim::ModelTable> cost_base;
@@ -194,8 +188,8 @@ struct alignas(64) Controller::QueueSlot {
   uint8_t applied_ix = 0;   // per-queue devices; device-wide ones use the device's combined_ix
   uint8_t share_level = 0;  // kShareLevels index the model judged this period's load with
   // The view's rates are averages since the last publish (no per-period delta is stored): the
-  // counters at the last view (Controller::view_time_ns_), and whether they are one series with
-  // the current ones.
+  // counters at the last view (Controller::queues_.view_time_ns), and whether they are one series
+  // with the current ones.
   bool rate_base_valid = false;
   uint64_t rate_base_events = 0, rate_base_packets = 0, rate_base_polls = 0;
   std::unique_ptr<Apply> apply;  // per-queue path only
@@ -248,95 +242,20 @@ struct Controller::CqSlot {
   uint64_t changes = 0;
 };
 
-// What the model pass reads and writes per queue for the queue's core: small, in an array of
-// its own (Controller::core_picks_), so that 10k queues spread over hundreds of cores touch a few
-// KiB rather than the cores' estimator windows.
-struct Controller::CorePick {
-  static constexpr uint16_t kNoBucket = 0xffff;
-  uint64_t rep_packets = 0;  // the busiest model queue of the pass stamped rep_step: its packets
-  uint32_t rep_index = 0;    // its slot
-  uint32_t rep_step = 0;     // (uint32_t) loops_total_ of that pass
-  // Cost bucket the model uses on this core (Controller::cost_buckets_), kNoBucket: defaults.
-  uint16_t bucket = kNoBucket;
-  uint16_t model_queues = 0;    // model queues with packets on the core in that pass
-  uint8_t rep_level = 0;        // the busiest queue's share level
-  uint8_t wish = 0;             // the throughput profile the queues follow while saturated_wish
-  bool saturated_wish = false;  // the queues' wish is `wish` (saturated and in budget)
-  bool rep_cq = false;          // rep_index is a CQ slot (Controller::cqs_), not a queue slot
-  // The saturation rule's QD~1 probe (dim::SaturationPolicy::probing()): this period, the one
-  // queue or CQ probe_index (the core's busiest when the probe started) takes probe_wish.
-  bool probe = false;
-  bool probe_cq = false;
-  uint8_t probe_wish = 0;
-  uint32_t probe_index = 0;
-
-  // A model queue or CQ with `count` completions this pass: the busiest speaks for the core.
-  void offer(uint32_t step, uint64_t count, uint32_t index, uint8_t level, bool cq) {
-    if (rep_step != step) {
-      rep_step = step;
-      rep_packets = 0;
-      model_queues = 0;
-    }
-    ++model_queues;
-    if (count >= rep_packets) {
-      rep_packets = count;
-      rep_index = index;
-      rep_level = level;
-      rep_cq = cq;
-    }
-  }
-};
-
-// One CPU's measured costs and saturation rule (core_costs.cc), kept while the snapshot carries
-// CPU times.
-struct Controller::CoreState {
-  seam::CpuTimes prev;  // cumulative times of the previous snapshot
-  bool have_prev = false;
-  dim::CostEstimator est;
-  dim::SaturationPolicy sat;
-  // The periods summed since the estimator was last fed (it is fed once per kCostFeedNs: a
-  // refit costs ~1.7 us, too much for every core every period), and when it is next fed.
-  dim::CoreMeasurement acc;
-  int64_t feed_after_ns = 0;
-  dim::CoreMeasurement last;  // the latest period (export)
-  uint64_t exhausted = 0;     // its budget-exhausted polls
-  double busy = 0;            // its busy fraction (not idle, at least hard-IRQ + softirq time)
-  uint8_t rep_model_ix = 0;   // the busiest model queue's pick after the last model pass
-  std::shared_ptr<const dim::ModelTable> rep_table;  // its table (null: no model queue)
-  WishBudget budget;                                 // the saturation wish's changes
-  uint64_t budget_waits = 0;                         // saturation changes held back by the budget
-};
-
-// Cost-model tables by their inputs: building one evaluates the model over the whole rate range
-// (~0.2 ms), and every device with the same table, bounds and parameters can share it. Cleared
-// at each reload (devices keep the tables they hold).
-struct Controller::ModelTableCache {
-  struct Entry {
-    std::vector<dim::Profile> profiles;
-    dim::ProfileCount count;
-    dim::TimerMode timer;
-    seam::ModelSettings settings;
-    uint8_t min_ix, max_ix;
-    double sharers;
-    std::shared_ptr<const dim::ModelTable> table;
-  };
-  std::vector<Entry> entries;
-};
-
 // Inline: a model queue or CQ asks for its table every period (net_queues.cc, rdma_cqs.cc),
 // and a device's policy refresh for level 0 (devices.cc).
 inline std::shared_ptr<const dim::ModelTable> Controller::device_table(
     const NetDevice& dev, const seam::DevicePolicy& policy, double sharers) {
-  return model_table_for(dev.profiles, dim::ProfileCount::kPackets,
-                         cqe_table(dev.policy, dev.found_cqe_mode) ? dim::TimerMode::kIdleGap
-                                                                   : dim::TimerMode::kRateLimit,
-                         policy, sharers);
+  return model_tables_.get(dev.profiles, dim::ProfileCount::kPackets,
+                           cqe_table(dev.policy, dev.found_cqe_mode) ? dim::TimerMode::kIdleGap
+                                                                     : dim::TimerMode::kRateLimit,
+                           policy, sharers);
 }
 
 inline std::shared_ptr<const dim::ModelTable> Controller::device_table(
     const RdmaDevice&, const seam::DevicePolicy& policy, double sharers) {
-  return model_table_for(dim::kRdmaProfiles, dim::ProfileCount::kCompletions,
-                         dim::TimerMode::kRateLimit, policy, sharers);
+  return model_tables_.get(dim::kRdmaProfiles, dim::ProfileCount::kCompletions,
+                           dim::TimerMode::kRateLimit, policy, sharers);
 }
 
 inline const std::shared_ptr<const dim::ModelTable>& Controller::shared_table(NetDevice& dev,
@@ -351,23 +270,6 @@ inline const std::shared_ptr<const dim::ModelTable>& Controller::shared_table(Rd
   std::shared_ptr<const dim::ModelTable>& t = dev.shared_tables[level];
   if (t == nullptr) t = device_table(dev, dev.policy, kShareLevels[level]);
   return t;
-}
-
-// This step's packets per CPU, and the wake-ups and polls the per-core costs count
-// (core_costs.cc). A sum is valid in the step its stamp names (loops_total_), so nothing is
-// cleared between steps. Inline: the per-queue loop calls it for every queue (and add_cq_loads()
-// for every CQ).
-[[gnu::always_inline]] inline void Controller::add_cpu_load(uint16_t cpu, uint64_t packets,
-                                                            uint64_t events, uint64_t polls,
-                                                            uint64_t exhausted) {
-  if (cpu >= cpu_load_.size()) [[unlikely]]
-    cpu_load_.resize(cpu + size_t{1});
-  CpuLoad& l = cpu_load_[cpu];
-  if (l.step != loops_total_) l = {loops_total_, 0};
-  l.packets += packets;
-  l.events += events;
-  l.polls += polls;
-  l.exhausted += exhausted;
 }
 
 // Reorders `slots` to follow the snapshot (key_at(i) for i < n): a slot whose key is still there

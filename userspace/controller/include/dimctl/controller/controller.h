@@ -46,9 +46,13 @@
 #include "dim/net_dim.h"
 #include "dim/rdma_dim.h"
 #include "dimctl/common/result.h"
+#include "dimctl/controller/core_costs.h"
 #include "dimctl/controller/device_inventory.h"
+#include "dimctl/controller/model_table_cache.h"
 #include "dimctl/controller/napi_writes.h"
+#include "dimctl/controller/original_records.h"
 #include "dimctl/controller/state_publisher.h"
+#include "dimctl/controller/step_clock.h"
 #include "dimctl/seam/clock.h"
 #include "dimctl/seam/controller_state.h"
 #include "dimctl/seam/counter_source.h"
@@ -151,15 +155,11 @@ class Controller {
   void set_reloadable_options(int64_t publish_interval_ns, seam::Mode default_mode);
 
  private:
-  struct Original;
   struct Apply;
   struct NetDevice;
   struct RdmaDevice;
   struct QueueSlot;
   struct CqSlot;
-  struct ModelTableCache;
-  struct CoreState;
-  struct CorePick;
 
   void drain_changes();
   NetDevice& net_device_named(const std::string& name);
@@ -188,13 +188,6 @@ class Controller {
   bool feed_model(QueueSlot& slot, NetDevice& dev, const seam::QueueCounters& q, uint64_t d_events,
                   uint64_t d_packets, bool have_packets, int64_t now_ns, bool reset,
                   const dim::ModelTable* table = nullptr);
-  // The device's cost-model table for its policy (shared by devices with the same inputs), for a
-  // queue whose core serves `sharers` queues of its load (dim::CostParams::sharers).
-  std::shared_ptr<const dim::ModelTable> model_table_for(std::span<const dim::Profile> profiles,
-                                                         dim::ProfileCount count,
-                                                         dim::TimerMode table_timer,
-                                                         const seam::DevicePolicy& policy,
-                                                         double sharers = 1);
   void bind(QueueSlot& slot, NetDevice& dev);
   void decide_device(NetDevice& dev, int64_t now_ns);
   void apply_queue(QueueSlot& slot, NetDevice& dev, const seam::QueueCounters& q, int64_t now_ns);
@@ -222,13 +215,27 @@ class Controller {
     NetDevice* dev;
     uint64_t d_events, d_packets;
   };
-  void add_cpu_load(uint16_t cpu, uint64_t packets, uint64_t events, uint64_t polls,
-                    uint64_t exhausted);
+  // The net queues in the order of the last snapshot, so a stable snapshot costs no lookups, and
+  // this step's work lists.
+  struct NetQueues {
+    std::vector<QueueSlot> slots;
+    std::unordered_map<uint64_t, size_t> index;  // seam::packed(key) -> slot
+    std::vector<uint32_t> per_queue;             // this step: slots of per-queue devices
+    std::vector<ModelWork> model_work;           // this step's model queues
+    int64_t view_time_ns = 0;  // snapshot time of the last published view: the rates' base
+    // The DIM windows' rate divisions: most windows of a step are one period long. On a cache
+    // line of its own: every closing window reads and may write it, and where it falls should not
+    // depend on the members declared before it.
+    alignas(64) dim::RateDivider rate_div;
+  };
+  // The CQs in the order of the last snapshot, and their counters in it.
+  struct Cqs {
+    std::vector<CqSlot> slots;
+    std::unordered_map<uint64_t, size_t> index;  // seam::packed(key) -> slot
+    std::vector<seam::CqCounters> prev;
+  };
   void model_pass(const seam::Snapshot& snap, int64_t now_ns);
-  // Per core, once per step before the model pass (core_costs.cc): the period's CPU times and
-  // the queues' counts fed to the core's CostEstimator and SaturationPolicy.
-  void update_cores(const seam::Snapshot& snap);
-  // The saturation rule's QD~1 probe queue's counts this period (update_cores()).
+  // The saturation rule's QD~1 probe queue's counts this period (CoreCosts::measure()).
   void probe_counts(const CorePick& pick, dim::SaturationInput& in) const;
   // The table a model queue on `core` is judged with: the device's for its share level, with the
   // core's measured costs where the policy takes them (model.costs: measured).
@@ -240,13 +247,12 @@ class Controller {
   const std::shared_ptr<const dim::ModelTable>& cost_table(Device& dev, uint8_t level,
                                                            uint16_t bucket);
   // The CQs' completions and wake-ups on the cores that poll them (CqCounters::cpu), beside the
-  // net queues' (add_cpu_load()), before the cores are measured.
+  // net queues' (CoreCosts::add_load()), before the cores are measured.
   void add_cq_loads(const seam::Snapshot& snap);
   // The core a CQ's interrupt and polls land on, while cores are measured (null otherwise).
   CorePick* cq_core(const seam::CqCounters& c);
   // After the model pass and the CQs: what each core's saturation rule reads next period.
   void finish_cores();
-  void fill_core_views(seam::ControllerState& st) const;
   void feed_cq(CqSlot& slot, const seam::CqCounters& c, int64_t prev_time_ns, int64_t now_ns);
   void update_rdma_devices(int64_t now_ns);
   void retire_devices();
@@ -290,12 +296,16 @@ class Controller {
   WriteResult write_napi(const seam::QueueKey& key, NetDevice& dev, uint8_t ix, int64_t now_ns);
   void napi_drift(NetDevice& dev, uint32_t id);
 
-  seam::CounterSource& source_;
-  seam::NetActuator& net_;
-  seam::RdmaDimSwitch* rdma_;
-  seam::OriginalsStore& originals_;
-  const seam::PolicySource& policy_;
-  const seam::Clock& clock_;
+  // What the controller reads, writes and asks, all outside it.
+  struct Seams {
+    seam::CounterSource& source;
+    seam::NetActuator& net;
+    seam::RdmaDimSwitch* rdma;  // null: no RDMA netlink
+    seam::OriginalsStore& originals;
+    const seam::PolicySource& policy;
+    const seam::Clock& clock;
+  };
+  Seams io_;
   ControllerOptions options_;
 
   // Net devices by ifname (std::map: stable addresses for QueueSlot::dev, sorted export).
@@ -304,61 +314,27 @@ class Controller {
   // The counter snapshot, filled by the source every period (sample_into) and otherwise left
   // alone, so a source can update it in place.
   seam::Snapshot snap_;
-  // Queues in the order of the last snapshot, so a stable snapshot costs no lookups.
-  std::vector<QueueSlot> queues_;
-  // This step: queues of per-queue devices (written one by one).
-  std::vector<uint32_t> per_queue_slots_;
-  // This step's model queues, and the packets of every CPU one of the step's queues polled on.
-  std::vector<ModelWork> model_work_;
-  struct CpuLoad {
-    uint64_t step = 0;  // loops_total_ of the step the sum is for
-    uint64_t packets = 0;
-    uint64_t events = 0, polls = 0, exhausted = 0;  // read while cores_ is measured
-  };
-  std::vector<CpuLoad> cpu_load_;
-  // Per CPU, while the snapshot carries CPU times (Snapshot::cpus): the measured costs and the
-  // saturation rule (core_costs.cc).
-  std::vector<CoreState> cores_;
-  std::vector<CorePick> core_picks_;  // beside cores_, same size
-  // Quantized (completion, interrupt) cost pairs the cores' estimates fell in: a core names its
-  // pair by index, and each device keeps its tables by that index (NetDevice::cost_tables).
-  std::vector<std::pair<int16_t, int16_t>> cost_buckets_;
-  uint64_t cost_tables_built_ = 0;
-  std::unordered_map<uint64_t, size_t> queue_index_;
-  std::vector<CqSlot> cqs_;
-  std::unordered_map<uint64_t, size_t> cq_index_;
-  std::vector<seam::CqCounters> prev_cqs_;  // CQ counters of the previous snapshot
-  int64_t prev_time_ns_ = 0;
-  int64_t step_dt_ns_ = 0;  // this step's snapshot time delta (0: none, or time went backwards)
-  // The DIM windows' rate divisions: most windows of a step are one period long.
-  // On a cache line of its own: every closing window reads and may write it, and where it falls
-  // should not depend on the members declared before it.
-  alignas(64) dim::RateDivider rate_div_;
-  int64_t view_time_ns_ = 0;  // snapshot time of the last published view: the queues' rate base
-  std::unique_ptr<ModelTableCache> model_tables_;
-  std::optional<int64_t> last_publish_ns_;
-  bool have_prev_ = false;
-  DeviceInventory inventory_;  // options_.list_net_devices, every inventory_interval_ns
+  // The net queues of the last snapshot and this step's work lists.
+  NetQueues queues_;
+  // This step's loads per CPU, and per CPU while the snapshot carries CPU times: the measured
+  // costs and the saturation rule.
+  CoreCosts cores_;
+  Cqs cqs_;                       // the CQs of the last snapshot
+  ModelTableCache model_tables_;  // shared by every device's tables
+  DeviceInventory inventory_;     // options_.list_net_devices, every inventory_interval_ns
 
   // Originals recorded by this controller, kept across device disappearance so a device that
-  // comes back is never re-recorded with our own values, and restore() finds them.
-  std::map<std::string, Original> net_originals_;
-  std::map<std::pair<std::string, uint32_t>, Original> queue_originals_;
-  std::map<std::string, bool> rdma_originals_;
-  // Devices someone else changed after we wrote them: never written again by this process.
-  std::set<std::string> drifted_;
-  // Names with records whose device (ifindex) is gone, since when (follow_devices()).
-  std::map<std::string, int64_t> gone_since_;
+  // comes back is never re-recorded with our own values, and restore() finds them; drift (never
+  // written again by this process) and gone devices (follow_devices()).
+  OriginalRecords records_;
   // NAPIs of devices written with method napi: their originals (recorded before the first
   // write), what we wrote and what they hold.
   NapiWrites napis_;
   bool writes_disabled_ = false;  // after restore()
   uint32_t next_binding_ = 0;     // NetDevice::binding
 
-  uint64_t loops_total_ = 0;
-  uint64_t sample_errors_total_ = 0;
-  bool ready_ = false;
-
+  // Steps, failed samples, the snapshots' periods, the last publish.
+  StepClock steps_;
   StatePublisher publisher_;
 };
 
