@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* cpu_time.bpf.c: time per CPU in hard interrupt handlers, in the queue-polling softirqs
- * (NET_RX, BLOCK, IRQ_POLL) and idle, for the cost estimator and the saturation rule (issue 22). Layout, nesting rule and reader
- * rule: dimctl_bpf.h ("cpu_time.bpf.c").
+ * (NET_RX, BLOCK, IRQ_POLL) and idle, for the cost estimator and the saturation rule. Layout,
+ * nesting rule and reader rule: dimctl_bpf.h ("cpu_time.bpf.c").
  *
  * These tracepoints fire far more often than napi_poll on a busy host (every interrupt, every
  * softirq of every vector), so each program is one inlined array lookup and a few plain stores

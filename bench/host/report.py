@@ -142,7 +142,7 @@ def section(runs, meta, sim, figures_rel):
             # "FILE:LINE:COL: key: reason (allowed here: ...)" -> "key: reason"
             first = msg.splitlines()[0].split(": ", 1)[-1]
             return first.split(" (allowed here")[0][:120]
-        out.append("Not measured in this session: " + ", ".join(
+        out.append("Not measured in this run: " + ", ".join(
             f"`{p}` (this dimctl refused its config: `{reason(msg)}`)"
             for p, msg in skipped.items()) + ".")
     out.append("")

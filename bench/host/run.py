@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/host/run.py: every moderation policy measured on this host's kernel (issue 23 item 4).
+"""bench/host/run.py: every moderation policy measured on this host's kernel.
 
     bench/host/run.py --build BUILD --out FILE.json [--repeats 3] [--seconds 2]
                       [--rates 2000,5000,10000,20000] [--policies P,...] [--keep-going]
@@ -370,7 +370,7 @@ def run_policy_tests(a, meter):
     return out
 
 
-# ---- the session --------------------------------------------------------------------------------
+# ---- the run ------------------------------------------------------------------------------------
 
 def apply(policy, napi, daemons, meter):
     """Starts a policy; returns a function that ends it."""

@@ -2,16 +2,21 @@
 # bench/sim/run.sh BUILD: the simulator report. Runs `dimctl sim --json --timeline` on every
 # workload in bench/sim/workloads/ (plus the W1 sweeps and W2 on eight queues, listed below) with
 # the policies of the workload's profile table, and `dimctl sim --trace` on every recorded trace
-# in tests/fixtures/traces/, then bench/sim/report.py, which writes the tables
-# into docs/BENCHMARKS.md between <!-- sim:begin --> and <!-- sim:end --> and draws the SVG
-# figures into docs/sim/ with gnuplot.
+# in tests/fixtures/traces/, then bench/sim/report.py, which writes the report
+# docs/sim/report.md (between <!-- sim:begin --> and <!-- sim:end -->), every metric of every run
+# into docs/sim/full-report.md, and draws the SVG figures into docs/sim/ with gnuplot. Both pages
+# start with the commit (`git rev-parse --short HEAD`, "-dirty" when the sources differ from it),
+# the date and the command.
 #
 # The simulation is deterministic: a commit and its seeds give the same numbers on any machine;
 # only the wall time depends on the machine. SIM_JOBS (default: nproc) runs that many at once.
+# SIM_DIMCTL runs another dimctl binary (default BUILD/userspace/cli/dimctl), SIM_OUT keeps the
+# runs' JSON elsewhere (default BUILD/bench-sim), SIM_MARKDOWN (default docs/sim/report.md) and
+# SIM_FIGURES (default docs/sim) send the report elsewhere.
 set -euo pipefail
 BUILD=${1:-build}
 cd "$(dirname "$0")/../.."
-DIMCTL=$BUILD/userspace/cli/dimctl
+DIMCTL=${SIM_DIMCTL:-$BUILD/userspace/cli/dimctl}
 if [ ! -x "$DIMCTL" ]; then
   echo "bench/sim/run.sh: $DIMCTL is not built (cmake --build $BUILD --target dimctl)" >&2
   exit 1
@@ -22,14 +27,16 @@ for tool in python3 gnuplot; do
     exit 1
   fi
 done
-OUT=$BUILD/bench-sim
+OUT=${SIM_OUT:-$BUILD/bench-sim}
+MARKDOWN=${SIM_MARKDOWN:-docs/sim/report.md}
+FIGURES=${SIM_FIGURES:-docs/sim}
 rm -rf "$OUT"
 mkdir -p "$OUT"
 JOBS=${SIM_JOBS:-$(nproc)}
 WL=bench/sim/workloads
 
 # The commit the numbers belong to; "-dirty" when the sources differ from it (docs/ excluded:
-# this script rewrites docs/BENCHMARKS.md and docs/sim/ itself).
+# this script rewrites docs/sim/ itself).
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- . ':(exclude)docs' 2>/dev/null; then
   commit="$commit-dirty"
@@ -93,7 +100,7 @@ for r in "${runs[@]}"; do
 done
 # Recorded veth traces (`dimctl record`, tests/fixtures/traces/): replayed on a net-eqe RX queue
 # under both static profiles of that table, kernel net DIM in EQE and CQE mode, the daemon's DIM,
-# the model policy and the oracle (issue 12, item 4). Id: trace-FILE-STEM.
+# the model policy and the oracle. Id: trace-FILE-STEM.
 # A trace recorded with CPU times (format 2) is replayed a second time at the recording host's
 # own costs, measured from it (`--cost trace`; docs/TRACE.md): id trace-FILE-STEM-host-costs.
 trace_policies="none,static:1,static:2,kernel-net-eqe,kernel-net-cqe,dimctl-net-eqe$model,oracle"
@@ -130,5 +137,5 @@ if [ $rc -ne 0 ]; then
   echo "bench/sim/run.sh: some runs failed (see $OUT/*.err)" >&2
   exit 1
 fi
-python3 bench/sim/report.py --runs "$OUT" --commit "$commit" --markdown docs/BENCHMARKS.md \
-  --figures docs/sim
+python3 bench/sim/report.py --runs "$OUT" --commit "$commit" --markdown "$MARKDOWN" \
+  --figures "$FIGURES"

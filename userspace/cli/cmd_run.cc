@@ -153,7 +153,7 @@ timespec to_timespec(int64_t ns) {
 
 // Whether a rule runs or compares the cost model: only then are cpu_time.bpf.c's programs loaded
 // (they run on every interrupt and softirq of the host) for the per-core costs and saturation
-// (docs/CONTROLLER.md, "Measured costs").
+// (docs/controller/costs.md).
 bool config_runs_model(const config::Config& c) {
   for (const config::Rule& r : c.rules) {
     if (r.algorithm == seam::Algorithm::kModel || r.algorithm == seam::Algorithm::kModelCqe ||

@@ -4,7 +4,7 @@
   daemon's Controller ran with (read from them, never repeated here);
 - markdown: number formats, tables and the splice between the markers;
 - plots: the SVG figures (gnuplot);
-- targets: issue 12's targets, their verdicts and the mechanism behind a missed one;
+- targets: the model policy's targets, their verdicts and the mechanism behind a missed one;
 - sections: one markdown section per workload group;
-- page: the generated section of docs/BENCHMARKS.md and docs/sim/full-report.md.
+- page: the report (docs/sim/report.md, between its markers) and docs/sim/full-report.md.
 """

@@ -32,10 +32,11 @@ def style(policy, policies):
 
 
 class Plotter:
-    def __init__(self, out_dir, commit):
+    def __init__(self, out_dir, commit, link=""):
         self.out = pathlib.Path(out_dir).resolve()
         self.out.mkdir(parents=True, exist_ok=True)
         self.commit = commit
+        self.link = link  # the figures' directory as the markdown links it ("" or "dir/")
         self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="dimctl-sim-report-"))
         self.made = []
 

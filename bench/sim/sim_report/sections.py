@@ -41,7 +41,7 @@ def section_w1(runs, plot):
         out += latency_table(r) + [""]
         figs.append((rid, plot.cdf(r, f"{rid}-cdf")))
     for rid, svg in figs:
-        out += [f"![{rid}: QD=1 latency tail to p99.999 and max](sim/{svg})", ""]
+        out += [f"![{rid}: QD=1 latency tail to p99.999 and max]({plot.link}{svg})", ""]
     sweep = [r for r in runs.values() if r.base == "w1-qd1" and r.variant]
     if sweep:
         base = runs.get("w1-qd1")
@@ -82,7 +82,7 @@ def section_w2(runs, plot):
             rows.append([ph] + cells)
         out += md_table(["phase"] + r.policies, rows) + [""]
         svg = plot.latency_vs_iops(r, rid.replace("@", "-"))
-        out += [f"![{rid}: p99 latency vs throughput](sim/{svg})", ""]
+        out += [f"![{rid}: p99 latency vs throughput]({plot.link}{svg})", ""]
     out += reproduce([r for r in runs.values() if r.base.startswith("w2-")])
     return out
 
@@ -169,7 +169,7 @@ def section_adapt(runs, plot):
         out += md_table(["phase"] + r.policies, rows) + [""]
         high = [p["name"] for p in r.w["phases"] if p["load"] > 1]
         svg = plot.timeline(r, r.id + "-timeline", high)
-        out += [f"![{r.id}: profile and latency timeline](sim/{svg})", ""]
+        out += [f"![{r.id}: profile and latency timeline]({plot.link}{svg})", ""]
     for prefix, what in (("w4-", "W4 bursty on/off"), ("w8-", "W8 adversarial periodic load")):
         group = sorted((r for r in runs.values() if r.base.startswith(prefix)), key=lambda x: x.id)
         if not group:
@@ -252,7 +252,7 @@ def section_software(runs):
     defer = sw.get("defer_hard_irqs", "?")
     host_side = (f"the timer's re-poll {us(sw.get('timer_latency_ns', 0))} us late and "
                  f"{us(sw.get('timer_cost_ns', 0))} us of CPU per armed timer")
-    out = ["### Software moderation — a veth NAPI under napi-set (issue 23)", "",
+    out = ["### Software moderation — a veth NAPI under napi-set", "",
            "A NAPI without hardware coalescing (veth, virtio-net) moderated by the kernel's "
            "software deferral: armed, it polls at once; after a poll with work the interrupt "
            "stays masked and a timer of `gro-flush-timeout` polls again, and "
@@ -316,7 +316,7 @@ def section_traces(runs, plot, ctl):
     # The interval each trace was recorded at (its frames'), as `dimctl sim` read it.
     intervals = sorted({r.doc["trace"]["interval_ns"] for r in group})
     interval = " or ".join(f"{x / 1e6:g} ms" for x in intervals)
-    out = ["### Recorded traces — this host's veth traffic (issue 12, item 4)", "",
+    out = ["### Recorded traces — this host's veth traffic", "",
            "`dimctl sim --trace FILE` replays a `dimctl record` trace (docs/TRACE.md): each "
            f"recorded queue's packets arrive inside the {interval} interval they were counted "
            "in, on a simulated NIC RX queue (table net-eqe, cost model net). The traces are in "
@@ -349,7 +349,7 @@ def section_traces(runs, plot, ctl):
         out += target_table(trace_target_rows(r, ctl)) + [""]
         if any(r.by_policy[p].get("windows") for p in r.policies):
             svg = plot.timeline(r, r.id + "-timeline", [], "over the recorded trace")
-            out += [f"![{r.id}: profile and latency timeline](sim/{svg})", ""]
+            out += [f"![{r.id}: profile and latency timeline]({plot.link}{svg})", ""]
     out += reproduce(group)
     return out
 

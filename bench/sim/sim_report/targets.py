@@ -1,9 +1,9 @@
-"""Targets: issue 12's targets for the model policy, the verdicts per run and role, and the
+"""Targets: the model policy's targets, the verdicts per run and role, and the
 mechanism behind a missed row, all computed from the runs' JSON."""
 from .markdown import count, md_table, quant, us
 
 
-# Issue 12's targets for the model policy (docs/CONTROLLER.md "The cost-model policy"). These
+# The model policy's targets (docs/CONTROLLER.md "The cost-model policy"). These
 # are the targets' definitions; every figure compared against them comes from the JSON, and so
 # do the control period and the change budget they are measured in (load.Controller, `ctl`
 # below).
@@ -243,7 +243,7 @@ def section_targets(runs, ctl):
     if not rows:
         return []
     model = [p for r in runs.values() for p in r.policies if p.startswith("dimctl-model")]
-    out = ["### Targets of the model policy (issue 12)", "",
+    out = ["### Targets of the model policy", "",
            "Each target from the JSON of the runs below; kernel DIM and dimctl's DIM (the "
            "daemon's Controller) are judged by the same rule beside it. Definitions:", "",
            f"- **W1**: the QD=1 latency quantile minus `none`'s, met when at most "

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/sim/sweep/gen.py: draws the randomized sweep's workloads (issue 22, item 4).
+"""bench/sim/sweep/gen.py: draws the randomized sweep's workloads.
 
 gen.py --seed S --count N --out DIR [--duration D] writes DIR/sweep-S-NNN.yaml (workload files,
 sim/workload.schema.json) and DIR/sweep.json (what was drawn for each, for the report). The same

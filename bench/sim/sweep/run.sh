@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/sim/sweep/run.sh BUILD: the randomized sweep (issue 22, item 4; docs/benchmarks/sweep.md).
+# bench/sim/sweep/run.sh BUILD: the randomized sweep (docs/benchmarks/sweep.md).
 # For each seed in SWEEP_SEEDS (default "1 2"), gen.py draws SWEEP_COUNT (default 300) workloads
 # of SWEEP_DURATION simulated seconds each (default 0.5), and `dimctl sim --json` runs each under
 # none, kernel DIM, dimctl DIM (the workload's table), dimctl-model (the default config),
@@ -7,16 +7,18 @@
 # period late (oracle@20ms: what a policy that chose as well could reach by reacting once a
 # period; it reuses the oracle's schedule, one run more). report.py then writes the
 # section between <!-- sweep:begin --> and <!-- sweep:end --> of docs/BENCHMARKS.md and the
-# scatter plots docs/sim/sweep-seed*.svg.
+# scatter plots docs/sim/sweep-seed*.svg, and docs/sim/sweep-seed*.md (every workload the model
+# misses). Each names the commit (`git rev-parse --short HEAD`, "-dirty" when the sources differ
+# from it) and its date (today's, UTC, for a dirty tree).
 #
-# Held-out seeds: seeds 1 and 2 are the ones the model was developed on; another pair checks what
-# that development learned in general (docs/benchmarks/sweep.md, "Held-out seeds"). SWEEP_OUT
+# Held-out seeds: seeds 1 and 2 are the ones the model was tuned on; another pair checks what
+# that tuning learned in general (docs/benchmarks/sweep.md, "Held-out seeds"). SWEEP_OUT
 # (default BUILD/bench-sweep), SWEEP_MARKDOWN (default docs/BENCHMARKS.md, created when missing)
 # and SWEEP_FIGURES (default docs/sim) send such a run elsewhere, leaving the docs as they are;
 # SWEEP_DIMCTL runs another dimctl binary (default BUILD/userspace/cli/dimctl).
 #
 # Time budget: both seeds, 600 workloads in all, in <= 6 min on 2 free cores (about 3.5 min of
-# CPU at the defaults, measured in docs/benchmarks/sweep.md); the durations are short, the counts
+# CPU at the defaults, docs/benchmarks/sweep.md "Time"); the durations are short, the counts
 # are not. Deterministic: a commit and its seeds give the same figures on any machine.
 set -euo pipefail
 BUILD=${1:-build}
@@ -46,6 +48,10 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- . ':(exclude)docs' 2>/dev/null; then
   commit="$commit-dirty"
 fi
+case "$commit" in
+  unknown | *-dirty) date=$(date -u +%Y-%m-%d) ;;
+  *) date=$(git log -1 --format=%cd --date=format:%Y-%m-%d) ;;
+esac
 
 one() {  # one workload file: every policy of its table, JSON beside it
   local f=$1 table kernel dimctl
@@ -74,5 +80,5 @@ for seed in $SEEDS; do
   dirs+=("$dir")
 done
 echo "bench/sim/sweep: all seeds took $(($(date +%s) - t0))s (commit $commit)"
-python3 bench/sim/sweep/report.py --commit "$commit" --markdown "$MARKDOWN" \
+python3 bench/sim/sweep/report.py --commit "$commit" --date "$date" --markdown "$MARKDOWN" \
   --figures "$FIGURES" "${dirs[@]}"

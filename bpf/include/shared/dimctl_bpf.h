@@ -215,7 +215,7 @@ struct dimctl_cq_event {
 /* ---- cpu_time.bpf.c ---------------------------------------------------------------------- */
 
 /* Time each CPU spends in hard interrupt handlers and in the softirqs that poll queues, for the
- * cost estimator (issue 22). Loaded only when CollectorOptions::enable_cpu_times.
+ * cost estimator. Loaded only when CollectorOptions::enable_cpu_times.
  *
  * Map cpu_times (BPF_MAP_TYPE_ARRAY, BPF_F_MMAPABLE, one slot per possible CPU: the loader sets
  * max_entries to libbpf_num_possible_cpus()), indexed by bpf_get_smp_processor_id(). Only its

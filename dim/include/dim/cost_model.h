@@ -32,10 +32,11 @@
 // With k > 1 the core serves k queues' completions (k λ in all) and each completion's sojourn is
 // S / (1 − ρ) with the shared ρ: batching pays at the core's load, not one queue's. The caller
 // estimates k from the queues that share the core (the controller: net queues polled on one
-// CPU, CQs on one completion vector; docs/CONTROLLER.md "Shared cores").
-// Limits, stated in docs/CONTROLLER.md: arrivals are assumed Poisson (bursts and closed loops are
-// left to ModelPolicy's rules), the sharers of a core are taken as alike, and C_c / C_irq are
-// parameters (CostEstimator, cost_estimator.h, measures them per core for the caller to pass).
+// CPU, CQs on one completion vector; docs/controller/model.md "Shared cores").
+// Limits (docs/controller/model.md, docs/controller/costs.md): arrivals are assumed Poisson
+// (bursts and closed loops are left to ModelPolicy's rules), the sharers of a core are taken as
+// alike, and C_c / C_irq are parameters (CostEstimator, cost_estimator.h, measures them per core
+// for the caller to pass).
 #pragma once
 
 #include <cstdint>

@@ -59,10 +59,10 @@
 //    rate (few completions outstanding: the batch the move counted on never comes, and each
 //    completion now waits for the timer). Back to the profile it left, and the bounce guard's
 //    ceiling applies. Without it a closed loop settles where its own throttled rate justifies the
-//    throttling profile (a self-consistent rate below what no moderation carries: issue 22's
-//    sweep, sweep-1-022, half the oracle's throughput). The reference is the bounce guard's rate
-//    (ref_rate_): for a move made under a ceiling, only when that is within 10 % of the move's
-//    own rate.
+//    throttling profile (a self-consistent rate below what no moderation carries: in the
+//    randomized sweep, sweep-1-022, half the oracle's throughput). The reference is the bounce
+//    guard's rate (ref_rate_): for a move made under a ceiling, only when that is within 10 % of
+//    the move's own rate.
 //  - Change budget: a token bucket of ceil(b/2) changes refilling at just under b - ceil(b/2) + 1
 //    per second, so any window of one second holds at most b = max_changes_per_s changes: up to
 //    ceil(b/2) at once, b - ceil(b/2) + 1 per second sustained. A change that finds no token

@@ -3,7 +3,7 @@
 //
 // Why: ModelPolicy minimises the latency its Poisson model predicts. On a saturated core what is
 // lost is throughput, and the profile that keeps it is the one that batches enough that interrupts
-// stop eating the core, which the latency objective under-batches (issue 22: W3 at 8-10
+// stop eating the core, which the latency objective under-batches (the simulator's W3: 8-10
 // completions per interrupt where the best static profile has 19-21).
 //
 // Saturation, from one period's measurements on the core:

@@ -556,9 +556,8 @@ TEST_F(CollectorKernelTest, ANapiCreatedAfterStartIsCountedExactly) {
 }
 
 TEST_F(CollectorKernelTest, SteadySamplesReadNoNapiTopology) {
-  // Each sample used to dump the netdev family three times (queues, NAPIs, qstats); with
-  // nothing changing, a sample now sends at most the qstats dump, and none where no device
-  // reports qstats.
+  // With nothing changing, a sample sends at most the qstats dump (not the queue and NAPI
+  // dumps), and none where no device reports qstats.
   testing::VethLab lab;
   ASSERT_TRUE(lab.create(1).ok());
   auto c = open();

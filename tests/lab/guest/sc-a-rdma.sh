@@ -116,13 +116,13 @@ window() {
   fi
   [ "$name" = qd1 ] && attach_check "$WORK/list-$name.json" "$nlinks"
   local res cpus nocpu exh full
-  # Every CQ that was polled names the CPU of its latest poll (issue 22: the core its
+  # Every CQ that was polled names the CPU of its latest poll (the core its
   # completions cost), a CPU this guest has.
   cpus=$(nproc --all)
   nocpu=$(jq -r --argjson n "$cpus" '[.cqs[] | select(.device == "rxe0" and .polls > 0)
       | select(.cpu == null or .cpu >= $n) | "cq \(.cq) cpu=\(.cpu)"] | join(", ")' \
     "$WORK/list-$name.json")
-  # Budget exhaustion (issue 22): a pass ends at its budget only with 256 completions (softirq;
+  # Budget exhaustion: a pass ends at its budget only with 256 completions (softirq;
   # 65536 workqueue) waiting. At QD <= 32 the whole system has at most 2 x 32 host and 2 x 32
   # target completions outstanding, so no pass can: every CQ must count 0, whatever the polls
   # that returned a full batch of 16 (which a per-poll rule would miscount as exhaustion).

@@ -181,7 +181,7 @@ TEST(CostEstimator, IgnoresOutliers) {
   EXPECT_NEAR(e.estimate().completion_ns, t.completion, 1);
 }
 
-// The property the issue asks for: over random costs, loads, batch spreads, period lengths and
+// The estimator's contract: over random costs, loads, batch spreads, period lengths and
 // noise (seeded), a confident estimate is within 10 % of the truth, and enough spread gives one.
 TEST(CostEstimator, PropertyRecoversRandomCostsWithin10Percent) {
   std::mt19937_64 rng(2026);

@@ -1,7 +1,7 @@
 // A ControllerState in which every field the state JSON carries has a value of its own, none the
 // default, and each optional value both present (the first entries) and absent (the last): the
 // state JSON tests write it, read it back and mutate it key by key. Enum values are spelled
-// without separators, whose spelling issue 21 may still change.
+// without separators, so the test does not depend on how a value is spelt.
 #pragma once
 
 #include "dimctl/seam/controller_state.h"

@@ -1,4 +1,4 @@
-// The simulator measures as the BPF does (issue 22, item 3): the per-core hard-IRQ and softirq
+// The simulator measures as the BPF does: the per-core hard-IRQ and softirq
 // times and the per-IRQ times a snapshot carries are the time the engine charged, sampled and
 // noisy only as the workload's Measurement says, and the same for a seed.
 #include <gtest/gtest.h>

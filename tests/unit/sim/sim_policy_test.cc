@@ -171,7 +171,7 @@ TEST(SimPolicy, TheControllerStepsAtTheStartAsTheDaemonDoes) {
   // period later, and a move that needs two agreeing periods (ModelPolicy's up_periods) is
   // written at the second period's step. Told the host's costs, the model wants profile 4 for
   // this load from its first delta: the change lands at 40 ms, not 60 ms (a first step one
-  // period in, which the simulator did before 2026-12-04, is a daemon started a period late).
+  // period in would model a daemon started a period late).
   Workload w = w2_open_200k();
   w.warmup_ns = 0;
   const RunResult r = run_policy(w, "dimctl-model-host");

@@ -156,7 +156,7 @@ TEST(WorkloadYaml, MinimalFileLoads) {
 }
 
 // The report's workloads: every one loads, and W1..W8 and the host benchmark's H1..H3 (software
-// moderation, issue 23) are all there.
+// moderation) are all there.
 TEST(WorkloadYaml, BenchWorkloadsLoad) {
   std::set<std::string> ids;
   const auto files = yaml_files(DIMCTL_SIM_WORKLOAD_DIR);

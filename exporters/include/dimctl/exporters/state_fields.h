@@ -126,7 +126,7 @@ void fields(V& v, C& c) {
   v.enumeration("poll_ctx", c.poll_ctx, &poll_context_name, &parse_poll_context);
   v.field("nr_cqe", c.nr_cqe);
   v.field("comp_vector", c.comp_vector);
-  // The CPU of the CQ's latest poll: the core its completions cost (issue 22).
+  // The CPU of the CQ's latest poll: the core its completions cost.
   v.nullable("cpu", c.cpu, c.cpu != seam::QueueCounters::kNoCpu);
   v.field("schedules", c.schedules);
   v.field("reschedules", c.reschedules);

@@ -132,7 +132,7 @@ struct BpfDropView {
 };
 
 // One CPU's measured costs (dim::CostEstimator) and saturation rule (dim::SaturationPolicy),
-// published while the collector measures CPU times (docs/CONTROLLER.md, "Measured costs").
+// published while the collector measures CPU times (docs/controller/costs.md).
 struct CoreView {
   uint32_t cpu = 0;
   dim::CostConfidence confidence = dim::CostConfidence::kDefaults;

@@ -11,7 +11,7 @@ namespace dimctl::trace {
 inline constexpr std::string_view kMagic{"DIMTRACE", 8};
 // The format version this code writes, and the oldest it reads. A reader refuses any other: a
 // frame layout it does not know cannot be skipped safely (deltas chain from frame to frame).
-// Version 2 added issue 22's per-core measurements (docs/TRACE.md); version 1 files read as
+// Version 2 added the per-core CPU times (docs/TRACE.md); version 1 files read as
 // snapshots without them.
 inline constexpr uint16_t kFormatVersion = 2;
 inline constexpr uint16_t kOldestFormatVersion = 1;
