@@ -12,9 +12,10 @@
 # interrupts; an interrupt that arrives while the NAPI is scheduled starts no sequence but
 # makes the running one poll again (NAPIF_STATE_MISSED), so interrupts <= polls, except that
 # several interrupts during one scheduled NAPI set MISSED once (qemu's igb does not hold the
-# vector masked until the driver re-enables it): seen 1491 interrupts for 1486 polls, hence
-# + 2 % there. Exact equality holds for neither: igb repolls without an interrupt when a poll
-# used its budget.
+# vector masked until the driver re-enables it). How many collapse depends on how long a poll
+# takes in the guest's time, which TCG stretches under host load: seen 1491 interrupts for 1486
+# polls (0.3 %) and 545 for 529 (3.0 %, host load 2-5), hence + 5 % there. Exact equality holds
+# for neither: igb repolls without an interrupt when a poll used its budget.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 N=${LAB_M_PACKETS:-3000}
@@ -45,8 +46,8 @@ while read -r q p0 irq i0 && read -r q1 p1 irq1 i1 <&3; do
   fi
   [ "$dpk" -eq "$dp" ] || why+="rx queue $q: dimctl $dpk packets, driver $dp; "
   [ "$dirq" -eq "$irq" ] || why+="rx queue $q: dimctl irq $dirq, /proc/interrupts vector $irq; "
-  [ "$dev" -le $((di + 2)) ] && [ "$di" -le $((dpo + dpo / 50 + 2)) ] ||
-    why+="rx queue $q: not events ($dev) <= interrupts ($di) <= polls ($dpo) + 2 % (+-2); "
+  [ "$dev" -le $((di + 2)) ] && [ "$di" -le $((dpo + dpo / 20 + 2)) ] ||
+    why+="rx queue $q: not events ($dev) <= interrupts ($di) <= polls ($dpo) + 5 % (+-2); "
 done <"$WORK/m.before" 3<"$WORK/m.after"
 # What crossed the wire is N less what igb1's qdisc dropped, and nothing else: igb0's RX queues
 # together got exactly that. (igb1's tx_packets is no ground truth: it counts a descriptor when
