@@ -110,12 +110,65 @@ BatchDelay idle_gap(double lambda, double t_s, uint32_t n) {
   return {expected_k, total / expected_k};
 }
 
+// Software moderation (cost_model.h): polls and completions per episode, and the completions'
+// summed wait. μ·d is capped where e^{μd} would overflow: there the episode outlasts any
+// control period (a flood), and Q, P and the wait grow together, so the ratios hold.
+struct Episode {
+  double timer_polls = 0;  // P
+  double empty = 0;        // P·p
+  double completions = 1;  // Q
+  double wait_s = 0;       // summed over the episode's completions
+};
+
+Episode deferral(double lambda, double w_s, uint32_t d) {
+  Episode e;
+  const double mu = std::min(lambda * w_s, 600.0 / d);
+  if (mu <= 0) {
+    e.timer_polls = d;  // λ -> 0: the wake-up's completion alone, then d empty polls
+    e.empty = d;
+    return e;
+  }
+  e.timer_polls = std::expm1(d * mu) / -std::expm1(-mu);
+  e.empty = e.timer_polls * std::exp(-mu);
+  e.completions = 1 + e.timer_polls * mu;
+  e.wait_s = e.timer_polls * mu * w_s / 2;
+  return e;
+}
+
+Prediction finish(Prediction p, double lambda, double cpu_ns, const CostParams& cost) {
+  p.cpu_per_completion_ns = cpu_ns;
+  const double sharers = cost.sharers > 1 ? cost.sharers : 1.0;  // NaN too
+  p.utilisation = sharers * lambda * p.cpu_per_completion_ns * 1e-9;
+  // Above 1 the queueing term would turn negative: a core cannot be more than busy.
+  p.feasible = p.utilisation < std::clamp(cost.max_utilisation, 0.0, 0.999);
+  p.latency_ns = p.feasible ? p.added_delay_ns + p.cpu_per_completion_ns / (1 - p.utilisation)
+                            : std::numeric_limits<double>::infinity();
+  return p;
+}
+
+Prediction predict_deferral(uint32_t usec, uint32_t defer, double lambda,
+                            const CostParams& cost) {
+  const double c_c = std::max(0.0, cost.completion_cost_ns);
+  const double c_irq = std::max(0.0, cost.interrupt_cost_ns);
+  Prediction p;
+  if (usec == 0 || defer == 0) return finish(p, lambda, c_c + c_irq, cost);
+  const double w_s = usec * 1e-6 + std::max(0.0, cost.timer_latency_ns) * 1e-9;
+  const Episode e = deferral(lambda, w_s, defer);
+  p.batch = e.completions / (1 + e.timer_polls);
+  p.added_delay_ns = e.wait_s / e.completions * 1e9;
+  p.polls_per_completion = (1 + e.timer_polls) / e.completions;
+  p.empty_polls_per_completion = e.empty / e.completions;
+  const double c_poll = std::max(0.0, cost.poll_cost_ns);
+  return finish(p, lambda, c_c + (c_irq + e.timer_polls * c_poll) / e.completions, cost);
+}
+
 }  // namespace
 
 Prediction predict(TimerMode mode, uint32_t usec, uint32_t count, double rate_per_s,
                    const CostParams& cost) {
   BatchDelay bd;
   const double lambda = rate_per_s > 0 ? rate_per_s : 0;
+  if (mode == TimerMode::kDeferral) return predict_deferral(usec, count, lambda, cost);
   const uint32_t n = count == 0 ? kMaxModelCount : std::min(count, kMaxModelCount);
   if (usec != 0 && n > 1 && lambda > 0) {
     const double t_s = usec * 1e-6;
@@ -129,6 +182,8 @@ Prediction predict(TimerMode mode, uint32_t usec, uint32_t count, double rate_pe
       case TimerMode::kAbsolute:
         bd = absolute(lambda, t_s, n);
         break;
+      case TimerMode::kDeferral:  // returned above
+        break;
     }
   } else if (usec != 0 && n > 1) {
     // λ -> 0: one completion per batch; it waits T unless the timer is a rate limit.
@@ -139,14 +194,8 @@ Prediction predict(TimerMode mode, uint32_t usec, uint32_t count, double rate_pe
   p.added_delay_ns = bd.delay_s * 1e9;
   const double c_c = std::max(0.0, cost.completion_cost_ns);
   const double c_irq = std::max(0.0, cost.interrupt_cost_ns);
-  p.cpu_per_completion_ns = c_c + c_irq / p.batch;
-  const double sharers = cost.sharers > 1 ? cost.sharers : 1.0;  // NaN too
-  p.utilisation = sharers * lambda * p.cpu_per_completion_ns * 1e-9;
-  // Above 1 the queueing term would turn negative: a core cannot be more than busy.
-  p.feasible = p.utilisation < std::clamp(cost.max_utilisation, 0.0, 0.999);
-  p.latency_ns = p.feasible ? p.added_delay_ns + p.cpu_per_completion_ns / (1 - p.utilisation)
-                            : std::numeric_limits<double>::infinity();
-  return p;
+  p.polls_per_completion = 1 / p.batch;
+  return finish(p, lambda, c_c + c_irq / p.batch, cost);
 }
 
 }  // namespace dim

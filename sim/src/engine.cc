@@ -130,6 +130,7 @@ void Engine::evaluate(uint32_t id) {
   int64_t at = 0;
   switch (stages_[q.stage].timer) {
     case TimerMode::kRateLimit:
+    case TimerMode::kDeferral:  // a device timer is never one (software stages return above)
       at = std::max(first, q.last_irq_ns + m.timer_ns);
       break;
     case TimerMode::kIdleGap:

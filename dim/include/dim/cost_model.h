@@ -33,6 +33,27 @@
 // S / (1 − ρ) with the shared ρ: batching pays at the core's load, not one queue's. The caller
 // estimates k from the queues that share the core (the controller: net queues polled on one
 // CPU, CQs on one completion vector; docs/controller/model.md "Shared cores").
+// Software moderation (kDeferral; napi_complete_done() and napi_watchdog() in net/core/dev.c).
+// No moderation (T = 0 or d = 0): every completion wakes the NAPI (the device's interrupt or, on
+// veth, the sender's napi_schedule): one wake-up poll each. With T, d > 0 a poll that found work
+// keeps the interrupt masked and arms a timer of T; the timer's poll runs W = T + timer_latency
+// later. A timer poll with work re-arms (the count is reset to d), an empty one takes one from
+// the count and re-arms while it is above 0; at 0 the interrupt is re-enabled. An episode is
+// therefore one wake-up poll with its completion, then timer polls until d empty ones in a row.
+// For Poisson arrivals each timer poll is empty with probability p = e^{-λW}, independently, so
+//   P  = E[timer polls per episode] = (1 − p^d) / ((1 − p)·p^d) = expm1(d·λW) / (−expm1(−λW))
+//        (the mean wait for d failures in a row; d = 1: e^{λW}); P·p of them are empty;
+//   Q  = 1 + P·λW completions per episode (Wald: each timer poll takes a window's arrivals);
+//   D  = P·λW·(W/2) / Q: the completions a timer poll takes waited on average half its window,
+//        the wake-up's completion not at all;
+//   S  = C_c + (C_irq + P·C_poll) / Q, C_poll the CPU of one timer poll besides its completions
+//        (arming the timer, its interrupt, the poll's entry: what an empty poll costs);
+//   batch = Q / (1 + P): completions per poll, what the collector's events (polls that did not
+//        exhaust their budget) give per event, so QD~1 evidence compares like with like.
+// At low rates each completion pays an empty timer poll besides its wake-up: software
+// moderation costs CPU until the windows fill (λW of about 1 and above). A closed loop with one
+// completion outstanding is not Poisson: its next request comes back inside the window, so it
+// waits for the timer at every round trip; ModelPolicy's QD~1 rule handles it.
 // Limits (docs/controller/model.md, docs/controller/costs.md): arrivals are assumed Poisson
 // (bursts and closed loops are left to ModelPolicy's rules), the sharers of a core are taken as
 // alike, and C_c / C_irq are parameters (CostEstimator, cost_estimator.h, measures them per core
@@ -43,7 +64,9 @@
 
 namespace dim {
 
-enum class TimerMode : uint8_t { kRateLimit = 0, kIdleGap = 1, kAbsolute = 2 };
+// kDeferral: software moderation of a NAPI (netdev napi-set `gro-flush-timeout` T and
+// `defer-hard-irqs` d; below). Its profiles' count field is d, not a completion threshold.
+enum class TimerMode : uint8_t { kRateLimit = 0, kIdleGap = 1, kAbsolute = 2, kDeferral = 3 };
 
 inline constexpr uint32_t kMaxModelCount = 4096;
 
@@ -52,15 +75,20 @@ struct CostParams {
   double interrupt_cost_ns = 2000;   // C_irq: host CPU per interrupt, direct and indirect
   double max_utilisation = 0.95;     // profiles predicted above this are infeasible
   double sharers = 1;                // k: queues of this load sharing the core (< 1 counts as 1)
+  // kDeferral only:
+  double poll_cost_ns = 0;      // C_poll: host CPU of one timer poll besides its completions
+  double timer_latency_ns = 0;  // how late a timer poll runs after T (W = T + this)
 };
 
 struct Prediction {
-  double batch = 1;                  // B
+  double batch = 1;                  // B (kDeferral: completions per poll)
   double added_delay_ns = 0;         // D
   double cpu_per_completion_ns = 0;  // S
   double utilisation = 0;            // ρ, of the core (all its sharers)
   bool feasible = true;              // ρ < max_utilisation
   double latency_ns = 0;             // L; +inf when not feasible
+  double polls_per_completion = 1;   // kDeferral: wake-up and timer polls; others 1 / B
+  double empty_polls_per_completion = 0;  // kDeferral: timer polls that found nothing
 };
 
 // The prediction for one profile (usec, count) at `rate_per_s` completions per second (>= 0).

@@ -151,6 +151,12 @@ class ModelTable {
   // kQd1BatchFactor times qd1_completions_per_event (+inf where it never does).
   double qd1_from(uint8_t ix) const { return qd1_from_[ix]; }
   static constexpr double kQd1BatchFactor = 1.5;
+  // The cost model's prediction for profile ix at a steady rate, with the table's timer and costs
+  // (what the objective weighed; shown to operators beside the latency profile's).
+  Prediction prediction(uint8_t ix, double rate_per_s) const {
+    const uint8_t i = ix < n_ ? ix : static_cast<uint8_t>(n_ - 1);
+    return dim::predict(params_.timer, profiles_[i].usec, count(i), rate_per_s, params_.cost);
+  }
   uint8_t min_ix() const { return lo_; }
   uint8_t max_ix() const { return hi_; }
   uint8_t size() const { return n_; }
