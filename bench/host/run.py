@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """bench/host/run.py: every moderation policy measured on this host's kernel.
 
-    bench/host/run.py --build BUILD --out FILE.json [--repeats 3] [--seconds 2]
-                      [--rates 2000,5000,10000,20000] [--policies P,...] [--keep-going]
+    bench/host/run.py --build BUILD --out FILE.json [--repeats 5] [--seconds 2]
+                      [--rates 2000,5000,10000,20000,50000] [--policies P,...]
+    bench/host/run.py --sim-policies P,...   (the `dimctl sim` names of P, see below)
 
 Two network namespaces (dhb-a, dhb-b) joined by a veth pair: dhbb (sender, 10.79.23.2, TSO/GSO
 off) sends to dhba (receiver, 10.79.23.1, GRO on: its veth has a NAPI, the one moderated).
@@ -17,13 +18,15 @@ pinned there). Per policy and repetition:
 and for every run the CPU it cost from /proc/stat (system + irq + softirq, per CPU: CPU 1 is the
 NAPI's) and the NET_RX softirqs (/proc/softirqs), both per received message.
 
-Policies: none (defer 0, timeout 0), static:IX (net-eqe profile IX as dimctl's napi method
-writes it by default: gro-flush-timeout = the profile's usec, defer-hard-irqs 1), set by
-dimctl_bench_napi_set, which records the NAPI's values first and writes them back at the end;
-dimctl-net-eqe and dimctl-model: the daemon in enforce mode with `method: napi` on dhba (a
-config generated per policy, the daemon run inside dhb-a). Policies run interleaved: every
-repetition runs each policy once, in a rotated order. The figures are medians over the
-repetitions with their min..max; see docs/benchmarks/host.md.
+Policies: none (defer 0, timeout 0), static-Nus (gro-flush-timeout N us, defer-hard-irqs 1),
+set by dimctl_bench_napi_set, which records the NAPI's values first and writes them back at the
+end; dimctl-net-eqe, dimctl-model (objective latency, the default) and dimctl-model-effB
+(objective efficiency, latency_budget B us): the daemon in enforce mode with `method: napi` on
+dhba (a config generated per policy, the daemon run inside dhb-a, no profile bounds). For the
+daemon policies the daemon's own counters (its metrics endpoint, in dhb-a) are read before and
+after every run: the writes it made (dimctl_apply_total, result ok) and its profile changes.
+Policies run interleaved: every repetition runs each policy once, in a rotated order. The
+figures are medians over the repetitions with their min..max; see docs/benchmarks/host.md.
 """
 import argparse
 import json
@@ -34,6 +37,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 NS_A, NS_B = "dhb-a", "dhb-b"
@@ -42,10 +46,18 @@ IP_A, IP_B = "10.79.23.1", "10.79.23.2"
 PORT = 11111
 SERVER_CPU, CLIENT_CPU = 0, 1
 MSG = 64
-# net-eqe RX profiles (dim/profile.h): index -> usec. dimctl's napi method writes usec as the
-# gro-flush-timeout with defer-hard-irqs 1 (0 at usec 0): docs/CONFIG.md "Software profiles".
-NET_EQE_USEC = [1, 8, 64, 128, 256]
-DEFAULT_POLICIES = "none,static:1,static:2,static:3,dimctl-net-eqe,dimctl-model"
+# Fixed software moderation: gro-flush-timeout N us with defer-hard-irqs 1. (Named by the timeout,
+# not by a profile index: the software profile table behind an index is the daemon's to change.)
+STATIC = re.compile(r"static-(\d+)us")
+# The cost model under the efficiency objective with a latency budget of B us.
+EFFICIENCY = re.compile(r"dimctl-model-eff(\d+)")
+DEFAULT_POLICIES = ("none,static-16us,static-32us,static-64us,static-128us,static-256us,"
+                    "dimctl-net-eqe,dimctl-model,dimctl-model-eff25,dimctl-model-eff50,"
+                    "dimctl-model-eff100")
+# dimctl sim's static:IX are indexes into the software table of bench/sim/workloads/h*-napi-*.yaml
+# (defer 1): the host's static-Nus whose timeout is at one index in the old table (1, 8, 64, 128,
+# 256 us) and in the new one (none, 16, 64, 128, 256 us).
+SIM_STATIC_IX = {64: 2, 128: 3, 256: 4}
 
 
 def sh(*args, check=True, **kw):
@@ -124,6 +136,44 @@ class Napi:
 
 DAEMON_ALGORITHM = {"dimctl-net-eqe": "net-eqe", "dimctl-model": "model",
                     "dimctl-net-eqe-idle0": "net-eqe", "dimctl-model-idle0": "model"}
+
+
+def daemon_algorithm(policy):
+    """(algorithm, efficiency budget in us or None) of a daemon policy, None for the others."""
+    if policy in DAEMON_ALGORITHM:
+        return DAEMON_ALGORITHM[policy], None
+    m = EFFICIENCY.fullmatch(policy)
+    return ("model", int(m.group(1))) if m else None
+
+
+def is_daemon(policy):
+    return daemon_algorithm(policy) is not None
+
+
+def check_policy(policy):
+    """Why run.py cannot run a policy name, or None."""
+    if policy == "none" or STATIC.fullmatch(policy) or is_daemon(policy):
+        return None
+    if re.fullmatch(r"static:\d", policy):
+        return (f"{policy}: a profile index names no timeout (the software table changes); "
+                f"name the timeout, e.g. static-64us")
+    return f"{policy}: unknown (none, static-Nus, dimctl-net-eqe, dimctl-model, dimctl-model-effB)"
+
+
+def sim_policy(policy):
+    """(the `dimctl sim` name of a host policy, None) or (None, why it has none)."""
+    if policy in ("none", "dimctl-net-eqe", "dimctl-model"):
+        return policy, None
+    m = STATIC.fullmatch(policy)
+    if m:
+        ix = SIM_STATIC_IX.get(int(m.group(1)))
+        if ix is not None:
+            return f"static:{ix}", None
+        return None, (f"the simulator's static:IX maps only "
+                      f"{', '.join(f'{u} us' for u in SIM_STATIC_IX)} to one index")
+    if EFFICIENCY.fullmatch(policy):
+        return None, "dimctl sim has no efficiency objective"
+    return None, "no simulator policy of that name"
 # The *-idle0 variants: dimctl's default software profiles except index 0, written as no
 # moderation (timeout 0, defer 0) instead of 1 us with one deferral.
 IDLE0_PROFILES = """    software_profiles:
@@ -135,7 +185,12 @@ IDLE0_PROFILES = """    software_profiles:
 """
 
 
-def daemon_config(path, work, algorithm, port, idle0=False):
+def daemon_config(path, work, algorithm, port, idle0=False, budget_us=None):
+    # No `profiles:` bounds: the policy picks from the whole table, index 0 included.
+    model = (f"""    model:
+      objective: efficiency
+      latency_budget: {budget_us}us
+""" if budget_us is not None else "")
     with open(path, "w") as f:
         f.write(f"""# bench/host: dimctl enforcing {algorithm} with software moderation on {DEV_A}
 version: 1
@@ -151,7 +206,7 @@ devices:
     mode: enforce
     method: napi
     algorithm: {algorithm}
-""" + (IDLE0_PROFILES if idle0 else ""))
+""" + model + (IDLE0_PROFILES if idle0 else ""))
 
 
 class Daemon:
@@ -162,8 +217,10 @@ class Daemon:
         self.cfg = os.path.join(work, f"{policy}.yaml")
         self.log = os.path.join(work, f"{policy}.log")
         os.makedirs(os.path.join(work, policy), exist_ok=True)
-        daemon_config(self.cfg, os.path.join(work, policy), DAEMON_ALGORITHM[policy], port,
-                      idle0=policy.endswith("-idle0"))
+        algorithm, budget = daemon_algorithm(policy)
+        daemon_config(self.cfg, os.path.join(work, policy), algorithm, port,
+                      idle0=policy.endswith("-idle0"), budget_us=budget)
+        self.port = port
         self.proc = None
 
     def check(self):
@@ -178,6 +235,29 @@ class Daemon:
         if self.proc.poll() is not None:
             raise RuntimeError(f"dimctl run exited {self.proc.returncode}: "
                                f"{open(self.log).read()[-600:]}")
+
+    def counters(self):
+        """The daemon's own counters for dhba from its metrics endpoint (in dhb-a): writes it
+        made (dimctl_apply_total, result ok) and profile changes (dimctl_dim_profile_changes_total,
+        summed over the device's queues), with the time read; None when it cannot be read."""
+        r = sh(*in_ns(NS_A, "curl", "-sf", "--max-time", "2",
+                      f"http://127.0.0.1:{self.port}/metrics"), check=False)
+        t = time.monotonic()
+        if r.returncode != 0:
+            return None
+        out = {"t": t, "apply": {}, "profile_changes": 0}
+        for line in r.stdout.splitlines():
+            m = re.match(r"(\w+)\{([^}]*)\} (\S+)$", line)
+            if not m or f'device="{DEV_A}"' not in m.group(2):
+                continue
+            name, labels, v = m.group(1), m.group(2), float(m.group(3))
+            if name == "dimctl_apply_total":
+                result = re.search(r'result="([^"]*)"', labels)
+                key = result.group(1) if result else "?"
+                out["apply"][key] = out["apply"].get(key, 0) + v
+            elif name == "dimctl_dim_profile_changes_total":
+                out["profile_changes"] += v
+        return out
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
@@ -252,6 +332,9 @@ class Meter:
         self.napi = napi
         self.server_pid = server_pid
         self.daemon_pid = None
+        self.daemon = None  # the running Daemon, whose counters each run reads
+        self.napi_before = None  # the NAPI's read-back before the next run
+        self.poll = 1.0  # s between read-backs of the NAPI during a run (0: none)
 
     def udp_in(self):
         # The server's /proc/PID/net is dhb-a's: no process to start for it.
@@ -334,15 +417,55 @@ def parse_sockperf(out):
     return r
 
 
+class Poller:
+    """Reads the NAPI's setting back every `interval` s while a run goes (netlink, no NET_RX):
+    what a daemon held during the run, not only after it (it may move as soon as the load
+    stops)."""
+
+    def __init__(self, napi, interval):
+        self.napi, self.interval = napi, interval
+        self.samples = []
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self):
+        t0 = time.monotonic()
+        while not self.done.wait(self.interval):
+            try:
+                cfg = self.napi.read()
+            except (subprocess.CalledProcessError, ValueError):
+                continue
+            self.samples.append({"t": round(time.monotonic() - t0, 3), "config": cfg})
+
+    def __enter__(self):
+        if self.interval > 0:
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        if self.thread.is_alive():
+            self.thread.join()
+
+
+def setting(cfg):
+    return [(c["defer_hard_irqs"], c["gro_flush_timeout_ns"]) for c in cfg]
+
+
 def client(meter, mode, seconds, extra=(), fifo=False):
     cmd = ["taskset", "-c", str(CLIENT_CPU), "sockperf", mode, "-i", IP_A, "-p", str(PORT),
            "-t", str(seconds), "-m", str(MSG), *extra]
     if fifo:
         cmd = ["chrt", "-f", "20", *cmd]
+    # The daemon's counters are read outside the metered interval (the HTTP request to it is
+    # NET_RX work on dhb-a's loopback).
+    before = meter.daemon.counters() if meter.daemon else None
     start = meter.sample()
-    p = subprocess.run(in_ns(NS_B, *cmd), text=True, capture_output=True,
-                       timeout=seconds + 30)
+    with Poller(meter.napi, meter.poll) as poller:
+        p = subprocess.run(in_ns(NS_B, *cmd), text=True, capture_output=True,
+                           timeout=seconds + 30)
     end = meter.sample()
+    after = meter.daemon.counters() if meter.daemon else None
     r = parse_sockperf(p.stdout + p.stderr)
     if p.returncode != 0 or (mode != "throughput" and not r["percentiles"]):
         raise RuntimeError(f"sockperf {mode} failed ({p.returncode}): "
@@ -350,6 +473,27 @@ def client(meter, mode, seconds, extra=(), fifo=False):
     r.update(Meter.delta(start, end))
     # What the NAPI held when the run ended (for the daemon: the profile it had chosen).
     r["napi_config"] = meter.napi.read()
+    # Read back during the run (every --poll s): what the NAPI held while the load ran.
+    r["napi_during"] = poller.samples
+    seq = [setting(meter.napi_before)] + [setting(x["config"]) for x in poller.samples] \
+        + [setting(r["napi_config"])]
+    r["readback_changes"] = sum(a != b for a, b in zip(seq, seq[1:]))
+    if meter.daemon:
+        # Changes of the written setting during the run, by the daemon's own count: every write
+        # (napi-set) that succeeded, over the time between the two reads of its endpoint.
+        # Without the endpoint, the read-backs polled during the run.
+        if before and after:
+            apply = {k: after["apply"].get(k, 0) - before["apply"].get(k, 0)
+                     for k in after["apply"]}
+            r["daemon_apply"] = apply  # by result: ok, failed, rate_limited
+            r["daemon_writes"] = apply.get("ok", 0)
+            r["daemon_profile_changes"] = after["profile_changes"] - before["profile_changes"]
+            r["changes_per_s"] = r["daemon_writes"] / (after["t"] - before["t"])
+            r["changes_source"] = "daemon"
+        else:
+            r["changes_per_s"] = r["readback_changes"] / (end["t"] - start["t"])
+            r["changes_source"] = "readback"
+    meter.napi_before = r["napi_config"]
     if mode == "throughput":
         # What the receiver took in over the client's whole run (its warm-up included).
         r["received_per_s"] = r["received"] / r.get("total_run_s", seconds)
@@ -377,18 +521,19 @@ def apply(policy, napi, daemons, meter):
     if policy == "none":
         napi.set(0, 0)
         return lambda: None
-    m = re.fullmatch(r"static:(\d)", policy)
+    m = STATIC.fullmatch(policy)
     if m:
-        usec = NET_EQE_USEC[int(m.group(1))]
-        napi.set(1, usec * 1000)
+        napi.set(1, int(m.group(1)) * 1000)
         return lambda: napi.set(0, 0)
     d = daemons[policy]
     napi.set(0, 0)
     d.start()
     meter.daemon_pid = d.proc.pid
+    meter.daemon = d
 
     def stop():
         meter.daemon_pid = None
+        meter.daemon = None
         d.stop()
     return stop
 
@@ -396,15 +541,35 @@ def apply(policy, napi, daemons, meter):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default="build")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--out")
+    ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--seconds", type=int, default=2, help="per sockperf run (default 2)")
-    ap.add_argument("--rates", default="2000,5000,10000,20000")
+    ap.add_argument("--rates", default="2000,5000,10000,20000,50000")
     ap.add_argument("--policies", default=DEFAULT_POLICIES)
     ap.add_argument("--dimctl", help="the dimctl the daemon policies run (default: BUILD's)")
+    ap.add_argument("--poll", type=float, default=1.0,
+                    help="s between read-backs of the NAPI during each run (default 1; 0: none)")
+    ap.add_argument("--sim-policies", metavar="P,...",
+                    help="print the `dimctl sim` names of these host policies, comma-separated "
+                         "(each without one named on stderr), and exit")
     a = ap.parse_args()
+    if a.sim_policies is not None:
+        names = []
+        for p in a.sim_policies.split(","):
+            name, why = sim_policy(p)
+            if name:
+                names.append(name)
+            else:
+                print(f"bench/host: {p}: not simulated: {why}", file=sys.stderr)
+        print(",".join(names))
+        return
+    if not a.out:
+        ap.error("--out is required")
     a.rates = [int(x) for x in a.rates.split(",")]
     policies = a.policies.split(",")
+    bad = [why for why in map(check_policy, policies) if why]
+    if bad:
+        sys.exit("bench/host/run.py: " + "; ".join(bad))
     if os.geteuid() != 0:
         sys.exit("bench/host/run.py: needs root (network namespaces, napi-set, BPF)")
     if os.cpu_count() < 2:
@@ -414,6 +579,7 @@ def main():
     result = {"host": os.uname().release, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                                       time.gmtime()),
               "repeats": a.repeats, "seconds": a.seconds, "rates": a.rates, "msg_bytes": MSG,
+              "poll_s": a.poll,
               "policies": policies, "skipped": {}, "runs": [],
               "loadavg_start": open("/proc/loadavg").read().split()[:3],
               "commit": sh("git", "describe", "--always", "--dirty", check=False).stdout.strip(),
@@ -426,7 +592,7 @@ def main():
     try:
         setup()
         napi.read()
-        for i, p in enumerate(pol for pol in policies if pol in DAEMON_ALGORITHM):
+        for i, p in enumerate(pol for pol in policies if is_daemon(pol)):
             daemons[p] = Daemon(a.dimctl or os.path.join(a.build, "userspace/cli/dimctl"), work,
                                 p, 19977 + i)
             ok, msg = daemons[p].check()
@@ -442,6 +608,7 @@ def main():
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(0.5)
         meter = Meter(probe, server.pid, napi)
+        meter.poll = a.poll
         t0 = time.monotonic()
         for rep in range(a.repeats):
             order = policies[rep % len(policies):] + policies[:rep % len(policies)]
@@ -450,28 +617,36 @@ def main():
                 stop = apply(policy, napi, daemons, meter)
                 try:
                     napi_during = napi.read()
+                    meter.napi_before = napi_during
                     tests = run_policy_tests(a, meter)
                     tests["napi_after"] = napi.read()
                 finally:
                     stop()
                     stop = lambda: None  # noqa: E731
                 tests["napi_during_start"] = napi_during
-                if policy in DAEMON_ALGORITHM:
-                    # What the daemon wrote, as read back after each run: a daemon that wrote
-                    # nothing measures `none` plus its own CPU, and must not pass for a policy.
+                if is_daemon(policy):
+                    # What the daemon wrote, as read back during and after each run: a daemon
+                    # that wrote nothing measures `none` plus its own CPU, and must not pass for
+                    # a policy.
                     seen = {(c["defer_hard_irqs"], c["gro_flush_timeout_ns"])
                             for t in [tests["pingpong"], tests["throughput"],
-                                      *tests["underload"].values()] for c in t["napi_config"]}
+                                      *tests["underload"].values()]
+                            for cfg in [t["napi_config"]] + [x["config"] for x in t["napi_during"]]
+                            for c in cfg}
                     tests["daemon_profiles"] = sorted(seen)
                     if seen == {(0, 0)}:
                         print(f"bench/host: WARNING: {policy}: the daemon wrote nothing to the "
                               f"NAPI (see {daemons[policy].log})", file=sys.stderr)
                 result["runs"].append({"policy": policy, "repeat": rep, **tests})
                 pp = tests["pingpong"]["percentiles"]
-                print(f"bench/host: rep {rep} {policy:15} pp p50 {pp.get('50.000', 0):8.1f} us  "
+                changes = [x["changes_per_s"] for x in [tests["pingpong"], tests["throughput"],
+                                                         *tests["underload"].values()]
+                           if "changes_per_s" in x]
+                print(f"bench/host: rep {rep} {policy:19} pp p50 {pp.get('50.000', 0):8.1f} us  "
                       f"p99 {pp.get('99.000', 0):8.1f}  tput "
                       f"{tests['throughput']['received_per_s']:9.0f}/s  "
-                      f"({time.monotonic() - t:.0f}s)", flush=True)
+                      + (f"changes/s max {max(changes):.2f}  " if changes else "")
+                      + f"({time.monotonic() - t:.0f}s)", flush=True)
         result["elapsed_s"] = time.monotonic() - t0
     finally:
         stop()

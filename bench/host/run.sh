@@ -7,13 +7,17 @@
 # docs/BENCHMARKS.md between <!-- host:begin --> and <!-- host:end --> and the figures into
 # docs/host/. Everything the run creates is removed at exit, the NAPI's values restored.
 #
-# About 8 minutes with the defaults (6 policies x 3 repetitions x 6 sockperf runs of 2 s, each
-# ~4.2 s with sockperf's warm-up and wind-down). Longer and steadier:
-#   HOST_REPEATS=9 HOST_SECONDS=5 sudo make bench-host        (~50 min)
-# HOST_RATES (default 2000,5000,10000,20000) and HOST_POLICIES (default
-# none,static:1,static:2,static:3,dimctl-net-eqe,dimctl-model) change what runs; HOST_OUT keeps
-# the JSON elsewhere (default BUILD/bench-host/host.json); HOST_DIMCTL runs the daemon policies
-# with another dimctl binary (default BUILD's).
+# About 40 minutes with the defaults (11 policies x 5 repetitions x 7 sockperf runs of 2 s, each
+# ~4.2 s with sockperf's warm-up and wind-down, and 1.5 s to start each daemon). Shorter:
+#   HOST_REPEATS=3 HOST_POLICIES=none,static-64us,dimctl-model-eff50 sudo make bench-host
+# HOST_REPEATS (default 5), HOST_SECONDS (default 2), HOST_RATES (default
+# 2000,5000,10000,20000,50000) and HOST_POLICIES (default none,static-16us,static-32us,
+# static-64us,static-128us,static-256us,dimctl-net-eqe,dimctl-model,dimctl-model-eff25,
+# dimctl-model-eff50,dimctl-model-eff100) change what runs; HOST_OUT keeps the JSON elsewhere
+# (default BUILD/bench-host/host.json; the simulator's JSON goes to sim/ beside it);
+# HOST_DIMCTL runs the daemon policies with another dimctl binary (default BUILD's);
+# HOST_MARKDOWN and HOST_FIGURES send the report elsewhere (default docs/BENCHMARKS.md, docs/host;
+# HOST_MARKDOWN= prints it instead).
 set -euo pipefail
 BUILD=${1:-build}
 cd "$(dirname "$0")/../.."
@@ -35,24 +39,31 @@ for bin in "$DIMCTL" "$BUILD/bench/host/dimctl_bench_napi_set" "$BUILD/bench/hos
   fi
 done
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf 2>/dev/null || true
-OUT=$BUILD/bench-host
+JSON=${HOST_OUT:-$BUILD/bench-host/host.json}
+OUT=$(dirname "$JSON")
 mkdir -p "$OUT/sim"
-JSON=${HOST_OUT:-$OUT/host.json}
-POLICIES=${HOST_POLICIES:-none,static:1,static:2,static:3,dimctl-net-eqe,dimctl-model}
+POLICIES=${HOST_POLICIES:-none,static-16us,static-32us,static-64us,static-128us,static-256us,dimctl-net-eqe,dimctl-model,dimctl-model-eff25,dimctl-model-eff50,dimctl-model-eff100}
+MARKDOWN=${HOST_MARKDOWN-docs/BENCHMARKS.md}
+FIGURES=${HOST_FIGURES:-docs/host}
 
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- . ':(exclude)docs' 2>/dev/null; then
   commit="$commit-dirty"
 fi
 
-python3 bench/host/run.py --build "$BUILD" --out "$JSON" --repeats "${HOST_REPEATS:-3}" \
-  --seconds "${HOST_SECONDS:-2}" --rates "${HOST_RATES:-2000,5000,10000,20000}" \
+python3 bench/host/run.py --build "$BUILD" --out "$JSON" --repeats "${HOST_REPEATS:-5}" \
+  --seconds "${HOST_SECONDS:-2}" --rates "${HOST_RATES:-2000,5000,10000,20000,50000}" \
   --policies "$POLICIES" ${HOST_DIMCTL:+--dimctl "$HOST_DIMCTL"}
 
-# The same shapes in the simulator (deterministic, seconds), with the policies the host ran.
-for w in h1-napi-pingpong h2-napi-rates h3-napi-flood; do
-  "$DIMCTL" sim --workload "bench/sim/workloads/$w.yaml" --policy "$POLICIES" --json \
-    >"$OUT/sim/$w.json"
-done
+# The same shapes in the simulator (deterministic, seconds), with the host's policies that it
+# has (run.py names the others and why); the report maps the names back.
+SIM_POLICIES=$(python3 bench/host/run.py --sim-policies "$POLICIES")
+rm -f "$OUT"/sim/h*-napi-*.json
+if [ -n "$SIM_POLICIES" ]; then
+  for w in h1-napi-pingpong h2-napi-rates h3-napi-flood; do
+    "$DIMCTL" sim --workload "bench/sim/workloads/$w.yaml" --policy "$SIM_POLICIES" --json \
+      >"$OUT/sim/$w.json"
+  done
+fi
 python3 bench/host/report.py --runs "$JSON" --sim-dir "$OUT/sim" --commit "$commit" \
-  --markdown docs/BENCHMARKS.md --figures docs/host
+  ${MARKDOWN:+--markdown "$MARKDOWN"} --figures "$FIGURES"
