@@ -4,44 +4,80 @@
     bench/host/report.py --runs RUN.json [RUN.json ...] [--sim-dir DIR] [--markdown FILE]
                          [--figures DIR] [--commit C]
 
-Medians over the repetitions of each policy, with min..max beside them. Without --markdown the
-section is printed; with it, the part of FILE between <!-- host:begin --> and <!-- host:end -->
-is replaced. --figures draws SVGs with gnuplot (latency and CPU per message against the
-offered rate, one line per policy). --sim-dir holds `dimctl sim --json` outputs of the
-h1/h2/h3 workloads (bench/sim/workloads/h*-napi-*.yaml), put beside the host's figures.
-Python 3 standard library only.
+Medians over the repetitions of each policy, with min..max beside them. First the headline:
+the efficiency objective (dimctl-model-effB) against the best fixed setting within its budget,
+per offered rate and budget, from per-repetition comparisons. Without --markdown the section is
+printed; with it, the part of FILE between <!-- host:begin --> and <!-- host:end --> is
+replaced. --figures draws SVGs with gnuplot (latency and CPU per message against the offered
+rate, one line per policy; the efficiency objective's CPU per message against the best fixed
+setting's). --sim-dir holds `dimctl sim --json` outputs of the h1/h2/h3 workloads
+(bench/sim/workloads/h*-napi-*.yaml), put beside the host's figures. Python 3 standard library
+only.
 """
 import argparse
+import collections
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
 import sys
 
+from run import EFFICIENCY, STATIC, sim_policy
+
 ORDER = ["none", "static:1", "static:2", "static:3", "dimctl-net-eqe", "dimctl-model",
          "dimctl-net-eqe-idle0", "dimctl-model-idle0"]
+# Older runs' names: static:IX were the net-eqe profiles of the table of the time.
 LABEL = {"none": "none", "static:1": "static 8 µs", "static:2": "static 64 µs",
          "static:3": "static 128 µs", "dimctl-net-eqe": "dimctl net DIM (EQE)",
          "dimctl-model": "dimctl model", "dimctl-net-eqe-idle0": "dimctl net DIM, profile 0 off",
          "dimctl-model-idle0": "dimctl model, profile 0 off"}
+# The targets the efficiency objective is held to (docs/benchmarks/host.md, "Headline").
+TARGET_CPU_RATIO = 1.10
+TARGET_CHANGES_PER_S = 1.0
 SIM_FILES = {"pingpong": "h1-napi-pingpong.json", "underload": "h2-napi-rates.json",
              "throughput": "h3-napi-flood.json"}
 
 
 def load(paths):
     runs, meta = [], []
-    for p in paths:
+    for i, p in enumerate(paths):
         with open(p) as f:
             d = json.load(f)
         meta.append(d)
-        runs += d["runs"]
+        # Repetitions are numbered per file: the headline pairs runs of one file's repetition.
+        runs += [dict(r, _file=i) for r in d["runs"]]
     return runs, meta
 
 
+def label(p):
+    if p in LABEL:
+        return LABEL[p]
+    m = STATIC.fullmatch(p)
+    if m:
+        return f"static {m.group(1)} µs"
+    m = EFFICIENCY.fullmatch(p)
+    if m:
+        return f"dimctl model, efficiency {m.group(1)} µs"
+    return p
+
+
+def order_key(p):
+    """none, the static timeouts by length, the daemons, the efficiency budgets by size."""
+    m = STATIC.fullmatch(p)
+    if m:
+        return (1, int(m.group(1)), p)
+    m = EFFICIENCY.fullmatch(p)
+    if m:
+        return (3, int(m.group(1)), p)
+    if p in ORDER:
+        return (0 if p == "none" else 1 if p.startswith("static:") else 2, ORDER.index(p), p)
+    return (4, 0, p)
+
+
 def policies_of(runs):
-    seen = {r["policy"] for r in runs}
-    return [p for p in ORDER if p in seen] + sorted(seen - set(ORDER))
+    return sorted({r["policy"] for r in runs}, key=order_key)
 
 
 def stat(values):
@@ -99,7 +135,9 @@ def sim_q(phase, q):
 
 
 def sim_phase(sim, kind, policy, phase_name=None):
-    r = sim.get(kind, {}).get(policy)
+    runs = sim.get(kind, {})
+    # The simulator's name for a host policy (static-64us is its static:2); older runs used its.
+    r = runs.get(policy) or runs.get(sim_policy(policy)[0])
     if not r:
         return None
     if phase_name is None:
@@ -115,9 +153,217 @@ def rate_name(rate):
     return f"{r // 1000}k" if r % 1000 == 0 else str(r)
 
 
+# ---- the headline: the efficiency objective against the best fixed setting ---------------------
+
+def loads_of(meta):
+    """(name, picker) of every run kind a headline row stands for: QD=1, each rate, the flood."""
+    out = [("QD=1", lambda r: r["pingpong"])]
+    out += [(f"{rate_name(rt)}/s", lambda r, rt=rt: r["underload"][rt]) for rt in rates_of(meta)]
+    out.append(("flood", lambda r: r["throughput"]))
+    return out
+
+
+def by_repeat(runs, policy, pick):
+    """{(file, repetition): the run} of a policy: comparisons pair runs of one repetition."""
+    return {(r.get("_file", 0), r["repeat"]): pick(r) for r in runs if r["policy"] == policy}
+
+
+def setting_name(cfgs):
+    """The NAPI's setting as read back (one NAPI on veth): `none` or the timeout."""
+    if not cfgs:
+        return "?"
+    names = []
+    for c in cfgs:
+        d, t = c["defer_hard_irqs"], c["gro_flush_timeout_ns"]
+        names.append("none" if (d, t) == (0, 0) else
+                     f"{t / 1e3:g} µs" + (f" ×{d}" if d != 1 else ""))
+    return "/".join(sorted(set(names)))
+
+
+def held(test):
+    """What the NAPI held during a run: the settings read back while it went (older runs: after
+    it), `a/b` when it moved."""
+    samples = [x["config"] for x in test.get("napi_during", [])] or [test.get("napi_config")]
+    names = {setting_name(c) for c in samples if c}
+    return "/".join(sorted(names, key=lambda n: (n != "none", float(n.split()[0])
+                                                 if n[0].isdigit() else 0))) or "?"
+
+
+def modal(names):
+    """The most frequent name, with k/n when not every repetition agrees."""
+    if not names:
+        return "–"
+    counts = collections.Counter(names).most_common()
+    name, k = counts[0]
+    return name if k == len(names) else f"{name} ({k}/{len(names)})"
+
+
+def noise_band(base):
+    """`none`'s p50 noise: the median absolute difference between consecutive repetitions."""
+    keys = sorted(k for k, t in base.items() if pct(t, "50.000") is not None)
+    diffs = [abs(pct(base[b], "50.000") - pct(base[a], "50.000")) for a, b in zip(keys, keys[1:])]
+    return statistics.median(diffs) if diffs else None
+
+
+def headline_cells(runs, meta):
+    """One dict per (load, budget): the per-repetition comparisons and their medians."""
+    pols = policies_of(runs)
+    fixed = [p for p in pols if p == "none" or STATIC.fullmatch(p)]
+    effs = [p for p in pols if EFFICIENCY.fullmatch(p)]
+    if "none" not in pols or not effs:
+        return []
+    out = []
+    for load, pick in loads_of(meta):
+        base = by_repeat(runs, "none", pick)
+        fx = {p: by_repeat(runs, p, pick) for p in fixed}
+        has_latency = load != "flood"
+        noise = noise_band(base) if has_latency else None
+        for eff in effs:
+            budget = int(EFFICIENCY.fullmatch(eff).group(1))
+            rows = []
+            for key, e in sorted(by_repeat(runs, eff, pick).items()):
+                if key not in base:
+                    continue
+                b50 = pct(base[key], "50.000")
+                if has_latency and b50 is None:
+                    continue
+                cands = []
+                for p in fixed:
+                    t = fx[p].get(key)
+                    if t is None:
+                        continue
+                    if has_latency:
+                        p50 = pct(t, "50.000")
+                        if p50 is None or p50 - b50 > budget:
+                            continue
+                    cands.append((t["cpu_us_per_msg"], p))
+                best_cpu, best = min(cands)
+                rows.append({"eff_cpu": e["cpu_us_per_msg"], "best": best, "best_cpu": best_cpu,
+                             "ratio": e["cpu_us_per_msg"] / best_cpu if best_cpu else None,
+                             "added": pct(e, "50.000") - b50 if has_latency and
+                             pct(e, "50.000") is not None else None,
+                             "changes": e.get("changes_per_s"),
+                             "changes_source": e.get("changes_source"),
+                             "daemon_cpu": e.get("daemon_us_per_msg"),
+                             "wrote": held(e)})
+            if not rows:
+                continue
+
+            def med(k, rows=rows):
+                v = [r[k] for r in rows if r[k] is not None]
+                return statistics.median(v) if v else None
+            c = {"load": load, "budget": budget, "policy": eff, "n": len(rows),
+                 "eff_cpu": med("eff_cpu"), "best_cpu": med("best_cpu"), "ratio": med("ratio"),
+                 "added": med("added"), "noise": noise, "changes": med("changes"),
+                 "daemon_cpu": med("daemon_cpu"),
+                 "sources": sorted({r["changes_source"] for r in rows if r["changes_source"]}),
+                 "best": modal([label(r["best"]) for r in rows]),
+                 "best_name": collections.Counter(r["best"] for r in rows).most_common(1)[0][0],
+                 "wrote": modal([r["wrote"] for r in rows]),
+                 "wrote_all": sorted({r["wrote"] for r in rows})}
+            c["why"] = why(c)
+            out.append(c)
+    return out
+
+
+def why(c):
+    """What misses a target, derived from the cell's medians; empty when every target is met."""
+    out = []
+    if c["added"] is not None:
+        allowed = c["budget"] + (c["noise"] or 0)
+        if c["added"] > allowed:
+            out.append(f"p50 over budget by {c['added'] - allowed:.1f} µs (+{c['added']:.1f} "
+                       f"over none; budget {c['budget']} + noise {c['noise'] or 0:.1f})")
+    if c["ratio"] is not None and c["ratio"] > TARGET_CPU_RATIO:
+        saving = 1 - c["best_cpu"] / c["eff_cpu"] if c["eff_cpu"] else 0
+        best = label(c["best_name"])
+        wrote = c["wrote"].split(" (")[0]
+        if best in (wrote, f"static {wrote}"):
+            out.append(f"wrote {wrote} as {best} did, {c['ratio'] - 1:.0%} more CPU/msg "
+                       f"(daemon {c['daemon_cpu'] or 0:.1f} µs/msg)")
+        else:
+            out.append(f"wrote {wrote} while {best} within budget saves {saving:.0%}")
+    if c["changes"] is not None and c["changes"] > TARGET_CHANGES_PER_S:
+        out.append(f"{c['changes']:.1f} changes/s (wrote {', '.join(c['wrote_all'])})")
+    return "; ".join(out)
+
+
+def headline(runs, meta):
+    cells = headline_cells(runs, meta)
+    if not cells:
+        return []
+    reps = max(c["n"] for c in cells)
+    sources = sorted({s for c in cells for s in c["sources"]})
+    out = ["**Headline: the efficiency objective against the best fixed setting within its "
+           "budget.** Per offered load and latency budget B (`dimctl-model-effB`: "
+           "`model: {objective: efficiency, latency_budget: B}`), each repetition compared "
+           "within itself: the best fixed setting is the one of `none` and the static timeouts "
+           "with the least CPU per message whose p50 is at most B above `none`'s p50 in the same "
+           "repetition (the flood measures no latency: the least CPU of all of them). Cells: "
+           f"medians over {reps} repetition{'s' if reps != 1 else ''} (best fixed: the most "
+           "frequent, k/n when they differ; it held: the NAPI's setting read back during "
+           "efficiency's run); ratio: the median of the per-repetition ratios "
+           "of CPU per message, efficiency over best fixed; added p50: efficiency's p50 minus "
+           "`none`'s; noise band: the median absolute difference of `none`'s p50 between "
+           "consecutive repetitions (– with one repetition, taken as 0); changes/s: the "
+           "written setting's changes per second during the run, "
+           + ("the daemon's own count of its writes (`dimctl_apply_total`, result ok, read "
+              "from its metrics endpoint just before and after the run, onset included)"
+              if sources == ["daemon"] else
+              "the read-back of the NAPI before and after the run (the daemon's endpoint was "
+              "not reachable: at most one change seen)" if sources == ["readback"] else
+              "the daemon's write count where its endpoint answered, else the read-back")
+           + f". Targets: CPU ≤ {TARGET_CPU_RATIO:.2f}× best fixed, added p50 ≤ B + noise band, "
+           f"≤ {TARGET_CHANGES_PER_S:g} change/s; \"why\" says what misses.", ""]
+    rows = []
+    for c in cells:
+        rows.append([c["load"], f"{c['budget']} µs", f"{c['eff_cpu']:.1f}", c["wrote"],
+                     c["best"],
+                     f"{c['best_cpu']:.1f}",
+                     f"{c['ratio']:.2f}" if c["ratio"] is not None else "–",
+                     f"{c['added']:+.1f}" if c["added"] is not None else "–",
+                     f"{c['noise']:.1f}" if c["noise"] is not None else "–",
+                     f"{c['changes']:.2f}" if c["changes"] is not None else "–",
+                     c["why"] or "–"])
+    out.append(table(["offered", "budget", "efficiency CPU µs/msg", "it held",
+                      "best fixed within budget", "its CPU µs/msg", "ratio", "added p50 µs",
+                      "noise band µs", "changes/s", "why"], rows))
+    out.append("")
+    return out
+
+
+def changes_table(runs, meta):
+    daemons = [p for p in policies_of(runs)
+               if any("changes_per_s" in r["pingpong"] for r in runs if r["policy"] == p)]
+    if not daemons:
+        return []
+    loads = loads_of(meta)
+    out = ["**Changes of the written setting per second** (daemon policies; the daemon's count "
+           "of its writes during each run, or the NAPI's read-back where its endpoint did not "
+           "answer):", ""]
+    rows = []
+    for p in daemons:
+        rows.append([label(p)] + [fmt(stat([t.get("changes_per_s")
+                                            for t in tests_of(runs, p, pick)]), 2)
+                                  for _, pick in loads])
+    out.append(table(["policy"] + [name for name, _ in loads], rows))
+    out.append("")
+    limited = [[label(p)] + [fmt(stat([t["daemon_apply"].get("rate_limited", 0) / t["seconds"]
+                                       for t in tests_of(runs, p, pick) if "daemon_apply" in t]),
+                                 2) for _, pick in loads] for p in daemons]
+    if any(c not in ("0.00", "–") for row in limited for c in row[1:]):
+        out.append("Control periods in which the daemon wanted another setting but held the "
+                   "write back, under the rule's `rate_limit` (100 ms between writes by default; "
+                   "`dimctl_apply_total`, result rate_limited), per second:")
+        out.append("")
+        out.append(table(["policy"] + [name for name, _ in loads], limited))
+        out.append("")
+    return out
+
+
 # ---- sections -----------------------------------------------------------------------------------
 
-def section(runs, meta, sim, figures_rel):
+def section(runs, meta, sim, figures_rel, figures_dir=None):
     pols = policies_of(runs)
     rates = rates_of(meta)
     reps = max(r["repeat"] for r in runs) + 1
@@ -151,12 +397,19 @@ def section(runs, meta, sim, figures_rel):
         if "daemon_profiles" in r:
             wrote.setdefault(r["policy"], set()).update(map(tuple, r["daemon_profiles"]))
     if wrote:
-        out.append("What the daemon policies wrote, read back after every run (defer-hard-irqs, "
+        out.append("What the daemon policies wrote, read back during and after every run "
+                   "(defer-hard-irqs, "
                    "gro-flush-timeout µs): " + "; ".join(
                        f"`{p}` " + ", ".join(f"({d}, {t / 1e3:g})" for d, t in sorted(v))
                        + (" — **nothing: these rows are `none` plus the daemon's CPU**"
                           if v == {(0, 0)} else "")
                        for p, v in wrote.items()) + ".")
+        out.append("")
+
+    out += headline(runs, meta)
+    if figures_rel and os.path.exists(os.path.join(figures_dir, "host-efficiency.svg")):
+        out.append(f"![efficiency vs best fixed, CPU per message]"
+                   f"({figures_rel}/host-efficiency.svg)")
         out.append("")
 
     # QD=1 ping-pong
@@ -167,7 +420,7 @@ def section(runs, meta, sim, figures_rel):
     rows = []
     for p in pols:
         t = tests_of(runs, p, lambda r: r["pingpong"])
-        rows.append([LABEL.get(p, p)] + [fmt(stat([pct(x, k) for x in t])) for k in
+        rows.append([label(p)] + [fmt(stat([pct(x, k) for x in t])) for k in
                                          ("50.000", "99.000", "99.990", "max")]
                     + [fmt(stat([x["cpu_us_per_msg"] for x in t])),
                        fmt(stat([x["net_rx_per_msg"] for x in t]), 2, False),
@@ -183,7 +436,7 @@ def section(runs, meta, sim, figures_rel):
         out.append("")
         rows = []
         for p in pols:
-            rows.append([LABEL.get(p, p)] + [
+            rows.append([label(p)] + [
                 fmt(stat([pct(x, q) for x in tests_of(runs, p, lambda r: r["underload"][rt])]))
                 for rt in rates])
         out.append(table(["policy"] + [f"{rate_name(r)}/s" for r in rates], rows))
@@ -196,7 +449,7 @@ def section(runs, meta, sim, figures_rel):
     out.append("")
     rows = []
     for p in pols:
-        rows.append([LABEL.get(p, p)] + [
+        rows.append([label(p)] + [
             fmt(stat([x["cpu_us_per_msg"] for x in tests_of(runs, p, lambda r: r["underload"][rt])]))
             for rt in rates] + [fmt(stat([x["cpu_us_per_msg"] for x in tests_of(
                 runs, p, lambda r: r["throughput"])]))])
@@ -207,7 +460,7 @@ def section(runs, meta, sim, figures_rel):
     out.append("")
     rows = []
     for p in pols:
-        rows.append([LABEL.get(p, p)] + [
+        rows.append([label(p)] + [
             fmt(stat([x["net_rx_per_msg"] for x in tests_of(runs, p, lambda r: r["underload"][rt])]),
                 2, False) for rt in rates] + [fmt(stat([x["net_rx_per_msg"] for x in tests_of(
                     runs, p, lambda r: r["throughput"])]), 2, False)])
@@ -221,7 +474,7 @@ def section(runs, meta, sim, figures_rel):
     rows = []
     for p in pols:
         t = tests_of(runs, p, lambda r: r["throughput"])
-        rows.append([LABEL.get(p, p), fmt(stat([x["received_per_s"] for x in t]), 0),
+        rows.append([label(p), fmt(stat([x["received_per_s"] for x in t]), 0),
                      fmt(stat([x.get("send_rate") for x in t]), 0),
                      fmt(stat([x["rcvbuf_errors"] / max(x.get("total_run_s") or 1, 1e-9)
                                for x in t]), 0),
@@ -229,6 +482,8 @@ def section(runs, meta, sim, figures_rel):
     out.append(table(["policy", "received/s", "sent/s", "dropped (rcvbuf)/s", "CPU µs/msg"],
                      rows))
     out.append("")
+
+    out += changes_table(runs, meta)
 
     # winners
     out.append("**Which policy wins where (measured):** lowest median p50 and p99 latency, "
@@ -261,8 +516,8 @@ def section(runs, meta, sim, figures_rel):
                 continue
             best = scores[0]
             tie = len(scores) > 1 and scores[1][1][1] <= best[1][2]
-            cells.append(f"{LABEL.get(best[2], best[2])} {best[0]:.1f}"
-                         + (f" (≈ {LABEL.get(scores[1][2], scores[1][2])})" if tie else ""))
+            cells.append(f"{label(best[2])} {best[0]:.1f}"
+                         + (f" (≈ {label(scores[1][2])})" if tie else ""))
         rows.append(cells)
     out.append(table(["offered", "p50", "p99", "CPU/msg"], rows))
     out.append("")
@@ -285,7 +540,7 @@ def sim_section(runs, meta, sim, pols, rates):
            "dhba; sim: polls per completion):", ""]
     rows = []
     for p in pols:
-        cells = [LABEL.get(p, p)]
+        cells = [label(p)]
         host_pp = tests_of(runs, p, lambda r: r["pingpong"])
         ph = sim_phase(sim, "pingpong", p)
         cells.append(f"{fmt(stat([pct(x, '50.000') for x in host_pp]), 1, False)} / "
@@ -303,7 +558,7 @@ def sim_section(runs, meta, sim, pols, rates):
     out.append("")
     rows = []
     for p in pols:
-        cells = [LABEL.get(p, p)]
+        cells = [label(p)]
         for rt in rates:
             host = tests_of(runs, p, lambda r: r["underload"][rt])
             ph = sim_phase(sim, "underload", p, rate_name(rt))
@@ -350,7 +605,7 @@ def figures(runs, meta, out_dir):
                 f.write(f"{rt} {p50[0] if p50 else 'NaN'} {p99[0] if p99 else 'NaN'} "
                         f"{cpu[0] if cpu else 'NaN'}\n")
             f.write("\n\n")
-            series.append((i, LABEL.get(p, p)))
+            series.append((i, label(p)))
     common = ("set terminal svg size 760,420 dynamic font 'sans,11'\n"
               "set logscale x\nset xlabel 'offered rate (messages/s)'\nset key outside right\n"
               "set grid\n")
@@ -367,13 +622,44 @@ def figures(runs, meta, out_dir):
                     "plot " + ", ".join(
                         f"'{data}' index {i} using 1:4 with linespoints lc {i + 1} "
                         f"title '{name}'" for i, name in series) + "\n")
+    scripts = [lat, cpu]
+    # The headline as a figure: per budget, the efficiency objective's CPU per message (solid)
+    # and the best fixed setting's within that budget (dashed), per offered load.
+    eff_svg = os.path.join(out_dir, "host-efficiency.svg")
+    cells = headline_cells(runs, meta)
+    eff_data = os.path.join(out_dir, "host-efficiency-data.tmp")
+    if cells:
+        budgets = sorted({c["budget"] for c in cells})
+        with open(eff_data, "w") as f:
+            for b in budgets:
+                f.write(f"# budget {b} us\n")
+                for i, (load, _) in enumerate(loads_of(meta)):
+                    c = next((c for c in cells if c["budget"] == b and c["load"] == load), None)
+                    if c:
+                        f.write(f"{i} \"{load}\" {c['eff_cpu']} {c['best_cpu']}\n")
+                f.write("\n\n")
+        scripts.append(
+            "set terminal svg size 760,420 dynamic font 'sans,11'\n"
+            f"set output '{eff_svg}'\nset logscale y\nset key outside right\nset grid\n"
+            "set xlabel 'offered load'\nset ylabel 'CPU per message (µs)'\n"
+            "set title 'efficiency objective (solid) vs best fixed setting within the budget "
+            "(dashed)'\n"
+            "plot " + ", ".join(
+                f"'{eff_data}' index {i} using 1:3:xtic(2) with linespoints lc {i + 1} dt 1 "
+                f"title 'efficiency, {b} µs', '{eff_data}' index {i} using 1:4 with "
+                f"linespoints lc {i + 1} dt 2 title 'best fixed ≤ {b} µs'"
+                for i, b in enumerate(budgets)) + "\n")
+    elif os.path.exists(eff_svg):
+        os.remove(eff_svg)  # from another run: the section would show it
     ok = True
-    for script in (lat, cpu):
+    for script in scripts:
         r = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
         if r.returncode != 0:
             print(f"bench/host/report.py: gnuplot: {r.stderr[:300]}", file=sys.stderr)
             ok = False
     os.remove(data)
+    if cells:
+        os.remove(eff_data)
     return ok
 
 
@@ -393,7 +679,7 @@ def main():
     if a.figures and figures(runs, meta, a.figures):
         rel = os.path.relpath(a.figures, os.path.dirname(os.path.abspath(a.markdown))) \
             if a.markdown else a.figures
-    text = section(runs, meta, sim, rel)
+    text = section(runs, meta, sim, rel, a.figures)
     commit = meta[0].get("commit") or a.commit
     if commit:
         daemon = meta[0].get("daemon_dimctl", "the build's")
