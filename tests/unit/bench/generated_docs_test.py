@@ -12,8 +12,8 @@ tests/fixtures/traces/), or a policy is not one `dimctl sim` accepts: none, stat
 (@LAG), kernel-TABLE with TABLE from sim/workload.schema.json, dimctl-ALGORITHM (@PERIOD) and
 dimctl-model-host with ALGORITHM from deploy/config/dimctl.schema.json (every algorithm but off
 and static, which the simulator has as none and static:IX). The host benchmark's section is
-judged by bench/host's policies (the daemon's algorithm from the same schema, `-idle0` variants
-allowed). Each page must also say the commit and the date it was generated at. A stale page is
+judged by bench/host's policies (none, static-Nus, the daemon's algorithm from the same schema
+with `-idle0` variants, dimctl-model-effB; the former static:IX). Each page must also say the commit and the date it was generated at. A stale page is
 regenerated with the command its header names. Standard library only; runs no code of the tree.
 """
 import json
@@ -26,7 +26,8 @@ WORKLOADS = ROOT / "bench/sim/workloads"
 TRACES = ROOT / "tests/fixtures/traces"
 
 NAME = r"[a-z][a-z0-9_.:-]*(?:@[0-9a-z.]+)?"
-POLICY_LIKE = re.compile(r"(none|oracle|static:\d+|kernel-[a-z0-9_-]+|dimctl-[a-z0-9_-]+)"
+POLICY_LIKE = re.compile(r"(none|oracle|static:\d+|static-\d+us|kernel-[a-z0-9_-]+|"
+                         r"dimctl-[a-z0-9_-]+)"
                          r"(@[0-9a-z.]+)?")
 WORKLOAD_LIKE = re.compile(r"(trace-[a-z0-9][\w-]*[a-z0-9]|[a-z]\d+-[a-z0-9][\w-]*[a-zA-Z0-9])"
                            r"(@[\w.-]*[a-zA-Z0-9])?")
@@ -76,11 +77,14 @@ def sim_policy_ok(name):
 
 
 def host_policy_ok(name):
-    """bench/host/run.py: none, static:IX, dimctl-ALGORITHM[-idle0] (the daemon's algorithm)."""
-    if name == "none":
+    """bench/host/run.py: none, static-Nus (static:IX in older runs), dimctl-ALGORITHM[-idle0]
+    (the daemon's algorithm), dimctl-model-effB (the model's efficiency objective, budget B us)."""
+    if name == "none" or re.fullmatch(r"static-[1-9]\d*us", name):
         return True
     if name.startswith("static:"):
         return bool(STATIC.fullmatch(name))
+    if re.fullmatch(r"dimctl-model-eff[1-9]\d*", name):
+        return "model" in CONTROLLER
     m = re.fullmatch(r"dimctl-([a-z-]+?)(-idle0)?", name)
     return bool(m) and m.group(1) in CONTROLLER
 
