@@ -641,6 +641,7 @@ def figures(runs, meta, out_dir):
         scripts.append(
             "set terminal svg size 760,420 dynamic font 'sans,11'\n"
             f"set output '{eff_svg}'\nset logscale y\nset key outside right\nset grid\n"
+            "set offsets 0.3, 0.3, 0, 0\n"
             "set xlabel 'offered load'\nset ylabel 'CPU per message (µs)'\n"
             "set title 'efficiency objective (solid) vs best fixed setting within the budget "
             "(dashed)'\n"
