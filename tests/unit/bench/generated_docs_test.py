@@ -13,8 +13,9 @@ tests/fixtures/traces/), or a policy is not one `dimctl sim` accepts: none, stat
 dimctl-model-host with ALGORITHM from deploy/config/dimctl.schema.json (every algorithm but off
 and static, which the simulator has as none and static:IX). The host benchmark's section is
 judged by bench/host's policies (none, static-Nus, the daemon's algorithm from the same schema
-with `-idle0` variants, dimctl-model-effB; the former static:IX). Each page must also say the commit and the date it was generated at. A stale page is
-regenerated with the command its header names. Standard library only; runs no code of the tree.
+with `-idle0` variants, dimctl-model-effB; the former static:IX). Each page must also say the
+commit and the date it was generated at. A stale page is regenerated with the command its header
+names. Standard library only; runs no code of the tree.
 """
 import json
 import pathlib
