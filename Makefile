@@ -51,7 +51,7 @@ run: build
 bench: build
 	bash scripts/bench.sh $(BUILD)
 
-# Root: network namespaces, napi-set and BPF. ~8 minutes; bench/host/run.sh says how to run longer.
+# Root: network namespaces, napi-set and BPF. ~30 minutes; bench/host/run.sh says how to run shorter.
 bench-host: build
 	bash bench/host/run.sh $(BUILD)
 

@@ -7,7 +7,7 @@
 # docs/BENCHMARKS.md between <!-- host:begin --> and <!-- host:end --> and the figures into
 # docs/host/. Everything the run creates is removed at exit, the NAPI's values restored.
 #
-# About 40 minutes with the defaults (11 policies x 5 repetitions x 7 sockperf runs of 2 s, each
+# About 30 minutes with the defaults (11 policies x 5 repetitions x 7 sockperf runs of 2 s, each
 # ~4.2 s with sockperf's warm-up and wind-down, and 1.5 s to start each daemon). Shorter:
 #   HOST_REPEATS=3 HOST_POLICIES=none,static-64us,dimctl-model-eff50 sudo make bench-host
 # HOST_REPEATS (default 5), HOST_SECONDS (default 2), HOST_RATES (default
