@@ -279,12 +279,12 @@ def why(c):
         best = label(c["best_name"])
         wrote = c["wrote"].split(" (")[0]
         if best in (wrote, f"static {wrote}"):
-            out.append(f"wrote {wrote} as {best} did, {c['ratio'] - 1:.0%} more CPU/msg "
+            out.append(f"held {wrote} as {best} does, {c['ratio'] - 1:.0%} more CPU/msg "
                        f"(daemon {c['daemon_cpu'] or 0:.1f} µs/msg)")
         else:
-            out.append(f"wrote {wrote} while {best} within budget saves {saving:.0%}")
+            out.append(f"held {wrote} while {best} within budget saves {saving:.0%}")
     if c["changes"] is not None and c["changes"] > TARGET_CHANGES_PER_S:
-        out.append(f"{c['changes']:.1f} changes/s (wrote {', '.join(c['wrote_all'])})")
+        out.append(f"{c['changes']:.1f} changes/s (held {', '.join(c['wrote_all'])})")
     return "; ".join(out)
 
 
@@ -373,7 +373,8 @@ def section(runs, meta, sim, figures_rel, figures_dir=None):
     for m in meta:
         skipped.update(m.get("skipped", {}))
     out.append(
-        f"Host kernel {m0['host']}, {m0['started']}; {reps} repetitions of every policy, "
+        f"Host kernel {m0['host']}, {m0['started']}; {reps} "
+        f"repetition{'s' if reps != 1 else ''} of every policy, "
         f"interleaved (each repetition runs every policy once, in a rotated order), sockperf "
         f"{m0['seconds']} s per run, {m0['msg_bytes']}-byte UDP messages over a veth pair in "
         f"two network namespaces, software moderation on the receiver's NAPI. Cells: median "

@@ -88,7 +88,7 @@ class Headline(unittest.TestCase):
         self.assertIn("3.0 changes/s", c["why"])
         self.assertNotIn("over budget", c["why"])
         flood = self.cells[("flood", 25)]  # held none while static 128 us costs 4.0
-        self.assertIn("wrote none while static 128 µs within budget saves 62%", flood["why"])
+        self.assertIn("held none while static 128 µs within budget saves 62%", flood["why"])
 
     def test_table_renders(self):
         runs, meta = data()
