@@ -111,8 +111,9 @@ BatchDelay idle_gap(double lambda, double t_s, uint32_t n) {
 }
 
 // Software moderation (cost_model.h): polls and completions per episode, and the completions'
-// summed wait. μ·d is capped where e^{μd} would overflow: there the episode outlasts any
-// control period (a flood), and Q, P and the wait grow together, so the ratios hold.
+// summed wait. The exponent d·μ is capped where e^{dμ} would overflow: there the episode
+// outlasts any control period (a flood), and only the ratios of P, Q and the wait matter, which
+// P >= e^600 leaves at their limits (1/μ polls per completion, W/2 of delay).
 struct Episode {
   double timer_polls = 0;  // P
   double empty = 0;        // P·p
@@ -122,13 +123,13 @@ struct Episode {
 
 Episode deferral(double lambda, double w_s, uint32_t d) {
   Episode e;
-  const double mu = std::min(lambda * w_s, 600.0 / d);
+  const double mu = lambda * w_s;
   if (mu <= 0) {
     e.timer_polls = d;  // λ -> 0: the wake-up's completion alone, then d empty polls
     e.empty = d;
     return e;
   }
-  e.timer_polls = std::expm1(d * mu) / -std::expm1(-mu);
+  e.timer_polls = std::expm1(std::min(d * mu, 600.0)) / -std::expm1(-mu);
   e.empty = e.timer_polls * std::exp(-mu);
   e.completions = 1 + e.timer_polls * mu;
   e.wait_s = e.timer_polls * mu * w_s / 2;
@@ -146,8 +147,7 @@ Prediction finish(Prediction p, double lambda, double cpu_ns, const CostParams& 
   return p;
 }
 
-Prediction predict_deferral(uint32_t usec, uint32_t defer, double lambda,
-                            const CostParams& cost) {
+Prediction predict_deferral(uint32_t usec, uint32_t defer, double lambda, const CostParams& cost) {
   const double c_c = std::max(0.0, cost.completion_cost_ns);
   const double c_irq = std::max(0.0, cost.interrupt_cost_ns);
   Prediction p;

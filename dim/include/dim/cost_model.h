@@ -81,13 +81,13 @@ struct CostParams {
 };
 
 struct Prediction {
-  double batch = 1;                  // B (kDeferral: completions per poll)
-  double added_delay_ns = 0;         // D
-  double cpu_per_completion_ns = 0;  // S
-  double utilisation = 0;            // ρ, of the core (all its sharers)
-  bool feasible = true;              // ρ < max_utilisation
-  double latency_ns = 0;             // L; +inf when not feasible
-  double polls_per_completion = 1;   // kDeferral: wake-up and timer polls; others 1 / B
+  double batch = 1;                       // B (kDeferral: completions per poll)
+  double added_delay_ns = 0;              // D
+  double cpu_per_completion_ns = 0;       // S
+  double utilisation = 0;                 // ρ, of the core (all its sharers)
+  bool feasible = true;                   // ρ < max_utilisation
+  double latency_ns = 0;                  // L; +inf when not feasible
+  double polls_per_completion = 1;        // kDeferral: wake-up and timer polls; others 1 / B
   double empty_polls_per_completion = 0;  // kDeferral: timer polls that found nothing
 };
 

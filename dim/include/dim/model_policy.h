@@ -237,6 +237,15 @@ class ModelPolicy {
   bool update(const ModelTable& table, const ModelInput& in);
 
   uint8_t profile_ix() const { return ix_; }
+  // Takes n changes from the change budget for a move the caller makes outside update() (the
+  // controller's cost probe: one up, one back), if the budget holds them now. Returns whether it
+  // did; the profile and the other state are untouched.
+  bool take_changes(uint32_t n) {
+    const uint64_t need = uint64_t{n} * kOneChange;
+    if (tokens_ < need) return false;
+    tokens_ -= static_cast<uint32_t>(need);
+    return true;
+  }
   // Index changes since construction (wraps at 2^32: decades at any allowed budget).
   uint32_t changes() const { return changes_; }
   // The bounce guard's ceiling: ups to this index or above are held back (none: 255).

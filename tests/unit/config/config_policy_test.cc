@@ -356,14 +356,29 @@ TEST(ConfigPolicy, MethodAndSoftwareProfiles) {
 }
 
 TEST(ConfigPolicy, DefaultSoftwareProfile) {
-  // usec 0: no moderation; otherwise the usec as the timer, one deferral.
-  EXPECT_EQ(seam::default_software_profile({0, 256, 0}), (seam::SoftwareProfile{0, 0}));
-  // Below kMinSoftwareTimerUs a timer costs an empty poll per message and batches nothing.
-  EXPECT_EQ(seam::default_software_profile({1, 256, 0}), (seam::SoftwareProfile{0, 0}));
-  EXPECT_EQ(seam::default_software_profile({8, 128, 0}), (seam::SoftwareProfile{0, 0}));
-  EXPECT_EQ(seam::default_software_profile({15, 128, 0}), (seam::SoftwareProfile{0, 0}));
-  EXPECT_EQ(seam::default_software_profile({16, 64, 0}), (seam::SoftwareProfile{1, 16'000}));
-  EXPECT_EQ(seam::default_software_profile({256, 256, 0}), (seam::SoftwareProfile{1, 256'000}));
+  // Index 0 no moderation, then 16, 64, 128, 256 us with one deferral: every index differs.
+  EXPECT_EQ(seam::default_software_profile(0), (seam::SoftwareProfile{0, 0}));
+  EXPECT_EQ(seam::default_software_profile(1), (seam::SoftwareProfile{1, 16'000}));
+  EXPECT_EQ(seam::default_software_profile(2), (seam::SoftwareProfile{1, 64'000}));
+  EXPECT_EQ(seam::default_software_profile(3), (seam::SoftwareProfile{1, 128'000}));
+  EXPECT_EQ(seam::default_software_profile(4), (seam::SoftwareProfile{1, 256'000}));
+  EXPECT_EQ(seam::default_software_profile(9), (seam::SoftwareProfile{1, 256'000}));
+  for (size_t i = 1; i < seam::kDefaultSoftwareProfiles.size(); ++i) {
+    EXPECT_NE(seam::kDefaultSoftwareProfiles[i], seam::kDefaultSoftwareProfiles[i - 1]) << i;
+  }
+  // The cost model's view of the table: usec the timer, pkts the deferrals; a timer without
+  // deferral is no moderation.
+  seam::DevicePolicy p;
+  const dim::NetProfiles t = seam::software_table(p);
+  EXPECT_EQ(t[0], (dim::Profile{0, 0, 0}));
+  EXPECT_EQ(t[1], (dim::Profile{16, 1, 0}));
+  EXPECT_EQ(t[4], (dim::Profile{256, 1, 0}));
+  p.software_profiles = {{{0, 0}, {0, 50'000}, {2, 32'500}, {1, 0}, {1, 1'000'000'000}}};
+  const dim::NetProfiles u = seam::software_table(p);
+  EXPECT_EQ(u[1], (dim::Profile{0, 0, 0}));
+  EXPECT_EQ(u[2], (dim::Profile{32, 2, 0}));
+  EXPECT_EQ(u[3], (dim::Profile{0, 0, 0}));
+  EXPECT_EQ(u[4], (dim::Profile{65535, 1, 0}));
 }
 
 TEST(ConfigPolicy, MethodDifferenceIsAConflict) {

@@ -474,9 +474,8 @@ TEST_F(NapiControllerTest, DimPicksPerNapiWithoutCombining) {
   const uint8_t ia = a->dim.applied_ix;
   const uint8_t ib = queue(key(5, 1))->dim.applied_ix;
   EXPECT_NE(ia, ib);
-  const dim::NetProfiles eqe = dim::net_profiles(dim::CqPeriodMode::kEqe, dim::Direction::kRx);
   EXPECT_EQ(napi.config(key(5, 0).napi_id).gro_flush_timeout_ns,
-            seam::default_software_profile(eqe[ia]).gro_flush_timeout_ns);
+            seam::default_software_profile(ia).gro_flush_timeout_ns);
 }
 
 // A renamed device keeps its NAPI records (they carry its ifindex): restore finds them under

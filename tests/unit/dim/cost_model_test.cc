@@ -144,6 +144,8 @@ Simulated simulate(TimerMode mode, double t_us, uint32_t n, double rate, int arr
         return pending.back() + t_us;
       case TimerMode::kAbsolute:
         return pending.front() + t_us;
+      case TimerMode::kDeferral:  // cost_model_deferral_test.cc
+        break;
     }
     return 0.0;
   };

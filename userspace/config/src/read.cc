@@ -35,11 +35,12 @@ constexpr int64_t kMaxPublishInterval = 60 * kS;
 constexpr int64_t kMaxRateLimit = 600 * kS;
 constexpr uint32_t kMaxSeries = 1'000'000;
 constexpr size_t kMaxRuleName = 64;
-constexpr size_t kIfNameMax = 15;              // IFNAMSIZ - 1
-constexpr size_t kIbDevNameMax = 63;           // IB_DEVICE_NAME_MAX - 1
-constexpr int64_t kMaxModelCost = 1 * kMs;     // model.completion_cost / interrupt_cost
-constexpr int64_t kMaxModelChanges = 1000;     // model.max_changes (per second)
-constexpr int64_t kMaxLatencyBudget = 1 * kS;  // model.latency_budget
+constexpr size_t kIfNameMax = 15;               // IFNAMSIZ - 1
+constexpr size_t kIbDevNameMax = 63;            // IB_DEVICE_NAME_MAX - 1
+constexpr int64_t kMaxModelCost = 1 * kMs;      // model.completion_cost / interrupt_cost
+constexpr int64_t kMaxModelChanges = 1000;      // model.max_changes (per second)
+constexpr int64_t kMaxLatencyBudget = 1 * kS;   // model.latency_budget
+constexpr int64_t kMaxTimerLatency = 10 * kMs;  // model.timer_latency
 // software_profiles: the kernel takes any u64 timer and a defer count up to S32_MAX; a timer
 // beyond a second would hold an interrupt masked for seconds, which no profile means.
 constexpr int64_t kMaxGroFlushTimeout = 1 * kS;
@@ -371,7 +372,7 @@ void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& 
     marks.model = x->at();
     MapReader m(ctx, x->value, x->at(), x->path,
                 {"completion_cost", "interrupt_cost", "max_changes", "timer", "shared_load",
-                 "costs", "objective", "latency_budget"});
+                 "costs", "objective", "latency_budget", "timer_latency"});
     seam::ModelSettings settings;
     if (const Entry* y = m.get("completion_cost"))
       if (auto v = read_duration(ctx, *y, 0, kMaxModelCost)) {
@@ -392,6 +393,11 @@ void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& 
       if (auto t = read_name(ctx, *y, seam::kTimerModeNames)) settings.timer = *t;
     if (const Entry* y = m.get("shared_load"))
       if (auto v = read_bool(ctx, *y)) settings.shared_load = *v;
+    if (const Entry* y = m.get("timer_latency"))
+      if (auto v = read_duration(ctx, *y, 0, kMaxTimerLatency)) {
+        settings.timer_latency_ns = *v;
+        settings.timer_latency_set = true;
+      }
     // The budget is what efficiency trades latency for, so each needs the other: a budget alone
     // would be silently ignored by the latency objective.
     const Entry* objective = m.get("objective");

@@ -98,7 +98,8 @@ void Controller::refresh_policy(NetDevice& dev) {
   // The model's table holds the bounds (it picks within them), so they re-create it too.
   const bool model_changed =
       runs_net_model(p) != runs_net_model(old) || p.model != old.model ||
-      (runs_net_model(p) && (p.min_profile != old.min_profile || p.max_profile != old.max_profile));
+      (runs_net_model(p) && (p.min_profile != old.min_profile || p.max_profile != old.max_profile ||
+                             p.software_profiles != old.software_profiles));
   if (dev.binding == 0 || runs_net_dim(p) != runs_net_dim(old) || p.algorithm != old.algorithm ||
       p.rx_profiles != old.rx_profiles || p.mode != old.mode || p.compare != old.compare ||
       model_changed) {

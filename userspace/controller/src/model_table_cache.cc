@@ -9,7 +9,11 @@ std::shared_ptr<const dim::ModelTable> ModelTableCache::get(std::span<const dim:
                                                             dim::TimerMode table_timer,
                                                             const seam::DevicePolicy& policy,
                                                             double sharers) {
-  const dim::TimerMode timer = policy.model.timer.value_or(table_timer);
+  // A software table's timer is the NAPI's deferral whatever model.timer says (that names the
+  // device's hardware timer).
+  const dim::TimerMode timer = table_timer == dim::TimerMode::kDeferral
+                                   ? table_timer
+                                   : policy.model.timer.value_or(table_timer);
   for (const auto& e : entries_) {
     if (std::equal(profiles.begin(), profiles.end(), e.profiles.begin(), e.profiles.end()) &&
         e.count == count && e.timer == timer && e.settings == policy.model &&
@@ -22,6 +26,10 @@ std::shared_ptr<const dim::ModelTable> ModelTableCache::get(std::span<const dim:
   params.cost.sharers = sharers;
   params.cost.completion_cost_ns = static_cast<double>(policy.model.completion_cost_ns);
   params.cost.interrupt_cost_ns = static_cast<double>(policy.model.interrupt_cost_ns);
+  // Software moderation: the cost per interrupt is the cost per poll (CostEstimator's w: a NAPI
+  // without device interrupts counts its polls as its events), and a timer's poll is one more.
+  params.cost.poll_cost_ns = params.cost.interrupt_cost_ns;
+  params.cost.timer_latency_ns = static_cast<double>(policy.model.timer_latency_ns);
   params.max_changes_per_s = policy.model.max_changes_per_s;
   params.objective = policy.model.objective;
   params.latency_budget_ns = static_cast<double>(policy.model.latency_budget_ns);

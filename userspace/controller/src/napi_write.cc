@@ -20,18 +20,8 @@
 
 namespace dimctl::controller {
 
-namespace {
-
-seam::SoftwareProfile software_profile(const seam::DevicePolicy& policy,
-                                       const dim::NetProfiles& profiles, uint8_t ix) {
-  const size_t i = std::min<size_t>(ix, profiles.size() - 1);
-  if (policy.software_profiles) return (*policy.software_profiles)[i];
-  return seam::default_software_profile(profiles[i]);
-}
-
-}  // namespace
-
 void Controller::resolve_method(NetDevice& dev) {
+  const bool was_napi = dev.napi;
   switch (dev.policy.method) {
     case seam::Method::kEthtool:
       dev.napi = false;
@@ -45,6 +35,13 @@ void Controller::resolve_method(NetDevice& dev) {
       break;
   }
   dev.per_queue = dev.napi || dev.ethtool_per_queue;
+  // The model weighs the table the method writes (device_table()): a new method is a new table,
+  // and the queues' policies start again from it.
+  if (dev.napi != was_napi && runs_net_model(dev.policy)) {
+    dev.binding = ++next_binding_;
+    dev.shared_tables = {};
+    dev.model_table = shared_table(dev, 0);
+  }
   // A device with nothing to write it with is an error only where it is to be written; the
   // message goes when the config stops asking (reload) or the method changes.
   const std::string why = no_coalescing_error(dev);
@@ -76,7 +73,7 @@ Controller::WriteResult Controller::write_napi(const seam::QueueKey& key, NetDev
                             !napis_.check(id, rec, now_ns))) {
     return WriteResult::kRefused;
   }
-  const seam::SoftwareProfile want = software_profile(dev.policy, dev.profiles, ix);
+  const seam::SoftwareProfile want = seam::software_profile(dev.policy, ix);
   // Before a write after a quiet period: someone may have changed the NAPI since.
   if (rec.target && rec.target != want &&
       now_ns - rec.checked_ns >= options_.inventory_interval_ns) {
@@ -125,7 +122,7 @@ void Controller::napi_drift(NetDevice& dev, uint32_t id) {
 void Controller::fill_napi_view(seam::QueueView& v, const QueueSlot& slot) const {
   const NetDevice& dev = *slot.dev;
   if (slot.wanted_ix()) {
-    v.wanted_software = software_profile(dev.policy, dev.profiles, slot.applied_ix);
+    v.wanted_software = seam::software_profile(dev.policy, slot.applied_ix);
   } else {
     v.wanted_software.reset();
   }

@@ -346,6 +346,8 @@ void Controller::model_pass(const seam::Snapshot& snap, int64_t now_ns) {
         const dim::ModelTable& t = *core_table(dev, slot.share_level, core->bucket);
         slot.wanted = std::clamp(core->wish, t.min_ix(), t.max_ix());
       }
+      if (dev.napi && w.d_packets > 0) [[unlikely]]
+        cost_probe(slot, dev, *core, w.index, w.cpu, w.d_packets, now_ns);
       if (core->probe && !core->probe_cq && core->probe_index == w.index) [[unlikely]] {
         const dim::ModelTable& t = *core_table(dev, slot.share_level, core->bucket);
         slot.wanted = std::clamp(core->probe_wish, t.min_ix(), t.max_ix());
@@ -362,6 +364,54 @@ void Controller::model_pass(const seam::Snapshot& snap, int64_t now_ns) {
   // Per-queue writes go in queue order, as without the model.
   if (per_queue) std::sort(queues_.per_queue.begin(), queues_.per_queue.end());
   queues_.model_work.clear();
+}
+
+// The cost probe. On a queue that polls once per packet (veth unmoderated: the sender wakes the
+// NAPI for every packet) every period has the same batch, so the estimator cannot tell a poll's
+// cost from a packet's (CostEstimator: no spread) and folds both into the packet's; the model then
+// sees no CPU that batching would save and never leaves no moderation. The probe moves one queue
+// of the core to the next profile up for kCostProbeNs, long enough to fill one of the
+// estimator's one-second entries, so the fit has periods with another batch. Bounded: only where
+// the efficiency objective asks (and costs are measured, none given), only from the latency
+// profile, only when the probed profile is predicted within the budget at this rate, at most
+// kMaxCostProbes per core, kCostProbeEveryNs apart, each taking two changes (up and back) from the
+// queue's change budget. The estimator's split, once measured, ends the probes.
+namespace {
+constexpr int64_t kCostProbeNs = 1'500'000'000;
+constexpr int64_t kCostProbeEveryNs = 3'000'000'000;
+constexpr uint8_t kMaxCostProbes = 8;
+}  // namespace
+
+void Controller::cost_probe(QueueSlot& slot, NetDevice& dev, CorePick& core, uint32_t index,
+                            uint16_t cpu, uint64_t d_packets, int64_t now_ns) {
+  const seam::ModelSettings& ms = dev.policy.model;
+  if (ms.objective != dim::Objective::kEfficiency || !ms.measured_costs || ms.completion_cost_set ||
+      ms.interrupt_cost_set || core.saturated_wish || !slot.model.measured() ||
+      cpu >= cores_.size()) {
+    return;
+  }
+  if (now_ns < core.cost_probe_until_ns) {
+    if (core.cost_probe_index == index) slot.wanted = core.cost_probe_ix;
+    return;
+  }
+  if (cores_.state(cpu).est.estimate().confidence == dim::CostConfidence::kMeasured ||
+      core.cost_probes >= kMaxCostProbes || now_ns < core.cost_probe_next_ns) {
+    return;
+  }
+  const dim::ModelTable& t = *shared_table(dev, slot.share_level);
+  const uint8_t from = t.latency_ix();
+  if (slot.model.profile_ix() != from || from >= t.max_ix() || steps_.step_dt_ns() <= 0) return;
+  const auto to = static_cast<uint8_t>(from + 1);
+  const double rate =
+      static_cast<double>(d_packets) * 1e9 / static_cast<double>(steps_.step_dt_ns());
+  const double added = t.prediction(to, rate).latency_ns - t.prediction(from, rate).latency_ns;
+  if (!(added <= static_cast<double>(ms.latency_budget_ns)) || !slot.model.take_changes(2)) return;
+  core.cost_probe_until_ns = now_ns + kCostProbeNs;
+  core.cost_probe_next_ns = core.cost_probe_until_ns + kCostProbeEveryNs;
+  core.cost_probe_index = index;
+  ++core.cost_probes;
+  core.cost_probe_ix = to;
+  slot.wanted = to;
 }
 
 // The write path of a queue on a device with per-queue coalescing (device-wide devices are

@@ -246,6 +246,12 @@ struct Controller::CqSlot {
 // and a device's policy refresh for level 0 (devices.cc).
 inline std::shared_ptr<const dim::ModelTable> Controller::device_table(
     const NetDevice& dev, const seam::DevicePolicy& policy, double sharers) {
+  // Written per NAPI in software: the model weighs what is written (software_table()).
+  if (dev.napi) {
+    const dim::NetProfiles table = software_table(policy);
+    return model_tables_.get(table, dim::ProfileCount::kPackets, dim::TimerMode::kDeferral, policy,
+                             sharers);
+  }
   return model_tables_.get(dev.profiles, dim::ProfileCount::kPackets,
                            cqe_table(dev.policy, dev.found_cqe_mode) ? dim::TimerMode::kIdleGap
                                                                      : dim::TimerMode::kRateLimit,

@@ -2,6 +2,7 @@
 // layer (PolicySource), consumed by the controller. The controller never looks at YAML.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -60,6 +61,11 @@ struct ModelSettings {
   // most latency_budget_ns (> 0 with kEfficiency, 0 with kLatency: the config checks both).
   dim::Objective objective = dim::Objective::kLatency;
   int64_t latency_budget_ns = 0;
+  // Software moderation (method napi): how late this host runs a NAPI's deferral timer past its
+  // gro-flush-timeout (dim::CostParams::timer_latency_ns; config model.timer_latency). 0: the
+  // timer is taken to run on time.
+  int64_t timer_latency_ns = 0;
+  bool timer_latency_set = false;
   bool operator==(const ModelSettings&) const = default;
 };
 
@@ -97,22 +103,30 @@ struct SoftwareProfile {
 // latency, which is one timer period whatever the count.
 inline constexpr uint32_t kDefaultDeferHardIrqs = 1;
 
-// The shortest timer a default software profile uses; a profile with a shorter usec becomes no
-// moderation. A hardware rx-usecs of 1-8 us batches on the NIC for free, but a software timer
-// costs a timer interrupt and a softirq poll of its own, and one that fires before the next
-// packet arrives polls nothing: measured on a veth NAPI (docs/benchmarks/host.md), 1 us and
-// 8 us made 2 polls per message, 82-131 us of CPU per message against 25 us without moderation,
-// and a quarter of the flood rate, while 64 us cut the CPU to 7 us per message. DIM's and the
-// model's lowest profiles mean "as little moderation as possible", which here is none.
+// The shortest timer the default software table uses. A hardware rx-usecs of 1-8 us batches on
+// the NIC for free, but a software timer costs a timer interrupt and a softirq poll of its own,
+// and one that fires before the next packet arrives polls nothing: measured on a veth NAPI
+// (docs/benchmarks/host.md), 1 us and 8 us made 2 polls per message, 82-131 us of CPU per
+// message against 25 us without moderation, and a quarter of the flood rate.
 inline constexpr uint32_t kMinSoftwareTimerUs = 16;
 
-// The default software profile of a (hardware) profile: its usec as the timer; under
-// kMinSoftwareTimerUs = no moderation at all (both 0: a timer without deferral would only hold
-// GRO packets back).
-constexpr SoftwareProfile default_software_profile(const dim::Profile& p) {
-  return p.usec < kMinSoftwareTimerUs
-             ? SoftwareProfile{}
-             : SoftwareProfile{kDefaultDeferHardIrqs, uint64_t{p.usec} * 1000};
+// The software profiles method napi writes per profile index, whatever the device's hardware
+// table: no moderation, then timers of 16, 64, 128 and 256 us with one deferral. Every index is a
+// different setting, so DIM's steps and the model's choices all change something (DIM's EQE
+// table, 1 and 8 us at indices 0 and 1, would be none twice); the upper three are the EQE
+// table's timers. `software_profiles:` in the config replaces the table.
+inline constexpr std::array<SoftwareProfile, 5> kDefaultSoftwareProfiles{{
+    {0, 0},
+    {kDefaultDeferHardIrqs, uint64_t{kMinSoftwareTimerUs} * 1000},
+    {kDefaultDeferHardIrqs, 64'000},
+    {kDefaultDeferHardIrqs, 128'000},
+    {kDefaultDeferHardIrqs, 256'000},
+}};
+
+constexpr SoftwareProfile default_software_profile(uint8_t ix) {
+  return kDefaultSoftwareProfiles[ix < kDefaultSoftwareProfiles.size()
+                                      ? ix
+                                      : kDefaultSoftwareProfiles.size() - 1];
 }
 
 enum class DeviceKind : uint8_t { kNet, kRdma };
@@ -155,6 +169,28 @@ struct DevicePolicy {
   // refused (observed only, never written) and this text says which rules and why.
   std::string conflict;
 };
+
+// What method napi writes for profile index ix under `policy` (the config's software_profiles,
+// else the default table).
+inline SoftwareProfile software_profile(const DevicePolicy& policy, uint8_t ix) {
+  const size_t i = ix < kDefaultSoftwareProfiles.size() ? ix : kDefaultSoftwareProfiles.size() - 1;
+  return policy.software_profiles ? (*policy.software_profiles)[i] : kDefaultSoftwareProfiles[i];
+}
+
+// The software profiles as the cost model reads them (dim::TimerMode::kDeferral): usec the
+// gro-flush-timeout (rounded down, at most 65535), pkts the defer count (at most 65535). A timer
+// without deferral never holds the interrupt, so the model sees it as no moderation (usec 0).
+inline dim::NetProfiles software_table(const DevicePolicy& policy) {
+  dim::NetProfiles t{};
+  for (uint8_t i = 0; i < t.size(); ++i) {
+    const SoftwareProfile s = software_profile(policy, i);
+    const uint64_t us = std::min<uint64_t>(s.gro_flush_timeout_ns / 1000, UINT16_MAX);
+    const uint32_t defer = std::min<uint32_t>(s.defer_hard_irqs, UINT16_MAX);
+    t[i].usec = defer == 0 ? 0 : static_cast<uint16_t>(us);
+    t[i].pkts = us == 0 ? 0 : static_cast<uint16_t>(defer);
+  }
+  return t;
+}
 
 class PolicySource {
  public:
