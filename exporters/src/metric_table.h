@@ -194,6 +194,29 @@ inline constexpr MetricDef kMetrics[] = {
      "the model judged this queue (the packets of the queues polled on its CPU over its own, "
      "rounded to 1, 2, 3, 4, 6, 8, 12 or 16; 1 when alone or the CPU is unknown).",
      {Q}},
+    {"dimctl_model_objective",
+     prometheus::MetricType::Gauge,
+     "Cost model (as the algorithm or compared; value 1): the objective the queue's model "
+     "follows, latency (the least predicted latency) or efficiency (the least CPU within "
+     "dimctl_model_latency_budget_seconds).",
+     {Q, "objective"}},
+    {"dimctl_model_latency_budget_seconds",
+     prometheus::MetricType::Gauge,
+     "Cost model with objective efficiency: the predicted mean latency per packet, over the "
+     "latency profile's, that the model may spend to save CPU.",
+     {Q}},
+    {"dimctl_model_predicted_added_latency_seconds",
+     prometheus::MetricType::Gauge,
+     "Cost model: predicted mean moderation delay per packet at the queue's packet rate, of the "
+     "profile the model chose (profile=chosen) and of the latency profile, no moderation where "
+     "the table has it (profile=none).",
+     {Q, "profile"}},
+    {"dimctl_model_predicted_cpu_per_completion_seconds",
+     prometheus::MetricType::Gauge,
+     "Cost model: predicted host CPU per packet (completion and its share of interrupts) at the "
+     "queue's packet rate, of the profile the model chose (profile=chosen) and of the latency "
+     "profile (profile=none).",
+     {Q, "profile"}},
     {"dimctl_dim_wanted_usecs",
      prometheus::MetricType::Gauge,
      "Moderation time (ethtool usecs) of the profile DIM chose for the queue.",
@@ -361,6 +384,27 @@ inline constexpr MetricDef kMetrics[] = {
      "the model judged this CQ (its completion vector's completion rate over its own, rounded "
      "to 1, 2, 3, 4, 6, 8, 12 or 16; 1 when alone).",
      {C}},
+    {"dimctl_rdma_cq_model_objective",
+     prometheus::MetricType::Gauge,
+     "Cost model (as the algorithm or compared; value 1): the objective the CQ's model follows, "
+     "latency or efficiency (the least CPU within dimctl_rdma_cq_model_latency_budget_seconds).",
+     {C, "objective"}},
+    {"dimctl_rdma_cq_model_latency_budget_seconds",
+     prometheus::MetricType::Gauge,
+     "Cost model with objective efficiency: the predicted mean latency per completion, over the "
+     "latency profile's, that the model may spend to save CPU.",
+     {C}},
+    {"dimctl_rdma_cq_model_predicted_added_latency_seconds",
+     prometheus::MetricType::Gauge,
+     "Cost model: predicted mean moderation delay per completion at the CQ's completion rate, of "
+     "the profile the model chose (profile=chosen) and of the latency profile (profile=none).",
+     {C, "profile"}},
+    {"dimctl_rdma_cq_model_predicted_cpu_per_completion_seconds",
+     prometheus::MetricType::Gauge,
+     "Cost model: predicted host CPU per completion (its own and its share of interrupts) at "
+     "the CQ's completion rate, of the profile the model chose (profile=chosen) and of the "
+     "latency profile (profile=none).",
+     {C, "profile"}},
     {"dimctl_rdma_cq_compare_profile_index",
      prometheus::MetricType::Gauge,
      "Rules with compare: the profile index RDMA DIM (policy=dim) and the cost model "

@@ -23,6 +23,11 @@ constexpr NameTable<dim::CostConfidence, 4> kCostConfidences{{{
     {dim::CostConfidence::kCombined, "combined"},
     {dim::CostConfidence::kMeasured, "measured"},
 }}};
+// The config's spelling (model.objective).
+constexpr NameTable<dim::Objective, 2> kObjectives{{{
+    {dim::Objective::kLatency, "latency"},
+    {dim::Objective::kEfficiency, "efficiency"},
+}}};
 
 }  // namespace
 
@@ -31,6 +36,13 @@ std::string_view cost_confidence_name(dim::CostConfidence c) {
 }
 std::optional<dim::CostConfidence> parse_cost_confidence(std::string_view s) {
   return kCostConfidences.parse(s);
+}
+
+std::string_view objective_name(dim::Objective o) {
+  return kObjectives.name(o);
+}
+std::optional<dim::Objective> parse_objective(std::string_view s) {
+  return kObjectives.parse(s);
 }
 
 std::string_view mode_name(seam::Mode m) {

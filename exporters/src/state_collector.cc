@@ -181,6 +181,32 @@ void render_compare(Builder& out, const seam::PolicyComparison* c, bool cq, cons
   out.add(changes, with("model"), d(c->model_changes_total));
 }
 
+// The cost model's objective, budget and predicted trade-off of a queue or CQ that runs it.
+void render_model_trade(Builder& out, const std::optional<seam::ModelTrade>& t, bool cq,
+                        const Labels& labels) {
+  if (!t) return;
+  auto with = [&labels](std::string_view extra) {
+    Labels l = labels;
+    l.push_back(extra);
+    return l;
+  };
+  out.add(cq ? metric("dimctl_rdma_cq_model_objective") : metric("dimctl_model_objective"),
+          with(objective_name(t->objective)), 1);
+  if (t->objective == dim::Objective::kEfficiency) {
+    out.add(cq ? metric("dimctl_rdma_cq_model_latency_budget_seconds")
+               : metric("dimctl_model_latency_budget_seconds"),
+            labels, static_cast<double>(t->latency_budget_ns) / 1e9);
+  }
+  const std::size_t delay = cq ? metric("dimctl_rdma_cq_model_predicted_added_latency_seconds")
+                               : metric("dimctl_model_predicted_added_latency_seconds");
+  const std::size_t cpu = cq ? metric("dimctl_rdma_cq_model_predicted_cpu_per_completion_seconds")
+                             : metric("dimctl_model_predicted_cpu_per_completion_seconds");
+  out.add(delay, with("chosen"), t->chosen_added_delay_ns / 1e9);
+  out.add(delay, with("none"), t->none_added_delay_ns / 1e9);
+  out.add(cpu, with("chosen"), t->chosen_cpu_per_completion_ns / 1e9);
+  out.add(cpu, with("none"), t->none_cpu_per_completion_ns / 1e9);
+}
+
 void render_coalesce(Builder& out, const std::string& dev, const std::optional<seam::Coalesce>& c,
                      std::string_view source) {
   if (!c) return;
@@ -339,6 +365,7 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
       render_dim(out, q.dim, /*cq=*/false, {dev, ql, dir});
       if (q.model_sharers > 0)
         out.add(metric("dimctl_model_sharers"), {dev, ql, dir}, q.model_sharers);
+      render_model_trade(out, q.model_trade, /*cq=*/false, {dev, ql, dir});
       if (q.dim.active) {
         out.add(metric("dimctl_dim_wanted_usecs"), {dev, ql, dir}, q.wanted_usecs);
         out.add(metric("dimctl_dim_wanted_frames"), {dev, ql, dir}, q.wanted_frames);
@@ -400,6 +427,7 @@ std::vector<prometheus::MetricFamily> StateCollector::Collect() const {
       }
       if (q.model_sharers > 0)
         out.add(metric("dimctl_rdma_cq_model_sharers"), {dev, cq}, q.model_sharers);
+      render_model_trade(out, q.model_trade, /*cq=*/true, {dev, cq});
       render_compare(out, seam::comparison_at(s->cq_comparisons, i), /*cq=*/true, {dev, cq});
     }
 

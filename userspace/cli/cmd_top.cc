@@ -68,6 +68,35 @@ std::string software_text(std::optional<uint32_t> defer, std::optional<uint64_t>
   return fmt::format("{}x{}ns", d, *timeout_ns);
 }
 
+// A duration in ns, compactly: "850ns", "12.5us", "1.25ms".
+std::string ns_text(double ns) {
+  if (ns < 999.5) return fmt::format("{:.0f}ns", ns);
+  if (ns < 999'950) return fmt::format("{:.1f}us", ns / 1e3);
+  return fmt::format("{:.2f}ms", ns / 1e6);
+}
+
+// The cost model's trade-off (model_trade), as three cells: the objective with its budget
+// ("latency", "efficiency 50.0us"), then the predicted added latency and CPU per completion of
+// the model's pick and of no moderation (the latency profile), "chosen/none"; "-" where no model
+// runs.
+void add_trade_cells(std::vector<std::string>& row, const std::optional<seam::ModelTrade>& t) {
+  if (!t) {
+    row.insert(row.end(), {"-", "-", "-"});
+    return;
+  }
+  std::string objective(exporters::objective_name(t->objective));
+  if (t->objective == dim::Objective::kEfficiency) {
+    objective += " " + ns_text(static_cast<double>(t->latency_budget_ns));
+  }
+  row.push_back(std::move(objective));
+  row.push_back(ns_text(t->chosen_added_delay_ns) + "/" + ns_text(t->none_added_delay_ns));
+  row.push_back(ns_text(t->chosen_cpu_per_completion_ns) + "/" +
+                ns_text(t->none_cpu_per_completion_ns));
+}
+
+constexpr const char* kTradeColumns[] = {"OBJECTIVE", "+LATENCY chosen/none",
+                                         "CPU/COMP chosen/none"};
+
 std::string render_frame(const seam::ControllerState& s, const TopOptions& o) {
   std::string out = fmt::format(
       "dimctl top  {}  {}  loops {}  last loop {:.2f} ms  sample errors {}  (every {}{})\n\n",
@@ -100,6 +129,10 @@ std::string render_frame(const seam::ControllerState& s, const TopOptions& o) {
                                    "USECS want/applied",
                                    "FRAMES want/applied"};
   if (any_model) qheader.push_back("SHARERS");
+  // What the model's objective buys: where some queue's model has measured traffic.
+  const bool any_trade = std::any_of(queues.begin(), queues.end(),
+                                     [](const auto* q) { return q->model_trade.has_value(); });
+  if (any_trade) qheader.insert(qheader.end(), std::begin(kTradeColumns), std::end(kTradeColumns));
   if (any_compare) qheader.push_back("DIM/MODEL");
   // Software moderation (method napi), where some queue has it: defer-hard-irqs x
   // gro-flush-timeout, wanted / as the NAPI holds it.
@@ -132,6 +165,7 @@ std::string render_frame(const seam::ControllerState& s, const TopOptions& o) {
     if (any_model) {
       row.push_back(q->model_sharers > 0 ? fmt::format("{:g}", q->model_sharers) : "-");
     }
+    if (any_trade) add_trade_cells(row, q->model_trade);
     if (any_compare) {
       row.push_back(compared(seam::comparison_at(s.queue_comparisons, q - s.queues.data())));
     }
@@ -163,6 +197,11 @@ std::string render_frame(const seam::ControllerState& s, const TopOptions& o) {
         "COMPS/S",          "EVENTS/S", "COMPS/EVENT", "PROFILE", "USEC want/kernel",
         "COMPS want/kernel"};
     if (cq_model) cheader.push_back("SHARERS");
+    const bool cq_trade = std::any_of(cqs.begin(), cqs.end(),
+                                      [](const auto* c) { return c->model_trade.has_value(); });
+    if (cq_trade) {
+      cheader.insert(cheader.end(), std::begin(kTradeColumns), std::end(kTradeColumns));
+    }
     if (cq_compare) cheader.push_back("DIM/MODEL");
     Table ct(std::move(cheader));
     for (const auto* c : cqs) {
@@ -186,6 +225,7 @@ std::string render_frame(const seam::ControllerState& s, const TopOptions& o) {
       if (cq_model) {
         row.push_back(c->model_sharers > 0 ? fmt::format("{:g}", c->model_sharers) : "-");
       }
+      if (cq_trade) add_trade_cells(row, c->model_trade);
       if (cq_compare) {
         row.push_back(compared(seam::comparison_at(s.cq_comparisons, c - s.cqs.data())));
       }
@@ -238,7 +278,8 @@ const Registrar kRegistrar("top", [](CLI::App& app, Runner& run) {
   CLI::App* sub = app.add_subcommand(
       "top",
       "Live per-queue / per-CQ table: rates, packets per event, DIM profile, wanted vs "
-      "applied moderation, and both policies' picks where a rule compares them "
+      "applied moderation, the cost model's objective and predicted trade-off where it runs, "
+      "and both policies' picks where a rule compares them "
       "(reads /api/v1/state)");
   add_endpoint_flags(sub, opts->endpoint);
   sub->add_option("--interval", opts->interval, "Refresh interval (e.g. 1s, 500ms)")

@@ -648,5 +648,115 @@ TEST_F(ModelCpuShareTest, SharedLoadOffJudgesEachQueueAlone) {
   expect_cpu_sharing(false);
 }
 
+// What the latency budget buys: each model queue's view carries its table's objective and budget,
+// and the model's predictions at the view's rate for its own pick and for the latency profile,
+// from the table its load was judged with (here two queues on one CPU: the 2-sharer table).
+seam::DevicePolicy efficiency(seam::DevicePolicy p, int64_t budget_ns) {
+  p.algorithm = seam::Algorithm::kModel;
+  p.model.objective = dim::Objective::kEfficiency;
+  p.model.latency_budget_ns = budget_ns;
+  return p;
+}
+
+void expect_trade(const seam::ModelTrade& trade, const dim::ModelTable& t, uint8_t chosen_ix,
+                  double rate) {
+  EXPECT_EQ(trade.objective, t.params().objective);
+  EXPECT_EQ(trade.chosen_ix, chosen_ix);
+  EXPECT_EQ(trade.none_ix, t.latency_ix());
+  const dim::Prediction chosen = t.prediction(chosen_ix, rate);
+  const dim::Prediction none = t.prediction(t.latency_ix(), rate);
+  EXPECT_DOUBLE_EQ(trade.chosen_added_delay_ns, chosen.added_delay_ns);
+  EXPECT_DOUBLE_EQ(trade.chosen_cpu_per_completion_ns, chosen.cpu_per_completion_ns);
+  EXPECT_DOUBLE_EQ(trade.none_added_delay_ns, none.added_delay_ns);
+  EXPECT_DOUBLE_EQ(trade.none_cpu_per_completion_ns, none.cpu_per_completion_ns);
+}
+
+TEST_F(ModelTest, ModelQueuesShowTheirObjectiveAndPredictedTrade) {
+  add_device("eth0", 2, 2);
+  add_device("eth1", 3, 1);
+  policy.by_name["eth0"] = efficiency(shadow(), 50'000);
+  policy.by_name["eth1"] = shadow();  // net DIM: no model, no trade
+  for (int i = 0; i < 2; ++i) source.queue(key(2, i))->cpu = 2;
+  dim::ModelParams params;
+  params.objective = dim::Objective::kEfficiency;
+  params.latency_budget_ns = 50'000;
+  params.cost.sharers = 2;
+  const dim::ModelTable t(kEqe, dim::ProfileCount::kPackets, params);
+  // A load at which the budget buys a profile above the latency one.
+  double rate = 0;
+  for (double r = 1e4; r < 2e6 && rate == 0; r *= 1.25) {
+    if (t.pick(r) > t.latency_ix()) rate = r;
+  }
+  ASSERT_GT(rate, 0) << "the budget buys nothing at any rate";
+  rate *= 1.5;
+  ASSERT_GT(t.pick(rate), t.latency_ix());
+  ASSERT_TRUE(step().ok());
+  EXPECT_FALSE(queue(key(2, 0))->model_trade) << "nothing measured yet";
+  for (int p = 0; p < 10; ++p) {
+    for (int i = 0; i < 2; ++i) load(key(2, i), rate, 8);
+    load(key(3, 0), rate, 8);
+    ASSERT_TRUE(step().ok());
+  }
+  const auto* q = queue(key(2, 0));
+  ASSERT_TRUE(q->model_trade);
+  ASSERT_EQ(q->model_sharers, 2);
+  EXPECT_EQ(q->dim.profile_ix, t.pick(rate));
+  EXPECT_EQ(q->model_trade->objective, dim::Objective::kEfficiency);
+  EXPECT_EQ(q->model_trade->latency_budget_ns, 50'000);
+  expect_trade(*q->model_trade, t, q->dim.profile_ix, q->packets_per_second);
+  // The budget bought CPU with delay.
+  EXPECT_GT(q->model_trade->chosen_added_delay_ns, q->model_trade->none_added_delay_ns);
+  EXPECT_LT(q->model_trade->chosen_cpu_per_completion_ns,
+            q->model_trade->none_cpu_per_completion_ns);
+  EXPECT_FALSE(queue(key(3, 0))->model_trade);
+
+  // Under the latency objective: no budget.
+  policy.by_name["eth0"] = with(shadow(), seam::Algorithm::kModel);
+  ctl().reload_policies();
+  for (int p = 0; p < 3; ++p) {
+    for (int i = 0; i < 2; ++i) load(key(2, i), rate, 8);
+    ASSERT_TRUE(step().ok());
+  }
+  q = queue(key(2, 1));
+  ASSERT_TRUE(q->model_trade);
+  params.objective = dim::Objective::kLatency;
+  params.latency_budget_ns = 0;
+  const dim::ModelTable latency(kEqe, dim::ProfileCount::kPackets, params);
+  EXPECT_EQ(q->model_trade->objective, dim::Objective::kLatency);
+  EXPECT_EQ(q->model_trade->latency_budget_ns, 0);
+  expect_trade(*q->model_trade, latency, q->dim.profile_ix, q->packets_per_second);
+}
+
+TEST_F(ModelRdmaTest, ModelCqsShowTheirObjectiveAndPredictedTrade) {
+  add_cq(7);
+  add_cq(8);
+  policy.by_name["mlx5_0"] = efficiency(shadow(), 100'000);
+  dim::ModelParams params;
+  params.objective = dim::Objective::kEfficiency;
+  params.latency_budget_ns = 100'000;
+  const dim::ModelTable t(dim::kRdmaProfiles, dim::ProfileCount::kCompletions, params);
+  double rate = 0;
+  for (double r = 1e4; r < 2e6 && rate == 0; r *= 1.25) {
+    if (t.pick(r) > t.latency_ix()) rate = r;
+  }
+  ASSERT_GT(rate, 0) << "the budget buys nothing at any rate";
+  rate *= 1.5;
+  ASSERT_TRUE(step().ok());
+  for (int s = 0; s < 10; ++s) {
+    auto* c = source.cq({0, 7});
+    const auto comps = static_cast<uint64_t>(rate * static_cast<double>(kPeriod) / 1e9);
+    c->events += comps / 8;
+    c->completions += comps;
+    ASSERT_TRUE(step().ok());
+  }
+  const auto* v = cq(7);
+  ASSERT_TRUE(v->model_trade);
+  EXPECT_EQ(v->dim.profile_ix, t.pick(rate));
+  EXPECT_EQ(v->model_trade->latency_budget_ns, 100'000);
+  expect_trade(*v->model_trade, t, v->dim.profile_ix, v->completions_per_second);
+  EXPECT_GT(v->model_trade->chosen_added_delay_ns, v->model_trade->none_added_delay_ns);
+  EXPECT_FALSE(cq(8)->model_trade) << "a CQ without completions has measured nothing";
+}
+
 }  // namespace
 }  // namespace dimctl::controller::testing

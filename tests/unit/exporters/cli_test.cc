@@ -151,6 +151,17 @@ TEST_F(Cli, TopOncePrintsOneFrame) {
   EXPECT_EQ(column_of(r.out, "", "CPU", "#1"), "6") << r.out;
   EXPECT_EQ(column_of(r.out, "", "SHARERS", "#1"), "2") << r.out;
   EXPECT_EQ(column_of(r.out, "", "CPU", "#2"), "-") << r.out;
+  // The cost model's objective and predicted trade-off, the model's pick / no moderation:
+  // queue 0 under latency, queue 1 without a model, the tx NAPI with a 50 us budget.
+  EXPECT_EQ(column_of(r.out, "", "OBJECTIVE", "#1"), "latency") << r.out;
+  EXPECT_EQ(column_of(r.out, "", "+LATENCY chosen/none", "#1"), "3.0us/250ns") << r.out;
+  EXPECT_EQ(column_of(r.out, "", "OBJECTIVE", "#2"), "-") << r.out;
+  EXPECT_EQ(column_of(r.out, "", "OBJECTIVE", "#3"), "efficiency 50.0us") << r.out;
+  EXPECT_EQ(column_of(r.out, "", "+LATENCY chosen/none", "#3"), "12.0us/500ns") << r.out;
+  EXPECT_EQ(column_of(r.out, "", "CPU/COMP chosen/none", "#3"), "1.8us/3.0us") << r.out;
+  EXPECT_EQ(column_of(r.out, "RDMA CQs", "OBJECTIVE", "mlx5_0"), "efficiency 100.0us") << r.out;
+  EXPECT_EQ(column_of(r.out, "RDMA CQs", "+LATENCY chosen/none", "mlx5_0"), "40.0us/500ns")
+      << r.out;
   // The CQ's completion vector (3) and the compared model's sharers (4), in their columns.
   EXPECT_EQ(column_of(r.out, "RDMA CQs", "VEC", "mlx5_0"), "3") << r.out;
   EXPECT_EQ(column_of(r.out, "RDMA CQs", "SHARERS", "mlx5_0"), "4") << r.out;

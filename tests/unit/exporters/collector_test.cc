@@ -217,6 +217,54 @@ TEST(StateCollector, CqModelSharersWhereTheCostModelRuns) {
   EXPECT_FALSE(render(s).has("dimctl_rdma_cq_model_sharers"));
 }
 
+TEST(StateCollector, ModelTradeWhereTheCostModelRuns) {
+  auto s = testing::full_fake_state();
+  Rendered r = render(s);
+  // q2: objective efficiency, 50 us budget; chosen vs no moderation, in seconds.
+  EXPECT_EQ(r.get("dimctl_model_objective", with(kQ2, "objective", "efficiency")), 1);
+  EXPECT_FALSE(r.get("dimctl_model_objective", with(kQ2, "objective", "latency")));
+  EXPECT_DOUBLE_EQ(*r.get("dimctl_model_latency_budget_seconds", kQ2), 50e-6);
+  EXPECT_DOUBLE_EQ(
+      *r.get("dimctl_model_predicted_added_latency_seconds", with(kQ2, "profile", "chosen")),
+      12e-6);
+  EXPECT_DOUBLE_EQ(
+      *r.get("dimctl_model_predicted_added_latency_seconds", with(kQ2, "profile", "none")), 5e-7);
+  EXPECT_DOUBLE_EQ(
+      *r.get("dimctl_model_predicted_cpu_per_completion_seconds", with(kQ2, "profile", "chosen")),
+      1.8e-6);
+  EXPECT_DOUBLE_EQ(
+      *r.get("dimctl_model_predicted_cpu_per_completion_seconds", with(kQ2, "profile", "none")),
+      3e-6);
+  // q0: objective latency, no budget series; q1 runs no model: nothing.
+  EXPECT_EQ(r.get("dimctl_model_objective", with(kQ0, "objective", "latency")), 1);
+  EXPECT_FALSE(r.get("dimctl_model_latency_budget_seconds", kQ0));
+  EXPECT_EQ(r.count("dimctl_model_objective"), 2u);
+  EXPECT_EQ(r.count("dimctl_model_latency_budget_seconds"), 1u);
+  EXPECT_EQ(r.count("dimctl_model_predicted_added_latency_seconds"), 4u);
+  EXPECT_EQ(r.count("dimctl_model_predicted_cpu_per_completion_seconds"), 4u);
+  // The CQ alike.
+  EXPECT_EQ(r.get("dimctl_rdma_cq_model_objective", with(kCq, "objective", "efficiency")), 1);
+  EXPECT_DOUBLE_EQ(*r.get("dimctl_rdma_cq_model_latency_budget_seconds", kCq), 100e-6);
+  EXPECT_DOUBLE_EQ(*r.get("dimctl_rdma_cq_model_predicted_added_latency_seconds",
+                          with(kCq, "profile", "chosen")),
+                   40e-6);
+  EXPECT_DOUBLE_EQ(*r.get("dimctl_rdma_cq_model_predicted_cpu_per_completion_seconds",
+                          with(kCq, "profile", "none")),
+                   2.6e-6);
+  for (auto& q : s.queues) q.model_trade.reset();
+  s.cqs[0].model_trade.reset();
+  Rendered none = render(s);
+  for (const char* name :
+       {"dimctl_model_objective", "dimctl_model_latency_budget_seconds",
+        "dimctl_model_predicted_added_latency_seconds",
+        "dimctl_model_predicted_cpu_per_completion_seconds", "dimctl_rdma_cq_model_objective",
+        "dimctl_rdma_cq_model_latency_budget_seconds",
+        "dimctl_rdma_cq_model_predicted_added_latency_seconds",
+        "dimctl_rdma_cq_model_predicted_cpu_per_completion_seconds"}) {
+    EXPECT_FALSE(none.has(name)) << name;
+  }
+}
+
 TEST(StateCollector, KernelCqValuesUnknownBeforeFirstModify) {
   auto s = testing::full_fake_state();
   s.cqs[0].counters.kernel_modifies = 0;

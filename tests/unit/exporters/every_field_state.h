@@ -75,6 +75,14 @@ inline seam::ControllerState every_field_state() {
   q.wanted_software = seam::SoftwareProfile{.defer_hard_irqs = 98, .gro_flush_timeout_ns = 99};
   q.napi_config = seam::NapiConfig{
       .defer_hard_irqs = 100, .gro_flush_timeout_ns = 101, .irq_suspend_timeout_ns = 102};
+  q.model_trade = seam::ModelTrade{.objective = dim::Objective::kEfficiency,
+                                   .latency_budget_ns = 122,
+                                   .chosen_ix = 123,
+                                   .none_ix = 124,
+                                   .chosen_added_delay_ns = 125.5,
+                                   .chosen_cpu_per_completion_ns = 126.5,
+                                   .none_added_delay_ns = 127.5,
+                                   .none_cpu_per_completion_ns = 128.5};
   s.queues.push_back(q);
   s.queue_comparisons.push_back(
       {0, {.dim_ix = 4, .model_ix = 5, .dim_changes_total = 46, .model_changes_total = 47}});
@@ -106,6 +114,14 @@ inline seam::ControllerState every_field_state() {
   cq.dim = every_field_dim(5);
   cq.wanted_usec = 66;
   cq.wanted_comps = 67;
+  cq.model_trade = seam::ModelTrade{.objective = dim::Objective::kEfficiency,
+                                    .latency_budget_ns = 129,
+                                    .chosen_ix = 130,
+                                    .none_ix = 131,
+                                    .chosen_added_delay_ns = 132.5,
+                                    .chosen_cpu_per_completion_ns = 133.5,
+                                    .none_added_delay_ns = 134.5,
+                                    .none_cpu_per_completion_ns = 135.5};
   s.cqs.push_back(cq);
   s.cq_comparisons.push_back(
       {0, {.dim_ix = 6, .model_ix = 7, .dim_changes_total = 68, .model_changes_total = 69}});

@@ -57,6 +57,14 @@ inline seam::ControllerState full_fake_state() {
   q0.wanted_software = seam::SoftwareProfile{.defer_hard_irqs = 1, .gro_flush_timeout_ns = 64000};
   q0.napi_config = seam::NapiConfig{
       .defer_hard_irqs = 1, .gro_flush_timeout_ns = 64000, .irq_suspend_timeout_ns = 0};
+  // The compared model's trade under the latency objective (no budget).
+  q0.model_trade = seam::ModelTrade{.objective = dim::Objective::kLatency,
+                                    .chosen_ix = 1,
+                                    .none_ix = 0,
+                                    .chosen_added_delay_ns = 3000,
+                                    .chosen_cpu_per_completion_ns = 1400,
+                                    .none_added_delay_ns = 250,
+                                    .none_cpu_per_completion_ns = 1900};
   s.queues.push_back(q0);
   // Its rule compares DIM with the cost model.
   s.queue_comparisons.push_back(
@@ -79,6 +87,15 @@ inline seam::ControllerState full_fake_state() {
   q2.dim.profile_changes_total = 11;
   q2.wanted_usecs = 16;
   q2.wanted_frames = 32;
+  // Objective efficiency with a 50 us budget: profile 1 adds 12 us for 1.2 us less CPU.
+  q2.model_trade = seam::ModelTrade{.objective = dim::Objective::kEfficiency,
+                                    .latency_budget_ns = 50'000,
+                                    .chosen_ix = 1,
+                                    .none_ix = 0,
+                                    .chosen_added_delay_ns = 12'000,
+                                    .chosen_cpu_per_completion_ns = 1800,
+                                    .none_added_delay_ns = 500,
+                                    .none_cpu_per_completion_ns = 3000};
   s.queues.push_back(q2);
 
   seam::CqView cq;
@@ -108,6 +125,15 @@ inline seam::ControllerState full_fake_state() {
   cq.dim.profile_changes_total = 2;
   cq.wanted_usec = 8;
   cq.wanted_comps = 64;
+  // The compared model (its pick 6) with objective efficiency and a 100 us budget.
+  cq.model_trade = seam::ModelTrade{.objective = dim::Objective::kEfficiency,
+                                    .latency_budget_ns = 100'000,
+                                    .chosen_ix = 6,
+                                    .none_ix = 0,
+                                    .chosen_added_delay_ns = 40'000,
+                                    .chosen_cpu_per_completion_ns = 1250,
+                                    .none_added_delay_ns = 500,
+                                    .none_cpu_per_completion_ns = 2600};
   s.cqs.push_back(cq);
   s.cq_comparisons.push_back(
       {0, {.dim_ix = 4, .model_ix = 6, .dim_changes_total = 2, .model_changes_total = 5}});

@@ -80,7 +80,8 @@ std::vector<json> other_values(const json& v) {
           device_kind_name(static_cast<seam::DeviceKind>(e)),
           method_name(static_cast<seam::Method>(e)),
           poll_context_name(static_cast<seam::PollContext>(e)),
-          cost_confidence_name(static_cast<dim::CostConfidence>(e))}) {
+          cost_confidence_name(static_cast<dim::CostConfidence>(e)),
+          objective_name(static_cast<dim::Objective>(e))}) {
       if (name != v.get<std::string>()) out.emplace_back(name);
     }
   }

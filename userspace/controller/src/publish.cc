@@ -1,6 +1,7 @@
 // Publishing: the immutable ControllerState readers get from state(), built from the slots and
 // devices after a period's decisions, into a reused buffer.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -57,6 +58,23 @@ void fill_model_view(seam::DimView& v, const dim::ModelPolicy& m, uint8_t applie
   v.verdicts_total[0] = v.verdicts_total[1] = v.verdicts_total[2] = 0;
   v.profile_changes_total = m.changes();
   v.ppms = v.bpms = v.epms = v.cpms = v.cpe_ratio = 0;
+}
+
+// The model's trade-off at `rate_per_s` on `table`, the one its update judged this period with.
+void fill_model_trade(seam::ModelTrade& v, const dim::ModelTable& table, uint8_t chosen_ix,
+                      double rate_per_s) {
+  const dim::ModelParams& p = table.params();
+  v.objective = p.objective;
+  v.latency_budget_ns =
+      p.objective == dim::Objective::kEfficiency ? std::llround(p.latency_budget_ns) : 0;
+  v.chosen_ix = chosen_ix;
+  v.none_ix = table.latency_ix();
+  const dim::Prediction chosen = table.prediction(chosen_ix, rate_per_s);
+  const dim::Prediction none = table.prediction(v.none_ix, rate_per_s);
+  v.chosen_added_delay_ns = chosen.added_delay_ns;
+  v.chosen_cpu_per_completion_ns = chosen.cpu_per_completion_ns;
+  v.none_added_delay_ns = none.added_delay_ns;
+  v.none_cpu_per_completion_ns = none.cpu_per_completion_ns;
 }
 
 // What a net and an RDMA device export alike: identity, policy, write counters, error state.
@@ -151,6 +169,19 @@ void Controller::fill_queue_view(seam::QueueView& v, QueueSlot& slot,
   } else {
     v.wanted_usecs = v.wanted_frames = 0;
   }
+  if (slot.model_on() && slot.model.measured()) [[unlikely]] {
+    // The table model_pass() judged the queue with: its core's measured costs where the core
+    // has a cost bucket (core_table() falls back to shared_table() without one), at the share
+    // level of this period.
+    const std::vector<CorePick>& picks = cores_.picks();
+    const dim::ModelTable& table =
+        counters.cpu < picks.size()
+            ? *core_table(*slot.dev, slot.share_level, picks[counters.cpu].bucket)
+            : *shared_table(*slot.dev, slot.share_level);
+    fill_model_trade(v.model_trade.emplace(), table, slot.model.profile_ix(), v.packets_per_second);
+  } else if (v.model_trade) [[unlikely]] {
+    v.model_trade.reset();
+  }
   if (slot.dev->napi) [[unlikely]] {
     fill_napi_view(v, slot);
   } else if (v.wanted_software || v.napi_config) [[unlikely]] {
@@ -175,6 +206,17 @@ void Controller::fill_cq_and_device_views(seam::ControllerState& st, const seam:
     } else {
       fill_dim_view(v.dim, slot.dim ? &*slot.dim : nullptr, slot.applied_ix, slot.verdicts,
                     slot.changes);
+    }
+    if (slot.model && slot.model->measured()) {
+      // The table feed_cq() judged the CQ with (its core's costs, the share level).
+      const CorePick* core = cq_core(v.counters);
+      const dim::ModelTable& table = core != nullptr
+                                         ? *core_table(*slot.dev, slot.share_level, core->bucket)
+                                         : *shared_table(*slot.dev, slot.share_level);
+      fill_model_trade(v.model_trade.emplace(), table, slot.model->profile_ix(),
+                       v.completions_per_second);
+    } else {
+      v.model_trade.reset();
     }
     if (slot.model && slot.dim) {
       seam::Comparison& cmp = st.cq_comparisons.emplace_back();

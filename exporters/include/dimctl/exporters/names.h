@@ -34,6 +34,9 @@ std::optional<seam::PollContext> parse_poll_context(std::string_view s);
 // A core's cost estimate: defaults | direct | combined | measured (dim::CostConfidence).
 std::string_view cost_confidence_name(dim::CostConfidence c);
 std::optional<dim::CostConfidence> parse_cost_confidence(std::string_view s);
+// The cost model's objective: latency | efficiency (config model.objective).
+std::string_view objective_name(dim::Objective o);
+std::optional<dim::Objective> parse_objective(std::string_view s);
 
 // The `queue` label: the RX queue index, or "napi<ID>" when netdev netlink gave no index
 // (docs/ARCHITECTURE.md, "Identities and labels").

@@ -97,6 +97,19 @@ void fields(V& v, C& c) {
   v.optional("irq_suspend_timeout_ns", c.irq_suspend_timeout_ns, Absent::kLeftOut);
 }
 
+// The cost model's trade-off (seam::ModelTrade).
+template <typename V, FieldsOf<seam::ModelTrade> T>
+void fields(V& v, T& t) {
+  v.enumeration("objective", t.objective, &objective_name, &parse_objective);
+  v.field("latency_budget_ns", t.latency_budget_ns);
+  v.field("chosen_ix", t.chosen_ix);
+  v.field("none_ix", t.none_ix);
+  v.field("chosen_added_delay_ns", t.chosen_added_delay_ns);
+  v.field("chosen_cpu_per_completion_ns", t.chosen_cpu_per_completion_ns);
+  v.field("none_added_delay_ns", t.none_added_delay_ns);
+  v.field("none_cpu_per_completion_ns", t.none_cpu_per_completion_ns);
+}
+
 // A queue's identity and counters (counters_json.h). The counters hold no name, only an index
 // into their snapshot's name table: `device` is the queue's ifname, held beside them.
 template <typename V, FieldsOf<seam::QueueCounters> C, FieldsOf<std::string> S>
@@ -154,6 +167,7 @@ void fields(V& v, Q& q) {
   v.field("wanted_frames", q.wanted_frames);
   v.optional_object("wanted_software", q.wanted_software);
   v.optional_object("napi_config", q.napi_config);
+  v.optional_object("model_trade", q.model_trade);
 }
 
 template <typename V, FieldsOf<seam::CqView> Q>
@@ -165,6 +179,7 @@ void fields(V& v, Q& q) {
   v.object("dim", [&q](auto& o) { fields(o, q.dim); });
   v.field("wanted_usec", q.wanted_usec);
   v.field("wanted_comps", q.wanted_comps);
+  v.optional_object("model_trade", q.model_trade);
 }
 
 template <typename V, FieldsOf<seam::DeviceView> D>

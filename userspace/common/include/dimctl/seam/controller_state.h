@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dim/cost_estimator.h"
+#include "dim/objective.h"
 #include "dimctl/seam/coalesce.h"
 #include "dimctl/seam/napi_actuator.h"
 #include "dimctl/seam/policy.h"
@@ -53,6 +54,24 @@ struct Comparison {
   bool operator==(const Comparison&) const = default;
 };
 
+// The cost model's trade-off on a queue or CQ that runs it (as the algorithm or compared), once it
+// has measured traffic: the objective of its table, and dim::Prediction (cost_model.h) for the
+// profile the model chose and for the table's latency profile (dim::ModelTable::latency_ix(): no
+// moderation where the table has it), both at the view's completion rate and with the table the
+// model judged this period's load with (its sharers and costs): what the latency budget buys.
+struct ModelTrade {
+  dim::Objective objective = dim::Objective::kLatency;
+  int64_t latency_budget_ns = 0;  // kEfficiency: the budget; 0 with kLatency
+  uint8_t chosen_ix = 0;          // the model's own pick (DimView::profile_ix under the model)
+  uint8_t none_ix = 0;            // the latency profile
+  // Prediction::added_delay_ns and cpu_per_completion_ns of each.
+  double chosen_added_delay_ns = 0;
+  double chosen_cpu_per_completion_ns = 0;
+  double none_added_delay_ns = 0;
+  double none_cpu_per_completion_ns = 0;
+  bool operator==(const ModelTrade&) const = default;
+};
+
 struct QueueView {
   QueueCounters counters;  // queue, napi id, irq, cumulative counters; device_ix is not set
   std::string device;      // ifname (the view has no name table)
@@ -70,6 +89,8 @@ struct QueueView {
   // read-back of our write; unset until read). Unset on ethtool devices.
   std::optional<SoftwareProfile> wanted_software;
   std::optional<NapiConfig> napi_config;
+  // At packets_per_second; unset where the queue runs no model or it has measured nothing yet.
+  std::optional<ModelTrade> model_trade;
 };
 
 struct CqView {
@@ -83,6 +104,8 @@ struct CqView {
   DimView dim;
   uint16_t wanted_usec = 0;   // RDMA profile DIM chose (cq_period)
   uint16_t wanted_comps = 0;  // (cq_count)
+  // At completions_per_second; unset where the CQ runs no model or it has measured nothing yet.
+  std::optional<ModelTrade> model_trade;
 };
 
 struct DeviceView {
