@@ -191,6 +191,11 @@ def daemon_config(path, work, algorithm, port, idle0=False, budget_us=None):
       objective: efficiency
       latency_budget: {budget_us}us
 """ if budget_us is not None else "")
+    # Net DIM compares byte rates first and veth has no qstats: without the byte program it
+    # would park at index 0 (docs/CONTROLLER.md). The model reads packets only.
+    collectors = (f"""collectors:
+  skb_bytes: ["{DEV_A}"]
+""" if algorithm.startswith("net-") else "")
     with open(path, "w") as f:
         f.write(f"""# bench/host: dimctl enforcing {algorithm} with software moderation on {DEV_A}
 version: 1
@@ -199,7 +204,7 @@ interval: 20ms
 state_file: {work}/state.json
 metrics:
   listen: 127.0.0.1:{port}
-devices:
+""" + collectors + f"""devices:
   - name: hostbench
     match:
       interface: ["{DEV_A}"]

@@ -18,6 +18,11 @@
 #                          keeps the setting it had (nothing written, nothing recorded) until a
 #                          period measures traffic on it; traffic makes the model write it, and
 #                          SIGTERM puts the setting back
+#   napi_efficiency_flood  `model.objective: efficiency` with told costs (a poll 20x a packet): a
+#                          flood moves the NAPI off no moderation (the deferral table's choice),
+#                          and idle brings it back to none; the exported trade names the choice
+#   napi_cost_probe        efficiency with measured costs: the bounded cost probe writes a
+#                          moderated profile under steady traffic and puts none back
 # Skips (77) without root or without napi-set (Linux >= 6.13), saying why.
 set -uo pipefail
 # shellcheck source=tests/kernel/lib.sh
@@ -274,6 +279,94 @@ else
         pass napi_model_takeover
       fi
     fi
+  fi
+fi
+[ -n "$DAEMON_PID" ] && stop_daemon TERM
+write_config
+
+# flood SECONDS: UDP to dnc-r0 as fast as one socket sends, in the background; sets FLOOD_PID.
+flood() {
+  ip netns exec "$NS2" python3 - "$1" <<'PY' >/dev/null 2>&1 &
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    for _ in range(64):
+        try:
+            s.sendto(b"x" * 32, ("10.213.7.2", 9))
+        except OSError:
+            pass
+PY
+  FLOOD_PID=$!
+}
+moderated() { napi_of dnc-r0 | awk '{ exit !($2 > 0 && $3 > 0) }'; }
+unmoderated() { napi_is dnc-r0 "0 0"; }
+
+# --- napi_efficiency_flood: told costs, so the choice is the cost model's alone.
+nsx "$NAPI_SET" "$(napi_of dnc-r0 | cut -d' ' -f1)" 0 0 >/dev/null
+write_config model
+cat >>"$WORK/dimctl.yaml" <<CFG
+    model:
+      objective: efficiency
+      latency_budget: 200us
+      costs: defaults
+      completion_cost: 1us
+      interrupt_cost: 20us
+CFG
+start_daemon
+if ! wait_for 15 ready; then
+  fail napi_efficiency_flood "daemon not ready: $(tail -n 5 "$WORK/daemon.log")"
+else
+  flood 12
+  # Moderated, and the exported trade (state JSON, published every 200 ms) names a moderated
+  # choice with its predicted delay beside none's. (Whether it is predicted cheaper depends on
+  # the publish interval's mean rate, which a bursty sender on a busy host keeps below the rates
+  # the periods were judged at.)
+  trade() {
+    state_field '[.queues[] | select(.device == "dnc-r0") | .model_trade // empty |
+      "\(.chosen_ix) \(.none_ix) \(.chosen_added_delay_ns) \(.none_added_delay_ns)"] | .[0] // ""'
+  }
+  exported() { moderated && trade | awk '{ exit !($1 > 0 && $2 == 0 && $3 > $4) }'; }
+  if ! wait_for 10 moderated; then
+    fail napi_efficiency_flood "a flood left dnc-r0 unmoderated: $(napi_of dnc-r0)"
+  elif ! wait_for 5 exported; then
+    fail napi_efficiency_flood "trade not exported while moderated: '$(trade)' $(napi_of dnc-r0)"
+  else
+    kill "$FLOOD_PID" 2>/dev/null
+    wait "$FLOOD_PID" 2>/dev/null
+    if ! wait_for 10 unmoderated; then
+      fail napi_efficiency_flood "idle did not bring none back: $(napi_of dnc-r0)"
+    else
+      pass napi_efficiency_flood
+    fi
+  fi
+fi
+kill "$FLOOD_PID" 2>/dev/null
+[ -n "$DAEMON_PID" ] && stop_daemon TERM
+
+# --- napi_cost_probe: measured costs; one datagram at a time polls once per packet, so only the
+# probe can show the estimator another batch.
+nsx "$NAPI_SET" "$(napi_of dnc-r0 | cut -d' ' -f1)" 0 0 >/dev/null
+write_config model
+cat >>"$WORK/dimctl.yaml" <<CFG
+    model:
+      objective: efficiency
+      latency_budget: 500us
+CFG
+start_daemon
+if ! wait_for 15 ready; then
+  fail napi_cost_probe "daemon not ready: $(tail -n 5 "$WORK/daemon.log")"
+else
+  probed() {
+    traffic 300
+    moderated
+  }
+  if ! wait_for 20 probed; then
+    fail napi_cost_probe "no probe written under steady traffic: $(napi_of dnc-r0); $(metrics | grep -E '^dimctl_(model|apply|queue_packets)[a-z_]*\{.*dnc-r0|^dimctl_model_cost_confidence' | tr '\n' ' ')"
+  elif ! wait_for 10 unmoderated; then
+    fail napi_cost_probe "the probe did not put none back: $(napi_of dnc-r0)"
+  else
+    pass napi_cost_probe
   fi
 fi
 [ -n "$DAEMON_PID" ] && stop_daemon TERM

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "dim/model_policy.h"
 #include "dim/net_dim.h"
@@ -239,6 +240,17 @@ template <bool kModel>
   }
   ensure_dim(slot, dev);
   slot.binding = dev.binding;
+  // The kernel's compare reads bytes first and, with none on either side, answers SAME before it
+  // looks at packets or events: DIM turns at index 0 and parks there for good (dim/SPEC.md 5).
+  if (slot.dim_on() && (slot.flags & QueueSlot::kHasBytes) == 0 && !dev.warned_no_bytes &&
+      may_write(dev)) [[unlikely]] {
+    dev.warned_no_bytes = true;
+    spdlog::warn(
+        "{}: net DIM compares byte rates first and this device reports no bytes (no netdev "
+        "qstats from driver '{}'): DIM will stay at profile 0; name it in collectors.skb_bytes "
+        "for the per-packet byte counter",
+        dev.name, dev.driver);
+  }
 }
 
 // A sample that may close the DIM window (or follows a discontinuity): one net_dim() call and
@@ -346,7 +358,7 @@ void Controller::model_pass(const seam::Snapshot& snap, int64_t now_ns) {
         const dim::ModelTable& t = *core_table(dev, slot.share_level, core->bucket);
         slot.wanted = std::clamp(core->wish, t.min_ix(), t.max_ix());
       }
-      if (dev.napi && w.d_packets > 0) [[unlikely]]
+      if (dev.napi) [[unlikely]]
         cost_probe(slot, dev, *core, w.index, w.cpu, w.d_packets, now_ns);
       if (core->probe && !core->probe_cq && core->probe_index == w.index) [[unlikely]] {
         const dim::ModelTable& t = *core_table(dev, slot.share_level, core->bucket);
@@ -370,12 +382,12 @@ void Controller::model_pass(const seam::Snapshot& snap, int64_t now_ns) {
 // NAPI for every packet) every period has the same batch, so the estimator cannot tell a poll's
 // cost from a packet's (CostEstimator: no spread) and folds both into the packet's; the model then
 // sees no CPU that batching would save and never leaves no moderation. The probe moves one queue
-// of the core to the next profile up for kCostProbeNs, long enough to fill one of the
-// estimator's one-second entries, so the fit has periods with another batch. Bounded: only where
-// the efficiency objective asks (and costs are measured, none given), only from the latency
-// profile, only when the probed profile is predicted within the budget at this rate, at most
-// kMaxCostProbes per core, kCostProbeEveryNs apart, each taking two changes (up and back) from the
-// queue's change budget. The estimator's split, once measured, ends the probes.
+// of the core to the profile that batches most within the budget for kCostProbeNs, long enough
+// to fill one of the estimator's one-second entries, so the fit has periods with another batch.
+// Bounded: only where the efficiency objective asks (and costs are measured, none given), only
+// from the latency profile, only to a profile whose added delay is predicted within the budget at
+// this rate, at most kMaxCostProbes per core, kCostProbeEveryNs apart, each taking two changes (up
+// and back) from the queue's change budget. The estimator's split, once measured, ends the probes.
 namespace {
 constexpr int64_t kCostProbeNs = 1'500'000'000;
 constexpr int64_t kCostProbeEveryNs = 3'000'000'000;
@@ -394,18 +406,25 @@ void Controller::cost_probe(QueueSlot& slot, NetDevice& dev, CorePick& core, uin
     if (core.cost_probe_index == index) slot.wanted = core.cost_probe_ix;
     return;
   }
-  if (cores_.state(cpu).est.estimate().confidence == dim::CostConfidence::kMeasured ||
+  // A probe holds through periods without packets (above); one starts only on traffic.
+  if (d_packets == 0 ||
+      cores_.state(cpu).est.estimate().confidence == dim::CostConfidence::kMeasured ||
       core.cost_probes >= kMaxCostProbes || now_ns < core.cost_probe_next_ns) {
     return;
   }
   const dim::ModelTable& t = *shared_table(dev, slot.share_level);
   const uint8_t from = t.latency_ix();
   if (slot.model.profile_ix() != from || from >= t.max_ix() || steps_.step_dt_ns() <= 0) return;
-  const auto to = static_cast<uint8_t>(from + 1);
+  // The profile that batches most within the budget: the further its batch from the latency
+  // profile's, the more one probe separates the two costs. The delay does not depend on the
+  // costs being learned, so the budget can be judged before they are known.
   const double rate =
       static_cast<double>(d_packets) * 1e9 / static_cast<double>(steps_.step_dt_ns());
-  const double added = t.prediction(to, rate).latency_ns - t.prediction(from, rate).latency_ns;
-  if (!(added <= static_cast<double>(ms.latency_budget_ns)) || !slot.model.take_changes(2)) return;
+  uint8_t to = from;
+  for (auto ix = static_cast<uint8_t>(from + 1); ix <= t.max_ix(); ++ix) {
+    if (t.prediction(ix, rate).added_delay_ns <= static_cast<double>(ms.latency_budget_ns)) to = ix;
+  }
+  if (to == from || !slot.model.take_changes(2)) return;
   core.cost_probe_until_ns = now_ns + kCostProbeNs;
   core.cost_probe_next_ns = core.cost_probe_until_ns + kCostProbeEveryNs;
   core.cost_probe_index = index;

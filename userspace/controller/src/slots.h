@@ -95,6 +95,8 @@ struct Controller::NetDevice {
   // Its first COALESCE_GET reported use_cqe_mode_rx on: the mode the model keeps.
   bool found_cqe_mode = false;
   bool napi = false;    // written with method napi: each NAPI its own target (napi_write.cc)
+  // Net DIM runs on a queue of this device that reports no bytes: logged once (bind()).
+  bool warned_no_bytes = false;
   bool seen = false;    // has a queue in this snapshot
   bool listed = false;  // in the device inventory (ControllerOptions::list_net_devices)
 
