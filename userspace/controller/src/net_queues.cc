@@ -4,6 +4,7 @@
 // (docs/CONTROLLER.md, "Code layout").
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -358,8 +359,8 @@ void Controller::model_pass(const seam::Snapshot& snap, int64_t now_ns) {
         const dim::ModelTable& t = *core_table(dev, slot.share_level, core->bucket);
         slot.wanted = std::clamp(core->wish, t.min_ix(), t.max_ix());
       }
-      if (dev.napi) [[unlikely]]
-        cost_probe(slot, dev, *core, w.index, w.cpu, w.d_packets, now_ns);
+      if (dev.napi && !core->saturated_wish) [[unlikely]]
+        cost_probe(slot, dev, w.index, w.cpu, w.d_events, w.d_packets, now_ns);
       if (core->probe && !core->probe_cq && core->probe_index == w.index) [[unlikely]] {
         const dim::ModelTable& t = *core_table(dev, slot.share_level, core->bucket);
         slot.wanted = std::clamp(core->probe_wish, t.min_ix(), t.max_ix());
@@ -378,46 +379,78 @@ void Controller::model_pass(const seam::Snapshot& snap, int64_t now_ns) {
   queues_.model_work.clear();
 }
 
-// The cost probe. On a queue that polls once per packet (veth unmoderated: the sender wakes the
-// NAPI for every packet) every period has the same batch, so the estimator cannot tell a poll's
-// cost from a packet's (CostEstimator: no spread) and folds both into the packet's; the model then
-// sees no CPU that batching would save and never leaves no moderation. The probe moves one queue
-// of the core to the profile that batches most within the budget for kCostProbeNs, long enough
-// to fill one of the estimator's one-second entries, so the fit has periods with another batch.
-// Bounded: only where the efficiency objective asks (and costs are measured, none given), only
-// from the latency profile, only to a profile whose added delay is predicted within the budget at
-// this rate, at most kMaxCostProbes per core, kCostProbeEveryNs apart, each taking two changes (up
-// and back) from the queue's change budget. The estimator's split, once measured, ends the probes.
+// The cost probe. Unmoderated, a veth NAPI polls once per packet (the sender wakes it for every
+// packet), so no period shows what a poll costs apart from a packet, and the core's estimator
+// folds both into the packet (CostEstimator: no spread). Most of a software-moderated poll's cost
+// is not even on that core's IRQ and softirq time (dim/poll_cost.h). So one queue of the device
+// is moved, now and then, to the profile that batches most within the budget, and the host's
+// busy time per packet there is compared with the periods at the latency profile
+// (dim::PollCostProbe). Bounded: only under the efficiency objective with measured costs (none
+// given in the config), only from the latency profile, only to a profile whose added delay is
+// predicted within the budget at this rate (the delay does not depend on the costs being
+// learned), for kCostProbeNs (long enough to outweigh the periods a write takes to show),
+// kCostProbeEveryNs apart, at most kMaxCostProbes times, each taking two changes (up and back)
+// from the queue's change budget. Once PollCostProbe has its pairs, the device's model is built
+// with those costs (as if given in the config, until a reload) and the probes end.
 namespace {
 constexpr int64_t kCostProbeNs = 1'500'000'000;
 constexpr int64_t kCostProbeEveryNs = 3'000'000'000;
 constexpr uint8_t kMaxCostProbes = 8;
 }  // namespace
 
-void Controller::cost_probe(QueueSlot& slot, NetDevice& dev, CorePick& core, uint32_t index,
-                            uint16_t cpu, uint64_t d_packets, int64_t now_ns) {
-  const seam::ModelSettings& ms = dev.policy.model;
+void Controller::cost_probe(QueueSlot& slot, NetDevice& dev, uint32_t index, uint16_t cpu,
+                            uint64_t d_polls, uint64_t d_packets, int64_t now_ns) {
+  seam::ModelSettings& ms = dev.policy.model;
   if (ms.objective != dim::Objective::kEfficiency || !ms.measured_costs || ms.completion_cost_set ||
-      ms.interrupt_cost_set || core.saturated_wish || !slot.model.measured() ||
-      cpu >= cores_.size()) {
+      ms.interrupt_cost_set || !slot.model.measured() || steps_.step_dt_ns() <= 0) {
     return;
   }
-  if (now_ns < core.cost_probe_until_ns) {
-    if (core.cost_probe_index == index) slot.wanted = core.cost_probe_ix;
-    return;
-  }
-  // A probe holds through periods without packets (above); one starts only on traffic.
-  if (d_packets == 0 ||
-      cores_.state(cpu).est.estimate().confidence == dim::CostConfidence::kMeasured ||
-      core.cost_probes >= kMaxCostProbes || now_ns < core.cost_probe_next_ns) {
-    return;
-  }
+  if (!dev.probe) dev.probe = std::make_unique<NetDevice::CostProbe>();
+  NetDevice::CostProbe& pr = *dev.probe;
+  if (pr.queue == UINT32_MAX) pr.queue = index;
+  if (pr.queue != index) return;
   const dim::ModelTable& t = *shared_table(dev, slot.share_level);
   const uint8_t from = t.latency_ix();
-  if (slot.model.profile_ix() != from || from >= t.max_ix() || steps_.step_dt_ns() <= 0) return;
-  // The profile that batches most within the budget: the further its batch from the latency
-  // profile's, the more one probe separates the two costs. The delay does not depend on the
-  // costs being learned, so the budget can be judged before they are known.
+  // The period just measured ran at the profile written last (applied_ix); one right after a
+  // change mixes two settings and is left out.
+  if (slot.applied_ix == pr.last_ix && d_packets > 0 && !cores_.empty()) {
+    double busy = 0;
+    for (size_t c = 0; c < cores_.size(); ++c) busy += cores_.state(c).busy;
+    const dim::PollCostPeriod period{busy * static_cast<double>(steps_.step_dt_ns()), d_polls,
+                                     d_packets};
+    if (slot.applied_ix == from && !pr.active) pr.costs.base(period);
+    if (pr.active && slot.applied_ix == pr.ix) pr.costs.probe(period);
+  }
+  pr.last_ix = slot.applied_ix;
+  if (pr.active && now_ns < pr.until_ns) {
+    slot.wanted = pr.ix;  // held through periods without packets too
+    return;
+  }
+  if (pr.active) {
+    pr.active = false;
+    pr.costs.close_pair();
+    if (const auto costs = pr.costs.costs()) {
+      // The poll's cost is the host's; a packet's is the polling core's (the estimator's), as
+      // the model's utilisation is that core's: the host's busy time per packet holds every
+      // core's other work too (a spinning sender's, for one).
+      const double per_packet = cpu < cores_.size() ? cores_.state(cpu).est.estimate().completion_ns
+                                                    : static_cast<double>(ms.completion_cost_ns);
+      ms.completion_cost_ns = std::llround(per_packet);
+      ms.interrupt_cost_ns = std::llround(costs->poll_ns);
+      ms.completion_cost_set = ms.interrupt_cost_set = true;
+      dev.shared_tables = {};
+      dev.model_table = shared_table(dev, 0);
+      spdlog::info(
+          "{}: measured by probing: a poll costs {:.1f} us of host CPU (a packet {:.1f} us of the "
+          "host, {:.1f} us of its core): the model's costs until a reload",
+          dev.name, costs->poll_ns / 1000, costs->completion_ns / 1000, per_packet / 1000);
+      return;
+    }
+  }
+  if (d_packets == 0 || pr.probes >= kMaxCostProbes || now_ns < pr.next_ns ||
+      slot.model.profile_ix() != from || from >= t.max_ix()) {
+    return;
+  }
   const double rate =
       static_cast<double>(d_packets) * 1e9 / static_cast<double>(steps_.step_dt_ns());
   uint8_t to = from;
@@ -425,11 +458,11 @@ void Controller::cost_probe(QueueSlot& slot, NetDevice& dev, CorePick& core, uin
     if (t.prediction(ix, rate).added_delay_ns <= static_cast<double>(ms.latency_budget_ns)) to = ix;
   }
   if (to == from || !slot.model.take_changes(2)) return;
-  core.cost_probe_until_ns = now_ns + kCostProbeNs;
-  core.cost_probe_next_ns = core.cost_probe_until_ns + kCostProbeEveryNs;
-  core.cost_probe_index = index;
-  ++core.cost_probes;
-  core.cost_probe_ix = to;
+  pr.active = true;
+  pr.until_ns = now_ns + kCostProbeNs;
+  pr.next_ns = pr.until_ns + kCostProbeEveryNs;
+  pr.ix = to;
+  ++pr.probes;
   slot.wanted = to;
 }
 

@@ -19,6 +19,7 @@
 #include "dim/cost_estimator.h"
 #include "dim/model_policy.h"
 #include "dim/net_dim.h"
+#include "dim/poll_cost.h"
 #include "dim/profile.h"
 #include "dim/rdma_dim.h"
 #include "dim/saturation.h"
@@ -94,10 +95,24 @@ struct Controller::NetDevice {
   std::string no_coalescing;
   // Its first COALESCE_GET reported use_cqe_mode_rx on: the mode the model keeps.
   bool found_cqe_mode = false;
-  bool napi = false;    // written with method napi: each NAPI its own target (napi_write.cc)
+  bool napi = false;  // written with method napi: each NAPI its own target (napi_write.cc)
   // Net DIM runs on a queue of this device that reports no bytes: logged once (bind()).
   bool warned_no_bytes = false;
-  bool seen = false;    // has a queue in this snapshot
+  // The cost probe of a software-moderated device under the efficiency objective
+  // (Controller::cost_probe()): one queue moves to `ix` until `until_ns`, at most kMaxCostProbes
+  // times, and the host's busy time per packet in those periods against the periods at the
+  // latency profile measures what a poll costs.
+  struct CostProbe {
+    dim::PollCostProbe costs;
+    int64_t until_ns = 0, next_ns = 0;
+    uint32_t queue = UINT32_MAX;  // the slot probed and measured
+    uint8_t ix = 0;               // the profile it takes
+    uint8_t last_ix = 0xff;       // the profile in force the period before (transitions skipped)
+    uint8_t probes = 0;
+    bool active = false;
+  };
+  std::unique_ptr<CostProbe> probe;  // made on first use
+  bool seen = false;                 // has a queue in this snapshot
   bool listed = false;  // in the device inventory (ControllerOptions::list_net_devices)
 
   Apply apply;                                       // device-wide path

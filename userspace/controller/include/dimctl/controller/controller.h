@@ -235,9 +235,9 @@ class Controller {
     std::vector<seam::CqCounters> prev;
   };
   void model_pass(const seam::Snapshot& snap, int64_t now_ns);
-  // A software-moderated queue under the efficiency objective on a core whose estimator has not
-  // split a poll's cost from a packet's: a bounded probe of the next profile up (net_queues.cc).
-  void cost_probe(QueueSlot& slot, NetDevice& dev, CorePick& core, uint32_t index, uint16_t cpu,
+  // A software-moderated queue under the efficiency objective whose device has not measured what
+  // a poll costs: a bounded probe of a moderated profile (net_queues.cc).
+  void cost_probe(QueueSlot& slot, NetDevice& dev, uint32_t index, uint16_t cpu, uint64_t d_polls,
                   uint64_t d_packets, int64_t now_ns);
   // The saturation rule's QD~1 probe queue's counts this period (CoreCosts::measure()).
   void probe_counts(const CorePick& pick, dim::SaturationInput& in) const;

@@ -43,15 +43,6 @@ struct CorePick {
   bool probe_cq = false;
   uint8_t probe_wish = 0;
   uint32_t probe_index = 0;
-  // The cost probe (Controller::cost_probe()): software-moderated queues under the efficiency
-  // objective take one moderated profile until cost_probe_until_ns, so that the estimator sees
-  // polls carry different batches and can split a poll's cost from a packet's. At most
-  // kMaxCostProbes per core, one every kCostProbeEveryNs.
-  int64_t cost_probe_until_ns = 0;
-  int64_t cost_probe_next_ns = 0;
-  uint32_t cost_probe_index = 0;  // the queue slot probing
-  uint8_t cost_probe_ix = 0;      // the profile it takes
-  uint8_t cost_probes = 0;
 
   // A model queue or CQ with `count` completions this pass: the busiest speaks for the core.
   void offer(uint32_t step, uint64_t count, uint32_t index, uint8_t level, bool cq) {
