@@ -59,7 +59,7 @@ LAB_QEMU_NET=(
   -netdev hubport,id=p0,hubid=0 -device igb,bus=rp0,netdev=p0,mac=52:54:00:d1:00:01,romfile=
   -netdev hubport,id=p1,hubid=0 -device igb,bus=rp1,netdev=p1,mac=52:54:00:d1:00:02,romfile=
 )
-# Scenarios (all = m,q,r,e,n,c,i): LAB_NET_SCENARIOS, so that LAB_SCENARIOS=a make lab still
+# Scenarios (all = m,q,r,e,n,c,f,i): LAB_NET_SCENARIOS, so that LAB_SCENARIOS=a make lab still
 # means the RDMA lab's scenario a.
 LAB_SCENARIOS=${LAB_NET_SCENARIOS:-all}
 # Host-side bound on the whole run: ~2.5 min at load 7 here; far above it, as a safety net.

@@ -25,6 +25,6 @@ grep -E "CPU|$RX" /proc/interrupts
 ethtool -l "$RX"; ethtool -c "$RX"
 
 declare -A SC=([m]=sc-m-napi-counts.sh [q]=sc-q-mapping.sh [r]=sc-r-rss.sh [e]=sc-e-ethtool.sh
-  [n]=sc-n-napi-set.sh [c]=sc-c-costs.sh [i]=../../guest/sc-i-idle.sh)
-declare -A SC_BOUND=([m]=90 [q]=60 [r]=90 [e]=150 [n]=120 [c]=90 [i]=60)
-guest_end m,q,r,e,n,c,i 1
+  [n]=sc-n-napi-set.sh [c]=sc-c-costs.sh [f]=sc-f-efficiency.sh [i]=../../guest/sc-i-idle.sh)
+declare -A SC_BOUND=([m]=90 [q]=60 [r]=90 [e]=150 [n]=120 [c]=90 [f]=60 [i]=60)
+guest_end m,q,r,e,n,c,f,i 1
