@@ -110,7 +110,7 @@ struct ModelParams {
   // What the table's choice optimises (objective.h). kLatency ignores the two fields after it.
   Objective objective = Objective::kLatency;
   double latency_budget_ns = 0;  // kEfficiency: predicted latency accepted over the base (>= 0)
-  double min_saving = 0.05;      // kEfficiency: least CPU saving that moves the choice (0..0.9)
+  double min_saving = 0.02;      // kEfficiency: least CPU saving that moves the choice (0..0.9)
 };
 
 // Which field of a Profile is the count threshold N.
