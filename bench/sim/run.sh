@@ -54,6 +54,13 @@ if "$DIMCTL" sim --workload "$WL/w1-qd1.yaml" --policy dimctl-model-host --dry-r
   model="$model,dimctl-model-host"
 fi
 
+# The efficiency family (e*-*.yaml): the model under the efficiency objective at three latency
+# budgets (`dimctl-model-eff:B`, model.objective: efficiency), where this dimctl knows it.
+efficiency=""
+if "$DIMCTL" sim --workload "$WL/w1-qd1.yaml" --policy dimctl-model-eff:50us --dry-run >/dev/null 2>&1; then
+  efficiency=",dimctl-model-eff:25us,dimctl-model-eff:50us,dimctl-model-eff:100us"
+fi
+
 # Policies per profile table: none, a moderate and an aggressive static profile
 # (performance-research 6.1 P1/P2), the kernel's DIM, dimctl's controller (20 ms period),
 # the model-based policy when present, and the oracle (best static profile per phase).
@@ -61,6 +68,11 @@ policies() {
   case "$1" in
     # The host benchmark's shapes (software moderation): every static profile it measures.
     net-eqe-host) echo "none,static:1,static:2,static:3,kernel-net-eqe,dimctl-net-eqe$model,oracle" ;;
+    # The efficiency family: every static profile (the fixed choices a budget is judged
+    # against), the adaptive policies, and the efficiency objective beside the latency one.
+    rdma-eff) echo "none,static:0,static:1,static:2,static:3,static:4,static:5,static:6,static:7,static:8,kernel-rdma,dimctl-rdma$model$efficiency,oracle" ;;
+    net-eqe-eff) echo "none,static:0,static:1,static:2,static:3,static:4,kernel-net-eqe,dimctl-net-eqe$model$efficiency,oracle" ;;
+    net-cqe-eff) echo "none,static:0,static:1,static:2,static:3,static:4,kernel-net-cqe,dimctl-net-cqe$model$efficiency,oracle" ;;
     rdma) echo "none,static:6,static:8,kernel-rdma,dimctl-rdma$model,oracle" ;;
     net-eqe) echo "none,static:1,static:2,kernel-net-eqe,dimctl-net-eqe$model,oracle" ;;
     net-cqe) echo "none,static:1,static:3,kernel-net-cqe,dimctl-net-cqe$model,oracle" ;;
@@ -94,7 +106,10 @@ manifest=$OUT/manifest.tsv
 for r in "${runs[@]}"; do
   IFS='|' read -r id file flags <<<"$r"
   table=$(sed -n 's/^table: *\([a-z-]*\).*/\1/p' "$file")
-  case "$id" in h*-napi-*) table=net-eqe-host ;; esac
+  case "$id" in
+    h*-napi-*) table=net-eqe-host ;;
+    e[0-9]*-*) table=${table:-rdma}-eff ;;
+  esac
   cmd="dimctl sim --workload $file --policy $(policies "${table:-rdma}") --json --timeline${flags:+ $flags}"
   printf '%s\t%s\n' "$id" "$cmd" >>"$manifest"
 done

@@ -264,6 +264,13 @@ bool ModelTable::efficiency_fast_up(double rate, uint8_t to) const {
   return mask != 0 && std::countr_zero(mask) >= to;
 }
 
+bool ModelTable::unbatched(uint8_t ix, double rate, double events, double completions) const {
+  if (ix == latency_ix_ || !(events > 0)) return false;
+  const double gain = prediction(ix, rate).batch - 1;
+  return gain >= kQd1MinGain && events * gain >= kQd1MinExtra &&
+         completions / events - 1 <= kQd1GainShare * gain;
+}
+
 ModelPolicy::ModelPolicy(const ModelTable& table)
     : tokens_(table.token_cap_), ix_(table.latency_ix_) {}
 
@@ -302,7 +309,9 @@ bool ModelPolicy::update(const ModelTable& t, const ModelInput& in) {
   bool qd1_down = false;
   if (in.events >= t.qd1_min_events_ &&
       static_cast<double>(in.completions) <= t.qd1_ratio_ * static_cast<double>(in.events) &&
-      (t.segments_ == 0 || rate >= t.qd1_from_[ix_])) {
+      (t.segments_ == 0 || rate >= t.qd1_from_[ix_] ||
+       t.unbatched(ix_, rate, static_cast<double>(in.events),
+                   static_cast<double>(in.completions)))) {
     down_to = up_to = t.latency_ix_;
     qd1_down = t.segments_ != 0;
   }

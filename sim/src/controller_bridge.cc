@@ -44,6 +44,9 @@ seam::DevicePolicy ControllerBridge::policy_for(const seam::DeviceInfo& dev) con
   p.rate_limit_ns = 0;
   // dimctl-model: DevicePolicy's defaults, the daemon's default config (model.costs: measured,
   // the estimate from the CPU times sample_into() reports once it is confident).
+  // dimctl-model*-eff:BUDGET: `model.objective: efficiency` with that `model.latency_budget`.
+  p.model.objective = policy_.objective;
+  p.model.latency_budget_ns = policy_.latency_budget_ns;
   if (policy_.host_costs && !stages_.empty()) {
     // The model told the host's costs: per completion what the core spends on it inside and
     // outside the poll, per interrupt the handler and its poll call.

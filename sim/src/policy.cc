@@ -16,6 +16,10 @@ constexpr std::string_view kKernel = "kernel-";
 constexpr std::string_view kDimctl = "dimctl-";
 // dimctl-model with the model's costs and timer set from the host's (PolicySpec::host_costs).
 constexpr std::string_view kHostSuffix = "-host";
+// dimctl-model*-eff:BUDGET: the efficiency objective with that latency budget.
+constexpr std::string_view kEfficiencySuffix = "-eff";
+// model.latency_budget's range in the config (userspace/config/src/read.cc).
+constexpr int64_t kMaxLatencyBudgetNs = 1'000'000'000;
 
 // The controller algorithms a dimctl-* policy can name: every one but static and off, which the
 // simulator has as static:IX and none.
@@ -35,6 +39,20 @@ Result<int64_t> parse_period(std::string_view s, std::string_view whole) {
   auto v = parse_duration(s, &why);
   if (!v) return DIMCTL_FAIL(0, "policy '{}': bad period: {}", whole, duration_error(s, why));
   if (*v <= 0) return DIMCTL_FAIL(0, "policy '{}': the period must be above 0", whole);
+  return *v;
+}
+
+Result<int64_t> parse_budget(std::string_view s, std::string_view whole) {
+  if (s.empty())
+    return DIMCTL_FAIL(0, "policy '{}': -eff needs a latency budget, e.g. dimctl-model-eff:50us",
+                       whole);
+  DurationError why = DurationError::kSyntax;
+  auto v = parse_duration(s, &why);
+  if (!v)
+    return DIMCTL_FAIL(0, "policy '{}': bad latency budget: {}", whole,
+                       duration_error(s, why, "us"));
+  if (*v <= 0 || *v > kMaxLatencyBudgetNs)
+    return DIMCTL_FAIL(0, "policy '{}': the latency budget must be above 0 and at most 1s", whole);
   return *v;
 }
 
@@ -98,11 +116,33 @@ Result<PolicySpec> parse_policy(std::string_view text) {
     p.cqe = *t == ProfileTable::kNetCqe;
   } else if (base.starts_with(kDimctl)) {
     std::string_view algo = base.substr(kDimctl.size());
+    // -eff[:BUDGET] last (before @PERIOD): the model under the efficiency objective.
+    std::optional<std::string_view> budget;
+    if (auto colon = algo.find(':'); colon != std::string_view::npos) {
+      if (!algo.substr(0, colon).ends_with(kEfficiencySuffix))
+        return DIMCTL_FAIL(0, "unknown policy '{}' (known: {})", text, policy_help());
+      budget = algo.substr(colon + 1);
+      algo = algo.substr(0, colon - kEfficiencySuffix.size());
+    } else if (algo.ends_with(kEfficiencySuffix)) {
+      budget = std::string_view();
+      algo.remove_suffix(kEfficiencySuffix.size());
+    }
     p.host_costs = algo.ends_with(kHostSuffix);
     if (p.host_costs) algo.remove_suffix(kHostSuffix.size());
     auto a = controller_algorithm(algo);
     if (!a || (p.host_costs && *a != seam::Algorithm::kModel))
       return DIMCTL_FAIL(0, "unknown policy '{}' (known: {})", text, policy_help());
+    if (budget) {
+      if (!seam::is_model(*a))
+        return DIMCTL_FAIL(0,
+                           "policy '{}': only the model policies (dimctl-model, "
+                           "dimctl-model-cqe, dimctl-model-host) take -eff:BUDGET",
+                           text);
+      auto v = parse_budget(*budget, text);
+      if (!v) return fail(std::move(v).error());
+      p.objective = dim::Objective::kEfficiency;
+      p.latency_budget_ns = *v;
+    }
     p.kind = K::kController;
     p.algorithm = *a;
     p.cqe = *a == seam::Algorithm::kNetCqe || *a == seam::Algorithm::kModelCqe;
@@ -130,8 +170,9 @@ std::string_view policy_help() {
     names.push_back(fmt::format("{}{}{}", kDimctl,
                                 seam::kAlgorithmNames.name(seam::Algorithm::kModel), kHostSuffix));
     return fmt::format(
-        "{} ({}* take @PERIOD, default @{}), oracle (oracle@LAG: its schedule applied LAG after "
-        "each phase start)",
+        "{} ({}* take @PERIOD, default @{}; the dimctl-model* take -eff:BUDGET before it, the "
+        "efficiency objective with that latency budget, e.g. dimctl-model-eff:50us), oracle "
+        "(oracle@LAG: its schedule applied LAG after each phase start)",
         fmt::join(names, ", "), kDimctl, format_duration(kDefaultControlPeriodNs));
   }();
   return kHelp;

@@ -217,6 +217,8 @@ json controller_json(const PolicySpec& s) {
     // Told: the workload's cost model; measured: the estimate once it is more than the defaults
     // (the run's model_cores), these defaults before.
     j["costs"] = s.host_costs ? "told" : "measured";
+    j["objective"] = s.objective == dim::Objective::kEfficiency ? "efficiency" : "latency";
+    if (s.objective == dim::Objective::kEfficiency) j["latency_budget_ns"] = s.latency_budget_ns;
     if (!s.host_costs) {
       j["completion_cost_ns"] = m.completion_cost_ns;
       j["interrupt_cost_ns"] = m.interrupt_cost_ns;

@@ -2,8 +2,8 @@
 docs/sim/full-report.md (every metric of every phase of every run)."""
 from .load import TABLES
 from .markdown import BEGIN, END, QUANTILES, convergence, count, md_table, quant, us
-from .sections import (section_adapt, section_software, section_traces, section_w1,
-                       section_w2, section_w3, section_w6, section_w7)
+from .sections import (section_adapt, section_efficiency, section_software, section_traces,
+                       section_w1, section_w2, section_w3, section_w6, section_w7)
 from .targets import section_targets
 
 
@@ -16,6 +16,13 @@ def policy_text(name, table, ctl):
         return f"profile {ix} of the {table} table always (T = {t} us, N = {n})"
     if name.startswith("kernel-"):
         return "the kernel's DIM (dim:: library, the kernel's code paths and 64-event windows)"
+    if name.startswith("dimctl-model") and "-eff:" in name:
+        budget = name.split("-eff:", 1)[1].split("@", 1)[0]
+        told = " told the workload's costs and timer," if name.startswith("dimctl-model-host") else ""
+        return (f"dimctl's model-based policy{told} under the efficiency objective "
+                f"(`model.objective: efficiency`, `model.latency_budget: {budget}`): the least "
+                "predicted CPU per completion among the profiles whose predicted mean latency is "
+                f"within {budget} of no moderation's")
     if name.startswith("dimctl-model-host"):
         return ("dimctl's model-based policy told the workload's costs and timer semantics "
                 "(`model:` completion_cost = completion + app, interrupt_cost = irq + poll, timer)")
@@ -119,6 +126,7 @@ def report(runs, commit, plot, ctl, stamp):
     out += section_w6(runs)
     out += section_w7(runs)
     out += section_software(runs)
+    out += section_efficiency(runs)
     out += section_traces(runs, plot, ctl)
     out += ["### Not answered here", "",
             "- Real NVMe devices (review question 4): the W1 service time is log-normal "

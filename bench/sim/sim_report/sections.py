@@ -353,3 +353,77 @@ def section_traces(runs, plot, ctl):
     out += reproduce(group)
     return out
 
+
+
+def budget_ns(policy):
+    """The latency budget of a `dimctl-model*-eff:BUDGET[@PERIOD]` policy, in ns."""
+    text = policy.split("-eff:", 1)[1].split("@", 1)[0]
+    for unit, scale in (("ns", 1), ("us", 1e3), ("ms", 1e6), ("s", 1e9)):
+        if text.endswith(unit) and text[:-len(unit)].replace(".", "", 1).isdigit():
+            return float(text[:-len(unit)]) * scale
+    return 0.0
+
+
+def best_static_within(run, budget, phase=None):
+    """The static column (`none` is profile-less no moderation, a static too) with the least CPU
+    per completion whose mean latency exceeds `none`'s by at most `budget` ns; None without one."""
+    base = run.phase("none", phase)["latency"]["mean_ns"]
+    cands = [p for p in run.policies if p == "none" or p.startswith("static:")]
+    within = [p for p in cands if run.phase(p, phase)["completions"] > 0 and
+              run.phase(p, phase)["latency"]["mean_ns"] - base <= budget]
+    return min(within, key=lambda p: run.phase(p, phase)["cpu_per_completion_ns"], default=None)
+
+
+def section_efficiency(runs):
+    """The efficiency family (e*): CPU per completion against added mean latency, per policy."""
+    group = sorted((r for r in runs.values() if r.base[:1] == "e" and r.base[1:2].isdigit()
+                    and "none" in r.by_policy), key=lambda x: x.id)
+    if not group:
+        return []
+    out = ["### Efficiency — CPU per completion within a latency budget", "",
+           "The model policy under the efficiency objective (`dimctl-model-eff:B`: "
+           "`model.objective: efficiency`, `model.latency_budget: B`) beside the latency objective "
+           "(`dimctl-model`), the static profiles, kernel DIM and dimctl's DIM. **+mean** is the "
+           "mean latency over `none`'s (no moderation) on the same arrivals; **best static ≤ B** "
+           "is the static column (`none` included) with the least CPU per completion whose "
+           "+mean is at most B, what a fixed choice made in hindsight would pay within the "
+           "budget. Under overload `none` builds a backlog, so +mean is negative there.", ""]
+    for r in group:
+        eff = [p for p in r.policies if "-eff:" in p]
+        out += [r.caption() + ".", ""]
+        none = r.phase("none")
+        rows = []
+        for p in r.policies:
+            t = r.phase(p)
+            lat = t["latency"]
+            rows.append([p, count(t["throughput"]), us(lat["mean_ns"]),
+                         f"{(lat['mean_ns'] - none['latency']['mean_ns']) / 1e3:+.2f}",
+                         quant(lat, "p99"), us(t["cpu_per_completion_ns"]),
+                         pct(t["cpu_per_completion_ns"], none["cpu_per_completion_ns"]),
+                         f"{t['completions_per_interrupt']:.2f}", f"{t['changes_per_s']:.1f}"])
+        out += md_table(["policy", "throughput (/s)", "mean (us)", "+mean (us)", "p99 (us)",
+                         "CPU/completion (us)", "CPU vs none", "completions/interrupt",
+                         "changes/s"], rows) + [""]
+        cols = [p for p in r.policies if p.startswith("dimctl-model") and "-eff:" not in p]
+        head, cells = ["phase"], []
+        for p in cols:
+            head.append(f"{p}")
+        for p in eff:
+            head += [p, f"best static ≤ {p.split('-eff:', 1)[1]}"]
+        names = r.phase_names() + ([None] if len(r.phase_names()) > 1 else [])
+        for ph in names:
+            base = r.phase("none", ph)["latency"]["mean_ns"]
+
+            def cell(p, ph=ph, base=base):
+                m = r.phase(p, ph)
+                return (f"{us(m['cpu_per_completion_ns'])} / "
+                        f"{(m['latency']['mean_ns'] - base) / 1e3:+.1f}")
+            row = [ph or "whole run"] + [cell(p) for p in cols]
+            for p in eff:
+                best = best_static_within(r, budget_ns(p), ph)
+                row += [cell(p), f"{best}: {cell(best)}" if best else "-"]
+            cells.append(row)
+        out += ["Per phase, CPU per completion (us) / +mean (us):", ""]
+        out += md_table(head, cells) + [""]
+    out += reproduce(group)
+    return out

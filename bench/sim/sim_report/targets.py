@@ -16,8 +16,17 @@ W5_P99_OF_ORACLE = 1.10
 LIMIT_CYCLE_RATE = 1.0  # changes/s in the steady half above which a policy has not settled
 
 
+def is_efficiency(policy):
+    """A model policy run under the efficiency objective (dimctl-model*-eff:BUDGET)."""
+    return policy.startswith("dimctl-model") and "-eff:" in policy
+
+
 def role(policy):
-    """The column a policy's figures go to in the target tables (None: not judged there)."""
+    """The column a policy's figures go to in the target tables (None: not judged there). The
+    model under the efficiency objective (`dimctl-model*-eff:B`) is judged by its own section,
+    not by the latency objective's targets."""
+    if is_efficiency(policy):
+        return None
     if policy.startswith("dimctl-model-host"):
         return "dimctl-model-host"
     if policy.startswith("dimctl-model"):
@@ -242,7 +251,8 @@ def section_targets(runs, ctl):
     rows = target_rows(runs, ctl)
     if not rows:
         return []
-    model = [p for r in runs.values() for p in r.policies if p.startswith("dimctl-model")]
+    model = [p for r in runs.values() for p in r.policies if role(p) in ("dimctl-model",
+                                                                         "dimctl-model-host")]
     out = ["### Targets of the model policy", "",
            "Each target from the JSON of the runs below; kernel DIM and dimctl's DIM (the "
            "daemon's Controller) are judged by the same rule beside it. Definitions:", "",

@@ -25,6 +25,7 @@ import sys
 import tempfile
 
 BEGIN, END = "<!-- sweep:begin -->", "<!-- sweep:end -->"
+EFF_BEGIN, EFF_END = "<!-- sweep-efficiency:begin -->", "<!-- sweep-efficiency:end -->"
 THR, P99, CHANGES = 0.98, 1.25, 10.0
 FAR_THR, FAR_P99 = 0.90, 10.0  # far off: what the report counts beside the rule
 ROLES = ["none", "kernel", "dimctl-dim", "dimctl-model", "dimctl-model-host", "oracle-late",
@@ -36,7 +37,19 @@ LABEL = {"none": "none", "kernel": "kernel DIM", "dimctl-dim": "dimctl DIM",
          "oracle": "oracle"}
 
 
+# The efficiency rule (docs/benchmarks/sweep.md "The efficiency rule"): the model under the
+# efficiency objective at EFF_BUDGET_NS against the static profiles whose mean latency exceeds
+# `none`'s by at most that budget.
+EFF_BUDGET_NS = 50_000
+EFF_CPU, EFF_THR = 1.05, 0.98
+EFF_POLICY = "dimctl-model-eff"  # the role of dimctl-model-eff:50us
+
+
 def role(policy):
+    if policy.startswith("static:"):
+        return policy
+    if policy.startswith("dimctl-model") and "-eff:" in policy:
+        return EFF_POLICY
     if policy.startswith("kernel-"):
         return "kernel"
     if policy in ("dimctl-model", "dimctl-model-host", "none", "oracle"):
@@ -63,12 +76,14 @@ def meets(r):
 
 
 class Workload:
-    def __init__(self, info, doc):
+    def __init__(self, info, docs):
         self.info = info
         self.name = info["name"]
-        self.queues = doc["workload"]["queues"]
-        self.runs = {role(r["policy"]): r for r in doc["runs"]}
-        self.oracle = self.runs["oracle"]
+        self.queues = docs[0]["workload"]["queues"]
+        self.runs = {role(r["policy"]): r for doc in docs for r in doc["runs"]}
+        self.oracle = self.runs.get("oracle")
+        self.statics = sorted((k for k in self.runs if k.startswith("static:")),
+                              key=lambda k: int(k.split(":")[1]))
 
     def ratio(self, who, phase=None):
         m = self.runs[who]["total"] if phase is None else self.runs[who]["phases"][phase]
@@ -118,6 +133,59 @@ class Workload:
         cpi = (t["completions_per_interrupt"], o["completions_per_interrupt"])
         return parts, circ, cpi
 
+    # ---- the efficiency rule ----
+
+    def added_mean(self, who):
+        """Mean latency over `none`'s (same arrivals), in ns."""
+        return (self.runs[who]["total"]["latency"]["mean_ns"] -
+                self.runs["none"]["total"]["latency"]["mean_ns"])
+
+    def eff_within(self):
+        """The static profiles whose added mean latency is within the budget."""
+        return [s for s in self.statics if self.added_mean(s) <= EFF_BUDGET_NS]
+
+    def eff_reference(self):
+        """The best static profile within the budget: the least CPU per completion among them
+        (ties to the lower index); without one, the static with the least added mean latency."""
+        within = self.eff_within()
+        if within:
+            return min(within, key=lambda s: self.runs[s]["total"]["cpu_per_completion_ns"])
+        return min(self.statics, key=self.added_mean)
+
+    def eff_ratios(self, who=EFF_POLICY):
+        """(CPU per completion, throughput) of `who` against the reference, changes/s per queue."""
+        m, ref = self.runs[who]["total"], self.runs[self.eff_reference()]["total"]
+        cpu = (m["cpu_per_completion_ns"] / ref["cpu_per_completion_ns"]
+               if ref["cpu_per_completion_ns"] > 0 else 1.0)
+        thr = m["throughput"] / ref["throughput"] if ref["throughput"] > 0 else 1.0
+        return cpu, thr, m["changes_per_s"] / self.queues
+
+    def meets_eff(self, who=EFF_POLICY):
+        cpu, thr, ch = self.eff_ratios(who)
+        return cpu <= EFF_CPU and thr >= EFF_THR and ch <= CHANGES
+
+    def beats_statics(self, who=EFF_POLICY):
+        """At least as good as the best single static profile: CPU per completion at most that
+        of every static within the budget, throughput >= 98 % of the cheapest one's."""
+        cpu, thr, _ = self.eff_ratios(who)
+        return cpu <= 1.0 + 1e-9 and thr >= EFF_THR
+
+    def eff_category(self, who=EFF_POLICY):
+        """A miss of the efficiency rule by the first failed clause: throughput, changes, then
+        CPU, split by where the model's batching sits against the reference's."""
+        cpu, thr, ch = self.eff_ratios(who)
+        if thr < EFF_THR:
+            return "throughput below 98 % of the reference's"
+        if ch > CHANGES:
+            return "more than 10 changes/s per queue"
+        b = self.runs[who]["total"]["completions_per_interrupt"]
+        ref_b = self.runs[self.eff_reference()]["total"]["completions_per_interrupt"]
+        if b < ref_b * 0.95:
+            return "CPU: batches less than the reference (a lower profile)"
+        if b > ref_b * 1.05:
+            return "CPU: batches more than the reference, costs more"
+        return "CPU: batches as the reference, costs more"
+
     def category(self, who="dimctl-model"):
         _, circ, _ = self.why(who)
         if "saturated" in circ:
@@ -132,12 +200,15 @@ class Workload:
 
 
 def load_seed(directory):
+    """The seed's workloads, each with the runs of NAME.json (the oracle rule) and NAME.eff.json
+    (the efficiency rule), whichever exist."""
     d = pathlib.Path(directory)
     meta = json.loads((d / "sweep.json").read_text())
     out = []
     for info in meta["workloads"]:
-        doc = json.loads((d / f"{info['name']}.json").read_text())
-        out.append(Workload(info, doc))
+        docs = [json.loads(f.read_text()) for f in (d / f"{info['name']}.json",
+                                                   d / f"{info['name']}.eff.json") if f.exists()]
+        out.append(Workload(info, docs))
     return meta, out
 
 
@@ -237,13 +308,82 @@ def seed_section(meta, workloads, commit, figures, date):
     return lines
 
 
-def replace_section(path, body):
+def eff_section(meta, workloads, commit, figures, date):
+    """The efficiency rule on one seed: the share meeting it, as good as the best static, the
+    misses by cause; the misses' figures in FIGURES/sweep-eff-seedS.md."""
+    seed, n = meta["seed"], len(workloads)
+    budget = f"{EFF_BUDGET_NS / 1e3:g} us"
+    lines = [f"### Seed {seed}: {n} workloads, {meta['duration_s']:g} s simulated each", ""]
+    lines += ["| policy | meets the efficiency rule | as good as the best static profile | "
+              f"mean latency within {budget} of none's |", "|---|---|---|---|"]
+    for who, label in ((EFF_POLICY, f"**dimctl-model-eff:{budget.replace(' ', '')}**"),
+                       ("dimctl-model", "dimctl-model (latency objective, default config)")):
+        if any(who not in w.runs for w in workloads):
+            continue
+        ok = sum(w.meets_eff(who) for w in workloads)
+        best = sum(w.beats_statics(who) for w in workloads)
+        lat = sum(w.added_mean(who) <= EFF_BUDGET_NS for w in workloads)
+        lines.append(f"| {label} | {ok / n:.1%} ({ok}) | {best / n:.1%} ({best}) | "
+                     f"{lat / n:.1%} ({lat}) |")
+    none_within = sum(not w.eff_within() for w in workloads)
+    refs = {}
+    for w in workloads:
+        refs[w.eff_reference()] = refs.get(w.eff_reference(), 0) + 1
+    lines += ["", "The reference (the cheapest static profile within the budget) per workload: " +
+              ", ".join(f"{k} {v}" for k, v in sorted(refs.items(),
+                                                      key=lambda kv: int(kv[0].split(':')[1]))) +
+              (f"; no static profile within the budget on {none_within} (the reference is then "
+               "the static with the least added mean latency)" if none_within else "") + ".", ""]
+    misses = [w for w in workloads if not w.meets_eff()]
+    cats = {}
+    for w in misses:
+        cats.setdefault(w.eff_category(), []).append(w)
+    lines += [f"dimctl-model-eff misses {len(misses)} of {n}; by the first failed clause "
+              "(throughput, changes, CPU), and per source kind:", "",
+              "| cause | workloads | closed / Poisson / on/off | multi-phase | median CPU ratio |",
+              "|---|---|---|---|---|"]
+    for cat, ws in sorted(cats.items(), key=lambda kv: -len(kv[1])):
+        kinds = [sum(w.info["source"] == k for w in ws) for k in ("closed", "poisson", "onoff")]
+        multi = sum(w.info["shape"] != "flat" for w in ws)
+        ratios_ = sorted(w.eff_ratios()[0] for w in ws)
+        lines.append(f"| {cat} | {len(ws)} | {' / '.join(map(str, kinds))} | {multi} | "
+                     f"{ratios_[len(ratios_) // 2]:.2f}x |")
+    lines += ["", f"Every miss with its figures: [sim/sweep-eff-seed{seed}.md]"
+              f"(sim/sweep-eff-seed{seed}.md).", ""]
+    detail = [f"# Randomized sweep, seed {seed}: the workloads dimctl-model-eff misses", "",
+              f"Generated at commit `{commit}` ({date}) by `bench/sim/sweep/run.sh BUILD`; the "
+              "summary is in docs/BENCHMARKS.md, the rule in docs/benchmarks/sweep.md (\"The "
+              f"efficiency rule\"). Rule: CPU per completion <= {EFF_CPU:g}x the reference's (the "
+              f"cheapest static profile whose mean latency is within {budget} of `none`'s), "
+              f"throughput >= {EFF_THR:.0%} of its, <= {CHANGES:g} changes/s per queue. B = "
+              "completions per interrupt (model / reference); +mean = mean latency over none's.",
+              "",
+              "| workload | what | cause | CPU ratio | throughput | changes/s/q | reference | B "
+              "| +mean model / reference (us) | latency objective's CPU ratio |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for w in misses:
+        i = w.info
+        cpu, thr, ch = w.eff_ratios()
+        ref = w.eff_reference()
+        b = (w.runs[EFF_POLICY]["total"]["completions_per_interrupt"],
+             w.runs[ref]["total"]["completions_per_interrupt"])
+        what = (f"{i['table']}, {i['queues']}q/{i['cores']}c, cost {i['cost']}, {i['source']}, "
+                f"load {i['load']:.0%}, {i['shape']}, service {i['service']} {i['service_us']} us")
+        lat = (f"{w.added_mean(EFF_POLICY) / 1e3:+.1f} / {w.added_mean(ref) / 1e3:+.1f}")
+        other = f"{w.eff_ratios('dimctl-model')[0]:.2f}x" if "dimctl-model" in w.runs else "-"
+        detail.append(f"| {w.name} | {what} | {w.eff_category()} | {cpu:.2f}x | {thr:.1%} | "
+                      f"{ch:.1f} | {ref} | {b[0]:.1f} / {b[1]:.1f} | {lat} | {other} |")
+    (pathlib.Path(figures) / f"sweep-eff-seed{seed}.md").write_text("\n".join(detail) + "\n")
+    return lines
+
+
+def replace_section(path, body, begin=BEGIN, end=END):
     p = pathlib.Path(path)
     text = p.read_text() if p.exists() else ""  # a report of its own (held-out seeds)
-    block = BEGIN + "\n" + "\n".join(body) + "\n" + END
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
+    block = begin + "\n" + "\n".join(body) + "\n" + end
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        _, tail = rest.split(end, 1)
         text = head + block + tail
     elif text.strip():
         text = text.rstrip("\n") + "\n\n" + block + "\n"
@@ -261,18 +401,43 @@ def main():
     ap.add_argument("dirs", nargs="+")
     a = ap.parse_args()
     pathlib.Path(a.figures).mkdir(parents=True, exist_ok=True)
+    stamp = f"Generated at commit `{a.commit}`{f' ({a.date})' if a.date else ''} by "
     body = ["## Randomized sweep (generated)", "",
-            f"Generated at commit `{a.commit}`{f' ({a.date})' if a.date else ''} by "
-            "`bench/sim/sweep/run.sh BUILD` (docs/benchmarks/sweep.md: the generator, "
+            stamp + "`bench/sim/sweep/run.sh BUILD` (docs/benchmarks/sweep.md: the generator, "
             "the rule, the time budget). Rule: throughput >= 98 % of the oracle's, p99 <= 1.25x "
             "the oracle's, <= 10 changes/s per queue; as good as kernel DIM: throughput >= 99 % "
             "of kernel DIM's and p99 <= kernel DIM's. Targets for dimctl-model: 95 % and 90 %.",
             ""]
+    eff = ["## Randomized sweep, the efficiency rule (generated)", "",
+           stamp + "`bench/sim/sweep/run.sh BUILD` (docs/benchmarks/sweep.md, \"The efficiency "
+           "rule\"). The model under `model.objective: efficiency`, `model.latency_budget: 50us` "
+           "(`dimctl-model-eff:50us`) against the reference, the static profile with the least "
+           "CPU per completion among those whose mean latency exceeds no moderation's by at most "
+           "50 us. Rule: CPU per completion <= 1.05x the reference's, throughput >= 98 % of its, "
+           "<= 10 changes/s per queue; as good as the best static profile: CPU per completion <= "
+           "the reference's (so <= every static profile within the budget), throughput >= 98 % "
+           "of its. Targets: 90 % and 95 %.", ""]
+    oracle_dirs = eff_dirs = 0
     for d in a.dirs:
         meta, workloads = load_seed(d)
-        body += seed_section(meta, workloads, a.commit, a.figures, a.date or "date not given")
-    replace_section(a.markdown, body)
-    print(f"report.py: {a.markdown} (section {BEGIN}..{END}), sweep figures in {a.figures}")
+        date = a.date or "date not given"
+        if all(w.oracle for w in workloads):
+            body += seed_section(meta, workloads, a.commit, a.figures, date)
+            oracle_dirs += 1
+        if all(EFF_POLICY in w.runs and w.statics for w in workloads):
+            eff += eff_section(meta, workloads, a.commit, a.figures, date)
+            eff_dirs += 1
+    # A rule's section is rewritten only by a run of that rule, over every seed given.
+    if oracle_dirs == len(a.dirs):
+        replace_section(a.markdown, body)
+        print(f"report.py: {a.markdown} (section {BEGIN}..{END}), sweep figures in {a.figures}")
+    if eff_dirs == len(a.dirs):
+        replace_section(a.markdown, eff, EFF_BEGIN, EFF_END)
+        print(f"report.py: {a.markdown} (section {EFF_BEGIN}..{EFF_END}), misses in "
+              f"{a.figures}/sweep-eff-seed*.md")
+    if not oracle_dirs and not eff_dirs:
+        print("report.py: no seed directory holds a rule's runs", file=sys.stderr)
+        return 1
     return 0
 
 

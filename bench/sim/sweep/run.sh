@@ -17,6 +17,13 @@
 # and SWEEP_FIGURES (default docs/sim) send such a run elsewhere, leaving the docs as they are;
 # SWEEP_DIMCTL runs another dimctl binary (default BUILD/userspace/cli/dimctl).
 #
+# Two rules (SWEEP_RULES, default "oracle efficiency"): `oracle`, the runs above; `efficiency`,
+# per workload every static profile of its table and dimctl-model-eff:50us (the model under
+# `model.objective: efficiency`, `model.latency_budget: 50us`) into NAME.eff.json, judged against
+# the cheapest static profile within the budget (report.py; its section of docs/BENCHMARKS.md
+# lies between <!-- sweep-efficiency:begin --> and <!-- sweep-efficiency:end -->, its misses in
+# docs/sim/sweep-eff-seed*.md). A run of one rule rewrites that rule's section only.
+#
 # Time budget: both seeds, 600 workloads in all, in <= 6 min on 2 free cores (about 3.5 min of
 # CPU at the defaults, docs/benchmarks/sweep.md "Time"); the durations are short, the counts
 # are not. Deterministic: a commit and its seeds give the same figures on any machine.
@@ -41,6 +48,16 @@ JOBS=${SIM_JOBS:-$(nproc)}
 OUT=${SWEEP_OUT:-$BUILD/bench-sweep}
 MARKDOWN=${SWEEP_MARKDOWN:-docs/BENCHMARKS.md}
 FIGURES=${SWEEP_FIGURES:-docs/sim}
+# Which rules to run: `oracle` (every policy against the oracle) and `efficiency` (the model
+# under the efficiency objective at a 50us budget against every static profile).
+RULES=${SWEEP_RULES:-oracle efficiency}
+BUDGET=50us  # the efficiency rule's latency budget (report.py EFF_BUDGET_NS)
+for r in $RULES; do
+  case "$r" in
+    oracle | efficiency) ;;
+    *) echo "bench/sim/sweep/run.sh: SWEEP_RULES: unknown rule '$r' (oracle, efficiency)" >&2; exit 2 ;;
+  esac
+done
 rm -rf "$OUT"
 mkdir -p "$OUT"
 
@@ -54,19 +71,34 @@ case "$commit" in
 esac
 
 one() {  # one workload file: every policy of its table, JSON beside it
-  local f=$1 table kernel dimctl
+  local f=$1 table kernel dimctl statics="" i n=5 reference=""
   table=$(sed -n 's/^table: *\([a-z-]*\).*/\1/p' "$f")
   kernel=kernel-$table
   dimctl=dimctl-$table
-  "$DIMCTL" sim --workload "$f" --json \
-    --policy "none,$kernel,$dimctl,dimctl-model,dimctl-model-host,oracle,oracle@20ms" \
-    >"${f%.yaml}.json" 2>"${f%.yaml}.err" || {
-    echo "bench/sim/sweep: $f FAILED: $(head -c 300 "${f%.yaml}.err")" >&2
-    return 1
-  }
+  if [[ " $RULES " == *" oracle "* ]]; then
+    "$DIMCTL" sim --workload "$f" --json \
+      --policy "none,$kernel,$dimctl,dimctl-model,dimctl-model-host,oracle,oracle@20ms" \
+      >"${f%.yaml}.json" 2>"${f%.yaml}.err" || {
+      echo "bench/sim/sweep: $f FAILED: $(head -c 300 "${f%.yaml}.err")" >&2
+      return 1
+    }
+  else
+    reference="none,dimctl-model,"  # the efficiency rule's reference, else from the run above
+  fi
+  if [[ " $RULES " == *" efficiency "* ]]; then
+    # Every static profile of the table for the whole run, and the model under the efficiency
+    # objective at the rule's budget: NAME.eff.json, read with NAME.json.
+    [ "$table" = rdma ] && n=9
+    for ((i = 0; i < n; i++)); do statics+="static:$i,"; done
+    "$DIMCTL" sim --workload "$f" --json --policy "$reference${statics}dimctl-model-eff:$BUDGET" \
+      >"${f%.yaml}.eff.json" 2>"${f%.yaml}.eff.err" || {
+      echo "bench/sim/sweep: $f FAILED (efficiency): $(head -c 300 "${f%.yaml}.eff.err")" >&2
+      return 1
+    }
+  fi
 }
 export -f one
-export DIMCTL
+export DIMCTL RULES BUDGET
 
 dirs=()
 t0=$(date +%s)
@@ -79,6 +111,6 @@ for seed in $SEEDS; do
   echo "bench/sim/sweep: seed $seed, $COUNT workloads, $JOBS at a time: $(($(date +%s) - ts))s"
   dirs+=("$dir")
 done
-echo "bench/sim/sweep: all seeds took $(($(date +%s) - t0))s (commit $commit)"
+echo "bench/sim/sweep: all seeds took $(($(date +%s) - t0))s (commit $commit, rules: $RULES)"
 python3 bench/sim/sweep/report.py --commit "$commit" --date "$date" --markdown "$MARKDOWN" \
   --figures "$FIGURES" "${dirs[@]}"

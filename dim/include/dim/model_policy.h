@@ -39,8 +39,9 @@
 //    profile, else the smallest T; RDMA index 0 = (1 µs, 1), net EQE/CQE index 0). This is what
 //    keeps a QD=1 flow at the static latency profile at any rate. Under kEfficiency it counts
 //    only where the current profile is predicted to batch 1.5 times that ratio at this rate
-//    (qd1_from()): at the latency profile an open loop shows one completion per interrupt too,
-//    and the rule as it stands would keep every queue there whatever the budget. A QD=1 flow
+//    (qd1_from()), or where the period shows at most half the batch gain the model predicts
+//    there (unbatched()): at the latency profile an open loop shows one completion per interrupt
+//    too, and the rule as it stands would keep every queue there whatever the budget. A QD=1 flow
 //    moved up comes back down at once, and that move holds the latency profile as a bounce does
 //    (a ceiling just above it for bounce_hold, doubling with each retry that fails again): the
 //    map still asks for the profile the flow cannot batch under.
@@ -109,7 +110,7 @@ struct ModelParams {
   // What the table's choice optimises (objective.h). kLatency ignores the two fields after it.
   Objective objective = Objective::kLatency;
   double latency_budget_ns = 0;  // kEfficiency: predicted latency accepted over the base (>= 0)
-  double min_saving = 0.05;      // kEfficiency: least CPU saving that moves the choice (0..0.9)
+  double min_saving = 0.02;      // kEfficiency: least CPU saving that moves the choice (0..0.9)
 };
 
 // Which field of a Profile is the count threshold N.
@@ -151,6 +152,15 @@ class ModelTable {
   // kQd1BatchFactor times qd1_completions_per_event (+inf where it never does).
   double qd1_from(uint8_t ix) const { return qd1_from_[ix]; }
   static constexpr double kQd1BatchFactor = 1.5;
+  // kEfficiency, below qd1_from(ix) too: a period at profile ix (not the latency profile) whose
+  // completions per event show at most kQd1GainShare of the batching the cost model predicts
+  // there, B − 1 with B >= 1 + kQd1MinGain, over events enough that the predicted extra
+  // completions number at least kQd1MinExtra. The flow does not batch as an open loop at its
+  // rate would (a closed loop at QD~1 throttled by the timer), so that counts as QD~1 too.
+  bool unbatched(uint8_t ix, double rate_per_s, double events, double completions) const;
+  static constexpr double kQd1GainShare = 0.5;
+  static constexpr double kQd1MinGain = 0.05;
+  static constexpr double kQd1MinExtra = 4;
   // The cost model's prediction for profile ix at a steady rate, with the table's timer and costs
   // (what the objective weighed; shown to operators beside the latency profile's).
   Prediction prediction(uint8_t ix, double rate_per_s) const {

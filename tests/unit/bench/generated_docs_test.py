@@ -3,14 +3,15 @@
 
     generated_docs_test.py REPO_ROOT
 
-Reads every generated page (docs/sim/report.md, docs/sim/full-report.md, docs/sim/sweep-seed*.md
-and the generated sections of docs/BENCHMARKS.md) and collects the workloads and policies each
+Reads every generated page (docs/sim/report.md, docs/sim/full-report.md, docs/sim/sweep-seed*.md,
+docs/sim/sweep-eff-seed*.md and the generated sections of docs/BENCHMARKS.md) and collects the workloads and policies each
 states: the `dimctl sim` commands' --workload / --trace / --policy arguments, workload and trace
 paths, backticked and bold names, table cells and headings. It fails, naming the page and the
 name, when a workload is no longer a file under bench/sim/workloads/ (a trace no longer under
 tests/fixtures/traces/), or a policy is not one `dimctl sim` accepts: none, static:IX, oracle
 (@LAG), kernel-TABLE with TABLE from sim/workload.schema.json, dimctl-ALGORITHM (@PERIOD) and
-dimctl-model-host with ALGORITHM from deploy/config/dimctl.schema.json (every algorithm but off
+dimctl-model-host with ALGORITHM from deploy/config/dimctl.schema.json, the model ones with an
+optional -eff:BUDGET (every algorithm but off
 and static, which the simulator has as none and static:IX). The host benchmark's section is
 judged by bench/host's policies (none, static-Nus, the daemon's algorithm from the same schema
 with `-idle0` variants, dimctl-model-effB; the former static:IX). Each page must also say the
@@ -28,8 +29,7 @@ TRACES = ROOT / "tests/fixtures/traces"
 
 NAME = r"[a-z][a-z0-9_.:-]*(?:@[0-9a-z.]+)?"
 POLICY_LIKE = re.compile(r"(none|oracle|static:\d+|static-\d+us|kernel-[a-z0-9_-]+|"
-                         r"dimctl-[a-z0-9_-]+)"
-                         r"(@[0-9a-z.]+)?")
+                         r"dimctl-[a-z0-9_-]+(?::[0-9a-z.]+)?)(@[0-9a-z.]+)?")
 WORKLOAD_LIKE = re.compile(r"(trace-[a-z0-9][\w-]*[a-z0-9]|[a-z]\d+-[a-z0-9][\w-]*[a-zA-Z0-9])"
                            r"(@[\w.-]*[a-zA-Z0-9])?")
 DURATION = re.compile(r"\d+(\.\d+)?(ns|us|ms|s)")
@@ -65,6 +65,9 @@ def sim_policy_ok(name):
         return True
     if base.startswith("dimctl-"):
         algo = base[len("dimctl-"):]
+        algo, eff, budget = algo.partition("-eff:")
+        if eff and not (algo.startswith("model") and DURATION.fullmatch(budget)):
+            return False  # -eff:BUDGET: the model policies only
         return algo in CONTROLLER or (algo == "model-host" and "model" in CONTROLLER)
     if at:  # only dimctl-* (@PERIOD) and oracle (@LAG) take @
         return False
@@ -157,8 +160,13 @@ def pages():
             out.append((rel, None, None, True))
     for p in sorted((ROOT / "docs/sim").glob("sweep-seed*.md")):
         out.append((str(p.relative_to(ROOT)), p.read_text(), sim_policy_ok, True))
+    for p in sorted((ROOT / "docs/sim").glob("sweep-eff-seed*.md")):
+        out.append((str(p.relative_to(ROOT)), p.read_text(), sim_policy_ok, True))
     bench = (ROOT / "docs/BENCHMARKS.md").read_text()
     out.append(("docs/BENCHMARKS.md (sweep section)", section(bench, "sweep"), sim_policy_ok, True))
+    if "sweep-efficiency:begin" in bench:
+        out.append(("docs/BENCHMARKS.md (sweep efficiency section)",
+                    section(bench, "sweep-efficiency"), sim_policy_ok, True))
     out.append(("docs/BENCHMARKS.md (host section)", section(bench, "host"), host_policy_ok, False))
     return out
 
@@ -180,8 +188,8 @@ def main():
             if not policy_ok(p):
                 errors.append(f"{label}: policy '{p}' is not one the simulator accepts "
                               f"(tables {sorted(TABLES)}, algorithms {ALGORITHM_PATTERN})")
-        if "sweep-seed" in label:
-            seed = re.search(r"sweep-seed(\d+)\.md", label).group(1)
+        if "sweep-seed" in label or "sweep-eff-seed" in label:
+            seed = re.search(r"sweep-(?:eff-)?seed(\d+)\.md", label).group(1)
             for m in re.finditer(r"\bsweep-(\d+)-\d{3}\b", text):
                 if m.group(1) != seed:
                     errors.append(f"{label}: workload '{m.group(0)}' is not of seed {seed}")

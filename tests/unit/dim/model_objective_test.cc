@@ -379,7 +379,10 @@ TEST(ModelObjective, OneCompletionPerInterruptAtTheLatencyProfileDoesNotHoldItTh
   const ModelTable t = table(c, efficiency(50e3, c.timer));
   ASSERT_EQ(t.pick(10'000), 2);
   ModelPolicy m(t);
-  for (int i = 0; i < 5; ++i) m.update(t, period(10'000, 1.0));
+  // An open loop: one completion per interrupt at the latency profile, the predicted batch at 2.
+  const double batch = t.prediction(2, 10'000).batch;
+  ASSERT_GT(batch, 1.1);
+  for (int i = 0; i < 5; ++i) m.update(t, period(10'000, m.profile_ix() == 2 ? batch : 1.0));
   EXPECT_EQ(m.profile_ix(), 2);
   // The latency objective keeps its rule: at the latency profile whatever the rate.
   ModelParams lp;
@@ -409,6 +412,32 @@ TEST(ModelObjective, OneCompletionPerInterruptWhereTheProfileShouldBatchGoesToTh
   }
   EXPECT_LE(m.changes() - before, 4u);  // retries after 2 s and 4 s more
   EXPECT_GE(at_latency, 50 * 10 - 2);
+}
+
+// Below qd1_from(): at 10k/s the 64 µs EQE timer is predicted to batch ~1.17, under the 1.875
+// that counts one completion per interrupt as QD~1 outright. A flow that shows no batching there
+// at all (a closed loop at QD~1, throttled by the timer) is QD~1 still (unbatched()); one that
+// batches as predicted, or half as much, is not.
+TEST(ModelObjective, NoneOfThePredictedBatchingBelowQd1FromGoesToTheLatencyProfile) {
+  const Case& c = kCases[0];
+  const ModelTable t = table(c, efficiency(50e3, c.timer));
+  ASSERT_EQ(t.pick(10'000), 2);
+  ASSERT_GT(t.qd1_from(2), 10'000);
+  const double batch = t.prediction(2, 10'000).batch;
+  ASSERT_GT(batch, 1 + ModelTable::kQd1MinGain);
+  ASSERT_LT(batch, ModelTable::kQd1BatchFactor * 1.25);
+  EXPECT_TRUE(t.unbatched(2, 10'000, 200, 200));
+  EXPECT_TRUE(t.unbatched(2, 10'000, 200, 200 * (1 + 0.5 * (batch - 1)) - 0.1));
+  EXPECT_FALSE(t.unbatched(2, 10'000, 200, 200 * (1 + 0.5 * (batch - 1)) + 0.1));
+  EXPECT_FALSE(t.unbatched(2, 10'000, 200, 200 * batch));
+  EXPECT_FALSE(t.unbatched(t.latency_ix(), 10'000, 200, 200)) << "an open loop shows it there";
+  EXPECT_FALSE(t.unbatched(2, 10'000, 8, 8)) << "too few events to see the missing batch";
+  ModelPolicy m(t);
+  for (int i = 0; i < 5; ++i) m.update(t, period(10'000, m.profile_ix() == 2 ? batch : 1.0));
+  ASSERT_EQ(m.profile_ix(), 2);
+  EXPECT_TRUE(m.update(t, period(10'000, 1.0)));
+  EXPECT_EQ(m.profile_ix(), t.latency_ix());
+  EXPECT_EQ(m.ceiling_ix(), t.latency_ix() + 1);
 }
 
 }  // namespace

@@ -123,6 +123,40 @@ TEST_F(SimCli, PolicyErrorsExitTwo) {
       << r.err;
 }
 
+// The model under the efficiency objective: dimctl-model-eff:BUDGET; a bad budget exits 2.
+TEST_F(SimCli, TheEfficiencyObjectiveTakesABudget) {
+  const std::string w = tiny();
+  CmdResult r = run("--workload " + w +
+                    " --policy dimctl-model-eff:50us,dimctl-model-eff:100us "
+                    "--dry-run");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("policies: dimctl-model-eff:50us, dimctl-model-eff:100us"),
+            std::string::npos)
+      << r.out;
+  r = run("--workload " + w + " --policy dimctl-model-eff");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err,
+            "dimctl sim: policy 'dimctl-model-eff': -eff needs a latency budget, e.g. "
+            "dimctl-model-eff:50us\n");
+  r = run("--workload " + w + " --policy dimctl-model-eff:50");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err,
+            "dimctl sim: policy 'dimctl-model-eff:50': bad latency budget: '50' has no unit; "
+            "write e.g. 50us (units: ns, us, ms, s)\n");
+  r = run("--workload " + w + " --policy dimctl-model-eff:0");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err,
+            "dimctl sim: policy 'dimctl-model-eff:0': the latency budget must be above 0 and at "
+            "most 1s\n");
+  r = run("--workload " + w + " --policy dimctl-rdma-eff:50us");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("only the model policies"), std::string::npos) << r.err;
+  r = run("--workload " + w + " --policy dimctl-model-eff:50us,dimctl-model-eff:50us");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "dimctl sim: policy 'dimctl-model-eff:50us' is given twice\n");
+  EXPECT_EQ(r.out, "");
+}
+
 // @PERIOD and --duration are durations as everywhere (dimctl/common/duration.h): decimals too.
 TEST_F(SimCli, PeriodsAndDurationsTakeDecimals) {
   const std::string w = tiny();
@@ -255,10 +289,10 @@ TEST_F(SimCli, JsonIsOneDocumentWithEveryPolicyAndPhase) {
 TEST_F(SimCli, JsonCarriesWhatTheControllerRanWith) {
   CmdResult r = run("--workload " + tiny() +
                     " --policy none,kernel-net-eqe,dimctl-net-eqe@5ms,dimctl-model,"
-                    "dimctl-model-host --json --duration 100ms");
+                    "dimctl-model-host,dimctl-model-eff:50us --json --duration 100ms");
   ASSERT_EQ(r.rc, 0) << r.err;
   const json doc = json::parse(r.out);
-  ASSERT_EQ(doc["runs"].size(), 5u);
+  ASSERT_EQ(doc["runs"].size(), 6u);
   EXPECT_FALSE(doc["runs"][0].contains("controller")) << "none runs no controller";
   EXPECT_FALSE(doc["runs"][1].contains("controller")) << "kernel DIM runs no controller";
   const json& dim = doc["runs"][2].at("controller");
@@ -277,6 +311,14 @@ TEST_F(SimCli, JsonCarriesWhatTheControllerRanWith) {
   EXPECT_FALSE(host.contains("interrupt_cost_ns"));
   EXPECT_EQ(model.at("costs"), "measured");
   EXPECT_EQ(host.at("costs"), "told");
+  // The objective: latency (the default config) unless the policy names efficiency and a budget.
+  EXPECT_EQ(model.at("objective"), "latency");
+  EXPECT_FALSE(model.contains("latency_budget_ns"));
+  EXPECT_EQ(host.at("objective"), "latency");
+  const json& eff = doc["runs"][5].at("controller");
+  EXPECT_EQ(eff.at("objective"), "efficiency");
+  EXPECT_EQ(eff.at("latency_budget_ns"), 50'000);
+  EXPECT_EQ(eff.at("costs"), "measured");
   // What each core's model judged with at the end: the measured costs (the simulator reports
   // CPU times, so the estimate leaves the defaults from the second period of traffic).
   const json& cores = doc["runs"][3].at("model_cores");

@@ -46,10 +46,65 @@ TEST(SimPolicy, ParsesEveryNameAndRejectsBadOnes) {
   EXPECT_EQ(policy_help(),
             "none, static:IX, kernel-net-eqe, kernel-net-cqe, kernel-rdma, dimctl-net-eqe, "
             "dimctl-net-cqe, dimctl-rdma, dimctl-model, dimctl-model-cqe, dimctl-model-host "
-            "(dimctl-* take @PERIOD, default @20ms), oracle (oracle@LAG: its schedule applied LAG "
-            "after each phase start)");
+            "(dimctl-* take @PERIOD, default @20ms; the dimctl-model* take -eff:BUDGET before it, "
+            "the efficiency objective with that latency budget, e.g. dimctl-model-eff:50us), "
+            "oracle (oracle@LAG: its schedule applied LAG after each phase start)");
   EXPECT_TRUE(parse_policy("dimctl-model-host")->host_costs);
   EXPECT_FALSE(parse_policy("dimctl-model")->host_costs);
+}
+
+TEST(SimPolicy, TheModelTakesTheEfficiencyObjectiveWithABudget) {
+  auto p = parse_policy("dimctl-model-eff:50us");
+  ASSERT_TRUE(p) << p.error().message();
+  EXPECT_EQ(p->kind, PolicySpec::Kind::kController);
+  EXPECT_EQ(p->algorithm, seam::Algorithm::kModel);
+  EXPECT_EQ(p->objective, dim::Objective::kEfficiency);
+  EXPECT_EQ(p->latency_budget_ns, 50'000);
+  EXPECT_FALSE(p->host_costs);
+  EXPECT_EQ(p->name, "dimctl-model-eff:50us");
+  EXPECT_EQ(p->period_ns, kDefaultControlPeriodNs);
+  // The default config's objective is latency, without a budget.
+  EXPECT_EQ(parse_policy("dimctl-model")->objective, dim::Objective::kLatency);
+  EXPECT_EQ(parse_policy("dimctl-model")->latency_budget_ns, 0);
+  // Every model policy takes it, before @PERIOD; decimals as in any duration.
+  p = parse_policy("dimctl-model-host-eff:25us@5ms");
+  ASSERT_TRUE(p) << p.error().message();
+  EXPECT_TRUE(p->host_costs);
+  EXPECT_EQ(p->latency_budget_ns, 25'000);
+  EXPECT_EQ(p->period_ns, 5'000'000);
+  p = parse_policy("dimctl-model-cqe-eff:1.5ms");
+  ASSERT_TRUE(p) << p.error().message();
+  EXPECT_EQ(p->algorithm, seam::Algorithm::kModelCqe);
+  EXPECT_TRUE(p->cqe);
+  EXPECT_EQ(p->latency_budget_ns, 1'500'000);
+  EXPECT_EQ(parse_policy("dimctl-model-eff:1s")->latency_budget_ns, 1'000'000'000);
+  // Each bad spelling names the policy and what is wrong with it.
+  const std::pair<const char*, const char*> bad[] = {
+      {"dimctl-model-eff", "-eff needs a latency budget, e.g. dimctl-model-eff:50us"},
+      {"dimctl-model-eff:", "-eff needs a latency budget, e.g. dimctl-model-eff:50us"},
+      {"dimctl-model-eff:50", "bad latency budget: '50' has no unit; write e.g. 50us"},
+      {"dimctl-model-eff:fast", "bad latency budget: 'fast' is not a duration"},
+      {"dimctl-model-eff:-5us", "bad latency budget: '-5us': durations cannot be negative"},
+      {"dimctl-model-eff:0", "the latency budget must be above 0 and at most 1s"},
+      {"dimctl-model-eff:2s", "the latency budget must be above 0 and at most 1s"},
+      {"dimctl-rdma-eff:50us",
+       "only the model policies (dimctl-model, dimctl-model-cqe, "
+       "dimctl-model-host) take -eff:BUDGET"},
+      {"dimctl-net-eqe-eff", "only the model policies"},
+      {"dimctl-model-eff:50us@", "bad period"},
+      {"dimctl-model:50us", "unknown policy"},
+      {"dimctl-model-efficiency:50us", "unknown policy"},
+      {"dimctl-model-eff-host:50us", "unknown policy"},
+      {"dimctl-modeleff:50us", "unknown policy"},
+      {"kernel-rdma-eff:50us", "unknown policy"},
+  };
+  for (const auto& [text, why] : bad) {
+    auto r = parse_policy(text);
+    ASSERT_FALSE(r) << text;
+    EXPECT_NE(r.error().message().find(std::string("'") + text + "'"), std::string::npos)
+        << r.error().message();
+    EXPECT_NE(r.error().message().find(why), std::string::npos) << r.error().message();
+  }
 }
 
 }  // namespace

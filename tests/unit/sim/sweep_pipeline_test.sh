@@ -21,7 +21,7 @@ fail() {
   exit 1
 }
 
-docs_sum() { cat "$REPO/docs/BENCHMARKS.md" "$REPO"/docs/sim/sweep-seed* | sha256sum; }
+docs_sum() { cat "$REPO/docs/BENCHMARKS.md" "$REPO"/docs/sim/sweep-* | sha256sum; }
 before=$(docs_sum)
 
 sweep() {  # sweep NAME: seed 9, 4 workloads of 60 ms, into $tmp/NAME
@@ -57,6 +57,21 @@ for r in doc["runs"]:
 EOF
 done
 
+# The efficiency rule's runs: every static profile of the table and the model at a 50us budget.
+for f in "$tmp"/a/out/seed-9/sweep-9-*.yaml; do
+  j=${f%.yaml}.eff.json
+  [ -s "$j" ] || fail "no efficiency JSON beside $f"
+  python3 - "$j" "$(sed -n 's/^table: *//p' "$f")" <<'EOF' || fail "$j: not every static profile ran"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+got = [r["policy"] for r in doc["runs"]]
+want = [f"static:{i}" for i in range(9 if sys.argv[2] == "rdma" else 5)] + ["dimctl-model-eff:50us"]
+if got != want:
+    print(f"runs {got}, want {want}", file=sys.stderr)
+    sys.exit(1)
+EOF
+done
+
 report=$tmp/a/report.md
 grep -q '^<!-- sweep:begin -->$' "$report" || fail "report has no begin marker"
 grep -q '^<!-- sweep:end -->$' "$report" || fail "report has no end marker"
@@ -64,6 +79,9 @@ grep -q '^### Seed 9: 4 workloads, 0.06 s simulated each$' "$report" || fail "no
 grep -q '^| \*\*dimctl-model\*\* (default config) | ' "$report" || fail "no dimctl-model row"
 [ -s "$tmp/a/fig/sweep-seed9.svg" ] || fail "no scatter plot"
 [ -s "$tmp/a/fig/sweep-seed9.md" ] || fail "no detail page"
+grep -q '^<!-- sweep-efficiency:begin -->$' "$report" || fail "no efficiency section"
+grep -q '^| \*\*dimctl-model-eff:50us\*\* | ' "$report" || fail "no dimctl-model-eff row"
+[ -s "$tmp/a/fig/sweep-eff-seed9.md" ] || fail "no efficiency detail page"
 
 # Deterministic: the same commit and seed give the same report.
 sweep b
@@ -81,4 +99,4 @@ if SWEEP_DIMCTL="$tmp/no-such-dimctl" SWEEP_OUT="$tmp/c" SWEEP_MARKDOWN="$tmp/c.
 fi
 grep -q "no-such-dimctl is not built" "$tmp/c.log" || fail "the error does not name the binary"
 [ ! -e "$tmp/c.md" ] || fail "a refused run wrote a report"
-echo "PASS: sweep pipeline (4 workloads x 7 policies, deterministic, docs untouched)"
+echo "PASS: sweep pipeline (4 workloads x 7 policies and the efficiency rule's runs, deterministic, docs untouched)"

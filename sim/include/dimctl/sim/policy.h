@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dim/objective.h"
 #include "dimctl/common/control_period.h"
 #include "dimctl/common/result.h"
 #include "dimctl/seam/policy.h"
@@ -43,6 +44,10 @@ struct PolicySpec {
   // stage's cost model and timer (what a deployer writes under `model:` for a host whose costs
   // are known), instead of the defaults.
   bool host_costs = false;
+  // dimctl-model*-eff:BUDGET: the model under `model.objective: efficiency` with
+  // `model.latency_budget: BUDGET` (dim/objective.h); kLatency (the default config) otherwise.
+  dim::Objective objective = dim::Objective::kLatency;
+  int64_t latency_budget_ns = 0;
   // The timer semantics this policy implies for moderated CQs (net EQE/CQE); nullopt = the
   // stage's own.
   std::optional<TimerMode> timer() const;
@@ -54,7 +59,10 @@ struct PolicySpec {
 // dimctl-<algorithm> (net-eqe, net-cqe, rdma, model, model-cqe; the config's names) |
 // dimctl-model-host | oracle, each dimctl-* with an optional "@PERIOD", a duration (e.g.
 // dimctl-net-eqe@1ms, dimctl-rdma@1.5ms), and oracle with an optional "@LAG" (the oracle's
-// schedule applied LAG after each phase start). Errors name the bad part.
+// schedule applied LAG after each phase start). The model policies (dimctl-model,
+// dimctl-model-cqe, dimctl-model-host) take "-eff:BUDGET" before any "@PERIOD": the efficiency
+// objective with that latency budget, a duration above 0 and at most 1s as in the config
+// (dimctl-model-eff:50us, dimctl-model-host-eff:25us@5ms). Errors name the bad part.
 Result<PolicySpec> parse_policy(std::string_view text);
 
 // The policy names `dimctl sim` lists in its help.
