@@ -172,8 +172,8 @@ TEST(WorkloadYaml, BenchWorkloadsLoad) {
     }
     ids.insert(w->name.substr(0, 2));
   }
-  EXPECT_EQ(ids, (std::set<std::string>{"h1", "h2", "h3", "w1", "w2", "w3", "w4", "w5", "w6", "w7",
-                                        "w8"}));
+  EXPECT_EQ(ids, (std::set<std::string>{"e1", "e2", "e3", "h1", "h2", "h3", "w1", "w2", "w3", "w4",
+                                        "w5", "w6", "w7", "w8"}));
 }
 
 // Every file in bad/ starts with "# expect: LINE:COLUMN: key: reason", the message the loader
