@@ -9,8 +9,9 @@
 # printed beside the result). A UDP flood over 8 flows for LAB_F_SECONDS (12) moves the
 # device off no moderation (ethtool -c reads rx-usecs above 0 at some read during the flood), and
 # once the flood ends, idle brings it back to 0 within 15 s.
-# The reads (ethtool and the state's requested rx-usecs, every 0.5 s) and the model's exported
-# trade at the last flood read are printed.
+# The reads (ethtool every 0.5 s) and, at the last flood read, the model's exported trade, the
+# cores' measured costs and whether igb0's queues report bytes (netdev qstats: net DIM compares
+# bytes first) are printed.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 t0=$(now)
@@ -35,7 +36,7 @@ run_start f "$WORK/f.yaml" $PORT ||
   { report FAIL efficiency "dimctl run did not serve its state: $(tail -n 2 "$WORK/run-f.log" | tr '\n' ' ')"; kill $SEND_PID; exit 0; }
 trade() {
   curl -sf --max-time 3 "http://127.0.0.1:$PORT/api/v1/state" |
-    jq -c '{trade: ([.queues[]? | select(.model_trade != null) | .model_trade | {chosen_ix, chosen_us: (.chosen_added_delay_ns / 1000 | floor), chosen_cpu_ns: (.chosen_cpu_per_completion_ns | floor), none_cpu_ns: (.none_cpu_per_completion_ns | floor)}] | .[0] // {}), measured: [.cores[]? | select(.confidence != "defaults") | {cpu, confidence, irq_ns: (.estimate.interrupt_ns | floor), completion_ns: (.estimate.completion_ns | floor)}]}'
+    jq -c '{qstats_bytes: ([.queues[]? | select(.device == "'"$RX"'") | .has_bytes] | any), trade: ([.queues[]? | select(.model_trade != null) | .model_trade | {chosen_ix, chosen_us: (.chosen_added_delay_ns / 1000 | floor), chosen_cpu_ns: (.chosen_cpu_per_completion_ns | floor), none_cpu_ns: (.none_cpu_per_completion_ns | floor)}] | .[0] // {}), measured: [.cores[]? | select(.confidence != "defaults") | {cpu, confidence, irq_ns: (.estimate.interrupt_ns | floor), completion_ns: (.estimate.completion_ns | floor)}]}'
 }
 send_go f
 flood="" top=0 last_trade=""
