@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 
 namespace dim {
 
@@ -13,8 +14,10 @@ bool PollCostProbe::close_pair() {
   const double bp = static_cast<double>(b.packets), pp = static_cast<double>(p.packets);
   const double polls_b = static_cast<double>(b.polls) / bp;
   const double polls_p = static_cast<double>(p.polls) / pp;
+  // Either way: a timer that batches polls less per packet, one slower than the packets polls
+  // more (its empty timer polls), and both show what a poll costs.
   const double gap = polls_b - polls_p;
-  if (gap < kMinPollGap) return false;
+  if (std::abs(gap) < kMinPollGap) return false;
   const double busy_b = b.busy_ns / bp, busy_p = p.busy_ns / pp;
   PollCosts c;
   c.poll_ns = std::max(0.0, (busy_b - busy_p) / gap);
