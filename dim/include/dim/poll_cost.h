@@ -14,8 +14,8 @@
 // packet (the host's: it holds every core's other work, a spinning sender's for one, so the
 // controller takes w from here and the packet's cost from the polling core's estimator). Each
 // estimate is the median over the last kPairs pairs whose polls per packet differ by at least
-// kMinPollGap either way (fewer polls where the timer batches, more where it only adds empty
-// polls), each window holding at least kMinPackets packets; fewer pairs: none.
+// kMinPollGap, the probe polling less per packet (poll_cost.cc says why not more), each window
+// holding at least kMinPackets packets; fewer pairs: none.
 //
 // Limits: other work on the host lands in the busy time as noise (the median of kPairs pairs
 // bounds one disturbed pair, not a steady change); a closed loop whose rate falls under the
