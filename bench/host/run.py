@@ -521,7 +521,18 @@ def run_policy_tests(a, meter):
 
 # ---- the run ------------------------------------------------------------------------------------
 
-def apply(policy, napi, daemons, meter):
+def warm_up(seconds):
+    """Unmeasured paced traffic (20k/s) for an efficiency daemon's cost probe: the daemon learns
+    what a poll costs once, from probes under traffic that batches (docs/controller/model.md,
+    "The cost probe"), and each policy's daemon here lives for one repetition only."""
+    if seconds <= 0:
+        return
+    cmd = ["taskset", "-c", str(CLIENT_CPU), "sockperf", "under-load", "-i", IP_A, "-p", str(PORT),
+           "-t", str(seconds), "-m", str(MSG), "--mps", "20000", "--reply-every", "1"]
+    subprocess.run(in_ns(NS_B, *cmd), capture_output=True, timeout=seconds + 30)
+
+
+def apply(policy, napi, daemons, meter, warmup_s=0):
     """Starts a policy; returns a function that ends it."""
     if policy == "none":
         napi.set(0, 0)
@@ -533,6 +544,8 @@ def apply(policy, napi, daemons, meter):
     d = daemons[policy]
     napi.set(0, 0)
     d.start()
+    if daemon_algorithm(policy)[1] is not None:
+        warm_up(warmup_s)
     meter.daemon_pid = d.proc.pid
     meter.daemon = d
 
@@ -552,6 +565,9 @@ def main():
     ap.add_argument("--rates", default="2000,5000,10000,20000,50000")
     ap.add_argument("--policies", default=DEFAULT_POLICIES)
     ap.add_argument("--dimctl", help="the dimctl the daemon policies run (default: BUILD's)")
+    ap.add_argument("--warmup", type=int, default=15,
+                    help="s of unmeasured 20k/s traffic after an efficiency daemon starts, for its "
+                         "cost probe (default 15; 0: none)")
     ap.add_argument("--poll", type=float, default=1.0,
                     help="s between read-backs of the NAPI during each run (default 1; 0: none)")
     ap.add_argument("--sim-policies", metavar="P,...",
@@ -619,7 +635,7 @@ def main():
             order = policies[rep % len(policies):] + policies[:rep % len(policies)]
             for policy in order:
                 t = time.monotonic()
-                stop = apply(policy, napi, daemons, meter)
+                stop = apply(policy, napi, daemons, meter, a.warmup)
                 try:
                     napi_during = napi.read()
                     meter.napi_before = napi_during
