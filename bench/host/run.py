@@ -565,9 +565,9 @@ def main():
     ap.add_argument("--rates", default="2000,5000,10000,20000,50000")
     ap.add_argument("--policies", default=DEFAULT_POLICIES)
     ap.add_argument("--dimctl", help="the dimctl the daemon policies run (default: BUILD's)")
-    ap.add_argument("--warmup", type=int, default=15,
+    ap.add_argument("--warmup", type=int, default=20,
                     help="s of unmeasured 20k/s traffic after an efficiency daemon starts, for its "
-                         "cost probe (default 15; 0: none)")
+                         "cost probe (default 20; 0: none)")
     ap.add_argument("--poll", type=float, default=1.0,
                     help="s between read-backs of the NAPI during each run (default 1; 0: none)")
     ap.add_argument("--sim-policies", metavar="P,...",

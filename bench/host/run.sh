@@ -8,7 +8,7 @@
 # docs/host/. Everything the run creates is removed at exit, the NAPI's values restored.
 #
 # About 35 minutes with the defaults (11 policies x 5 repetitions x 7 sockperf runs of 2 s, each
-# ~4.2 s with sockperf's warm-up and wind-down, 1.5 s to start each daemon, and HOST_WARMUP (15)
+# ~4.2 s with sockperf's warm-up and wind-down, 1.5 s to start each daemon, and HOST_WARMUP (20)
 # s of unmeasured 20k/s traffic after each efficiency daemon starts, for its cost probe). Shorter:
 #   HOST_REPEATS=3 HOST_POLICIES=none,static-64us,dimctl-model-eff50 sudo make bench-host
 # HOST_REPEATS (default 5), HOST_SECONDS (default 2), HOST_RATES (default
@@ -53,7 +53,7 @@ if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- . ':(exclude)docs' 2>/
 fi
 
 python3 bench/host/run.py --build "$BUILD" --out "$JSON" --repeats "${HOST_REPEATS:-5}" \
-  --seconds "${HOST_SECONDS:-2}" --warmup "${HOST_WARMUP:-15}" --rates "${HOST_RATES:-2000,5000,10000,20000,50000}" \
+  --seconds "${HOST_SECONDS:-2}" --warmup "${HOST_WARMUP:-20}" --rates "${HOST_RATES:-2000,5000,10000,20000,50000}" \
   --policies "$POLICIES" ${HOST_DIMCTL:+--dimctl "$HOST_DIMCTL"}
 
 # The same shapes in the simulator (deterministic, seconds), with the host's policies that it
