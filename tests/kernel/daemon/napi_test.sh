@@ -58,6 +58,12 @@ written() {
   traffic 500
   napi_is dnc-r0 "1 128000"
 }
+# ready_or_fail TEST: the daemon answers /readyz within 15 s, else TEST fails saying so.
+ready_or_fail() {
+  wait_for 15 ready && return 0
+  fail "$1" "daemon not ready: $(tail -n 5 "$WORK/daemon.log")"
+  return 1
+}
 state_napis() { jq -r '.napi // {} | .["dnc-r0"] // {} | keys[]' "$WORK/state.json" 2>/dev/null | sort; }
 
 # write_config [ALGORITHM]: dnc-r0 in enforce, method napi, static:3 unless told otherwise.
@@ -247,9 +253,7 @@ nsx "$NAPI_SET" "$(napi_of dnc-r0 | cut -d' ' -f1)" 2 50000 >/dev/null
 write_config model
 start_daemon
 known() { [ "$(state_field '[.queues[] | select(.device == "dnc-r0")] | length')" -ge 1 ] 2>/dev/null; }
-if ! wait_for 15 ready; then
-  fail napi_model_takeover "daemon not ready: $(tail -n 5 "$WORK/daemon.log")"
-else
+if ready_or_fail napi_model_takeover; then
   sleep 0.5
   udp_burst "$NS2" 10.213.7.2 1
   if ! wait_for 5 known; then
@@ -314,9 +318,7 @@ cat >>"$WORK/dimctl.yaml" <<CFG
       interrupt_cost: 20us
 CFG
 start_daemon
-if ! wait_for 15 ready; then
-  fail napi_efficiency_flood "daemon not ready: $(tail -n 5 "$WORK/daemon.log")"
-else
+if ready_or_fail napi_efficiency_flood; then
   flood 12
   # Moderated, and the exported trade (state JSON, published every 200 ms) names a moderated
   # choice with its predicted delay beside none's. (Whether it is predicted cheaper depends on
@@ -354,9 +356,7 @@ cat >>"$WORK/dimctl.yaml" <<CFG
       latency_budget: 500us
 CFG
 start_daemon
-if ! wait_for 15 ready; then
-  fail napi_cost_probe "daemon not ready: $(tail -n 5 "$WORK/daemon.log")"
-else
+if ready_or_fail napi_cost_probe; then
   probed() {
     traffic 300
     moderated

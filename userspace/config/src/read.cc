@@ -394,10 +394,7 @@ void read_rule(Ctx& ctx, const YAML::Node& node, const std::string& path, Rule& 
     if (const Entry* y = m.get("shared_load"))
       if (auto v = read_bool(ctx, *y)) settings.shared_load = *v;
     if (const Entry* y = m.get("timer_latency"))
-      if (auto v = read_duration(ctx, *y, 0, kMaxTimerLatency)) {
-        settings.timer_latency_ns = *v;
-        settings.timer_latency_set = true;
-      }
+      if (auto v = read_duration(ctx, *y, 0, kMaxTimerLatency)) settings.timer_latency_ns = *v;
     // The budget is what efficiency trades latency for, so each needs the other: a budget alone
     // would be silently ignored by the latency objective.
     const Entry* objective = m.get("objective");

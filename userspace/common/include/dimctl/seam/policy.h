@@ -65,7 +65,6 @@ struct ModelSettings {
   // gro-flush-timeout (dim::CostParams::timer_latency_ns; config model.timer_latency). 0: the
   // timer is taken to run on time.
   int64_t timer_latency_ns = 0;
-  bool timer_latency_set = false;
   bool operator==(const ModelSettings&) const = default;
 };
 
@@ -173,8 +172,8 @@ struct DevicePolicy {
 // What method napi writes for profile index ix under `policy` (the config's software_profiles,
 // else the default table).
 inline SoftwareProfile software_profile(const DevicePolicy& policy, uint8_t ix) {
-  const size_t i = ix < kDefaultSoftwareProfiles.size() ? ix : kDefaultSoftwareProfiles.size() - 1;
-  return policy.software_profiles ? (*policy.software_profiles)[i] : kDefaultSoftwareProfiles[i];
+  if (!policy.software_profiles) return default_software_profile(ix);
+  return (*policy.software_profiles)[std::min<size_t>(ix, policy.software_profiles->size() - 1)];
 }
 
 // The software profiles as the cost model reads them (dim::TimerMode::kDeferral): usec the
